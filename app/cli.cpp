@@ -1,0 +1,345 @@
+#include "app/cli.h"
+
+#include "app/bench.h"
+#include "app/figures.h"
+#include "core/data/document.h"
+#include "core/engine/engine.h"
+#include "core/io/atomic_file.h"
+#include "core/io/safetensors.h"
+#include "core/models/config.h"
+#include "core/models/factory.h"
+#include "kernels/device_info.h"
+#include "viz/export.h"
+
+#include <CLI/CLI.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <climits>
+#include <cstdlib>
+#include <iostream>
+
+namespace mnemo::app {
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// --out must be a writable directory or creatable inside one. Checked before anything is written.
+void check_out_dir(const std::string& out) {
+  if (out.empty()) throw UsageError("--out: no output directory given");
+  if (exists(out)) {
+    if (!is_dir(out)) throw UsageError("--out '" + out + "' exists and is not a directory; pass a directory");
+    if (::access(out.c_str(), W_OK | X_OK) != 0) throw UsageError("--out '" + out + "' is not writable; pass a writable directory");
+    return;
+  }
+  std::string parent = out;
+  while (!parent.empty() && parent.back() == '/') parent.pop_back();
+  auto slash = parent.find_last_of('/');
+  parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : parent.substr(0, slash));
+  while (!exists(parent)) {
+    auto s = parent.find_last_of('/');
+    parent = s == std::string::npos ? "." : (s == 0 ? "/" : parent.substr(0, s));
+  }
+  if (!is_dir(parent))
+    throw UsageError("--out '" + out + "' cannot be created: '" + parent + "' is not a directory");
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw UsageError("--out '" + out + "' cannot be created: '" + parent + "' is not writable");
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      if (!cur.empty() && !exists(cur) && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+        throw UsageError("cannot create directory '" + cur + "': " + std::strerror(errno));
+    }
+    if (i < path.size()) cur.push_back(path[i]);
+  }
+}
+
+// The model flags every model kind shares (--slots is the memory size of whichever model).
+struct ModelFlags {
+  std::string config, model = "memformer", checkpoint;
+  int64_t slots = 0, segment_len = 0, heads = 0, layers = 0, dec_layers = 0, dim = 0;
+  double temperature = 0;
+  bool no_forgetting = false;
+  uint64_t seed = 0;
+  CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{};
+
+  void add_to(CLI::App* c) {
+    // A flag given twice takes its last value (handy for overriding a scripted command line).
+    c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    c->add_option("--config", config, "model config JSON (sessions/*.json)");
+    o_model = c->add_option("--model", model, "model kind: memformer");
+    o_slots = c->add_option("--slots", slots, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)");
+    o_len = c->add_option("--segment-len", segment_len, "tokens per segment (1..65536)");
+    o_heads = c->add_option("--heads", heads, "attention heads");
+    o_layers = c->add_option("--layers", layers, "(encoder) layers");
+    o_dec = c->add_option("--dec-layers", dec_layers, "decoder layers (Memformer)");
+    o_dim = c->add_option("--dim", dim, "model width d");
+    o_temp = c->add_option("--temperature", temperature, "Memformer writer temperature tau (> 0)");
+    c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
+    c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
+    c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
+  }
+
+  ModelConfig resolve() const {
+    ModelConfig cfg;
+    if (!config.empty()) {
+      try {
+        cfg = ModelConfig::load(config);
+      } catch (const ConfigError& e) {
+        throw UsageError(std::string("--config: ") + e.what());
+      }
+    } else {
+      cfg = ModelConfig::from_json(nlohmann::json::parse(R"({})"));
+    }
+    auto range = [](const char* flag, int64_t v, int64_t lo, int64_t hi) {
+      if (v < lo || v > hi)
+        throw UsageError(std::string(flag) + " " + std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
+                         std::to_string(hi));
+    };
+    if (o_model->count()) {
+      if (model != "memformer") throw UsageError("--model '" + model + "' is not available; available: memformer");
+      cfg.model = model;
+    }
+    if (o_slots->count()) { range("--slots", slots, 1, 65536); cfg.slots = slots; }
+    if (o_len->count()) { range("--segment-len", segment_len, 1, 65536); cfg.segment_len = segment_len; }
+    if (o_heads->count()) { range("--heads", heads, 1, 1024); cfg.heads = heads; }
+    if (o_layers->count()) { range("--layers", layers, 1, 256); cfg.layers = layers; }
+    if (o_dec->count()) { range("--dec-layers", dec_layers, 1, 256); cfg.dec_layers = dec_layers; }
+    if (o_dim->count()) { range("--dim", dim, 1, 65536); cfg.dim = dim; }
+    if (o_temp->count()) {
+      if (!(temperature > 0.0) || temperature > 100.0)
+        throw UsageError("--temperature " + std::to_string(temperature) + " must be > 0 (and <= 100)");
+      cfg.temperature = temperature;
+    }
+    if (no_forgetting) cfg.forgetting = false;
+    if (cfg.dim % cfg.heads != 0)
+      throw UsageError("--dim " + std::to_string(cfg.dim) + " must be divisible by --heads " + std::to_string(cfg.heads));
+    try {
+      cfg.validate();
+    } catch (const ConfigError& e) {
+      throw UsageError(e.what());
+    }
+    return cfg;
+  }
+
+  // Builds the model; loads the checkpoint or says it is randomly initialised.
+  MemoryModel build(const ModelConfig& cfg, std::ostream& log) const {
+    MemoryModel m = make_model(cfg, seed);
+    if (!checkpoint.empty()) {
+      try {
+        auto w = io::load_safetensors(checkpoint);
+        load_weights(*m, w, checkpoint);
+      } catch (const io::SafetensorsError& e) {
+        throw UsageError(std::string("--checkpoint: ") + e.what());
+      } catch (const ConfigError& e) {
+        throw UsageError(std::string("--checkpoint: ") + e.what());
+      }
+      log << "model: " << cfg.model << " weights from " << checkpoint << "\n";
+    } else {
+      log << "model: " << cfg.model << " with no checkpoint: randomly initialised (seed " << seed
+          << "); pass --checkpoint F for trained weights\n";
+    }
+    return m;
+  }
+};
+
+Document load_doc_flag(const std::string& path) {
+  try {
+    return load_document(path);
+  } catch (const DocumentError& e) {
+    throw UsageError(std::string("--doc: ") + e.what());
+  }
+}
+
+struct StepOptions {
+  std::string doc, out, format = "png,svg,csv";
+  int64_t from = 0, to = -1;
+  CLI::Option* o_to{};
+};
+
+int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
+  // Validate everything before writing anything.
+  Document doc = load_doc_flag(so.doc);
+  ModelConfig cfg = mf.resolve();
+  FigureFormats fm = parse_formats(so.format);
+  check_out_dir(so.out);
+  Segmenter seg(&doc, cfg.segment_len);
+  const int64_t n = seg.num_segments();
+  if (so.from < 0 || so.from >= n)
+    throw UsageError("--from " + std::to_string(so.from) + " is out of range 0.." + std::to_string(n - 1) + " (the document has " +
+                     std::to_string(n) + " segments of " + std::to_string(cfg.segment_len) + " tokens)");
+  int64_t to = so.o_to && so.o_to->count() ? so.to : std::min(n - 1, so.from + 3);
+  if (to < so.from || to >= n)
+    throw UsageError("--to " + std::to_string(to) + " is out of range " + std::to_string(so.from) + ".." + std::to_string(n - 1));
+  MemoryModel model = mf.build(cfg, log);
+  if (doc.looks_binary()) log << "note: '" << so.doc << "' is not UTF-8 text; bytes are shown escaped\n";
+
+  make_dirs(so.out);
+  nlohmann::json manifest = {{"program", "mnemoscope"}, {"version", MNEMO_VERSION}, {"model", cfg.to_json()},
+                             {"document", so.doc}, {"seed", mf.seed}, {"checkpoint", mf.checkpoint},
+                             {"segments", n}, {"from", so.from}, {"to", to}};
+  Engine engine(model, std::move(doc), cfg.segment_len, TraceSpec::all());
+  log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << cfg.segment_len << " tokens each)\n";
+  for (int64_t i = so.from; i <= to; ++i) {
+    SnapshotPtr snap = engine.jump(i);
+    char name[32];
+    std::snprintf(name, sizeof name, "/step-%04lld", static_cast<long long>(i));
+    const std::string dir = so.out + name;
+    make_dirs(dir);
+    io::NamedTensors tensors(snap->trace.tensors.begin(), snap->trace.tensors.end());
+    io::save_safetensors(dir + "/trace.safetensors", tensors,
+                         {{"segment", std::to_string(i)}, {"model", cfg.to_json().dump()}});
+    auto files = write_step_figures(*snap, engine.document(), dir, fm);
+    log << "  segment " << i;
+    if (!std::isnan(snap->loss)) log << "  loss(next segment) " << snap->loss;
+    log << "  -> " << dir << " (" << files.size() + 1 << " files)\n";
+    if (snap->non_finite) log << "  warning: NaN/Inf in '" << snap->non_finite_key << "' at segment " << i << "\n";
+  }
+  {
+    const std::string text = manifest.dump(2) + "\n";
+    io::write_file_atomic(so.out + "/manifest.json", text.data(), text.size());
+  }
+  log << "figures and traces are in " << so.out << "\n";
+  return 0;
+}
+
+}  // namespace
+
+std::string find_asset(const std::string& rel) {
+  if (const char* env = std::getenv("MNEMO_ASSETS")) {
+    std::string p = std::string(env) + "/" + rel;
+    if (exists(p)) return p;
+  }
+  for (std::string base : {std::string("assets"), std::string(MNEMO_SOURCE_DIR) + "/assets"}) {
+    std::string p = base + "/" + rel;
+    if (exists(p)) {
+      char buf[PATH_MAX];
+      return ::realpath(p.c_str(), buf) ? std::string(buf) : p;
+    }
+  }
+  throw UsageError("asset '" + rel + "' not found; set MNEMO_ASSETS to the project's assets/ directory");
+}
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"Mnemoscope: watch what memory-augmented transformers do with their memory"};
+  app.require_subcommand(0, 1);
+
+  auto* info = app.add_subcommand("info", "LibTorch version, CUDA, devices and threads");
+
+  ModelFlags step_mf;
+  StepOptions so;
+  auto* step = app.add_subcommand("step", "step a model through a document and export traces and figures");
+  step->add_option("--doc", so.doc, "document to step through (any file)")->required();
+  step->add_option("--out", so.out, "output directory (created)")->required();
+  step_mf.add_to(step);
+  step->add_option("--from", so.from, "first segment (default 0)");
+  so.o_to = step->add_option("--to", so.to, "last segment (default from+3)");
+  step->add_option("--format", so.format, "figure formats: png,svg,csv");
+
+  ModelFlags ew_mf;
+  std::string ew_out;
+  auto* ew = app.add_subcommand("export-weights", "write a model's weights as safetensors (module-path names)");
+  ew_mf.add_to(ew);
+  ew->add_option("--out", ew_out, "output .safetensors file")->required();
+
+  BenchStepOptions bso;
+  auto* bench = app.add_subcommand("bench", "benchmarks (contender and baseline in one run)");
+  bench->require_subcommand(1);
+  auto* bstep = bench->add_subcommand("step", "ms per segment: tracing off vs writer-only vs everything");
+  bstep->add_option("--config", bso.config, "model config (default sessions/demo-memformer.json)");
+  bstep->add_option("--doc", bso.doc, "document (default assets/sample.txt)");
+  bstep->add_option("--segments", bso.segments, "segments per pass");
+  bstep->add_option("--repeats", bso.repeats, "passes per mode (median reported)");
+
+  std::string demo_out = "mnemoscope-demo";
+  auto* demo = app.add_subcommand("demo", "the demo on the shipped sample document");
+  demo->add_option("--out", demo_out, "where the headless demo writes figures");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "mnemoscope: error: " << e.what() << "\n" << "run 'mnemoscope --help' for usage\n";
+    return 2;
+  }
+
+  try {
+    if (*info) {
+      std::cout << "mnemoscope " << MNEMO_VERSION << "\n"
+                << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << "\n"
+                << "LibTorch CUDA: " << (torch::cuda::is_available() ? "available" : "not available") << ", devices "
+                << torch::cuda::device_count() << "\n"
+                << "kernels: " << (kernels::built_with_cuda() ? "CUDA" : "CPU reference only (built without CUDA)")
+                << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
+                << "CPU threads (intra-op): " << torch::get_num_threads() << "\n"
+#ifdef MNEMO_WITH_GUI
+                << "GUI: built\n";
+#else
+                << "GUI: not built (MNEMO_GUI=OFF)\n";
+#endif
+      return 0;
+    }
+    if (*step) return run_step(step_mf, so, std::cout);
+    if (*ew) {
+      ModelConfig cfg = ew_mf.resolve();
+      if (is_dir(ew_out)) throw UsageError("--out '" + ew_out + "' is a directory; pass a file name ending in .safetensors");
+      MemoryModel m = ew_mf.build(cfg, std::cout);
+      io::NamedTensors w;
+      for (auto& [k, t] : named_weights(*m)) w.emplace_back(k, t);
+      try {
+        io::save_safetensors(ew_out, w, {{"model", cfg.to_json().dump()}, {"seed", std::to_string(ew_mf.seed)}});
+      } catch (const std::exception& e) {
+        throw UsageError(std::string("--out: ") + e.what());
+      }
+      std::cout << "wrote " << w.size() << " tensors to " << ew_out << "\n";
+      return 0;
+    }
+    if (*bench) {
+      if (*bstep) return run_bench_step(bso, std::cout);
+    }
+    if (*demo || argc == 1) {
+      // Until the desktop app lands, the demo is the headless step on the sample document.
+      ModelFlags mf;
+      CLI::App dummy;
+      mf.add_to(&dummy);
+      mf.config = find_asset("../sessions/demo-memformer.json");
+      StepOptions dso;
+      dso.doc = find_asset("sample.txt");
+      dso.out = demo_out;
+      std::cout << "demo: no desktop app in this build yet; running the headless step on " << dso.doc << "\n";
+      int rc = run_step(mf, dso, std::cout);
+      std::cout << "demo: open " << demo_out << "/step-0003/writer_attention_mean.png to see the writer attention\n";
+      return rc;
+    }
+    std::cout << app.help();
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << "mnemoscope: error: " << e.what() << "\n";
+    return 2;
+  } catch (const viz::ExportError& e) {
+    std::cerr << "mnemoscope: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "mnemoscope: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace mnemo::app

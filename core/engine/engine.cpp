@@ -1,0 +1,126 @@
+#include "core/engine/engine.h"
+
+#include <stdexcept>
+
+namespace mnemo {
+
+namespace {
+constexpr size_t kMaxKeptSnapshots = 256;  // traces can be large; memory states are always kept
+}
+
+bool find_non_finite(const Trace& trace, std::string* key) {
+  for (const auto& [k, t] : trace.tensors) {
+    if (!t.is_floating_point()) continue;
+    if (!torch::isfinite(t).all().item<bool>()) {
+      if (key) *key = k;
+      return true;
+    }
+  }
+  return false;
+}
+
+Engine::Engine(MemoryModel model, Document doc, int64_t segment_len, TraceSpec spec)
+    : model_(std::move(model)), doc_(std::move(doc)), segmenter_(&doc_, segment_len), spec_(std::move(spec)) {
+  if (!model_) throw std::invalid_argument("engine: no model");
+  if (doc_.size() == 0) throw DocumentError("document '" + doc_.path + "' is empty; there is nothing to step through");
+  torch::NoGradGuard g;
+  states_.push_back(model_->initial_memory(1).detached_clone());
+}
+
+void Engine::set_spec(TraceSpec spec) {
+  spec_ = std::move(spec);
+  snapshots_.clear();
+}
+
+SegmentInput Engine::input_for(int64_t i) const {
+  auto dev = model_->device();
+  Segment s = segmenter_.segment(i);
+  SegmentInput in;
+  in.tokens = s.tokens.to(dev);
+  in.valid = s.valid.to(dev);
+  in.offsets = s.offsets;
+  if (i + 1 < num_segments()) {
+    Segment n = segmenter_.segment(i + 1);
+    in.next_tokens = n.tokens.to(dev);
+    in.next_valid = n.valid.to(dev);
+  }
+  return in;
+}
+
+SnapshotPtr Engine::compute(int64_t i, bool traced) {
+  torch::NoGradGuard g;
+  TORCH_CHECK(i < static_cast<int64_t>(states_.size()), "no kept state before segment ", i);
+  Tracer tracer(traced ? spec_ : TraceSpec::none());
+  SegmentInput in = input_for(i);
+  SegmentOutput out = model_->step(in, states_[i], traced ? &tracer : nullptr);
+  ++steps_computed_;
+  if (static_cast<int64_t>(states_.size()) == i + 1) states_.push_back(out.memory.detached_clone());
+  if (!traced) return nullptr;
+  auto snap = std::make_shared<Snapshot>();
+  snap->segment = i;
+  snap->num_segments = num_segments();
+  snap->first_token = i * segmenter_.segment_len();
+  snap->length = std::min(segmenter_.segment_len(), doc_.size() - snap->first_token);
+  snap->trace = tracer.take();
+  if (out.loss.defined()) {
+    snap->loss = out.loss.item<double>();
+    if (!std::isfinite(snap->loss)) {
+      snap->non_finite = true;
+      snap->non_finite_key = "lm.loss";
+    }
+  }
+  if (!snap->non_finite) snap->non_finite = find_non_finite(snap->trace, &snap->non_finite_key);
+  SnapshotPtr p = snap;
+  snapshots_[i] = p;
+  while (snapshots_.size() > kMaxKeptSnapshots) {
+    // Evict the snapshot farthest from the current position.
+    auto far = snapshots_.begin();
+    if (std::abs(snapshots_.rbegin()->first - i) > std::abs(far->first - i)) far = std::prev(snapshots_.end());
+    snapshots_.erase(far);
+  }
+  return p;
+}
+
+SnapshotPtr Engine::step_forward() {
+  if (position_ + 1 >= num_segments()) return nullptr;
+  return jump(position_ + 1);
+}
+
+SnapshotPtr Engine::step_back() {
+  if (position_ <= 0) return nullptr;
+  return jump(position_ - 1);
+}
+
+SnapshotPtr Engine::jump(int64_t n) {
+  if (n < 0 || n >= num_segments())
+    throw std::out_of_range("segment " + std::to_string(n) + " is out of range 0.." + std::to_string(num_segments() - 1));
+  auto it = snapshots_.find(n);
+  if (it != snapshots_.end()) {
+    position_ = n;
+    return it->second;
+  }
+  // Untraced steps from the nearest kept state up to n, then one traced step for n.
+  int64_t from = static_cast<int64_t>(states_.size()) - 1;
+  const int64_t total = n > from ? n - from : 0;
+  for (int64_t i = from; i < n; ++i) {
+    compute(i, false);
+    if (progress && !progress(i - from + 1, total + 1)) return nullptr;
+  }
+  auto snap = compute(n, true);
+  position_ = n;
+  return snap;
+}
+
+void Engine::reset() {
+  states_.resize(1);
+  snapshots_.clear();
+  position_ = -1;
+}
+
+const MemoryState& Engine::memory_before(int64_t i) const {
+  if (i < 0 || i >= static_cast<int64_t>(states_.size()))
+    throw std::out_of_range("no kept memory state before segment " + std::to_string(i));
+  return states_[i];
+}
+
+}  // namespace mnemo

@@ -1,0 +1,94 @@
+#include "core/models/config.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace mnemo {
+
+namespace {
+void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError("config field '" + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
+                      std::to_string(lo) + ".." + std::to_string(hi));
+}
+}  // namespace
+
+void ModelConfig::validate() const {
+  if (model != "memformer")
+    throw ConfigError("config field 'model' = '" + model + "' is not a known model; available: memformer");
+  check_range("slots", slots, 1, 65536);
+  check_range("segment_len", segment_len, 1, 65536);
+  check_range("dim", dim, 1, 65536);
+  check_range("heads", heads, 1, 1024);
+  if (dim % heads != 0)
+    throw ConfigError("config field 'dim' = " + std::to_string(dim) + " must be divisible by 'heads' = " + std::to_string(heads));
+  check_range("layers", layers, 1, 256);
+  check_range("dec_layers", dec_layers, 1, 256);
+  check_range("ff", ff, 0, 1 << 20);
+  check_range("n_cls", n_cls, 0, 1024);
+  if (!(temperature > 0.0) || temperature > 100.0)
+    throw ConfigError("config field 'temperature' = " + std::to_string(temperature) + " must be in (0, 100]");
+}
+
+nlohmann::json ModelConfig::to_json() const {
+  return {{"model", model}, {"slots", slots}, {"segment_len", segment_len}, {"dim", dim},
+          {"heads", heads}, {"layers", layers}, {"dec_layers", dec_layers}, {"ff", ff},
+          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}};
+}
+
+ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("model config must be a JSON object, got " + std::string(j.type_name()));
+  ModelConfig c;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    auto need_int = [&](int64_t& dst) {
+      if (!v.is_number_integer()) throw ConfigError("config field '" + k + "' must be an integer, got " + v.dump());
+      dst = v.get<int64_t>();
+    };
+    if (k == "model") {
+      if (!v.is_string()) throw ConfigError("config field 'model' must be a string, got " + v.dump());
+      c.model = v.get<std::string>();
+    } else if (k == "slots") need_int(c.slots);
+    else if (k == "segment_len") need_int(c.segment_len);
+    else if (k == "dim") need_int(c.dim);
+    else if (k == "heads") need_int(c.heads);
+    else if (k == "layers") need_int(c.layers);
+    else if (k == "dec_layers") need_int(c.dec_layers);
+    else if (k == "ff") need_int(c.ff);
+    else if (k == "n_cls") need_int(c.n_cls);
+    else if (k == "temperature") {
+      if (!v.is_number()) throw ConfigError("config field 'temperature' must be a number, got " + v.dump());
+      c.temperature = v.get<double>();
+    } else if (k == "forgetting") {
+      if (!v.is_boolean()) throw ConfigError("config field 'forgetting' must be true or false, got " + v.dump());
+      c.forgetting = v.get<bool>();
+    } else {
+      throw ConfigError("config field '" + k + "' is unknown; known fields: model, slots, segment_len, dim, heads, "
+                        "layers, dec_layers, ff, n_cls, temperature, forgetting");
+    }
+  }
+  c.validate();
+  return c;
+}
+
+ModelConfig ModelConfig::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("config file '" + path + "' cannot be opened; check the path");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
+  }
+  try {
+    if (j.is_object() && j.contains("model") && j["model"].is_object()) return from_json(j["model"]);
+    return from_json(j);
+  } catch (const ConfigError& e) {
+    throw ConfigError("config file '" + path + "': " + e.what());
+  }
+}
+
+}  // namespace mnemo

@@ -1,0 +1,54 @@
+#include "core/models/factory.h"
+
+#include "core/models/memformer.h"
+
+#include <map>
+#include <sstream>
+
+namespace mnemo {
+
+MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device device) {
+  cfg.validate();
+  torch::manual_seed(seed);
+  MemoryModel m;
+  if (cfg.model == "memformer") m = std::make_shared<MemformerImpl>(cfg);
+  else throw ConfigError("config field 'model' = '" + cfg.model + "' is not a known model");
+  m->to(device);
+  m->eval();
+  return m;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> named_weights(const torch::nn::Module& model) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : model.named_parameters(true)) out.emplace_back(p.key(), p.value());
+  for (const auto& b : model.named_buffers(true)) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+void load_weights(torch::nn::Module& model, const std::vector<std::pair<std::string, torch::Tensor>>& weights,
+                  const std::string& source) {
+  std::map<std::string, torch::Tensor> given(weights.begin(), weights.end());
+  auto mine = named_weights(model);
+  for (const auto& [name, t] : mine) {
+    auto it = given.find(name);
+    if (it == given.end())
+      throw ConfigError(source + ": tensor '" + name + "' is missing; the checkpoint was made for another model config");
+    if (it->second.sizes() != t.sizes()) {
+      std::ostringstream os;
+      os << source << ": tensor '" << name << "' has shape " << it->second.sizes() << " but the model expects "
+         << t.sizes() << "; pass the config the checkpoint was made with";
+      throw ConfigError(os.str());
+    }
+    if (!it->second.is_floating_point() && t.is_floating_point())
+      throw ConfigError(source + ": tensor '" + name + "' is not floating point");
+  }
+  for (const auto& [name, t] : given) {
+    bool known = false;
+    for (const auto& m : mine) known = known || m.first == name;
+    if (!known) throw ConfigError(source + ": tensor '" + name + "' is not part of this model; wrong checkpoint?");
+  }
+  torch::NoGradGuard g;
+  for (auto& [name, t] : mine) t.copy_(given[name].to(t.device(), t.scalar_type()));
+}
+
+}  // namespace mnemo

@@ -1,0 +1,201 @@
+#include "core/models/memformer.h"
+
+#include "core/data/tokenizer.h"
+#include "core/trace/analysis.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mnemo {
+
+namespace {
+torch::nn::LayerNorm make_ln(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
+}  // namespace
+
+MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff) {
+  ln_self = register_module("ln_self", make_ln(dim));
+  ln_read = register_module("ln_read", make_ln(dim));
+  ln_ffn = register_module("ln_ffn", make_ln(dim));
+  self_attn = register_module("self_attn", MultiHeadAttention(dim, heads));
+  mem_read = register_module("mem_read", MultiHeadAttention(dim, heads));
+  ffn = register_module("ffn", FeedForward(dim, ff));
+}
+
+torch::Tensor MemformerEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& self_mask,
+                                                 const torch::Tensor& memory, torch::Tensor* read_weights) {
+  auto h = ln_self->forward(x);
+  auto y = x + self_attn->forward(h, h, self_mask);
+  y = y + mem_read->forward(ln_read->forward(y), memory, torch::Tensor(), read_weights);
+  return y + ffn->forward(ln_ffn->forward(y));
+}
+
+MemformerDecoderLayerImpl::MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff) {
+  ln_self = register_module("ln_self", make_ln(dim));
+  ln_cross = register_module("ln_cross", make_ln(dim));
+  ln_ffn = register_module("ln_ffn", make_ln(dim));
+  self_attn = register_module("self_attn", MultiHeadAttention(dim, heads));
+  cross_attn = register_module("cross_attn", MultiHeadAttention(dim, heads));
+  ffn = register_module("ffn", FeedForward(dim, ff));
+}
+
+torch::Tensor MemformerDecoderLayerImpl::forward(const torch::Tensor& y, const torch::Tensor& causal,
+                                                 const torch::Tensor& enc, const torch::Tensor& enc_mask) {
+  auto h = ln_self->forward(y);
+  auto z = y + self_attn->forward(h, h, causal);
+  z = z + cross_attn->forward(ln_cross->forward(z), enc, enc_mask);
+  return z + ffn->forward(ln_ffn->forward(z));
+}
+
+MemoryWriterImpl::MemoryWriterImpl(int64_t dim_, int64_t heads_, double temperature_)
+    : dim(dim_), heads(heads_), head_dim(dim_ / heads_), temperature(temperature_) {
+  TORCH_CHECK(dim_ % heads_ == 0, "writer: dim ", dim_, " must be divisible by heads ", heads_);
+  TORCH_CHECK(temperature_ > 0, "writer: temperature must be > 0");
+  q = register_module("q", torch::nn::Linear(dim, dim));
+  k = register_module("k", torch::nn::Linear(dim, dim));
+  v = register_module("v", torch::nn::Linear(dim, dim));
+}
+
+torch::Tensor MemoryWriterImpl::forward(const torch::Tensor& memory, const torch::Tensor& x,
+                                        const torch::Tensor& x_valid, torch::Tensor* attn) {
+  const int64_t b = memory.size(0), nslots = memory.size(1), t = x.size(1);
+  auto split = [&](const torch::Tensor& z, int64_t n) { return z.view({b, n, heads, head_dim}).transpose(1, 2); };
+  auto qm = split(q->forward(memory), nslots);  // [B, H, k, dh]
+  auto km = split(k->forward(memory), nslots);
+  auto kx = split(k->forward(x), t);            // [B, H, T, dh]
+  auto vx = split(v->forward(x), t);
+  auto mh = split(memory, nslots);              // the slot itself is its own value
+  const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
+  auto self_logit = (qm * km).sum(-1, /*keepdim=*/true) * scale;           // [B, H, k, 1]
+  auto tok_logit = torch::matmul(qm, kx.transpose(-2, -1)) * scale;        // [B, H, k, T]
+  tok_logit = tok_logit + key_padding_mask(x_valid);                       // padding never written
+  auto a = torch::softmax(torch::cat({self_logit, tok_logit}, -1) / temperature, -1);
+  if (attn) *attn = a;
+  auto out = a.narrow(-1, 0, 1) * mh + torch::matmul(a.narrow(-1, 1, t), vx);  // [B, H, k, dh]
+  return out.transpose(1, 2).contiguous().view({b, nslots, dim});
+}
+
+MemformerImpl::MemformerImpl(const ModelConfig& cfg) : cfg_(cfg) {
+  cfg_.validate();
+  const int64_t d = cfg_.dim, ff = cfg_.ff_width();
+  tok_emb = register_module("tok_emb", torch::nn::Embedding(ByteTokenizer::kVocabSize, d));
+  enc_pos = register_module("enc_pos", torch::nn::Embedding(cfg_.segment_len + cfg_.n_cls, d));
+  dec_pos = register_module("dec_pos", torch::nn::Embedding(cfg_.segment_len, d));
+  {
+    torch::NoGradGuard g;
+    tok_emb->weight.normal_(0.0, 0.02);
+    enc_pos->weight.normal_(0.0, 0.02);
+    dec_pos->weight.normal_(0.0, 0.02);
+  }
+  cls = register_parameter("cls", torch::randn({cfg_.n_cls, d}) * 0.02);
+  // ||v_bias^i|| starts near 1 (the paper reports trained magnitudes of about 1 to 3).
+  v_bias = register_parameter("v_bias", torch::randn({cfg_.slots, d}) / std::sqrt(static_cast<double>(d)));
+  encoder = register_module("encoder", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff));
+  decoder = register_module("decoder", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg_.dec_layers; ++i) decoder->push_back(MemformerDecoderLayer(d, cfg_.heads, ff));
+  enc_norm = register_module("enc_norm", make_ln(d));
+  dec_norm = register_module("dec_norm", make_ln(d));
+  writer = register_module("writer", MemoryWriter(d, cfg_.heads, cfg_.temperature));
+  head = register_module("head", torch::nn::Linear(d, ByteTokenizer::kVocabSize));
+}
+
+MemoryState MemformerImpl::initial_memory(int64_t batch) {
+  auto m0 = torch::nn::functional::normalize(v_bias, torch::nn::functional::NormalizeFuncOptions().dim(-1));
+  MemoryState s;
+  s.tensors["slots"] = m0.unsqueeze(0).expand({batch, cfg_.slots, cfg_.dim}).contiguous();
+  return s;
+}
+
+torch::Tensor MemformerImpl::forget(const torch::Tensor& m_prime) const {
+  namespace F = torch::nn::functional;
+  auto m = cfg_.forgetting ? m_prime + v_bias.unsqueeze(0) : m_prime;
+  return F::normalize(m, F::NormalizeFuncOptions().dim(-1));
+}
+
+torch::Tensor MemformerImpl::forget_norm() const { return v_bias.norm(2, -1); }
+
+torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Tensor& valid,
+                                    const torch::Tensor& memory, torch::Tensor* enc_valid, Tracer* tracer) {
+  const int64_t b = tokens.size(0), l = tokens.size(1);
+  TORCH_CHECK(l <= cfg_.segment_len, "segment of ", l, " tokens is longer than the model's segment_len ",
+              cfg_.segment_len);
+  auto dev = tokens.device();
+  auto pos = torch::arange(l + cfg_.n_cls, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+  auto x = tok_emb->forward(tokens);
+  if (cfg_.n_cls > 0) x = torch::cat({x, cls.unsqueeze(0).expand({b, cfg_.n_cls, cfg_.dim})}, 1);
+  x = x + enc_pos->forward(pos).unsqueeze(0);
+  auto v = cfg_.n_cls > 0 ? torch::cat({valid, torch::ones({b, cfg_.n_cls}, valid.options())}, 1) : valid;
+  auto mask = key_padding_mask(v);
+  int64_t li = 0;
+  for (const auto& m : *encoder) {
+    const std::string key = std::string(keys::kReadAttnPrefix) + std::to_string(li);
+    torch::Tensor w;
+    const bool want = tracer && tracer->wants(key);
+    x = m->as<MemformerEncoderLayerImpl>()->forward(x, mask, memory, want ? &w : nullptr);
+    if (want) tracer->put(key, w.narrow(2, 0, l));  // token rows [B, H, L, k]
+    ++li;
+  }
+  if (enc_valid) *enc_valid = v;
+  return enc_norm->forward(x);
+}
+
+torch::Tensor MemformerImpl::decode(const torch::Tensor& next_tokens, const torch::Tensor& enc,
+                                    const torch::Tensor& enc_valid) {
+  const int64_t b = next_tokens.size(0), l = next_tokens.size(1);
+  TORCH_CHECK(l <= cfg_.segment_len, "target segment longer than segment_len");
+  auto dev = next_tokens.device();
+  auto bos = torch::full({b, 1}, ByteTokenizer::kBos, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+  auto inp = torch::cat({bos, next_tokens.narrow(1, 0, l - 1)}, 1);
+  auto pos = torch::arange(l, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+  auto y = tok_emb->forward(inp) + dec_pos->forward(pos).unsqueeze(0);
+  auto causal = causal_mask(l, dev);
+  auto enc_mask = key_padding_mask(enc_valid);
+  for (const auto& m : *decoder) y = m->as<MemformerDecoderLayerImpl>()->forward(y, causal, enc, enc_mask);
+  return head->forward(dec_norm->forward(y));
+}
+
+SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem, Tracer* tracer) {
+  TORCH_CHECK(in.tokens.defined() && in.tokens.dim() == 2, "tokens must be [B, L]");
+  TORCH_CHECK(in.valid.defined() && in.valid.sizes() == in.tokens.sizes(), "valid must match tokens");
+  const auto& slots = mem.at("slots");
+  TORCH_CHECK(slots.dim() == 3 && slots.size(1) == cfg_.slots && slots.size(2) == cfg_.dim, "memory slots must be [B, ",
+              cfg_.slots, ", ", cfg_.dim, "], got ", slots.sizes());
+  const int64_t l = in.tokens.size(1);
+  if (tracer) {
+    tracer->put_if_wanted(keys::kInputTokens, in.tokens);
+    if (in.offsets.defined()) tracer->put_if_wanted(keys::kInputOffsets, in.offsets);
+    tracer->put_if_wanted(keys::kMemoryPrev, slots);
+  }
+  torch::Tensor enc_valid;
+  auto enc = encode(in.tokens, in.valid, slots, &enc_valid, tracer);
+
+  const bool want_writer = tracer && (tracer->wants(keys::kWriterAttn) || tracer->wants(keys::kSlotType));
+  torch::Tensor attn;
+  auto m_prime = writer->forward(slots, enc, enc_valid, want_writer ? &attn : nullptr);
+  SegmentOutput out;
+  out.memory.tensors["slots"] = forget(m_prime);
+
+  if (in.next_tokens.defined()) {
+    TORCH_CHECK(in.next_valid.defined() && in.next_valid.sizes() == in.next_tokens.sizes(), "next_valid must match");
+    out.logits = decode(in.next_tokens, enc, enc_valid);
+    auto flat = torch::nn::functional::cross_entropy(
+        out.logits.reshape({-1, out.logits.size(-1)}), in.next_tokens.reshape({-1}),
+        torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
+    auto maskf = in.next_valid.to(flat.scalar_type());
+    out.token_loss = flat.view(in.next_tokens.sizes()) * maskf;
+    out.loss = out.token_loss.sum() / maskf.sum().clamp_min(1.0);
+  }
+  if (tracer) {
+    if (want_writer) {
+      tracer->put_if_wanted(keys::kWriterAttn, attn);
+      if (tracer->wants(keys::kSlotType)) tracer->put(keys::kSlotType, classify_slots(attn, tracer->spec().thresholds));
+    }
+    tracer->put_if_wanted(keys::kMemory, out.memory.tensors["slots"]);
+    if (tracer->wants(keys::kForgetNorm)) tracer->put(keys::kForgetNorm, forget_norm());
+    if (out.token_loss.defined()) tracer->put_if_wanted(keys::kLmLoss, out.token_loss);
+  }
+  (void)l;
+  return out;
+}
+
+}  // namespace mnemo

@@ -1,0 +1,53 @@
+// The interface every memory model implements (DESIGN §2).
+#pragma once
+#include "core/trace/tracer.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+
+namespace mnemo {
+
+// A model's recurrent state between segments: named tensors (e.g. "slots" [B, k, d]).
+struct MemoryState {
+  std::map<std::string, torch::Tensor> tensors;
+
+  bool empty() const { return tensors.empty(); }
+  const torch::Tensor& at(const std::string& key) const;
+  // Deep copy, detached from any graph (the engine keeps these per visited segment).
+  MemoryState detached_clone() const;
+  // Bit-identical comparison of every tensor (same keys, shapes, dtypes and bytes).
+  bool bit_equal(const MemoryState& other) const;
+};
+
+// One segment of input. Models that predict the next segment (Memformer) use next_*;
+// left undefined, no loss is computed.
+struct SegmentInput {
+  torch::Tensor tokens;       // [B, L] int64
+  torch::Tensor valid;        // [B, L] bool (false on padding)
+  torch::Tensor next_tokens;  // [B, L] int64 or undefined
+  torch::Tensor next_valid;   // [B, L] bool or undefined
+  torch::Tensor offsets;      // [B, L, 2] int64 byte ranges (traced as input.offsets), optional
+};
+
+struct SegmentOutput {
+  torch::Tensor logits;      // [B, L, V] or undefined when there is nothing to predict
+  torch::Tensor token_loss;  // [B, L] per-token cross-entropy (0 on masked positions) or undefined
+  torch::Tensor loss;        // scalar mean over valid predicted tokens, or undefined
+  MemoryState memory;        // state after this segment
+};
+
+class MemoryModelImpl : public torch::nn::Module {
+ public:
+  virtual ~MemoryModelImpl() = default;
+  virtual std::string kind() const = 0;
+  virtual MemoryState initial_memory(int64_t batch) = 0;
+  virtual SegmentOutput step(const SegmentInput& in, const MemoryState& mem, Tracer* tracer) = 0;
+  // Device of the parameters.
+  torch::Device device() const;
+};
+
+using MemoryModel = std::shared_ptr<MemoryModelImpl>;
+
+}  // namespace mnemo

@@ -1,0 +1,18 @@
+// The one place where LibTorch-version-specific code lives (DESIGN §6).
+#pragma once
+#include <torch/torch.h>
+#include <torch/version.h>
+
+namespace mnemo {
+
+// softmax(q k^T / sqrt(d_h) + mask) v for q [B,H,Tq,dh], k/v [B,H,Tk,dh], mask additive
+// float broadcastable to [B,H,Tq,Tk] or undefined. When `weights` is non-null the
+// attention probabilities are returned there, and the explicit path is taken; otherwise,
+// on LibTorch >= 2, the fused scaled-dot-product kernel may be used.
+torch::Tensor attention_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                             const torch::Tensor& mask, torch::Tensor* weights);
+
+inline constexpr int kTorchMajor = TORCH_VERSION_MAJOR;
+inline constexpr int kTorchMinor = TORCH_VERSION_MINOR;
+
+}  // namespace mnemo

@@ -1,0 +1,109 @@
+// Chart builders: plain data in, a Figure out (write it with export.h).
+// All builders validate their spec and throw std::invalid_argument whose message starts
+// with the spec type and names the offending field, e.g. "HeatmapSpec.values: ...".
+// Non-finite data are never dropped silently: heatmap cells get the colormap's marker
+// colour (nan_color) and a "NaN/Inf" legend swatch; line points become red 'x' markers.
+#pragma once
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "viz/colormap.h"
+#include "viz/figure.h"
+
+namespace mnemo::viz {
+
+// Heatmap of a rows x cols matrix (row-major values). Layout: title on top, optional column
+// group brackets, the cells, column labels below (horizontal when they fit a cell, else
+// rotated -90; thinned to every n-th label when cells are narrower than a legible >= 9 px
+// label), row labels left, a vertical colorbar with nice-number ticks right.
+// cell: cell edge in px. A direction whose cells would exceed 2100 px shrinks (to multiples
+// of 0.5 px while >= 1 px) so the figure stays within ~2400 px; if only one direction
+// shrinks the other keeps `cell`, if both do the cells stay square. vmin/vmax: NaN -> min/max
+// of the finite values (with Diverging and both NaN: -m..m, m = max |value|, so white = 0;
+// a constant map gets +-0.5); values outside are clamped to the ends. Separators: a line is drawn
+// before each listed index (0..cols / 0..rows). col_groups: (first column, label) spans,
+// each running to the next group's first column. highlight_row: outlined, label in bold.
+// Cells are Rect prims with cell = true, exactly rows*cols of them, in row-major order.
+struct HeatmapSpec {
+  std::string title, x_label, y_label, colorbar_label;
+  int rows = 0, cols = 0;
+  std::vector<float> values;
+  std::vector<std::string> row_labels, col_labels;
+  float vmin = NAN, vmax = NAN;
+  Colormap cmap = Colormap::Viridis;
+  float cell = 14;
+  std::vector<int> col_separators, row_separators;
+  std::vector<std::pair<int, std::string>> col_groups;
+  int highlight_row = -1;
+};
+Figure make_heatmap(const HeatmapSpec& spec);
+
+// Bar chart. labels: empty (-> "0", "1", ...) or one per value. colors: empty (one default
+// colour), one colour for all, or one per value. The value axis has nice ticks and light
+// gridlines and always includes 0. show_values prints each value at its bar end (skipped
+// when bars are too thin to carry a legible label). reference_line: dashed line at that
+// value, labelled. NaN/Inf values draw no bar but a marker-coloured "nan"/"inf" label.
+struct BarSpec {
+  std::string title, x_label, y_label;
+  std::vector<std::string> labels;
+  std::vector<float> values;
+  std::vector<Rgb> colors;
+  bool horizontal = false;
+  bool show_values = true;
+  std::optional<float> reference_line;
+};
+Figure make_bars(const BarSpec& spec);
+
+// Line chart with a legend right of the plot. x empty -> 0, 1, 2, ...; otherwise
+// x.size() == y.size(). Consecutive finite points are joined; a NaN/Inf point (or y <= 0
+// with log_y) breaks the line and is drawn as a red 'x' on the plot edge (top for +Inf,
+// bottom otherwise) at its x; such points add a "non-finite" legend entry.
+struct LineSeries {
+  std::string name;
+  std::vector<float> x, y;
+  Rgb color{31, 119, 180};
+};
+struct LineSpec {
+  std::string title, x_label, y_label;
+  std::vector<LineSeries> series;
+  bool log_y = false;
+};
+Figure make_lines(const LineSpec& spec);
+
+// Histogram over [lo, hi] (defaults: finite min / max of samples) with `bins` equal bins
+// (bins >= 1, lo < hi). Samples outside the range and non-finite samples are not counted;
+// a subtitle states n and how many were left out.
+struct HistogramSpec {
+  std::string title, x_label, y_label;
+  std::vector<float> samples;
+  int bins = 32;
+  std::optional<float> lo, hi;
+};
+Figure make_histogram(const HistogramSpec& spec);
+
+// Printable label for a token's raw bytes (display only; not reversible):
+//   printable ASCII 0x21..0x7E  -> as is (a backslash stays a single backslash)
+//   ' '  -> "␣" (U+2423)        '\n' -> "↵" (U+21B5)       '\t' -> "\t" (2 chars)
+//   other bytes < 0x20, 0x7F   -> "\xHH" (upper-case hex)
+//   valid multi-byte UTF-8     -> kept when the figure font has a glyph for it and it is a
+//        visible character (so DejaVu's Latin, Greek, Cyrillic, symbols are kept); escaped
+//        byte by byte as "\xHH" otherwise, e.g. CJK, emoji, invisible or combining
+//        characters (U+00A0, U+00AD, U+0300..036F, U+2000..200F, U+2028..202F,
+//        U+205F..206F, U+FEFF), C1 controls, and a literal ␣ or ↵ (kept unambiguous).
+//        Without a loadable font, Latin-1..Latin Extended-B, Greek and Cyrillic are kept.
+//   invalid UTF-8 bytes (e.g. a token holding half a character) -> "\xHH" each.
+// An empty token gives "".
+std::string token_label(std::string_view bytes);
+
+// Tick helpers, exposed for tests and the GUI.
+// nice_ticks(): "nice" values (1, 2, 5 x 10^k steps) inside [lo, hi], at most max_count.
+// format_tick(): v printed with just enough decimals for `step` (no "-0").
+std::vector<double> nice_ticks(double lo, double hi, int max_count);
+std::string format_tick(double v, double step);
+
+}  // namespace mnemo::viz
