@@ -39,8 +39,10 @@ TEST_CASE("writer matches a hand computation (d=2, one head, identity projection
   torch::NoGradGuard g;
   MemoryWriter w(2, 1, 0.5);
   for (auto* lin : {&w->q, &w->k, &w->v}) {
-    (*lin)->weight.copy_(torch::eye(2));
-    (*lin)->bias.zero_();
+    auto dense = std::dynamic_pointer_cast<DenseProjectionImpl>(*lin);
+    REQUIRE(dense);
+    dense->weight.copy_(torch::eye(2));
+    dense->bias.zero_();
   }
   auto mem = torch::tensor({1.f, 0.f}).view({1, 1, 2});
   auto x = torch::tensor({0.f, 1.f, 1.f, 1.f}).view({1, 2, 2});
@@ -121,10 +123,12 @@ TEST_CASE("a slot forced to attend only to itself is unchanged before forgetting
   CHECK(test::max_abs_diff(a.select(3, 0), torch::ones({1, 4, 3})) == 0.0);
   // And with tokens present but a self logit that dominates (huge q.k for the slot).
   auto big = mem * 1e3;
-  w->q->bias.zero_();
-  w->k->bias.zero_();
-  w->q->weight.copy_(torch::eye(16));
-  w->k->weight.copy_(torch::eye(16));
+  for (auto* lin : {&w->q, &w->k}) {
+    auto dense = std::dynamic_pointer_cast<DenseProjectionImpl>(*lin);
+    REQUIRE(dense);
+    dense->bias.zero_();
+    dense->weight.copy_(torch::eye(16));
+  }
   auto xs = torch::zeros({1, 5, 16});  // tokens give logit 0, the slot gives |m|^2/sqrt(dh) >> 0
   auto out2 = w->forward(big, xs, torch::ones({1, 5}, torch::kBool), &a);
   CHECK(test::max_abs_diff(out2, big) / big.abs().max().item<double>() < 1e-6);

@@ -48,6 +48,8 @@ Figure make_heatmap(const HeatmapSpec& spec);
 // gridlines and always includes 0. show_values prints each value at its bar end (skipped
 // when bars are too thin to carry a legible label). reference_line: dashed line at that
 // value, labelled. NaN/Inf values draw no bar but a marker-coloured "nan"/"inf" label.
+// x_label names the category axis and y_label the value axis in both orientations
+// (horizontal = true puts categories on the left, values along the bottom).
 struct BarSpec {
   std::string title, x_label, y_label;
   std::vector<std::string> labels;

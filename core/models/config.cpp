@@ -13,9 +13,20 @@ void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
 }
 }  // namespace
 
+const std::vector<std::string>& ModelConfig::known_models() {
+  static const std::vector<std::string> k = {"memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt",
+                                             "transformer", "mtn", "mtn-naive", "no-memory"};
+  return k;
+}
+
 void ModelConfig::validate() const {
-  if (model != "memformer")
-    throw ConfigError("config field 'model' = '" + model + "' is not a known model; available: memformer");
+  bool known = false;
+  std::string list;
+  for (const auto& m : known_models()) {
+    known = known || m == model;
+    list += (list.empty() ? "" : ", ") + m;
+  }
+  if (!known) throw ConfigError("config field 'model' = '" + model + "' is not a known model; known: " + list);
   check_range("slots", slots, 1, 65536);
   check_range("segment_len", segment_len, 1, 65536);
   check_range("dim", dim, 1, 65536);
@@ -28,12 +39,22 @@ void ModelConfig::validate() const {
   check_range("n_cls", n_cls, 0, 1024);
   if (!(temperature > 0.0) || temperature > 100.0)
     throw ConfigError("config field 'temperature' = " + std::to_string(temperature) + " must be in (0, 100]");
+  check_range("cache_len", cache_len, -1, 65536);
+  check_range("n1_layers", n1_layers, 0, 256);
+  check_range("n2_layers", n2_layers, 1, 256);
+  if (linear != "dense" && linear != "hashed")
+    throw ConfigError("config field 'linear' = '" + linear + "' must be \"dense\" or \"hashed\"");
+  check_range("hash_bits", hash_bits, 1, 16);
+  if (!(hash_temperature > 0.0))
+    throw ConfigError("config field 'hash_temperature' = " + std::to_string(hash_temperature) + " must be > 0");
 }
 
 nlohmann::json ModelConfig::to_json() const {
   return {{"model", model}, {"slots", slots}, {"segment_len", segment_len}, {"dim", dim},
           {"heads", heads}, {"layers", layers}, {"dec_layers", dec_layers}, {"ff", ff},
-          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}};
+          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}, {"cache_len", cache_len},
+          {"n1_layers", n1_layers}, {"n2_layers", n2_layers}, {"linear", linear}, {"hash_bits", hash_bits},
+          {"hash_temperature", hash_temperature}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
@@ -49,7 +70,17 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
     if (k == "model") {
       if (!v.is_string()) throw ConfigError("config field 'model' must be a string, got " + v.dump());
       c.model = v.get<std::string>();
-    } else if (k == "slots") need_int(c.slots);
+    } else if (k == "linear") {
+      if (!v.is_string()) throw ConfigError("config field 'linear' must be a string, got " + v.dump());
+      c.linear = v.get<std::string>();
+    } else if (k == "hash_temperature") {
+      if (!v.is_number()) throw ConfigError("config field 'hash_temperature' must be a number, got " + v.dump());
+      c.hash_temperature = v.get<double>();
+    } else if (k == "cache_len") need_int(c.cache_len);
+    else if (k == "n1_layers") need_int(c.n1_layers);
+    else if (k == "n2_layers") need_int(c.n2_layers);
+    else if (k == "hash_bits") need_int(c.hash_bits);
+    else if (k == "slots") need_int(c.slots);
     else if (k == "segment_len") need_int(c.segment_len);
     else if (k == "dim") need_int(c.dim);
     else if (k == "heads") need_int(c.heads);
@@ -65,7 +96,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
       c.forgetting = v.get<bool>();
     } else {
       throw ConfigError("config field '" + k + "' is unknown; known fields: model, slots, segment_len, dim, heads, "
-                        "layers, dec_layers, ff, n_cls, temperature, forgetting");
+                        "layers, dec_layers, ff, n_cls, temperature, forgetting, cache_len, n1_layers, n2_layers, "
+                        "linear, hash_bits, hash_temperature");
     }
   }
   c.validate();

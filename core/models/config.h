@@ -1,20 +1,22 @@
 // Model configuration shared by every model kind, read from JSON and CLI flags.
 // Validation messages name the field and the allowed range (DESIGN §4).
 #pragma once
+#include "core/errors.h"
+#include "core/nn/linear.h"
+
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mnemo {
 
-// A user-facing configuration problem; what() names the field, the value and the range.
-struct ConfigError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
+// Model kinds: memformer | rmt | rmt-write-only | trxl | trxl-rmt | transformer (no-memory
+// decoder-only baseline of the RMT paper) | mtn | mtn-naive | no-memory (MTN paper's baseline).
+// Fields that a kind does not use are ignored by it.
 struct ModelConfig {
-  std::string model = "memformer";  // memformer (more kinds plug in later)
+  std::string model = "memformer";
   int64_t slots = 16;          // memory size: Memformer slots (RMT memory tokens, MTN kept entries)
   int64_t segment_len = 32;    // tokens per segment L
   int64_t dim = 64;            // model width d
@@ -25,8 +27,17 @@ struct ModelConfig {
   int64_t n_cls = 1;           // Memformer classification tokens appended to the encoder input
   double temperature = 0.25;   // Memformer writer temperature tau
   bool forgetting = true;      // Memformer biased memory normalisation with v_bias
+  int64_t cache_len = -1;      // Transformer-XL + RMT: cache length (-1 = segment_len); trxl uses slots
+  int64_t n1_layers = 2;       // MTN: separate layers for chunk and memory
+  int64_t n2_layers = 4;       // MTN: joint layers
+  std::string linear = "dense";  // every Linear in attention and FFN: "dense" | "hashed"
+  int64_t hash_bits = 8;       // MemoryFormer tau (bits per chunk), 1..16
+  double hash_temperature = 1.0;  // MemoryFormer t in p(z)
 
   int64_t ff_width() const { return ff > 0 ? ff : 4 * dim; }
+  // Projection options for attention and FFN Linears.
+  LinearOptions linear_options() const { return {linear, hash_bits, hash_temperature}; }
+  static const std::vector<std::string>& known_models();
   // Throws ConfigError naming the first invalid field.
   void validate() const;
   nlohmann::json to_json() const;

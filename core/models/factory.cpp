@@ -11,8 +11,9 @@ MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device devi
   cfg.validate();
   torch::manual_seed(seed);
   MemoryModel m;
+  // One line per model kind.
   if (cfg.model == "memformer") m = std::make_shared<MemformerImpl>(cfg);
-  else throw ConfigError("config field 'model' = '" + cfg.model + "' is not a known model");
+  if (!m) throw ConfigError("config field 'model' = '" + cfg.model + "' is not implemented in this build yet");
   m->to(device);
   m->eval();
   return m;

@@ -12,13 +12,13 @@ namespace {
 torch::nn::LayerNorm make_ln(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
 }  // namespace
 
-MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff) {
+MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin) {
   ln_self = register_module("ln_self", make_ln(dim));
   ln_read = register_module("ln_read", make_ln(dim));
   ln_ffn = register_module("ln_ffn", make_ln(dim));
-  self_attn = register_module("self_attn", MultiHeadAttention(dim, heads));
-  mem_read = register_module("mem_read", MultiHeadAttention(dim, heads));
-  ffn = register_module("ffn", FeedForward(dim, ff));
+  self_attn = register_module("self_attn", MultiHeadAttention(dim, heads, lin));
+  mem_read = register_module("mem_read", MultiHeadAttention(dim, heads, lin));
+  ffn = register_module("ffn", FeedForward(dim, ff, lin));
 }
 
 torch::Tensor MemformerEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& self_mask,
@@ -29,13 +29,13 @@ torch::Tensor MemformerEncoderLayerImpl::forward(const torch::Tensor& x, const t
   return y + ffn->forward(ln_ffn->forward(y));
 }
 
-MemformerDecoderLayerImpl::MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff) {
+MemformerDecoderLayerImpl::MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin) {
   ln_self = register_module("ln_self", make_ln(dim));
   ln_cross = register_module("ln_cross", make_ln(dim));
   ln_ffn = register_module("ln_ffn", make_ln(dim));
-  self_attn = register_module("self_attn", MultiHeadAttention(dim, heads));
-  cross_attn = register_module("cross_attn", MultiHeadAttention(dim, heads));
-  ffn = register_module("ffn", FeedForward(dim, ff));
+  self_attn = register_module("self_attn", MultiHeadAttention(dim, heads, lin));
+  cross_attn = register_module("cross_attn", MultiHeadAttention(dim, heads, lin));
+  ffn = register_module("ffn", FeedForward(dim, ff, lin));
 }
 
 torch::Tensor MemformerDecoderLayerImpl::forward(const torch::Tensor& y, const torch::Tensor& causal,
@@ -46,13 +46,13 @@ torch::Tensor MemformerDecoderLayerImpl::forward(const torch::Tensor& y, const t
   return z + ffn->forward(ln_ffn->forward(z));
 }
 
-MemoryWriterImpl::MemoryWriterImpl(int64_t dim_, int64_t heads_, double temperature_)
+MemoryWriterImpl::MemoryWriterImpl(int64_t dim_, int64_t heads_, double temperature_, const LinearOptions& lin)
     : dim(dim_), heads(heads_), head_dim(dim_ / heads_), temperature(temperature_) {
   TORCH_CHECK(dim_ % heads_ == 0, "writer: dim ", dim_, " must be divisible by heads ", heads_);
   TORCH_CHECK(temperature_ > 0, "writer: temperature must be > 0");
-  q = register_module("q", torch::nn::Linear(dim, dim));
-  k = register_module("k", torch::nn::Linear(dim, dim));
-  v = register_module("v", torch::nn::Linear(dim, dim));
+  q = register_projection(*this, "q", make_projection(dim, dim, lin));
+  k = register_projection(*this, "k", make_projection(dim, dim, lin));
+  v = register_projection(*this, "v", make_projection(dim, dim, lin));
 }
 
 torch::Tensor MemoryWriterImpl::forward(const torch::Tensor& memory, const torch::Tensor& x,
@@ -90,12 +90,12 @@ MemformerImpl::MemformerImpl(const ModelConfig& cfg) : cfg_(cfg) {
   // ||v_bias^i|| starts near 1 (the paper reports trained magnitudes of about 1 to 3).
   v_bias = register_parameter("v_bias", torch::randn({cfg_.slots, d}) / std::sqrt(static_cast<double>(d)));
   encoder = register_module("encoder", torch::nn::ModuleList());
-  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff));
+  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff, cfg_.linear_options()));
   decoder = register_module("decoder", torch::nn::ModuleList());
-  for (int64_t i = 0; i < cfg_.dec_layers; ++i) decoder->push_back(MemformerDecoderLayer(d, cfg_.heads, ff));
+  for (int64_t i = 0; i < cfg_.dec_layers; ++i) decoder->push_back(MemformerDecoderLayer(d, cfg_.heads, ff, cfg_.linear_options()));
   enc_norm = register_module("enc_norm", make_ln(d));
   dec_norm = register_module("dec_norm", make_ln(d));
-  writer = register_module("writer", MemoryWriter(d, cfg_.heads, cfg_.temperature));
+  writer = register_module("writer", MemoryWriter(d, cfg_.heads, cfg_.temperature, cfg_.linear_options()));
   head = register_module("head", torch::nn::Linear(d, ByteTokenizer::kVocabSize));
 }
 

@@ -9,7 +9,7 @@
 namespace mnemo {
 
 struct MemformerEncoderLayerImpl : torch::nn::Module {
-  MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff);
+  MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin);
   // x [B, T, d]; self_mask additive [B, 1, 1, T]; memory [B, k, d]. read_weights receives
   // the memory-reading attention [B, H, T, k] when non-null.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& self_mask, const torch::Tensor& memory,
@@ -21,7 +21,7 @@ struct MemformerEncoderLayerImpl : torch::nn::Module {
 TORCH_MODULE(MemformerEncoderLayer);
 
 struct MemformerDecoderLayerImpl : torch::nn::Module {
-  MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff);
+  MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin);
   // y [B, L, d] causal self-attention, then cross-attention to enc [B, T, d].
   torch::Tensor forward(const torch::Tensor& y, const torch::Tensor& causal, const torch::Tensor& enc,
                         const torch::Tensor& enc_mask);
@@ -36,14 +36,14 @@ TORCH_MODULE(MemformerDecoderLayer);
 //   m'_i = a_i[self] * m_i + sum_j a_i[j] * V_x[j]   (per head on the head's slice of d)
 // The self value is the slot itself, so a slot attending only to itself is unchanged.
 struct MemoryWriterImpl : torch::nn::Module {
-  MemoryWriterImpl(int64_t dim, int64_t heads, double temperature);
+  MemoryWriterImpl(int64_t dim, int64_t heads, double temperature, const LinearOptions& lin = {});
   // memory [B, k, d], x [B, T, d], x_valid [B, T] bool. attn receives [B, H, k, 1+T]
   // (column 0 = self) when non-null. Returns m' (before forgetting).
   torch::Tensor forward(const torch::Tensor& memory, const torch::Tensor& x, const torch::Tensor& x_valid,
                         torch::Tensor* attn);
   int64_t dim, heads, head_dim;
   double temperature;
-  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr};
+  Projection q, k, v;
 };
 TORCH_MODULE(MemoryWriter);
 

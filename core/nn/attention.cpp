@@ -18,13 +18,13 @@ torch::Tensor key_padding_mask(const torch::Tensor& valid) {
   return m.unsqueeze(1).unsqueeze(1);
 }
 
-MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t dim_, int64_t heads_)
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(int64_t dim_, int64_t heads_, const LinearOptions& lin)
     : dim(dim_), heads(heads_), head_dim(dim_ / heads_) {
   TORCH_CHECK(heads_ > 0 && dim_ % heads_ == 0, "dim ", dim_, " must be divisible by heads ", heads_);
-  q = register_module("q", torch::nn::Linear(dim, dim));
-  k = register_module("k", torch::nn::Linear(dim, dim));
-  v = register_module("v", torch::nn::Linear(dim, dim));
-  o = register_module("o", torch::nn::Linear(dim, dim));
+  q = register_projection(*this, "q", make_projection(dim, dim, lin));
+  k = register_projection(*this, "k", make_projection(dim, dim, lin));
+  v = register_projection(*this, "v", make_projection(dim, dim, lin));
+  o = register_projection(*this, "o", make_projection(dim, dim, lin));
 }
 
 torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const {
@@ -43,9 +43,9 @@ torch::Tensor MultiHeadAttentionImpl::forward(const torch::Tensor& query, const 
   return o->forward(merge_heads(attention_core(qh, kh, vh, mask, weights)));
 }
 
-FeedForwardImpl::FeedForwardImpl(int64_t dim, int64_t ff) {
-  fc1 = register_module("fc1", torch::nn::Linear(dim, ff));
-  fc2 = register_module("fc2", torch::nn::Linear(ff, dim));
+FeedForwardImpl::FeedForwardImpl(int64_t dim, int64_t ff, const LinearOptions& lin) {
+  fc1 = register_projection(*this, "fc1", make_projection(dim, ff, lin));
+  fc2 = register_projection(*this, "fc2", make_projection(ff, dim, lin));
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) { return fc2->forward(torch::gelu(fc1->forward(x))); }

@@ -1,5 +1,7 @@
 // Multi-head attention with optional capture of the attention weights, and masks.
 #pragma once
+#include "core/nn/linear.h"
+
 #include <torch/torch.h>
 
 namespace mnemo {
@@ -10,7 +12,7 @@ torch::Tensor causal_mask(int64_t t, torch::Device device);
 torch::Tensor key_padding_mask(const torch::Tensor& valid);
 
 struct MultiHeadAttentionImpl : torch::nn::Module {
-  MultiHeadAttentionImpl(int64_t dim, int64_t heads);
+  MultiHeadAttentionImpl(int64_t dim, int64_t heads, const LinearOptions& lin = {});
   // query [B, Tq, d], kv [B, Tk, d], mask additive broadcastable to [B, H, Tq, Tk] (or
   // undefined). When `weights` is non-null it receives the probabilities [B, H, Tq, Tk].
   torch::Tensor forward(const torch::Tensor& query, const torch::Tensor& kv, const torch::Tensor& mask,
@@ -19,15 +21,15 @@ struct MultiHeadAttentionImpl : torch::nn::Module {
   torch::Tensor merge_heads(const torch::Tensor& x) const;   // [B, H, T, dh] -> [B, T, d]
 
   int64_t dim, heads, head_dim;
-  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  Projection q, k, v, o;
 };
 TORCH_MODULE(MultiHeadAttention);
 
 // Position-wise feed-forward: Linear(d, ff) -> GELU -> Linear(ff, d).
 struct FeedForwardImpl : torch::nn::Module {
-  FeedForwardImpl(int64_t dim, int64_t ff);
+  FeedForwardImpl(int64_t dim, int64_t ff, const LinearOptions& lin = {});
   torch::Tensor forward(const torch::Tensor& x);
-  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+  Projection fc1, fc2;
 };
 TORCH_MODULE(FeedForward);
 
