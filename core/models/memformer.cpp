@@ -183,7 +183,9 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));
     auto maskf = in.next_valid.to(flat.scalar_type());
     out.token_loss = flat.view(in.next_tokens.sizes()) * maskf;
-    out.loss = out.token_loss.sum() / maskf.sum().clamp_min(1.0);
+    out.loss_sum = out.token_loss.sum();
+    out.loss_count = maskf.sum();
+    out.loss = out.loss_sum / out.loss_count.clamp_min(1.0);
   }
   if (tracer) {
     if (want_writer) {

@@ -29,12 +29,18 @@ struct SegmentInput {
   torch::Tensor next_tokens;  // [B, L] int64 or undefined
   torch::Tensor next_valid;   // [B, L] bool or undefined
   torch::Tensor offsets;      // [B, L, 2] int64 byte ranges (traced as input.offsets), optional
+  // Within-segment targets for decoder-only / token-classification models (RMT, TrXL, MTN):
+  // targets[b, j] is what position j must predict; loss only where target_valid is true.
+  torch::Tensor targets;       // [B, L] int64 or undefined
+  torch::Tensor target_valid;  // [B, L] bool or undefined
 };
 
 struct SegmentOutput {
   torch::Tensor logits;      // [B, L, V] or undefined when there is nothing to predict
   torch::Tensor token_loss;  // [B, L] per-token cross-entropy (0 on masked positions) or undefined
   torch::Tensor loss;        // scalar mean over valid predicted tokens, or undefined
+  torch::Tensor loss_sum;    // scalar: sum of the per-token losses (weighted, if the model weights them)
+  torch::Tensor loss_count;  // scalar: number (or weight sum) of predicted tokens; loss = loss_sum / loss_count
   MemoryState memory;        // state after this segment
 };
 
