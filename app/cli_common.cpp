@@ -86,7 +86,7 @@ ModelConfig ModelFlags::resolve() const {
       throw UsageError(std::string(flag) + " " + std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
                        std::to_string(hi));
   };
-  if (o_model->count()) {
+  if (o_model && o_model->count()) {
     const auto& known = ModelConfig::known_models();
     if (std::find(known.begin(), known.end(), model) == known.end()) {
       std::string list;
@@ -95,31 +95,31 @@ ModelConfig ModelFlags::resolve() const {
     }
     cfg.model = model;
   }
-  if (o_slots->count()) {
+  if (o_slots && o_slots->count()) {
     range("--slots", slots, 1, 65536);
     cfg.slots = slots;
   }
-  if (o_len->count()) {
+  if (o_len && o_len->count()) {
     range("--segment-len", segment_len, 1, 65536);
     cfg.segment_len = segment_len;
   }
-  if (o_heads->count()) {
+  if (o_heads && o_heads->count()) {
     range("--heads", heads, 1, 1024);
     cfg.heads = heads;
   }
-  if (o_layers->count()) {
+  if (o_layers && o_layers->count()) {
     range("--layers", layers, 1, 256);
     cfg.layers = layers;
   }
-  if (o_dec->count()) {
+  if (o_dec && o_dec->count()) {
     range("--dec-layers", dec_layers, 1, 256);
     cfg.dec_layers = dec_layers;
   }
-  if (o_dim->count()) {
+  if (o_dim && o_dim->count()) {
     range("--dim", dim, 1, 65536);
     cfg.dim = dim;
   }
-  if (o_temp->count()) {
+  if (o_temp && o_temp->count()) {
     if (!(temperature > 0.0) || temperature > 100.0)
       throw UsageError("--temperature " + std::to_string(temperature) + " must be > 0 (and <= 100)");
     cfg.temperature = temperature;

@@ -1,0 +1,211 @@
+#include "core/io/session.h"
+
+#include "core/io/atomic_file.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace mnemo::io {
+
+namespace {
+
+bool path_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") out.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void make_dir(const std::string& p) {
+  if (::mkdir(p.c_str(), 0755) != 0 && errno != EEXIST)
+    throw IoError(p + ": cannot create directory: " + std::strerror(errno));
+}
+
+std::string step_name(int64_t step) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "step-%09lld.safetensors", static_cast<long long>(step));
+  return buf;
+}
+
+// Steps of files named step-<N>.safetensors in `dir`.
+std::vector<int64_t> steps_in(const std::string& dir) {
+  std::vector<int64_t> steps;
+  for (const auto& n : list_dir(dir)) {
+    long long s = -1;
+    char tail[32] = {0};
+    if (n.size() > 5 && n[0] != '.' && std::sscanf(n.c_str(), "step-%lld.%20s", &s, tail) == 2 &&
+        std::string(tail) == "safetensors" && n == step_name(s))
+      steps.push_back(s);
+  }
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+Session::Session(std::string dir, nlohmann::json manifest, int keep_last)
+    : dir_(std::move(dir)), manifest_(std::move(manifest)), keep_last_(keep_last) {
+  metrics_ = std::make_shared<FramedLogWriter>(dir_ + "/metrics.log");
+}
+
+Session Session::create(const std::string& dir, nlohmann::json manifest, int keep_last) {
+  if (keep_last < 1) throw SessionError("keep_last must be >= 1, got " + std::to_string(keep_last));
+  if (path_exists(dir) && !list_dir(dir).empty())
+    throw SessionError(dir + ": directory exists and is not empty; pass a new directory (or --resume it)");
+  make_dir(dir);
+  make_dir(dir + "/checkpoints");
+  make_dir(dir + "/traces");
+  manifest["format_version"] = kSessionFormatVersion;
+  manifest["created"] = now_iso8601();
+#ifdef MNEMO_VERSION
+  manifest["program_version"] = MNEMO_VERSION;
+#endif
+  write_file_atomic(dir + "/manifest.json", manifest.dump(2) + "\n");
+  return Session(dir, std::move(manifest), keep_last);
+}
+
+Session Session::open(const std::string& dir, int keep_last) {
+  const std::string mpath = dir + "/manifest.json";
+  std::ifstream in(mpath);
+  if (!in) throw SessionError(dir + ": not a session (no readable manifest.json); pass a session directory");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw SessionError(mpath + ": manifest is not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!m.is_object() || !m.contains("format_version") || !m["format_version"].is_number_integer())
+    throw SessionError(mpath + ": manifest has no integer format_version");
+  if (m["format_version"].get<int>() > kSessionFormatVersion)
+    throw SessionError(mpath + ": format_version " + std::to_string(m["format_version"].get<int>()) +
+                       " is newer than this program reads (" + std::to_string(kSessionFormatVersion) + "); update mnemoscope");
+  make_dir(dir + "/checkpoints");
+  make_dir(dir + "/traces");
+  Session s(dir, std::move(m), keep_last);
+  s.remove_stale_temp_files();
+  return s;
+}
+
+int Session::remove_stale_temp_files() const {
+  int removed = 0;
+  for (const std::string sub : {std::string(""), std::string("/checkpoints"), std::string("/traces")}) {
+    const std::string d = dir_ + sub;
+    for (const auto& n : list_dir(d)) {
+      if (n.size() > 1 && n[0] == '.' && n.find(".tmp-") != std::string::npos) {
+        if (::unlink((d + "/" + n).c_str()) == 0) ++removed;
+      }
+    }
+  }
+  return removed;
+}
+
+std::string Session::checkpoint_path(int64_t step) const { return dir_ + "/checkpoints/" + step_name(step); }
+std::string Session::trace_path(int64_t step) const { return dir_ + "/traces/" + step_name(step); }
+std::vector<int64_t> Session::checkpoint_steps() const { return steps_in(dir_ + "/checkpoints"); }
+std::vector<int64_t> Session::trace_steps() const { return steps_in(dir_ + "/traces"); }
+
+std::string Session::save_checkpoint(int64_t step, const NamedTensors& tensors,
+                                     const std::map<std::string, std::string>& metadata) {
+  auto meta = metadata;
+  meta["step"] = std::to_string(step);
+  const std::string path = checkpoint_path(step);
+  save_safetensors(path, tensors, meta);
+  write_file_atomic(dir_ + "/checkpoints/latest", step_name(step) + "\n");
+  auto steps = checkpoint_steps();
+  for (size_t i = 0; i + static_cast<size_t>(keep_last_) < steps.size(); ++i) {
+    if (steps[i] != step) ::unlink(checkpoint_path(steps[i]).c_str());
+  }
+  return path;
+}
+
+std::optional<LoadedCheckpoint> Session::load_latest() const {
+  std::vector<int64_t> order;
+  std::string pointed;
+  {
+    std::ifstream in(dir_ + "/checkpoints/latest");
+    std::getline(in, pointed);
+  }
+  auto steps = checkpoint_steps();
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (step_name(*it) == pointed) order.push_back(*it);
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+    if (step_name(*it) != pointed) order.push_back(*it);
+  LoadedCheckpoint lc;
+  if (!pointed.empty() && (order.empty() || step_name(order.front()) != pointed))
+    lc.skipped.push_back(dir_ + "/checkpoints/latest: names '" + pointed + "', which is missing");
+  for (int64_t s : order) {
+    try {
+      lc.tensors = load_safetensors(checkpoint_path(s), &lc.metadata);
+      lc.step = s;
+      lc.path = checkpoint_path(s);
+      return lc;
+    } catch (const SafetensorsError& e) {
+      lc.skipped.push_back(e.what());
+    }
+  }
+  if (!lc.skipped.empty()) {
+    std::string all;
+    for (const auto& k : lc.skipped) all += "\n  " + k;
+    throw SessionError(dir_ + ": no checkpoint loads:" + all);
+  }
+  return std::nullopt;
+}
+
+void Session::append_metrics(const nlohmann::json& record, bool sync) { metrics_->append(record.dump(), sync); }
+
+std::vector<nlohmann::json> Session::read_metrics(LogReadResult* read) const {
+  LogReadResult r = read_framed_log(dir_ + "/metrics.log");
+  std::vector<nlohmann::json> out;
+  for (const auto& rec : r.records) {
+    try {
+      out.push_back(nlohmann::json::parse(rec));
+    } catch (const nlohmann::json::parse_error&) {
+      r.clean = false;
+      r.stop_reason = "record " + std::to_string(out.size()) + " is not valid JSON";
+      break;
+    }
+  }
+  if (read) *read = std::move(r);
+  return out;
+}
+
+std::string Session::save_trace(int64_t step, const NamedTensors& tensors,
+                                const std::map<std::string, std::string>& metadata) {
+  auto meta = metadata;
+  meta["step"] = std::to_string(step);
+  const std::string path = trace_path(step);
+  save_safetensors(path, tensors, meta);
+  return path;
+}
+
+}  // namespace mnemo::io

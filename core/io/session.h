@@ -1,0 +1,81 @@
+// A session directory (DESIGN §4):
+//   manifest.json   format version, model/train/data config, creation time, program version
+//   checkpoints/    step-<NNNNNNNNN>.safetensors, each written atomically; `latest` names the
+//                   newest good one (written atomically too); only the last keep_last are kept
+//   metrics.log     append-only framed JSON records (core/io/framed_log.h)
+//   traces/         step-<NNNNNNNNN>.safetensors recorded traces of a probe document
+// Crash safety: every file is either complete or absent; temp files left by a crash are
+// removed when the session is opened; a corrupt newest checkpoint falls back to the
+// previous good one, and the fallback is reported.
+#pragma once
+#include "core/io/framed_log.h"
+#include "core/io/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mnemo::io {
+
+inline constexpr int kSessionFormatVersion = 1;
+
+// A session problem a user can act on; what() names the file and the fix.
+struct SessionError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct LoadedCheckpoint {
+  int64_t step = -1;
+  std::string path;
+  NamedTensors tensors;
+  std::map<std::string, std::string> metadata;
+  std::vector<std::string> skipped;  // "file: reason" for each newer checkpoint that failed to load
+};
+
+class Session {
+ public:
+  // Creates `dir` (must not exist or be empty) with its manifest. `manifest` gets
+  // format_version, created and program_version added. Throws SessionError / IoError.
+  static Session create(const std::string& dir, nlohmann::json manifest, int keep_last = 3);
+  // Opens an existing session: reads and checks the manifest, removes stale temp files.
+  static Session open(const std::string& dir, int keep_last = 3);
+
+  const std::string& dir() const { return dir_; }
+  const nlohmann::json& manifest() const { return manifest_; }
+  int keep_last() const { return keep_last_; }
+
+  // Writes checkpoints/step-N.safetensors atomically, then `latest`, then prunes old ones.
+  // Returns the path. On failure (e.g. disk full) nothing previously saved is touched.
+  std::string save_checkpoint(int64_t step, const NamedTensors& tensors,
+                              const std::map<std::string, std::string>& metadata = {});
+  // Steps of the checkpoint files present, ascending.
+  std::vector<int64_t> checkpoint_steps() const;
+  // The checkpoint `latest` names, or — when it is missing or corrupt — the newest that
+  // loads; skipped files are listed with their reasons. nullopt when none loads.
+  std::optional<LoadedCheckpoint> load_latest() const;
+  std::string checkpoint_path(int64_t step) const;
+
+  // Appends one JSON record to metrics.log (flushed; fsynced when `sync`).
+  void append_metrics(const nlohmann::json& record, bool sync = false);
+  // Every complete record; `read` reports where a damaged log stopped.
+  std::vector<nlohmann::json> read_metrics(LogReadResult* read = nullptr) const;
+
+  std::string save_trace(int64_t step, const NamedTensors& tensors, const std::map<std::string, std::string>& metadata = {});
+  std::vector<int64_t> trace_steps() const;
+  std::string trace_path(int64_t step) const;
+
+  // Removes temp files left by an interrupted write; returns how many.
+  int remove_stale_temp_files() const;
+
+ private:
+  Session(std::string dir, nlohmann::json manifest, int keep_last);
+  std::string dir_;
+  nlohmann::json manifest_;
+  int keep_last_;
+  std::shared_ptr<FramedLogWriter> metrics_;
+};
+
+}  // namespace mnemo::io

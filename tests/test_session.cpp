@@ -1,0 +1,168 @@
+// core/io: framed metrics log and crash-safe session directories.
+#include "core/io/atomic_file.h"
+#include "core/io/framed_log.h"
+#include "core/io/session.h"
+#include "tests/test_helpers.h"
+
+#include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+
+using namespace mnemo;
+using namespace mnemo::io;
+
+namespace {
+
+std::string read_all(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void write_all_bytes(const std::string& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+NamedTensors weights(float v) { return {{"w", torch::full({64, 64}, v)}, {"step_count", torch::tensor({int64_t(v)})}}; }
+
+}  // namespace
+
+TEST_CASE("crc32c matches the standard check value; masking is not the identity") {
+  const char* s = "123456789";
+  CHECK(crc32c(s, 9) == 0xE3069283u);
+  CHECK(crc32c("", 0) == 0u);
+  CHECK(mask_crc(0xE3069283u) != 0xE3069283u);
+}
+
+TEST_CASE("framed log: every complete record before a torn tail or a flipped byte is returned") {
+  const std::string dir = test::temp_dir("log");
+  const std::string path = dir + "/metrics.log";
+  std::vector<std::string> recs = {R"({"step":1})", R"({"step":2,"loss":1.5})", std::string(300, 'x'), "", R"({"step":5})"};
+  {
+    FramedLogWriter w(path);
+    for (const auto& r : recs) w.append(r);
+  }
+  auto full = read_framed_log(path);
+  CHECK(full.clean);
+  CHECK(full.records == recs);
+  CHECK(full.good_bytes == full.file_bytes);
+  const std::string bytes = read_all(path);
+  const size_t last_start = bytes.size() - (8 + recs[4].size() + 4);
+  // Torn tail: cut anywhere inside the last record.
+  for (size_t cut = last_start + 1; cut < bytes.size(); ++cut) {
+    write_all_bytes(path, bytes.substr(0, cut));
+    auto r = read_framed_log(path);
+    CAPTURE(cut);
+    CHECK_FALSE(r.clean);
+    CHECK(r.records.size() == 4);
+    CHECK(r.good_bytes == last_start);
+    CHECK(r.stop_reason.find("torn tail") != std::string::npos);
+    CHECK(r.stop_reason.find("byte " + std::to_string(last_start)) != std::string::npos);
+  }
+  // A flipped byte anywhere in record 2 (index 1): record 0 survives, the reader stops there.
+  const size_t r1_start = 8 + recs[0].size() + 4;
+  const size_t r1_end = r1_start + 8 + recs[1].size() + 4;
+  for (size_t at = r1_start; at < r1_end; ++at) {
+    std::string damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+    write_all_bytes(path, damaged);
+    auto r = read_framed_log(path);
+    CAPTURE(at);
+    CHECK_FALSE(r.clean);
+    CHECK(r.records.size() == 1);
+    CHECK(r.good_bytes == r1_start);
+    CHECK(r.stop_reason.find("byte " + std::to_string(r1_start)) != std::string::npos);
+  }
+  // Appending after a torn tail still leaves the earlier records readable.
+  CHECK(read_framed_log(dir + "/missing.log").clean);
+}
+
+TEST_CASE("session: checkpoints are atomic, pruned to keep_last, and latest falls back past corruption") {
+  const std::string dir = test::temp_dir("sess") + "/run";
+  auto s = Session::create(dir, {{"model", {{"slots", 4}}}}, 3);
+  CHECK(s.manifest()["format_version"] == kSessionFormatVersion);
+  CHECK_THROWS_WITH_AS(Session::create(dir, {}), doctest::Contains("not empty"), SessionError);
+  CHECK_FALSE(s.load_latest().has_value());
+  for (int step : {10, 20, 30, 40}) s.save_checkpoint(step, weights(static_cast<float>(step)), {{"note", "x"}});
+  CHECK(s.checkpoint_steps() == std::vector<int64_t>{20, 30, 40});
+  auto l = s.load_latest();
+  REQUIRE(l);
+  CHECK(l->step == 40);
+  CHECK(l->metadata.at("step") == "40");
+  CHECK(l->tensors[0].second[0][0].item<float>() == 40.f);
+  CHECK(l->skipped.empty());
+  // Corrupt the newest: truncated file.
+  const std::string newest = s.checkpoint_path(40);
+  write_all_bytes(newest, read_all(newest).substr(0, 100));
+  auto reopened = Session::open(dir);
+  auto fb = reopened.load_latest();
+  REQUIRE(fb);
+  CHECK(fb->step == 30);
+  REQUIRE(fb->skipped.size() == 1);
+  CHECK(fb->skipped[0].find("step-000000040.safetensors") != std::string::npos);
+  // latest naming a missing file also falls back, saying so.
+  ::unlink(newest.c_str());
+  auto fb2 = Session::open(dir).load_latest();
+  REQUIRE(fb2);
+  CHECK(fb2->step == 30);
+  CHECK(fb2->skipped.at(0).find("missing") != std::string::npos);
+  // Nothing loads: a clear error naming the files.
+  write_all_bytes(s.checkpoint_path(30), "garbage");
+  write_all_bytes(s.checkpoint_path(20), "");
+  CHECK_THROWS_WITH_AS(s.load_latest(), doctest::Contains("no checkpoint loads"), SessionError);
+}
+
+TEST_CASE("session: stale temp files from a crash are removed on open; metrics round-trip") {
+  const std::string dir = test::temp_dir("sess2") + "/run";
+  {
+    auto s = Session::create(dir, {});
+    s.append_metrics({{"step", 1}, {"loss", 2.5}});
+    s.append_metrics({{"step", 2}, {"loss", std::nan("")}});  // NaN is stored as null by JSON
+  }
+  write_all_bytes(dir + "/checkpoints/.step-000000005.safetensors.tmp-123-abc", "half");
+  auto s = Session::open(dir);
+  CHECK(read_all(dir + "/checkpoints/.step-000000005.safetensors.tmp-123-abc").empty());
+  LogReadResult rr;
+  auto m = s.read_metrics(&rr);
+  CHECK(rr.clean);
+  REQUIRE(m.size() == 2);
+  CHECK(m[0]["loss"].get<double>() == 2.5);
+  CHECK(m[1]["loss"].is_null());
+  CHECK_THROWS_WITH_AS(Session::open(test::temp_dir("empty")), doctest::Contains("not a session"), SessionError);
+}
+
+TEST_CASE("session: a full disk gives a clear error and damages nothing saved before") {
+  const std::string dir = test::temp_dir("sess3") + "/run";
+  {
+    auto s = Session::create(dir, {});
+    s.save_checkpoint(1, weights(1.f));
+  }
+  // A child process with a 64 KiB file-size limit stands in for a full disk.
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    rlimit lim{64 * 1024, 64 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    try {
+      auto s = Session::open(dir);
+      s.save_checkpoint(2, {{"big", torch::zeros({200000})}});
+      std::_Exit(10);  // must not succeed
+    } catch (const std::exception& e) {
+      const std::string msg = e.what();
+      std::_Exit(msg.find("step-000000002") != std::string::npos && msg.find("too large") != std::string::npos ? 0 : 11);
+    }
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  REQUIRE(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  auto s = Session::open(dir);
+  auto l = s.load_latest();
+  REQUIRE(l);
+  CHECK(l->step == 1);
+  CHECK(s.checkpoint_steps() == std::vector<int64_t>{1});
+}
