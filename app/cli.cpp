@@ -1,8 +1,13 @@
 #include "app/cli.h"
 
 #include "app/bench.h"
+#include "app/bench_hashed.h"
+#include "app/bench_strategies.h"
 #include "app/cli_common.h"
+#include "app/cmd_train.h"
+#include "app/cmd_mtn_qa.h"
 #include "app/figures.h"
+#include "app/figures_hash.h"
 #include "core/data/document.h"
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
@@ -11,6 +16,9 @@
 #include "core/models/factory.h"
 #include "kernels/device_info.h"
 #include "viz/export.h"
+#ifdef MNEMO_WITH_GUI
+#include "app/gui/gui_cli.h"
+#endif
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -57,6 +65,7 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
                              {"segments", n}, {"from", so.from}, {"to", to}};
   Engine engine(model, std::move(doc), cfg.segment_len, TraceSpec::all());
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << cfg.segment_len << " tokens each)\n";
+  HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
   for (int64_t i = so.from; i <= to; ++i) {
     SnapshotPtr snap = engine.jump(i);
     char name[32];
@@ -67,6 +76,7 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
     io::save_safetensors(dir + "/trace.safetensors", tensors,
                          {{"segment", std::to_string(i)}, {"model", cfg.to_json().dump()}});
     auto files = write_step_figures(*snap, engine.document(), dir, fm);
+    hash_stats.add(snap->trace);
     log << "  segment " << i;
     if (!std::isnan(snap->loss)) log << "  loss(next segment) " << snap->loss;
     log << "  -> " << dir << " (" << files.size() + 1 << " files)\n";
@@ -76,6 +86,8 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
     const std::string text = manifest.dump(2) + "\n";
     io::write_file_atomic(so.out + "/manifest.json", text.data(), text.size());
   }
+  if (fm.csv && write_hash_stats_csv(hash_stats, so.out + "/hash_stats.csv"))
+    log << "hash table stats over segments " << so.from << ".." << to << " -> " << so.out << "/hash_stats.csv\n";
   log << "figures and traces are in " << so.out << "\n";
   return 0;
 }
@@ -127,10 +139,23 @@ int run_cli(int argc, char** argv) {
   bstep->add_option("--doc", bso.doc, "document (default assets/sample.txt)");
   bstep->add_option("--segments", bso.segments, "segments per pass");
   bstep->add_option("--repeats", bso.repeats, "passes per mode (median reported)");
+  BenchHashedOptions bho;
+  auto* bhashed = add_bench_hashed_command(bench, bho);
+  BenchStrategiesOptions bto;
+  auto* bstrat = add_bench_strategies_command(bench, bto);
+
+  TrainCommands trainc;
+  add_train_commands(app, trainc);
+  MtnQaCommand mtnqa;
+  add_mtn_qa_command(app, mtnqa);
 
   std::string demo_out = "mnemoscope-demo";
   auto* demo = app.add_subcommand("demo", "the demo on the shipped sample document");
   demo->add_option("--out", demo_out, "where the headless demo writes figures");
+#ifdef MNEMO_WITH_GUI
+  GuiCommands guic;
+  add_gui_commands(app, bench, guic);
+#endif
 
   try {
     app.parse(argc, argv);
@@ -174,11 +199,22 @@ int run_cli(int argc, char** argv) {
       std::cout << "wrote " << w.size() << " tensors to " << ew_out << "\n";
       return 0;
     }
+#ifdef MNEMO_WITH_GUI
+    if (int rc = run_gui_commands(guic, std::cout); rc >= 0) return rc;
+#endif
+    if (int rc = run_train_commands(trainc, std::cout); rc >= 0) return rc;
+    if (int rc = run_mtn_qa_command(mtnqa, std::cout); rc >= 0) return rc;
     if (*bench) {
       if (*bstep) return run_bench_step(bso, std::cout);
+      if (*bhashed) return run_bench_hashed(bho, std::cout);
+      if (*bstrat) return run_bench_strategies(bto, std::cout);
     }
     if (*demo || argc == 1) {
-      // Until the desktop app lands, the demo is the headless step on the sample document.
+      // With a display the demo is the desktop app; without one, the headless step.
+      std::string no_display = "this build has no desktop app (MNEMO_GUI=OFF)";
+#ifdef MNEMO_WITH_GUI
+      if (int rc = run_demo_gui(std::cout, &no_display); rc >= 0) return rc;
+#endif
       ModelFlags mf;
       CLI::App dummy;
       mf.add_to(&dummy);
@@ -186,7 +222,7 @@ int run_cli(int argc, char** argv) {
       StepOptions dso;
       dso.doc = find_asset("sample.txt");
       dso.out = demo_out;
-      std::cout << "demo: no desktop app in this build yet; running the headless step on " << dso.doc << "\n";
+      std::cout << "demo: no window (" << no_display << "); running the headless step on " << dso.doc << " instead\n";
       int rc = run_step(mf, dso, std::cout);
       std::cout << "demo: open " << demo_out << "/step-0003/writer_attention_mean.png to see the writer attention\n";
       return rc;

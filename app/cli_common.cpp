@@ -9,6 +9,7 @@
 
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
+#include "core/train/checkpoint.h"
 
 namespace mnemo::app {
 
@@ -145,7 +146,7 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
   if (!checkpoint.empty()) {
     try {
       auto w = io::load_safetensors(checkpoint);
-      load_weights(*m, w, checkpoint);
+      load_weights(*m, model_weights_only(w), checkpoint);  // a training checkpoint also holds "optim." state
     } catch (const io::SafetensorsError& e) {
       throw UsageError(std::string("--checkpoint: ") + e.what());
     } catch (const ConfigError& e) {

@@ -1,6 +1,9 @@
 #include "app/figures.h"
 
 #include "app/cli.h"
+#include "app/figures_hash.h"
+#include "app/figures_mtn.h"
+#include "app/figures_rmt.h"
 #include "core/trace/analysis.h"
 #include "viz/export.h"
 
@@ -149,6 +152,15 @@ std::vector<std::string> write_step_figures(const Snapshot& snap, const Document
       out.push_back(dir + "/forgetting.csv");
     }
   }
+  // MemoryFormer hash tables ("linear": "hashed"): loads, one table's bars, p(z), stats.
+  auto hash_files = write_hash_figures(snap.trace, dir, fm, "segment " + std::to_string(snap.segment));
+  out.insert(out.end(), hash_files.begin(), hash_files.end());
+  // Memory Transformer Network family: kept tokens, importance, document view, joint attention.
+  auto mtn_files = write_mtn_figures(snap, doc, dir, fm);
+  out.insert(out.end(), mtn_files.begin(), mtn_files.end());
+  // RMT / Transformer-XL family: attention maps with memory blocks, block masses, cache attention.
+  auto rmt_files = write_rmt_figures(snap, doc, dir, fm);
+  out.insert(out.end(), rmt_files.begin(), rmt_files.end());
   return out;
 }
 

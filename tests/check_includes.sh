@@ -12,7 +12,7 @@ check() {  # check DIR REGEX WHY [EXCLUDE_DIR]
 }
 check core    '#include\s*[<"](app|viz)/' "core must not include app/ or viz/"
 check core    '#include\s*[<"](imgui|GLFW|GL/)' "core knows no screen"
-check core    '(std::cout|printf\(|puts\()' "core prints nothing to stdout"
+check core    '(std::cout|\bprintf\(|\bputs\()' "core prints nothing to stdout"
 check kernels '#include\s*[<"](core|app|viz|torch|ATen|c10)/' "kernels know no LibTorch module nor core"
 check viz     '#include\s*[<"](app/|imgui|GLFW|GL/|torch/|ATen/)' "viz knows no window and no LibTorch" ui
 check viz     '#include\s*[<"]core/(data|nn|models|train|engine|io)/' "viz may include core/trace types only" ui

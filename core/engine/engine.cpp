@@ -1,5 +1,7 @@
 #include "core/engine/engine.h"
 
+#include "core/nn/hashed_linear.h"
+
 #include <stdexcept>
 
 namespace mnemo {
@@ -39,10 +41,18 @@ SegmentInput Engine::input_for(int64_t i) const {
   in.tokens = s.tokens.to(dev);
   in.valid = s.valid.to(dev);
   in.offsets = s.offsets;
+  // Next token within the segment (decoder-only / MTN language modelling); Memformer ignores it.
+  in.targets = in.tokens.roll(-1, 1);
+  in.target_valid = in.valid.roll(-1, 1);
+  in.target_valid.select(1, in.target_valid.size(1) - 1).fill_(false);
   if (i + 1 < num_segments()) {
     Segment n = segmenter_.segment(i + 1);
     in.next_tokens = n.tokens.to(dev);
     in.next_valid = n.valid.to(dev);
+    // The last position predicts the next segment's first token (decoder-only models).
+    const int64_t last = in.targets.size(1) - 1;
+    in.targets.select(1, last).copy_(in.next_tokens.select(1, 0));
+    in.target_valid.select(1, last).copy_(in.valid.select(1, last) & in.next_valid.select(1, 0));
   }
   return in;
 }
@@ -52,6 +62,7 @@ SnapshotPtr Engine::compute(int64_t i, bool traced) {
   TORCH_CHECK(i < static_cast<int64_t>(states_.size()), "no kept state before segment ", i);
   Tracer tracer(traced ? spec_ : TraceSpec::none());
   SegmentInput in = input_for(i);
+  HashTracingScope hash_tracing(*model_, traced ? &tracer : nullptr);  // hash.* keys of hashed projections
   SegmentOutput out = model_->step(in, states_[i], traced ? &tracer : nullptr);
   ++steps_computed_;
   if (static_cast<int64_t>(states_.size()) == i + 1) states_.push_back(out.memory.detached_clone());

@@ -52,7 +52,7 @@ void ModelConfig::validate() const {
 nlohmann::json ModelConfig::to_json() const {
   return {{"model", model}, {"slots", slots}, {"segment_len", segment_len}, {"dim", dim},
           {"heads", heads}, {"layers", layers}, {"dec_layers", dec_layers}, {"ff", ff},
-          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}, {"cache_len", cache_len},
+          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}, {"memory", memory}, {"cache_len", cache_len},
           {"n1_layers", n1_layers}, {"n2_layers", n2_layers}, {"linear", linear}, {"hash_bits", hash_bits},
           {"hash_temperature", hash_temperature}};
 }
@@ -94,9 +94,12 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
     } else if (k == "forgetting") {
       if (!v.is_boolean()) throw ConfigError("config field 'forgetting' must be true or false, got " + v.dump());
       c.forgetting = v.get<bool>();
+    } else if (k == "memory") {
+      if (!v.is_boolean()) throw ConfigError("config field 'memory' must be true or false, got " + v.dump());
+      c.memory = v.get<bool>();
     } else {
       throw ConfigError("config field '" + k + "' is unknown; known fields: model, slots, segment_len, dim, heads, "
-                        "layers, dec_layers, ff, n_cls, temperature, forgetting, cache_len, n1_layers, n2_layers, "
+                        "layers, dec_layers, ff, n_cls, temperature, forgetting, memory, cache_len, n1_layers, n2_layers, "
                         "linear, hash_bits, hash_temperature");
     }
   }

@@ -27,6 +27,8 @@ struct ModelConfig {
   int64_t n_cls = 1;           // Memformer classification tokens appended to the encoder input
   double temperature = 0.25;   // Memformer writer temperature tau
   bool forgetting = true;      // Memformer biased memory normalisation with v_bias
+  bool memory = true;          // Memformer: false = the "w/o memory" ablation (no reading, no writer;
+                               // each step sees only its own segment; the state passes through)
   int64_t cache_len = -1;      // Transformer-XL + RMT: cache length (-1 = segment_len); trxl uses slots
   int64_t n1_layers = 2;       // MTN: separate layers for chunk and memory
   int64_t n2_layers = 4;       // MTN: joint layers

@@ -1,6 +1,8 @@
 #include "core/models/factory.h"
 
+#include "core/models/decoder_lm.h"
 #include "core/models/memformer.h"
+#include "core/models/mtn.h"
 
 #include <map>
 #include <sstream>
@@ -13,6 +15,12 @@ MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device devi
   MemoryModel m;
   // One line per model kind.
   if (cfg.model == "memformer") m = std::make_shared<MemformerImpl>(cfg);
+  if (cfg.model == "rmt" || cfg.model == "rmt-write-only" || cfg.model == "trxl" || cfg.model == "trxl-rmt" ||
+      cfg.model == "transformer")
+    m = std::make_shared<DecoderLmImpl>(cfg);
+  if (cfg.model == "mtn") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kMtn);
+  if (cfg.model == "mtn-naive") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kNaive);
+  if (cfg.model == "no-memory") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kNoMemory);
   if (!m) throw ConfigError("config field 'model' = '" + cfg.model + "' is not implemented in this build yet");
   m->to(device);
   m->eval();

@@ -12,12 +12,13 @@ namespace {
 torch::nn::LayerNorm make_ln(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
 }  // namespace
 
-MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin) {
+MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin,
+                                                     bool read_memory) {
   ln_self = register_module("ln_self", make_ln(dim));
-  ln_read = register_module("ln_read", make_ln(dim));
+  if (read_memory) ln_read = register_module("ln_read", make_ln(dim));
   ln_ffn = register_module("ln_ffn", make_ln(dim));
   self_attn = register_module("self_attn", MultiHeadAttention(dim, heads, lin));
-  mem_read = register_module("mem_read", MultiHeadAttention(dim, heads, lin));
+  if (read_memory) mem_read = register_module("mem_read", MultiHeadAttention(dim, heads, lin));
   ffn = register_module("ffn", FeedForward(dim, ff, lin));
 }
 
@@ -25,7 +26,7 @@ torch::Tensor MemformerEncoderLayerImpl::forward(const torch::Tensor& x, const t
                                                  const torch::Tensor& memory, torch::Tensor* read_weights) {
   auto h = ln_self->forward(x);
   auto y = x + self_attn->forward(h, h, self_mask);
-  y = y + mem_read->forward(ln_read->forward(y), memory, torch::Tensor(), read_weights);
+  if (mem_read) y = y + mem_read->forward(ln_read->forward(y), memory, torch::Tensor(), read_weights);
   return y + ffn->forward(ln_ffn->forward(y));
 }
 
@@ -90,12 +91,12 @@ MemformerImpl::MemformerImpl(const ModelConfig& cfg) : cfg_(cfg) {
   // ||v_bias^i|| starts near 1 (the paper reports trained magnitudes of about 1 to 3).
   v_bias = register_parameter("v_bias", torch::randn({cfg_.slots, d}) / std::sqrt(static_cast<double>(d)));
   encoder = register_module("encoder", torch::nn::ModuleList());
-  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff, cfg_.linear_options()));
+  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff, cfg_.linear_options(), cfg_.memory));
   decoder = register_module("decoder", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg_.dec_layers; ++i) decoder->push_back(MemformerDecoderLayer(d, cfg_.heads, ff, cfg_.linear_options()));
   enc_norm = register_module("enc_norm", make_ln(d));
   dec_norm = register_module("dec_norm", make_ln(d));
-  writer = register_module("writer", MemoryWriter(d, cfg_.heads, cfg_.temperature, cfg_.linear_options()));
+  if (cfg_.memory) writer = register_module("writer", MemoryWriter(d, cfg_.heads, cfg_.temperature, cfg_.linear_options()));
   head = register_module("head", torch::nn::Linear(d, ByteTokenizer::kVocabSize));
 }
 
@@ -130,7 +131,7 @@ torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Te
   for (const auto& m : *encoder) {
     const std::string key = std::string(keys::kReadAttnPrefix) + std::to_string(li);
     torch::Tensor w;
-    const bool want = tracer && tracer->wants(key);
+    const bool want = tracer && cfg_.memory && tracer->wants(key);
     x = m->as<MemformerEncoderLayerImpl>()->forward(x, mask, memory, want ? &w : nullptr);
     if (want) tracer->put(key, w.narrow(2, 0, l));  // token rows [B, H, L, k]
     ++li;
@@ -169,11 +170,16 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   torch::Tensor enc_valid;
   auto enc = encode(in.tokens, in.valid, slots, &enc_valid, tracer);
 
-  const bool want_writer = tracer && (tracer->wants(keys::kWriterAttn) || tracer->wants(keys::kSlotType));
+  const bool want_writer =
+      tracer && cfg_.memory && (tracer->wants(keys::kWriterAttn) || tracer->wants(keys::kSlotType));
   torch::Tensor attn;
-  auto m_prime = writer->forward(slots, enc, enc_valid, want_writer ? &attn : nullptr);
   SegmentOutput out;
-  out.memory.tensors["slots"] = forget(m_prime);
+  if (cfg_.memory) {
+    auto m_prime = writer->forward(slots, enc, enc_valid, want_writer ? &attn : nullptr);
+    out.memory.tensors["slots"] = forget(m_prime);
+  } else {
+    out.memory.tensors["slots"] = slots;  // "w/o memory": nothing is read or written
+  }
 
   if (in.next_tokens.defined()) {
     TORCH_CHECK(in.next_valid.defined() && in.next_valid.sizes() == in.next_tokens.sizes(), "next_valid must match");

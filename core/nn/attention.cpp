@@ -44,10 +44,17 @@ torch::Tensor MultiHeadAttentionImpl::forward(const torch::Tensor& query, const 
 }
 
 FeedForwardImpl::FeedForwardImpl(int64_t dim, int64_t ff, const LinearOptions& lin) {
+  if (lin.kind == "hashed") {
+    block = register_module("block", MemoryBlock(dim, lin.hash_bits, lin.hash_temperature, /*input_norm=*/false));
+    return;
+  }
   fc1 = register_projection(*this, "fc1", make_projection(dim, ff, lin));
   fc2 = register_projection(*this, "fc2", make_projection(ff, dim, lin));
 }
 
-torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) { return fc2->forward(torch::gelu(fc1->forward(x))); }
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  if (block) return block->forward(x);
+  return fc2->forward(torch::gelu(fc1->forward(x)));
+}
 
 }  // namespace mnemo

@@ -1,5 +1,6 @@
 // Multi-head attention with optional capture of the attention weights, and masks.
 #pragma once
+#include "core/nn/hashed_linear.h"
 #include "core/nn/linear.h"
 
 #include <torch/torch.h>
@@ -25,11 +26,16 @@ struct MultiHeadAttentionImpl : torch::nn::Module {
 };
 TORCH_MODULE(MultiHeadAttention);
 
-// Position-wise feed-forward: Linear(d, ff) -> GELU -> Linear(ff, d).
+// Position-wise feed-forward: Linear(d, ff) -> GELU -> Linear(ff, d). With lin.kind ==
+// "hashed" it is MemoryFormer's Memory Block instead (core/nn/hashed_linear.h; module
+// "block", width (hash_bits + 2) * dim / hash_bits, `ff` unused; fc1/fc2 stay null). Its
+// first Norm is left out: callers are pre-LayerNorm blocks (Memformer's ln_ffn) that
+// normalise x before the FFN; a caller that does not must add that Norm itself.
 struct FeedForwardImpl : torch::nn::Module {
   FeedForwardImpl(int64_t dim, int64_t ff, const LinearOptions& lin = {});
   torch::Tensor forward(const torch::Tensor& x);
   Projection fc1, fc2;
+  MemoryBlock block{nullptr};
 };
 TORCH_MODULE(FeedForward);
 

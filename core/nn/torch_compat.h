@@ -12,6 +12,16 @@ namespace mnemo {
 torch::Tensor attention_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                              const torch::Tensor& mask, torch::Tensor* weights);
 
+// Key of parameter `p` in torch::optim::Optimizer::state(): a string in LibTorch 1.x, the
+// TensorImpl pointer in 2.x.
+inline auto optimizer_state_key(const torch::Tensor& p) {
+#if TORCH_VERSION_MAJOR >= 2
+  return static_cast<void*>(p.unsafeGetTensorImpl());
+#else
+  return c10::guts::to_string(p.unsafeGetTensorImpl());
+#endif
+}
+
 inline constexpr int kTorchMajor = TORCH_VERSION_MAJOR;
 inline constexpr int kTorchMinor = TORCH_VERSION_MINOR;
 

@@ -1,0 +1,44 @@
+// `mnemoscope train` and `mnemoscope eval` (core/train/trainer.h).
+//
+//   train --config sessions/<name>.json [--out DIR] [--steps N] [--set key=value]... [--resume]
+//     Trains into a session directory DIR (default runs/<name>): manifest.json,
+//     checkpoints/step-N.safetensors + latest, metrics.log (DESIGN §4). Shows a progress
+//     line (\r updates on a TTY, plain lines otherwise), evaluates every eval_every steps,
+//     saves every save_every steps and at the end; Ctrl-C stops after the current step and
+//     saves. --resume continues DIR from its latest checkpoint. --set overrides one field of
+//     the config by its dotted path, the value read as JSON (a bare word is a string):
+//     --set task.segments=4 --set model.segment_len=19 --set model.slots=19
+//   eval --config F --checkpoint CKPT [--split test] [--batches N] [--zero-memory] [--json] [--set k=v]...
+//     Prints loss, per-character accuracy and exact match of a checkpoint (a training
+//     checkpoint or a weights-only file).
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+struct TrainCommands {
+  CLI::App* train = nullptr;
+  CLI::App* eval = nullptr;
+  // train
+  std::string config, out;
+  int64_t steps = 0;
+  bool resume = false;
+  std::vector<std::string> sets;  // --set key=value (train and eval)
+  CLI::Option* o_steps = nullptr;
+  // eval
+  std::string eval_config, checkpoint, split = "test";
+  int64_t batches = -2;
+  bool zero_memory = false, json = false;
+};
+
+// Adds the two subcommands to `app`; their flags land in `c`.
+void add_train_commands(CLI::App& app, TrainCommands& c);
+// Runs whichever of them was selected and returns its exit code; -1 when neither was.
+// Throws UsageError for bad input (exit 2).
+int run_train_commands(const TrainCommands& c, std::ostream& out);
+
+}  // namespace mnemo::app

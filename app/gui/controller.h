@@ -1,0 +1,46 @@
+// What panels may ask of the model side. The Worker implements it on its own thread; tests
+// and the gallery use a recorder. Every call returns at once (the UI never waits on the model).
+#pragma once
+#include "core/models/config.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mnemo::app {
+
+class Controller {
+ public:
+  virtual ~Controller() = default;
+  virtual void open_document(const std::string& path) = 0;
+  // Rebuilds the model with cfg under seed; checkpoint "" keeps random weights. A checkpoint
+  // whose metadata names its model config (export-weights, training) brings that config.
+  virtual void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) = 0;
+  virtual void step(int delta) = 0;          // +1 next segment, -1 previous
+  virtual void jump(int64_t segment) = 0;    // clamped to the document's segments
+  virtual void reset() = 0;                  // back to before the first segment
+  virtual void cancel() = 0;                 // stops a running jump and drops queued commands
+  // Progress of the command being run: busy() is true while one runs or waits; progress()
+  // is in [0,1] for long jumps and negative when there is nothing to measure.
+  virtual bool busy() const = 0;
+  virtual float progress() const = 0;
+};
+
+// Records calls (for tests and the gallery, where nothing must run).
+class RecordingController : public Controller {
+ public:
+  void open_document(const std::string& path) override { last = "open " + path; ++calls; }
+  void apply_model(const ModelConfig&, uint64_t seed, const std::string& ckpt) override {
+    last = "apply seed " + std::to_string(seed) + (ckpt.empty() ? "" : " checkpoint " + ckpt);
+    ++calls;
+  }
+  void step(int delta) override { last = "step " + std::to_string(delta); ++calls; }
+  void jump(int64_t s) override { last = "jump " + std::to_string(s); ++calls; }
+  void reset() override { last = "reset"; ++calls; }
+  void cancel() override { last = "cancel"; ++calls; }
+  bool busy() const override { return false; }
+  float progress() const override { return -1.f; }
+  std::string last;
+  int calls = 0;
+};
+
+}  // namespace mnemo::app

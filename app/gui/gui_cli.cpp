@@ -1,0 +1,129 @@
+#include "app/gui/gui_cli.h"
+
+#include "app/gui/worker.h"
+#include "core/io/safetensors.h"
+
+#include <cstdio>
+
+namespace mnemo::app {
+
+namespace {
+
+void parse_pair(const std::string& flag, const std::string& v, char sep, float* a, float* b) {
+  const auto p = v.find(sep);
+  try {
+    size_t n1 = 0, n2 = 0;
+    if (p == std::string::npos) throw std::invalid_argument("no separator");
+    *a = std::stof(v.substr(0, p), &n1);
+    *b = std::stof(v.substr(p + 1), &n2);
+    if (n1 != p || n2 != v.size() - p - 1) throw std::invalid_argument("trailing characters");
+  } catch (const std::exception&) {
+    throw UsageError(flag + " '" + v + "' is not of the form A" + std::string(1, sep) + "B");
+  }
+}
+
+GuiOptions resolve_gui(const GuiCommands& c) {
+  GuiOptions o;
+  o.doc = c.doc.empty() ? find_asset("sample.txt") : c.doc;
+  load_doc_flag(o.doc);  // exit 2 naming --doc for a missing, empty or unreadable file
+  ModelFlags mf = c.model;
+  if (mf.config.empty()) mf.config = find_asset("../sessions/demo-memformer.json");
+  o.cfg = mf.resolve();
+  o.seed = mf.seed;
+  o.checkpoint = mf.checkpoint;
+  if (!o.checkpoint.empty()) {
+    std::string note;
+    ModelConfig cfg = o.cfg;
+    try {
+      build_gui_model(&cfg, o.seed, o.checkpoint, &note);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    }
+    o.cfg = cfg;
+  }
+  if (c.steps < 0 || c.steps > 1000000) throw UsageError("--steps " + std::to_string(c.steps) + " is out of range 0..1000000");
+  o.steps = c.steps;
+  o.quit = c.quit;
+  o.gallery = c.gallery;
+  o.select_slot = c.select_slot;
+  if (c.gallery_size >= 0) {
+    o.gallery = true;
+    o.gallery_size = c.gallery_size;
+  }
+  if (!c.size.empty()) {
+    float w = 0, h = 0;
+    parse_pair("--size", c.size, 'x', &w, &h);
+    if (w < 320 || h < 240 || w > 8192 || h > 8192) throw UsageError("--size " + c.size + " must be between 320x240 and 8192x8192");
+    o.width = static_cast<int>(w);
+    o.height = static_cast<int>(h);
+  }
+  if (!c.mouse.empty()) parse_pair("--mouse", c.mouse, ',', &o.mouse_x, &o.mouse_y);
+  if (!c.screenshot.empty()) {
+    std::string dir = c.screenshot;
+    const auto slash = dir.find_last_of('/');
+    dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+    if (!is_dir(dir)) throw UsageError("--screenshot '" + c.screenshot + "': directory '" + dir + "' does not exist");
+    if (is_dir(c.screenshot)) throw UsageError("--screenshot '" + c.screenshot + "' is a directory; pass a .png file name");
+    o.screenshot = c.screenshot;
+  }
+  if (!c.export_dir.empty()) {
+    try {
+      check_out_dir(c.export_dir);
+    } catch (const UsageError& e) {
+      std::string m = e.what();
+      throw UsageError(m.rfind("--out", 0) == 0 ? "--export" + m.substr(5) : m);
+    }
+    o.export_dir = c.export_dir;
+  }
+  // Scripted runs (--quit) leave the user's layout and recent files alone.
+  o.persist = !c.no_save && !c.quit;
+  return o;
+}
+
+}  // namespace
+
+void add_gui_commands(CLI::App& app, CLI::App* bench, GuiCommands& c) {
+  c.gui = app.add_subcommand("gui", "the desktop app (also: no subcommand, or demo, when a display is present)");
+  c.gui->add_option("--doc", c.doc, "document to open (default assets/sample.txt)");
+  c.model.add_to(c.gui);
+  c.gui->add_option("--steps", c.steps, "step this many segments at start");
+  c.gui->add_option("--screenshot", c.screenshot, "write a PNG of the window once the steps are shown");
+  c.gui->add_flag("--quit", c.quit, "quit once the steps, screenshot and export are done (nothing saved to the config dir)");
+  c.gui->add_option("--size", c.size, "window size WxH (default: fit the monitor, at most 1920x1080)");
+  c.gui->add_flag("--gallery", c.gallery, "open the gallery (every panel on synthetic traces)");
+  c.gui->add_option("--gallery-size", c.gallery_size, "gallery's synthetic size (index of its size list)");
+  c.gui->add_option("--select-slot", c.select_slot, "select this slot once the first step is shown");
+  c.gui->add_option("--mouse", c.mouse, "put the mouse at X,Y (screenshots with a tooltip)");
+  c.gui->add_option("--export", c.export_dir, "once the steps are shown, export every panel into this folder");
+  c.gui->add_flag("--no-save", c.no_save, "do not read or write the layout and recent files");
+
+  c.bench_ui = bench->add_subcommand("ui", "UI frame times: every panel open, 1024-slot x 512-token map (needs a display)");
+  c.bench_ui->add_option("--frames", c.bench.frames, "frames to time (default 600)");
+  c.bench_ui->add_option("--slots", c.bench.slots, "slots of the synthetic maps (default 1024)");
+  c.bench_ui->add_option("--tokens", c.bench.tokens, "tokens per segment (default 512)");
+  c.bench_ui->add_option("--segments", c.bench.segments, "visited segments in the timeline (default 256)");
+  c.bench_ui->add_option("--change-every", c.bench.change_every, "frames between new steps (default 30)");
+}
+
+int run_gui_commands(const GuiCommands& c, std::ostream& out) {
+  if (c.bench_ui && *c.bench_ui) return run_bench_ui(c.bench, out);
+  if (!c.gui || !*c.gui) return -1;
+  GuiOptions o = resolve_gui(c);
+  std::string why;
+  if (!display_available(&why))
+    throw UsageError("no display for the window (" + why +
+                     "); run under a desktop session or xvfb-run, or use 'mnemoscope step' for figures without a window");
+  return run_gui(o, out);
+}
+
+int run_demo_gui(std::ostream& out, std::string* why) {
+  if (!display_available(why)) return -1;
+  GuiCommands c;
+  CLI::App dummy;
+  c.model.add_to(&dummy);
+  GuiOptions o = resolve_gui(c);
+  out << "demo: opening the desktop app on " << o.doc << " (Right arrow steps, Space plays; Help menu lists the keys)\n";
+  return run_gui(o, out);
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,100 @@
+// Synthetic long-document question answering in the token-classification form of the
+// Memory Transformer Network paper (papers/memory-transformer-networks.txt §2.2.1).
+//
+// An example is a document of `doc_chunks` chunks of `chunk_len` bytes in which `facts`
+// sentences "<name> lives in <city>." are scattered among filler sentences, and a query
+// chunk "where does <name> live? <city> <city> ..." that lists `candidates` cities (the
+// answer and cities of the other facts as distractors). Tokens are bytes (ByteTokenizer).
+// A model reads the document chunk by chunk (reading phase: memory is updated, no loss),
+// then reads the query chunk with its memory fixed (inference phase: memory NOT updated)
+// and tags every query token as answer (1: the bytes of the right city) or not (0).
+// Without memory the query can only be guessed (1 / candidates).
+//
+// Everything is deterministic under the seed: example(split, i) depends only on the
+// options, the split and i (its own splitmix64 stream; no std:: distributions, whose
+// output differs between standard libraries).
+#pragma once
+#include "core/errors.h"
+#include "core/models/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mnemo {
+
+struct QaTaskOptions {
+  uint64_t seed = 1;
+  int64_t chunk_len = 48;   // bytes per chunk (the paper's 48 tokens)
+  int64_t doc_chunks = 4;   // reading-phase chunks per document
+  int64_t facts = 3;        // "<name> lives in <city>." sentences per document
+  int64_t candidates = 3;   // cities listed in the query (1 answer + distractors)
+  int64_t train_size = 4096, valid_size = 256, test_size = 256;
+
+  // Throws ConfigError naming the field: counts out of range, or sizes for which the facts
+  // cannot fit the document or the longest query cannot fit one chunk.
+  void validate() const;
+  nlohmann::json to_json() const;
+  // Unknown keys are rejected; the result is validated.
+  static QaTaskOptions from_json(const nlohmann::json& j);
+};
+
+enum class QaSplit { kTrain, kValid, kTest };
+const char* qa_split_name(QaSplit s);
+
+struct QaExample {
+  std::string document;            // reading-phase bytes, at most doc_chunks * chunk_len
+  std::string query;               // "where does <name> live? <c1> <c2> ..." (one chunk at most)
+  std::string name, answer;        // asked name and its city
+  int64_t answer_begin = 0;        // byte offset of the answer inside query
+  int64_t fact_begin = 0;          // byte offset of the asked fact sentence inside document
+  std::vector<uint8_t> labels;     // one per query byte: 1 = answer byte, 0 = not
+};
+
+// Model inputs of a batch, chunked for MemoryModelImpl::step. Row b is example b.
+// Token ids are bytes; padding is ByteTokenizer::kPad with valid = false. offsets hold the
+// position in the example's stream (document padded to doc_chunks * chunk_len, then the
+// query): {t, t + 1}, {-1, -1} on padding.
+struct QaBatch {
+  std::vector<SegmentInput> reading;  // doc_chunks chunks; targets undefined
+  std::vector<SegmentInput> query;    // query chunks; targets = labels, target_valid = valid
+  int64_t size = 0;
+};
+
+class QaTask {
+ public:
+  explicit QaTask(QaTaskOptions opt);  // validates
+  const QaTaskOptions& options() const { return opt_; }
+  int64_t size(QaSplit s) const;
+  // Throws std::out_of_range for index outside 0..size(s)-1.
+  QaExample example(QaSplit s, int64_t index) const;
+  // Examples first..first+count-1 of split s (throws std::out_of_range past the end).
+  QaBatch batch(QaSplit s, int64_t first, int64_t count, torch::Device device = torch::kCPU) const;
+  QaBatch batch(const std::vector<QaExample>& examples, torch::Device device = torch::kCPU) const;
+  // Share of answer tokens among query tokens of the first n train examples.
+  double answer_share(int64_t n = 512) const;
+  // The paper's weights, the inverse class frequencies: {1 / (1 - p), 1 / p} for
+  // {not answer, answer}, p = answer_share().
+  std::pair<double, double> class_weights(int64_t n = 512) const;
+
+ private:
+  QaTaskOptions opt_;
+};
+
+// Reading then inference with memory fixed (paper §2.2.1): starting from
+// model.initial_memory(B), steps through batch.reading carrying memory (skipped when the
+// initial memory is empty: the no-memory baseline "simply skips the reading phase"), then
+// steps every query chunk with the memory after reading. The model must tag answers
+// (logits [B, L, 2], e.g. MtnImpl with MtnTask::Kind::kAnswerTagging).
+struct QaForward {
+  torch::Tensor loss;         // sum of loss_sum / sum of loss_count over query chunks (graph kept)
+  torch::Tensor answer_prob;  // [B, Lq] P(answer) for the query tokens, detached
+  torch::Tensor labels;       // [B, Lq] int64
+  torch::Tensor valid;        // [B, Lq] bool
+};
+QaForward qa_forward(MemoryModelImpl& model, const QaBatch& batch);
+
+}  // namespace mnemo

@@ -1,0 +1,326 @@
+#include "core/data/tasks.h"
+
+#include "core/data/tokenizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace mnemo {
+
+namespace {
+
+// SplitMix64: a tiny generator whose output is the same on every platform (std::
+// distributions are not), so "exact strings for a fixed seed" holds everywhere.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed) {}
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in lo..hi (inclusive); the modulo bias is below 2^-40 for the ranges used here.
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+};
+
+uint64_t example_seed(uint64_t seed, Split s, int64_t index) {
+  Rng r(seed * 0x100000001B3ull + static_cast<uint64_t>(s) * 0x9E3779B1ull + 0x51ED27u);
+  uint64_t a = r.next();
+  Rng q(a ^ (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
+  return q.next();
+}
+
+void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError("config field 'task." + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
+                      std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+std::string signed_term(int64_t v, const char* suffix) {
+  return (v < 0 ? "-" : "+") + std::to_string(v < 0 ? -v : v) + suffix;
+}
+
+int64_t isqrt(int64_t v) {
+  auto r = static_cast<int64_t>(std::sqrt(static_cast<double>(v)));
+  while (r * r > v) --r;
+  while ((r + 1) * (r + 1) <= v) ++r;
+  return r;
+}
+
+void append(TaskExample& ex, const std::string& s, bool target, bool scored) {
+  for (unsigned char ch : s) {
+    ex.ids.push_back(ch);
+    ex.target.push_back(target);
+    ex.scored.push_back(scored);
+  }
+}
+
+}  // namespace
+
+const char* split_name(Split s) {
+  switch (s) {
+    case Split::kTrain: return "train";
+    case Split::kValid: return "valid";
+    case Split::kTest: return "test";
+  }
+  return "?";
+}
+
+Split parse_split(const std::string& name, const std::string& field) {
+  if (name == "train") return Split::kTrain;
+  if (name == "valid") return Split::kValid;
+  if (name == "test") return Split::kTest;
+  throw ConfigError(field + " '" + name + "' is not a split; use train, valid or test");
+}
+
+const std::vector<std::string>& TaskConfig::known_tasks() {
+  static const std::vector<std::string> k = {"copy", "reverse", "assoc", "quadratic"};
+  return k;
+}
+
+void TaskConfig::validate() const {
+  const auto& k = known_tasks();
+  if (std::find(k.begin(), k.end(), name) == k.end())
+    throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: copy, reverse, assoc, quadratic");
+  check_range("source_len", source_len, 1, 4096);
+  check_range("symbols", symbols, 2, 26);
+  check_range("pairs", pairs, 1, 26);
+  if (name == "assoc" && pairs > symbols)
+    throw ConfigError("config field 'task.pairs' = " + std::to_string(pairs) + " needs as many distinct keys: raise " +
+                      "'task.symbols' (= " + std::to_string(symbols) + ") to at least " + std::to_string(pairs));
+  check_range("segments", segments, 1, 4096);
+  check_range("step_width", step_width, 28, 256);
+  check_range("train_size", train_size, 1, int64_t{1} << 40);
+  check_range("valid_size", valid_size, 1, int64_t{1} << 40);
+  check_range("test_size", test_size, 1, int64_t{1} << 40);
+}
+
+nlohmann::json TaskConfig::to_json() const {
+  return {{"name", name},           {"source_len", source_len}, {"symbols", symbols},
+          {"pairs", pairs},         {"segments", segments},     {"step_width", step_width},
+          {"train_size", train_size}, {"valid_size", valid_size}, {"test_size", test_size},
+          {"seed", seed}};
+}
+
+TaskConfig TaskConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(j.type_name()));
+  TaskConfig c;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    auto need_int = [&](int64_t& dst) {
+      if (!v.is_number_integer()) throw ConfigError("config field 'task." + k + "' must be an integer, got " + v.dump());
+      dst = v.get<int64_t>();
+    };
+    if (k == "name") {
+      if (!v.is_string()) throw ConfigError("config field 'task.name' must be a string, got " + v.dump());
+      c.name = v.get<std::string>();
+    } else if (k == "seed") {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+        throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());
+      c.seed = v.get<uint64_t>();
+    } else if (k == "source_len") need_int(c.source_len);
+    else if (k == "symbols") need_int(c.symbols);
+    else if (k == "pairs") need_int(c.pairs);
+    else if (k == "segments") need_int(c.segments);
+    else if (k == "step_width") need_int(c.step_width);
+    else if (k == "train_size") need_int(c.train_size);
+    else if (k == "valid_size") need_int(c.valid_size);
+    else if (k == "test_size") need_int(c.test_size);
+    else
+      throw ConfigError("config field 'task." + k + "' is unknown; known fields: name, source_len, symbols, pairs, "
+                        "segments, step_width, train_size, valid_size, test_size, seed");
+  }
+  c.validate();
+  return c;
+}
+
+namespace {
+std::map<std::string, TaskMaker>& task_registry() {
+  static std::map<std::string, TaskMaker> r;
+  return r;
+}
+}  // namespace
+
+void register_task_kind(const std::string& name, TaskMaker maker) { task_registry()[name] = std::move(maker); }
+
+std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
+  if (!task.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(task.type_name()));
+  if (!task.contains("name") || !task["name"].is_string())
+    throw ConfigError("config field 'task.name' is missing or not a string; e.g. \"name\": \"copy\"");
+  const std::string name = task["name"].get<std::string>();
+  auto it = task_registry().find(name);
+  if (it != task_registry().end()) return it->second(task);
+  const auto& builtin = TaskConfig::known_tasks();
+  if (std::find(builtin.begin(), builtin.end(), name) == builtin.end()) {
+    std::string known = "copy, reverse, assoc, quadratic";
+    for (const auto& [k, v] : task_registry()) known += ", " + k;
+    throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: " + known);
+  }
+  return std::make_shared<Task>(TaskConfig::from_json(task));
+}
+
+std::string TaskExample::text() const {
+  std::string s;
+  for (int64_t id : ids) s.push_back(static_cast<char>(id));
+  return s;
+}
+
+std::vector<std::string> quadratic_steps(bool has_roots, int64_t x1, int64_t x2, int64_t b, int64_t c, int64_t alpha) {
+  if (has_roots) {
+    b = -(x1 + x2);
+    c = x1 * x2;
+  }
+  const std::string lead = alpha == 1 ? "x^2" : std::to_string(alpha) + "*x^2";
+  std::vector<std::string> s;
+  s.push_back(lead + signed_term(alpha * b, "*x") + signed_term(alpha * c, "") + "=0");
+  s.push_back("x^2" + signed_term(b, "*x") + signed_term(c, "") + "=0");
+  const int64_t d = b * b - 4 * c;
+  std::string ds = "D=" + std::to_string(b < 0 ? -b : b) + "^2-4*1*" + std::to_string(c) + "=" + std::to_string(d);
+  if (!has_roots) {
+    s.push_back(ds + "<0");
+    s.push_back("");
+    s.push_back("");
+    s.push_back("none");
+    return s;
+  }
+  const int64_t r = isqrt(d);
+  s.push_back(ds + "=" + std::to_string(r) + "^2");
+  s.push_back("x=(" + std::to_string(-b) + "-" + std::to_string(r) + ")/2=" + std::to_string(x1));
+  s.push_back("x=(" + std::to_string(-b) + "+" + std::to_string(r) + ")/2=" + std::to_string(x2));
+  s.push_back(std::to_string(x1) + "," + std::to_string(x2));
+  return s;
+}
+
+Task::Task(TaskConfig cfg) : cfg_(std::move(cfg)) {
+  cfg_.validate();
+  if (cfg_.name == "copy") length_ = 3 * cfg_.source_len + 1;
+  else if (cfg_.name == "reverse") length_ = 2 * cfg_.source_len + 1;
+  else if (cfg_.name == "assoc") length_ = 2 * cfg_.pairs + 3;
+  else length_ = 6 * cfg_.step_width;
+  if (cfg_.segments > length_)
+    throw ConfigError("config field 'task.segments' = " + std::to_string(cfg_.segments) + " exceeds the example length " +
+                      std::to_string(length_));
+  if ((cfg_.segments - 1) * segment_len() >= length_)
+    throw ConfigError("config field 'task.segments' = " + std::to_string(cfg_.segments) + " leaves the last segment "
+                      "empty for examples of " + std::to_string(length_) + " tokens; use fewer segments");
+}
+
+int64_t Task::segment_len() const { return (length_ + cfg_.segments - 1) / cfg_.segments; }
+
+int64_t Task::split_size(Split s) const {
+  switch (s) {
+    case Split::kTrain: return cfg_.train_size;
+    case Split::kValid: return cfg_.valid_size;
+    case Split::kTest: return cfg_.test_size;
+  }
+  return 1;
+}
+
+TaskExample Task::example(Split s, int64_t index) const {
+  const int64_t n = split_size(s);
+  index = ((index % n) + n) % n;
+  Rng rng(example_seed(cfg_.seed, s, index));
+  TaskExample ex;
+  if (cfg_.name == "copy" || cfg_.name == "reverse") {
+    std::string src;
+    for (int64_t i = 0; i < cfg_.source_len; ++i) src.push_back(static_cast<char>('a' + rng.uniform(0, cfg_.symbols - 1)));
+    append(ex, src + kStartToGenerate, false, false);
+    if (cfg_.name == "copy") {
+      append(ex, src + src, true, true);
+    } else {
+      append(ex, std::string(src.rbegin(), src.rend()), true, true);
+    }
+  } else if (cfg_.name == "assoc") {
+    std::string letters;
+    for (int64_t i = 0; i < cfg_.symbols; ++i) letters.push_back(static_cast<char>('a' + i));
+    for (int64_t i = 0; i < cfg_.pairs; ++i)  // partial Fisher-Yates: distinct keys
+      std::swap(letters[static_cast<size_t>(i)], letters[static_cast<size_t>(rng.uniform(i, cfg_.symbols - 1))]);
+    std::string pairs, values;
+    for (int64_t i = 0; i < cfg_.pairs; ++i) {
+      values.push_back(static_cast<char>('0' + rng.uniform(0, 9)));
+      pairs.push_back(letters[static_cast<size_t>(i)]);
+      pairs.push_back(values.back());
+    }
+    const auto q = static_cast<size_t>(rng.uniform(0, cfg_.pairs - 1));
+    append(ex, pairs + kQueryMark + letters[q], false, false);
+    append(ex, std::string(1, values[q]), true, true);
+  } else {  // quadratic
+    const int64_t alpha = rng.uniform(1, 10);
+    const bool no_roots = rng.uniform(0, 4) == 0;  // 20%
+    std::vector<std::string> steps;
+    if (no_roots) {
+      const int64_t b = rng.uniform(-199, 199);
+      const int64_t c = rng.uniform(b * b / 4 + 1, 10000);
+      steps = quadratic_steps(false, 0, 0, b, c, alpha);
+    } else {
+      int64_t x1 = rng.uniform(-100, 100), x2 = rng.uniform(-100, 100);
+      if (x1 > x2) std::swap(x1, x2);
+      steps = quadratic_steps(true, x1, x2, 0, 0, alpha);
+    }
+    for (size_t i = 0; i < steps.size(); ++i) {
+      TORCH_CHECK(static_cast<int64_t>(steps[i].size()) <= cfg_.step_width, "quadratic step '", steps[i],
+                  "' is longer than step_width ", cfg_.step_width);
+      std::string padded = steps[i] + std::string(static_cast<size_t>(cfg_.step_width) - steps[i].size(), ' ');
+      append(ex, padded, i > 0, i + 1 == steps.size());
+    }
+  }
+  TORCH_CHECK(static_cast<int64_t>(ex.ids.size()) == length_, "task example has ", ex.ids.size(), " tokens, expected ",
+              length_);
+  return ex;
+}
+
+TaskBatch Task::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
+  std::vector<TaskExample> ex;
+  ex.reserve(indices.size());
+  for (int64_t i : indices) ex.push_back(example(s, i));
+  return make_batch(ex, device);
+}
+
+TaskBatch Task::make_batch(const std::vector<TaskExample>& examples, torch::Device device) const {
+  TORCH_CHECK(!examples.empty(), "make_batch: no examples");
+  const int64_t b = static_cast<int64_t>(examples.size()), ls = segment_len(), n = cfg_.segments;
+  const int64_t total = ls * n;
+  auto tokens = torch::full({b, total}, ByteTokenizer::kPad, torch::kInt64);
+  auto valid = torch::zeros({b, total}, torch::kBool);
+  auto targets = torch::full({b, total}, ByteTokenizer::kPad, torch::kInt64);
+  auto tvalid = torch::zeros({b, total}, torch::kBool);
+  auto scored = torch::zeros({b, total}, torch::kBool);
+  auto tk = tokens.accessor<int64_t, 2>();
+  auto va = valid.accessor<bool, 2>();
+  auto tg = targets.accessor<int64_t, 2>();
+  auto tv = tvalid.accessor<bool, 2>();
+  auto sc = scored.accessor<bool, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const auto& ex = examples[static_cast<size_t>(i)];
+    TORCH_CHECK(static_cast<int64_t>(ex.ids.size()) == length_, "make_batch: example of ", ex.ids.size(),
+                " tokens, the task has ", length_);
+    for (int64_t g = 0; g < length_; ++g) {
+      tk[i][g] = ex.ids[static_cast<size_t>(g)];
+      va[i][g] = true;
+      if (g + 1 < length_) {
+        tg[i][g] = ex.ids[static_cast<size_t>(g + 1)];
+        tv[i][g] = ex.target[static_cast<size_t>(g + 1)] != 0;
+        sc[i][g] = ex.scored[static_cast<size_t>(g + 1)] != 0;
+      }
+    }
+  }
+  TaskBatch out;
+  out.examples = b;
+  for (int64_t t = 0; t < n; ++t) {
+    SegmentInput in;
+    in.tokens = tokens.narrow(1, t * ls, ls).contiguous().to(device);
+    in.valid = valid.narrow(1, t * ls, ls).contiguous().to(device);
+    in.targets = targets.narrow(1, t * ls, ls).contiguous().to(device);
+    in.target_valid = tvalid.narrow(1, t * ls, ls).contiguous().to(device);
+    out.segments.push_back(in);
+    out.scored.push_back(scored.narrow(1, t * ls, ls).contiguous().to(device));
+  }
+  return out;
+}
+
+}  // namespace mnemo

@@ -1,0 +1,131 @@
+// Synthetic algorithmic tasks of the RMT paper (papers/recurrent-memory-transformer.txt §4,
+// App. A.1–A.3), character level over the byte tokenizer, deterministic under a seed.
+//
+// Every example is one character sequence, input then target, written as plain bytes so a
+// sample can be saved as a text file and stepped through (`mnemoscope step --doc`):
+//   copy       "<src>><src><src>"            src = source_len symbols from a.., '>' starts generation
+//   reverse    "<src>><reversed src>"
+//   assoc      "k1v1k2v2..kNvN?k" + "v"       N pairs (distinct letter keys, digit values), one key
+//                                            queried; the target is its value
+//   quadratic  six steps, each padded with spaces to step_width (default 30, App. A.3):
+//              equation | monic equation | discriminant | root 1 | root 2 | answer
+//              e.g. "-4*x^2+392*x-2208=0" then "x^2-98*x+552=0", "D=98^2-4*1*552=7396=86^2",
+//              "x=(98-86)/2=6", "x=(98+86)/2=92", "6,92"; without real roots (20%):
+//              "D=4^2-4*1*13=-36<0", two empty root steps and the answer "none".
+//              The target is every step after the equation; only the answer step is scored.
+// The loss covers the target only. The sequence is split into `segments` segments of
+// ceil(length / segments) tokens (the last padded with <pad>, masked).
+// Example i of a split is a pure function of (seed, split, i mod split size), so data never
+// needs storing and a resumed run sees the same batches.
+//
+// The Trainer sees any data set through TaskSource; make_task() builds one from the "task"
+// object of a training config: the synthetic tasks here, or a kind registered with
+// register_task_kind() (e.g. a data set loader in core/data registers "mnist").
+#pragma once
+#include "core/errors.h"
+#include "core/models/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mnemo {
+
+enum class Split { kTrain = 0, kValid = 1, kTest = 2 };
+const char* split_name(Split s);
+// "train" | "valid" | "test"; throws ConfigError naming `field` otherwise.
+Split parse_split(const std::string& name, const std::string& field = "split");
+
+struct TaskConfig {
+  std::string name = "copy";  // copy | reverse | assoc | quadratic
+  int64_t source_len = 24;    // copy / reverse: source symbols (1..4096)
+  int64_t symbols = 10;       // copy / reverse: alphabet size, letters from 'a' (2..26)
+  int64_t pairs = 4;          // assoc: key-value pairs (1..26)
+  int64_t segments = 1;       // the example is split into this many segments (1..4096)
+  int64_t step_width = 30;    // quadratic: characters per step (28..256)
+  int64_t train_size = 100000, valid_size = 5000, test_size = 10000;  // distinct examples per split
+  uint64_t seed = 1;
+
+  static const std::vector<std::string>& known_tasks();
+  // Throws ConfigError naming the field ("task.<field>") and the allowed range.
+  void validate() const;
+  nlohmann::json to_json() const;
+  // Unknown keys are rejected.
+  static TaskConfig from_json(const nlohmann::json& j);
+};
+
+inline constexpr char kStartToGenerate = '>';
+inline constexpr char kQueryMark = '?';
+
+struct TaskExample {
+  std::vector<int64_t> ids;       // input then target, byte ids
+  std::vector<uint8_t> target;    // 1 on target positions (the loss)
+  std::vector<uint8_t> scored;    // 1 on positions scored by accuracy / exact match (within target)
+  std::string text() const;       // the bytes as a string
+};
+
+// One batch, ready for run_rollout.
+struct TaskBatch {
+  std::vector<SegmentInput> segments;  // tokens/valid/targets/target_valid [B, Ls]
+  std::vector<torch::Tensor> scored;   // per segment [B, Ls] bool: target_valid positions that are scored
+  int64_t examples = 0;
+};
+
+// What the Trainer trains and evaluates on. Batches must be deterministic in (split, indices).
+// Scoring: position j of segment t is scored when scored[t][j]; its prediction is the argmax
+// of the model's logits there and its target is in.targets (or in.next_tokens for models that
+// predict the next segment, like Memformer).
+class TaskSource {
+ public:
+  virtual ~TaskSource() = default;
+  virtual std::string name() const = 0;
+  virtual nlohmann::json to_json() const = 0;  // the normalised "task" config
+  virtual int64_t length() const = 0;          // tokens per example (for tokens/s)
+  virtual int64_t segments() const = 0;        // segments per example
+  virtual int64_t segment_len() const = 0;     // tokens per segment; model.segment_len must be >= this
+  virtual int64_t split_size(Split s) const = 0;
+  virtual TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const = 0;
+};
+
+// Builds the task of a training config's "task" object from its "name": copy | reverse |
+// assoc | quadratic, or a registered kind. Throws ConfigError naming the field.
+using TaskMaker = std::function<std::shared_ptr<TaskSource>(const nlohmann::json& task)>;
+std::shared_ptr<TaskSource> make_task(const nlohmann::json& task);
+// Registers (or replaces) a task kind; call before loading configs (not thread-safe).
+void register_task_kind(const std::string& name, TaskMaker maker);
+
+class Task : public TaskSource {
+ public:
+  // Validates the config (ConfigError).
+  explicit Task(TaskConfig cfg);
+  const TaskConfig& config() const { return cfg_; }
+  std::string name() const override { return cfg_.name; }
+  nlohmann::json to_json() const override { return cfg_.to_json(); }
+  int64_t length() const override { return length_; }  // tokens per example (all examples alike)
+  int64_t segments() const override { return cfg_.segments; }
+  int64_t segment_len() const override;                // ceil(length / segments)
+  int64_t split_size(Split s) const override;
+  // Example `index` (taken mod split_size) of split `s`.
+  TaskExample example(Split s, int64_t index) const;
+  // Batch of the examples `indices` of split `s`. Target at position g = token g+1 (the next
+  // token), valid where token g+1 is a target position.
+  TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const override;
+  TaskBatch batch(Split s, const std::vector<int64_t>& indices) const { return batch(s, indices, torch::kCPU); }
+  // Batch from explicit examples (all of this task's length).
+  TaskBatch make_batch(const std::vector<TaskExample>& examples, torch::Device device = torch::kCPU) const;
+
+ private:
+  TaskConfig cfg_;
+  int64_t length_ = 0;
+};
+
+// The quadratic generator's pieces, exposed for tests: the six step strings (unpadded) of
+// the equation with roots x1 <= x2 and factor alpha (real roots), or of alpha*(x^2 + b x + c)
+// with b^2 < 4c (no real roots: pass has_roots = false and b, c).
+std::vector<std::string> quadratic_steps(bool has_roots, int64_t x1, int64_t x2, int64_t b, int64_t c, int64_t alpha);
+
+}  // namespace mnemo

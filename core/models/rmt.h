@@ -1,0 +1,44 @@
+// Recurrent Memory Transformer pieces (papers/recurrent-memory-transformer.txt §3, DESIGN §3.2):
+// the layout of one step's sequence, the attention mask rules, and the block masses of
+// an attention map. The model itself is DecoderLmImpl (core/models/decoder_lm.h).
+#pragma once
+#include <torch/torch.h>
+
+namespace mnemo {
+
+// One step of a decoder-only model attends over keys
+//   [prefix (P) | read (R) | tokens (L) | write (W)]
+// with queries [read | tokens | write]. prefix = cached per-layer states: the Transformer-XL
+// cache (stop-gradient) or, for "rmt-write-only", the previous segment's write block.
+struct SequenceLayout {
+  int64_t prefix = 0, read = 0, tokens = 0, write = 0;
+  int64_t rows() const { return read + tokens + write; }
+  int64_t cols() const { return prefix + rows(); }
+};
+
+// Additive float mask [B, 1, T, P + T] (0 allowed, -inf not), T = R + L + W:
+//   read rows see the read block only;
+//   token rows see the prefix, the read block and tokens up to themselves (causal);
+//   write rows see the prefix, the read block, every token and the whole write block.
+// Keys that are invalid (prefix_valid [B, P] float 0/1 or bool, undefined when P = 0;
+// token_valid [B, L] bool) are hidden from everyone but themselves.
+torch::Tensor decoder_attention_mask(const SequenceLayout& layout, const torch::Tensor& prefix_valid,
+                                     const torch::Tensor& token_valid);
+
+// Block masses of an RMT attention map attn [B, H, T, T], T = 2m + L, order [read, tokens,
+// write] (DESIGN §3.6 rmt.attn): [B, H, 3] =
+//   reading   = mean over valid token rows of the mass on read columns,
+//   writing   = mean over write rows of the mass on valid token columns,
+//   rewriting = mean over write rows of the mass on read columns.
+// token_valid [B, L] bool, or undefined for all valid.
+torch::Tensor rmt_block_mass(const torch::Tensor& attn, int64_t m, const torch::Tensor& token_valid);
+
+namespace keys {
+inline constexpr const char* kRmtAttnPrefix = "rmt.attn.";              // [B, H, T, T]
+inline constexpr const char* kRmtBlockMassPrefix = "rmt.block_mass.";   // [B, H, 3]
+inline constexpr const char* kRmtMemoryPrev = "rmt.memory_prev";        // [B, m, d]
+inline constexpr const char* kRmtMemory = "rmt.memory";                 // [B, m, d]
+inline constexpr const char* kTrxlAttnPrefix = "trxl.attn.";            // [B, H, L, P + R + L + W]
+}  // namespace keys
+
+}  // namespace mnemo

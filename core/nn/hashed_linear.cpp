@@ -1,0 +1,289 @@
+#include "core/nn/hashed_linear.h"
+
+#include "core/errors.h"
+#include "core/trace/hash_stats.h"
+#include "kernels/hashed_lookup_cpu.h"
+
+#include <ATen/Parallel.h>
+
+#ifdef MNEMO_WITH_CUDA
+#include "kernels/hashed_lookup.cuh"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#endif
+
+#include <algorithm>
+#include <cmath>
+
+namespace mnemo {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+kernels::ParallelFor torch_parallel_for() {
+  return [](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+    at::parallel_for(0, n, grain, [&](int64_t b, int64_t e) { body(b, e); });
+  };
+}
+
+bool want_deterministic(bool flag) { return flag || at::globalContext().deterministicAlgorithms(); }
+
+#ifdef MNEMO_WITH_CUDA
+kernels::TableType table_type(const torch::Tensor& t) {
+  switch (t.scalar_type()) {
+    case torch::kFloat32: return kernels::TableType::kFloat32;
+    case torch::kBFloat16: return kernels::TableType::kBFloat16;
+    case torch::kFloat16: return kernels::TableType::kFloat16;
+    default: TORCH_CHECK(false, "memory_layer: CUDA tables must be float32, bfloat16 or float16, got ", t.scalar_type());
+  }
+}
+#endif
+
+// x2d [N, d_in] contiguous, tables [K, R, d_out] contiguous. Returns {y, bucket, p}.
+variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, int64_t bits, double temperature) {
+  const int64_t n = x2d.size(0), k = tables.size(0), d_out = tables.size(2);
+  auto idx_opts = x2d.options().dtype(torch::kInt32);
+  if (x2d.is_cuda()) {
+#ifdef MNEMO_WITH_CUDA
+    c10::cuda::CUDAGuard guard(x2d.device());
+    auto y = torch::empty({n, d_out}, x2d.options().dtype(torch::kFloat32));
+    auto bucket = torch::empty({n, k}, idx_opts);
+    auto p = torch::empty({n, k}, x2d.options().dtype(torch::kFloat32));
+    kernels::hashed_lookup_forward_cuda(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables), y.data_ptr<float>(),
+                                        bucket.data_ptr<int32_t>(), p.data_ptr<float>(), n, k, static_cast<int>(bits),
+                                        d_out, static_cast<float>(temperature), at::cuda::getCurrentCUDAStream());
+    return {y, bucket, p};
+#else
+    TORCH_CHECK(false, "memory_layer: tensors on ", x2d.device(),
+                " need a build with CUDA kernels (MNEMO_CUDA resolved OFF at configure time); run on the CPU");
+#endif
+  }
+  auto y = torch::empty({n, d_out}, x2d.options());
+  auto bucket = torch::empty({n, k}, idx_opts);
+  auto p = torch::empty({n, k}, x2d.options());
+  AT_DISPATCH_FLOATING_TYPES(x2d.scalar_type(), "memory_layer_forward", [&] {
+    kernels::hashed_lookup_forward_cpu(x2d.data_ptr<scalar_t>(), tables.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
+                                       bucket.data_ptr<int32_t>(), p.data_ptr<scalar_t>(), n, k, static_cast<int>(bits),
+                                       d_out, temperature, torch_parallel_for());
+  });
+  return {y, bucket, p};
+}
+
+// Returns {dx, dtables}; either may be undefined when not needed.
+variable_list backward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, const torch::Tensor& bucket,
+                           const torch::Tensor& p, const torch::Tensor& dy, int64_t bits, double temperature,
+                           bool deterministic, bool need_dx, bool need_dtables) {
+  const int64_t n = x2d.size(0), k = tables.size(0), d_out = tables.size(2);
+  torch::Tensor dx, dtables;
+  if (x2d.is_cuda()) {
+#ifdef MNEMO_WITH_CUDA
+    c10::cuda::CUDAGuard guard(x2d.device());
+    cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    auto f32 = x2d.options().dtype(torch::kFloat32);
+    torch::Tensor dt32;
+    if (need_dtables) dt32 = torch::empty(tables.sizes(), f32);
+    const bool fused_atomic = need_dtables && need_dx && !deterministic;
+    if (need_dx) {
+      dx = torch::empty_like(x2d);
+      if (fused_atomic) dt32.zero_();
+      kernels::hashed_lookup_backward_input_cuda(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables),
+                                                 bucket.data_ptr<int32_t>(), p.data_ptr<float>(), dy.data_ptr<float>(),
+                                                 dx.data_ptr<float>(), fused_atomic ? dt32.data_ptr<float>() : nullptr,
+                                                 n, k, static_cast<int>(bits), d_out, static_cast<float>(temperature),
+                                                 stream);
+    }
+    if (need_dtables && !fused_atomic) {
+      const size_t ws_bytes =
+          kernels::hashed_lookup_backward_tables_workspace_cuda(n, k, static_cast<int>(bits), d_out, deterministic);
+      auto ws = torch::empty({static_cast<int64_t>(std::max<size_t>(ws_bytes, 1))}, x2d.options().dtype(torch::kUInt8));
+      kernels::hashed_lookup_backward_tables_cuda(bucket.data_ptr<int32_t>(), p.data_ptr<float>(), dy.data_ptr<float>(),
+                                                  dt32.data_ptr<float>(), n, k, static_cast<int>(bits), d_out,
+                                                  deterministic, ws.data_ptr(), ws_bytes, stream);
+    }
+    if (need_dtables) dtables = dt32.scalar_type() == tables.scalar_type() ? dt32 : dt32.to(tables.scalar_type());
+    return {dx, dtables};
+#else
+    TORCH_CHECK(false, "memory_layer: CUDA tensors need a build with CUDA kernels");
+#endif
+  }
+  AT_DISPATCH_FLOATING_TYPES(x2d.scalar_type(), "memory_layer_backward", [&] {
+    if (need_dx) {
+      dx = torch::empty_like(x2d);
+      kernels::hashed_lookup_backward_input_cpu(x2d.data_ptr<scalar_t>(), tables.data_ptr<scalar_t>(),
+                                                bucket.data_ptr<int32_t>(), p.data_ptr<scalar_t>(),
+                                                dy.data_ptr<scalar_t>(), dx.data_ptr<scalar_t>(), n, k,
+                                                static_cast<int>(bits), d_out, temperature, torch_parallel_for());
+    }
+    if (need_dtables) {
+      dtables = torch::empty_like(tables);
+      kernels::hashed_lookup_backward_tables_cpu(bucket.data_ptr<int32_t>(), p.data_ptr<scalar_t>(),
+                                                 dy.data_ptr<scalar_t>(), dtables.data_ptr<scalar_t>(), n, k,
+                                                 static_cast<int>(bits), d_out, torch_parallel_for());
+    }
+  });
+  return {dx, dtables};
+}
+
+class MemoryLayerFunction : public torch::autograd::Function<MemoryLayerFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const torch::Tensor& x2d, const torch::Tensor& tables,
+                               int64_t bits, double temperature, bool deterministic) {
+    auto out = forward_raw(x2d, tables, bits, temperature);
+    ctx->save_for_backward({x2d, tables, out[1], out[2]});
+    ctx->saved_data["bits"] = bits;
+    ctx->saved_data["temperature"] = temperature;
+    ctx->saved_data["deterministic"] = deterministic;
+    ctx->mark_non_differentiable({out[1], out[2]});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const bool need_dx = ctx->needs_input_grad(0), need_dt = ctx->needs_input_grad(1);
+    torch::Tensor dy = grads[0];
+    if (!dy.defined() || (!need_dx && !need_dt)) return {torch::Tensor(), torch::Tensor(), {}, {}, {}};
+    dy = dy.to(saved[0].is_cuda() ? torch::kFloat32 : saved[0].scalar_type()).contiguous();
+    auto g = backward_raw(saved[0], saved[1], saved[2], saved[3], dy, ctx->saved_data["bits"].toInt(),
+                          ctx->saved_data["temperature"].toDouble(), ctx->saved_data["deterministic"].toBool(),
+                          need_dx, need_dt);
+    return {g[0], g[1], torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+void validate_hash_settings(int64_t in, int64_t bits, double temperature) {
+  if (bits < 1 || bits > 16)
+    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " is out of range 1..16");
+  if (in % bits != 0)
+    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " does not divide the input width " +
+                      std::to_string(in) + " of a hashed projection (d_in must be a multiple of hash_bits; "
+                      "with \"linear\": \"hashed\" pick 'dim' and 'hash_bits' so that dim % hash_bits == 0)");
+  if (!(temperature > 0.0) || !std::isfinite(temperature))
+    throw ConfigError("config field 'hash_temperature' = " + std::to_string(temperature) + " must be > 0");
+}
+
+MemoryLayerOutput memory_layer(const torch::Tensor& x, const torch::Tensor& tables, const MemoryLayerOptions& opt) {
+  TORCH_CHECK(opt.bits >= 1 && opt.bits <= 16, "memory_layer: bits must be 1..16, got ", opt.bits);
+  TORCH_CHECK(opt.temperature > 0 && std::isfinite(opt.temperature), "memory_layer: temperature must be > 0");
+  TORCH_CHECK(x.defined() && x.dim() >= 1, "memory_layer: x must have at least one dimension");
+  TORCH_CHECK(tables.defined() && tables.dim() == 3, "memory_layer: tables must be [K, 2^bits, d_out]");
+  const int64_t d_in = x.size(-1), k = tables.size(0), d_out = tables.size(2);
+  TORCH_CHECK(tables.size(1) == (int64_t{1} << opt.bits), "memory_layer: tables have ", tables.size(1),
+              " rows per table, expected 2^", opt.bits);
+  TORCH_CHECK(k * opt.bits == d_in, "memory_layer: x has width ", d_in, " but ", k, " tables of ", opt.bits,
+              " bits need ", k * opt.bits);
+  TORCH_CHECK(x.device() == tables.device(), "memory_layer: x on ", x.device(), " but tables on ", tables.device());
+  if (x.is_cuda()) {
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32, "memory_layer: CUDA x must be float32, got ", x.scalar_type());
+  } else {
+    TORCH_CHECK(x.device().is_cpu(), "memory_layer: unsupported device ", x.device());
+    TORCH_CHECK(x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kFloat64,
+                "memory_layer: CPU x must be float32 or float64, got ", x.scalar_type());
+    TORCH_CHECK(tables.scalar_type() == x.scalar_type(), "memory_layer: CPU tables must have x's dtype ",
+                x.scalar_type(), ", got ", tables.scalar_type());
+  }
+  std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+  out_shape.back() = d_out;
+  auto x2d = x.reshape({-1, d_in}).contiguous();
+  auto out = MemoryLayerFunction::apply(x2d, tables.contiguous(), opt.bits, opt.temperature,
+                                        want_deterministic(opt.deterministic));
+  return {out[0].view(out_shape), out[1], out[2]};
+}
+
+// ---- HashedProjection ----------------------------------------------------------------------
+
+HashedProjectionImpl::HashedProjectionImpl(int64_t in, int64_t out, int64_t bits_, double temperature_)
+    : ProjectionImpl(in, out), bits(bits_), temperature(temperature_) {
+  validate_hash_settings(in, bits_, temperature_);
+  tables_count = in / bits_;
+  buckets = int64_t{1} << bits_;
+  const double bound = 1.0 / std::sqrt(static_cast<double>(tables_count));
+  tables = register_parameter("tables", torch::empty({tables_count, buckets, out}).uniform_(-bound, bound));
+}
+
+void HashedProjectionImpl::set_tracer(Tracer* tracer, std::string path) {
+  tracer_ = tracer;
+  trace_path_ = std::move(path);
+}
+
+MemoryLayerOutput HashedProjectionImpl::forward_full(const torch::Tensor& x) {
+  auto out = memory_layer(x, tables, MemoryLayerOptions{bits, temperature, deterministic});
+  if (tracer_) {
+    const std::string kb = hash_bucket_key(trace_path_), kp = hash_p_key(trace_path_), kc = hash_counts_key(trace_path_);
+    const Trace& tr = tracer_->trace();
+    // Called again in the same step (e.g. the writer's k on memory and on tokens): append.
+    if (tracer_->wants(kb))
+      tracer_->put(kb, tr.has(kb) ? torch::cat({tr.at(kb), out.bucket.to(torch::kCPU)}, 0) : out.bucket);
+    if (tracer_->wants(kp)) {
+      auto p32 = out.p.to(torch::kFloat32);
+      tracer_->put(kp, tr.has(kp) ? torch::cat({tr.at(kp), p32.to(torch::kCPU)}, 0) : p32);
+    }
+    if (tracer_->wants(kc)) {
+      auto c = bucket_counts(out.bucket, buckets);
+      tracer_->put(kc, tr.has(kc) ? tr.at(kc) + c.to(torch::kCPU) : c);
+    }
+  }
+  return out;
+}
+
+torch::Tensor HashedProjectionImpl::forward(const torch::Tensor& x) { return forward_full(x).y; }
+
+// ---- MemoryBlock -----------------------------------------------------------------------------
+
+MemoryBlockImpl::MemoryBlockImpl(int64_t dim_, int64_t bits_, double temperature, bool input_norm)
+    : dim(dim_), bits(bits_) {
+  validate_hash_settings(dim_, bits_, temperature);
+  if (bits_ + 2 > 16)
+    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits_) +
+                      " is too large for the Memory Block (the FFN with \"linear\": \"hashed\"): its second layer "
+                      "hashes chunks of hash_bits + 2 = " + std::to_string(bits_ + 2) +
+                      " bits, at most 16; use hash_bits <= 14");
+  hidden = (bits_ + 2) * (dim_ / bits_);
+  if (input_norm) in_norm = register_module("in_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_})));
+  fc1 = std::make_shared<HashedProjectionImpl>(dim_, hidden, bits_, temperature);
+  register_module("fc1", fc1);
+  mid_norm = register_module("mid_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})));
+  fc2 = std::make_shared<HashedProjectionImpl>(hidden, dim_, bits_ + 2, temperature);
+  register_module("fc2", fc2);
+}
+
+torch::Tensor MemoryBlockImpl::forward(const torch::Tensor& x) {
+  auto h = in_norm ? in_norm->forward(x) : x;
+  return fc2->forward(mid_norm->forward(fc1->forward(h)));
+}
+
+// ---- tracing ---------------------------------------------------------------------------------
+
+int64_t attach_hash_tracing(torch::nn::Module& root, Tracer* tracer) {
+  int64_t n = 0;
+  for (const auto& item : root.named_modules(/*name_prefix=*/"", /*include_self=*/false)) {
+    if (auto* h = dynamic_cast<HashedProjectionImpl*>(item.value().get())) {
+      h->set_tracer(tracer, tracer ? item.key() : std::string());
+      ++n;
+    }
+  }
+  return n;
+}
+
+HashTracingScope::HashTracingScope(torch::nn::Module& root, Tracer* tracer) {
+  if (!tracer) return;
+  // Skip the module walk when the spec cannot ask for any hash.* key.
+  bool may_want = false;
+  for (const auto& pat : tracer->spec().patterns) {
+    const std::string prefix = keys::kHashPrefix;
+    const std::string head = !pat.empty() && pat.back() == '*' ? pat.substr(0, pat.size() - 1) : pat;
+    const size_t n = std::min(head.size(), prefix.size());
+    may_want = may_want || head.compare(0, n, prefix, 0, n) == 0;
+  }
+  if (may_want && attach_hash_tracing(root, tracer) > 0) root_ = &root;
+}
+
+HashTracingScope::~HashTracingScope() {
+  if (root_) attach_hash_tracing(*root_, nullptr);
+}
+
+}  // namespace mnemo

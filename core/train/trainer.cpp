@@ -1,0 +1,385 @@
+#include "core/train/trainer.h"
+
+#include "core/models/factory.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace mnemo {
+
+namespace {
+
+void check_int(const char* field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError("config field 'train." + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
+                      std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+void check_real(const char* field, double v, double lo, double hi, bool lo_open = false) {
+  if (!std::isfinite(v) || v < lo || v > hi || (lo_open && v == lo)) {
+    std::ostringstream os;
+    os << "config field 'train." << field << "' = " << v << " is out of range " << (lo_open ? "(" : "[") << lo << ", "
+       << hi << "]";
+    throw ConfigError(os.str());
+  }
+}
+
+std::string number_label(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+// ---- config ----
+
+void TrainConfig::validate() const {
+  check_int("steps", steps, 1, int64_t{1} << 40);
+  check_int("batch", batch, 1, 1 << 20);
+  check_real("lr", lr, 0.0, 10.0, true);
+  check_int("warmup", warmup, 0, int64_t{1} << 40);
+  const auto& ks = known_schedules();
+  if (std::find(ks.begin(), ks.end(), schedule) == ks.end())
+    throw ConfigError("config field 'train.schedule' = '" + schedule + "' must be constant, linear or cosine");
+  check_real("min_lr_ratio", min_lr_ratio, 0.0, 1.0);
+  check_real("weight_decay", weight_decay, 0.0, 10.0);
+  check_real("clip", clip, 0.0, 1e9);
+  check_int("bptt_depth", bptt_depth, -1, 1 << 20);
+  Strategy st = Strategy::kBptt;
+  try {
+    st = parse_strategy(strategy);
+  } catch (const ConfigError&) {
+    throw ConfigError("config field 'train.strategy' = '" + strategy + "' must be bptt, checkpoint or mrbp");
+  }
+  if (st != Strategy::kBptt && bptt_depth != -1)
+    throw ConfigError("config field 'train.strategy' = '" + strategy + "' always back-propagates through every " +
+                      "segment; set 'train.bptt_depth' to -1 or use \"bptt\"");
+  check_int("eval_every", eval_every, 0, int64_t{1} << 40);
+  check_int("eval_batches", eval_batches, -1, 1 << 30);
+  if (eval_batches == 0) throw ConfigError("config field 'train.eval_batches' = 0; use >= 1, or -1 for the whole split");
+  check_int("save_every", save_every, 0, int64_t{1} << 40);
+}
+
+nlohmann::json TrainConfig::to_json() const {
+  return {{"steps", steps},           {"batch", batch},     {"lr", lr},
+          {"warmup", warmup},         {"schedule", schedule}, {"min_lr_ratio", min_lr_ratio},
+          {"weight_decay", weight_decay}, {"clip", clip},   {"bptt_depth", bptt_depth}, {"strategy", strategy},
+          {"eval_every", eval_every}, {"eval_batches", eval_batches}, {"save_every", save_every},
+          {"seed", seed}};
+}
+
+TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("config field 'train' must be a JSON object, got " + std::string(j.type_name()));
+  TrainConfig c;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    auto need_int = [&](int64_t& dst) {
+      if (!v.is_number_integer()) throw ConfigError("config field 'train." + k + "' must be an integer, got " + v.dump());
+      dst = v.get<int64_t>();
+    };
+    auto need_real = [&](double& dst) {
+      if (!v.is_number()) throw ConfigError("config field 'train." + k + "' must be a number, got " + v.dump());
+      dst = v.get<double>();
+    };
+    if (k == "steps") need_int(c.steps);
+    else if (k == "batch") need_int(c.batch);
+    else if (k == "lr") need_real(c.lr);
+    else if (k == "warmup") need_int(c.warmup);
+    else if (k == "schedule") {
+      if (!v.is_string()) throw ConfigError("config field 'train.schedule' must be a string, got " + v.dump());
+      c.schedule = v.get<std::string>();
+    } else if (k == "min_lr_ratio") need_real(c.min_lr_ratio);
+    else if (k == "weight_decay") need_real(c.weight_decay);
+    else if (k == "clip") need_real(c.clip);
+    else if (k == "bptt_depth") need_int(c.bptt_depth);
+    else if (k == "strategy") {
+      if (!v.is_string()) throw ConfigError("config field 'train.strategy' must be a string, got " + v.dump());
+      c.strategy = v.get<std::string>();
+    }
+    else if (k == "eval_every") need_int(c.eval_every);
+    else if (k == "eval_batches") need_int(c.eval_batches);
+    else if (k == "save_every") need_int(c.save_every);
+    else if (k == "seed") {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0)
+        throw ConfigError("config field 'train.seed' must be a non-negative integer, got " + v.dump());
+      c.seed = v.get<uint64_t>();
+    } else {
+      throw ConfigError("config field 'train." + k + "' is unknown; known fields: steps, batch, lr, warmup, schedule, "
+                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, seed");
+    }
+  }
+  c.validate();
+  return c;
+}
+
+void TrainingConfig::validate() const {
+  try {
+    model.validate();
+  } catch (const ConfigError& e) {
+    std::string msg = e.what();
+    const std::string pre = "config field '";
+    if (msg.compare(0, pre.size(), pre) == 0) msg = pre + "model." + msg.substr(pre.size());
+    throw ConfigError(msg);
+  }
+  train.validate();
+  auto t = make_task();
+  if (model.segment_len < t->segment_len())
+    throw ConfigError("config field 'model.segment_len' = " + std::to_string(model.segment_len) + " is shorter than the " +
+                      "task's segments: " + t->name() + " examples of " + std::to_string(t->length()) + " tokens in " +
+                      std::to_string(t->segments()) + " segments need " + std::to_string(t->segment_len()));
+}
+
+std::shared_ptr<TaskSource> TrainingConfig::make_task() const { return mnemo::make_task(task); }
+
+nlohmann::json TrainingConfig::to_json() const {
+  nlohmann::json j = {{"model", model.to_json()}, {"task", make_task()->to_json()}, {"train", train.to_json()}};
+  if (!description.empty()) j["description"] = description;
+  return j;
+}
+
+TrainingConfig TrainingConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw ConfigError("training config must be a JSON object, got " + std::string(j.type_name()));
+  TrainingConfig c;
+  bool has_model = false, has_task = false;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "description") {
+      if (!it.value().is_string()) throw ConfigError("config field 'description' must be a string");
+      c.description = it.value().get<std::string>();
+    } else if (k == "model") {
+      try {
+        c.model = ModelConfig::from_json(it.value());
+      } catch (const ConfigError& e) {
+        std::string msg = e.what();
+        const std::string pre = "config field '";
+        if (msg.compare(0, pre.size(), pre) == 0) msg = pre + "model." + msg.substr(pre.size());
+        throw ConfigError(msg);
+      }
+      has_model = true;
+    } else if (k == "task") {
+      c.task = mnemo::make_task(it.value())->to_json();
+      has_task = true;
+    } else if (k == "train") {
+      c.train = TrainConfig::from_json(it.value());
+    } else {
+      throw ConfigError("config field '" + k + "' is unknown; a training config has model, task, train, description");
+    }
+  }
+  if (!has_model) throw ConfigError("config field 'model' is missing; add the model config object");
+  if (!has_task) throw ConfigError("config field 'task' is missing; add e.g. \"task\": {\"name\": \"copy\"}");
+  c.validate();
+  return c;
+}
+
+TrainingConfig TrainingConfig::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("config file '" + path + "' cannot be opened; check the path");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
+  }
+  try {
+    return from_json(j);
+  } catch (const ConfigError& e) {
+    throw ConfigError("config file '" + path + "': " + e.what());
+  }
+}
+
+// ---- evaluation ----
+
+namespace {
+// What the logits predict: the within-segment targets, or the next segment (Memformer).
+torch::Tensor score_target(const SegmentInput& in) { return in.targets.defined() ? in.targets : in.next_tokens; }
+
+std::vector<torch::Tensor> score_masks(const TaskBatch& tb) {
+  if (tb.scored.size() == tb.segments.size()) return tb.scored;
+  std::vector<torch::Tensor> out;
+  for (const auto& s : tb.segments) out.push_back(s.targets.defined() ? s.target_valid : s.next_valid);
+  return out;
+}
+}  // namespace
+
+ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
+                           bool zero_memory) {
+  torch::NoGradGuard g;
+  const bool was_training = model.is_training();
+  model.eval();
+  const int64_t n_split = task.split_size(split);
+  const int64_t total = batches < 0 ? n_split : std::min(n_split, batches * batch);
+  const auto dev = model.device();
+  ScoreTotals sum;
+  for (int64_t first = 0; first < total; first += batch) {
+    const int64_t bsz = std::min(batch, total - first);
+    std::vector<int64_t> idx(static_cast<size_t>(bsz));
+    for (int64_t i = 0; i < bsz; ++i) idx[static_cast<size_t>(i)] = first + i;
+    TaskBatch tb = task.batch(split, idx, dev);
+    MemoryState mem = model.initial_memory(bsz);
+    std::vector<torch::Tensor> preds, targets;
+    ScoreTotals part;
+    for (size_t t = 0; t < tb.segments.size(); ++t) {
+      if (zero_memory && t > 0)
+        for (auto& [k, v] : mem.tensors) v = torch::zeros_like(v);
+      SegmentOutput out = model.step(tb.segments[t], mem, nullptr);
+      preds.push_back(out.logits.argmax(-1));
+      targets.push_back(score_target(tb.segments[t]));
+      part.loss_sum += out.loss_sum.item<double>();
+      part.loss_count += out.loss_count.item<double>();
+      mem = std::move(out.memory);
+    }
+    ScoreTotals s = score_predictions(preds, targets, score_masks(tb));
+    s.loss_sum = part.loss_sum;
+    s.loss_count = part.loss_count;
+    sum.add(s);
+  }
+  if (was_training) model.train();
+  return sum;
+}
+
+// ---- trainer ----
+
+Trainer::Trainer(TrainingConfig cfg, torch::Device device)
+    : cfg_(std::move(cfg)), task_((cfg_.validate(), cfg_.make_task())), device_(device) {
+  model_ = make_model(cfg_.model, cfg_.train.seed, device_);
+  AdamWSettings s;
+  s.lr = cfg_.train.lr;
+  s.weight_decay = cfg_.train.weight_decay;
+  opt_ = make_adamw(*model_, s);
+}
+
+double Trainer::learning_rate() const {
+  ScheduleOptions o;
+  o.kind = cfg_.train.schedule;
+  o.lr = cfg_.train.lr;
+  o.warmup = cfg_.train.warmup;
+  o.total = cfg_.train.steps;
+  o.min_lr_ratio = cfg_.train.min_lr_ratio;
+  return learning_rate_at(o, step_);
+}
+
+StepMetrics Trainer::train_step() {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t b = cfg_.train.batch;
+  std::vector<int64_t> idx(static_cast<size_t>(b));
+  for (int64_t i = 0; i < b; ++i) idx[static_cast<size_t>(i)] = step_ * b + i;
+  TaskBatch tb = task_->batch(Split::kTrain, idx, device_);
+
+  model_->train();
+  opt_->zero_grad();
+  StepMetrics m;
+  m.lr = learning_rate();
+  set_learning_rate(*opt_, m.lr);
+
+  std::vector<torch::Tensor> preds(tb.segments.size()), targets(tb.segments.size());
+  RolloutOptions ro;
+  ro.depth = cfg_.train.bptt_depth;
+  ro.strategy = parse_strategy(cfg_.train.strategy);
+  auto on_segment = [&](int64_t t, const SegmentInput& in, const SegmentOutput& out) {
+    preds[static_cast<size_t>(t)] = out.logits.detach().argmax(-1);
+    targets[static_cast<size_t>(t)] = score_target(in);
+  };
+  RolloutResult r = run_rollout(*model_, tb.segments, model_->initial_memory(b), ro, on_segment);
+  m.loss = r.loss;
+  m.accuracy = score_predictions(preds, targets, score_masks(tb)).accuracy();
+  m.grad_norm = clip_grad_norm(*model_, cfg_.train.clip);
+  if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
+    m.non_finite = true;
+    opt_->zero_grad();
+    m.step = step_;
+  } else {
+    opt_->step();
+    ++step_;
+    m.step = step_;
+  }
+  m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.tokens_per_s = m.seconds > 0 ? static_cast<double>(b * task_->length()) / m.seconds : 0.0;
+  return m;
+}
+
+EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
+  const int64_t batches = opt.batches == -2 ? cfg_.train.eval_batches : opt.batches;
+  ScoreTotals s = evaluate_model(*model_, *task_, split, batches, cfg_.train.batch, opt.zero_memory);
+  EvalMetrics e;
+  e.step = step_;
+  e.split = split;
+  e.loss = s.loss();
+  e.accuracy = s.accuracy();
+  e.exact_match = s.exact_match();
+  e.examples = s.examples;
+  e.chars = s.chars;
+  return e;
+}
+
+TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* stop) {
+  TrainOutcome o;
+  const int64_t start = step_;
+  while (step_ < cfg_.train.steps) {
+    if (stop && stop->load()) {
+      o.stopped = true;
+      break;
+    }
+    StepMetrics m = train_step();
+    if (cb.on_step) cb.on_step(m);
+    if (m.non_finite) {
+      o.non_finite = true;
+      o.message = std::string(std::isfinite(m.loss) ? "gradient norm" : "loss") + " is " +
+                  number_label(std::isfinite(m.loss) ? m.grad_norm : m.loss) + " at step " + std::to_string(step_ + 1) +
+                  "; the weights are those after step " + std::to_string(step_) +
+                  " (lower train.lr or set train.clip)";
+      break;
+    }
+    if (cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && cb.on_eval)
+      cb.on_eval(evaluate(Split::kValid));
+    if (cfg_.train.save_every > 0 && step_ % cfg_.train.save_every == 0 && cb.on_save) cb.on_save(step_);
+  }
+  o.steps_done = step_ - start;
+  return o;
+}
+
+Checkpoint Trainer::checkpoint() const {
+  Checkpoint c;
+  for (auto& [k, t] : named_weights(*model_)) c.tensors.emplace_back(k, t);
+  for (auto& kv : adamw_state(*opt_, *model_)) c.tensors.push_back(kv);
+  c.metadata["format"] = kCheckpointFormat;
+  c.metadata["format_version"] = std::to_string(kCheckpointVersion);
+  c.metadata["step"] = std::to_string(step_);
+  c.metadata["config"] = cfg_.to_json().dump();
+  c.metadata["program_version"] = MNEMO_VERSION;
+  return c;
+}
+
+void Trainer::restore(const Checkpoint& ckpt, const std::string& source) {
+  auto it = ckpt.metadata.find("config");
+  if (it != ckpt.metadata.end()) {
+    nlohmann::json saved;
+    try {
+      saved = nlohmann::json::parse(it->second);
+    } catch (const nlohmann::json::parse_error&) {
+      throw ConfigError(source + ": the checkpoint's config metadata is not valid JSON");
+    }
+    if (saved.contains("model") && saved["model"] != cfg_.model.to_json())
+      throw ConfigError(source + ": the checkpoint was made for model config " + saved["model"].dump() +
+                        ", not " + cfg_.model.to_json().dump() + "; pass the config it was trained with");
+  }
+  const int64_t step = ckpt.step();
+  if (step < 0) throw ConfigError(source + ": the checkpoint has no step");
+  load_weights(*model_, model_weights_only(ckpt.tensors), source);
+  try {
+    load_adamw_state(*opt_, *model_, ckpt.tensors);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(source + ": " + e.what());
+  }
+  step_ = step;
+}
+
+}  // namespace mnemo
