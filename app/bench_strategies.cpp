@@ -234,10 +234,10 @@ CLI::App* add_bench_strategies_command(CLI::App* bench, BenchStrategiesOptions& 
   auto* c = bench->add_subcommand("training-strategies",
                                   "peak memory and time per rollout: BPTT vs gradient checkpointing vs MRBP");
   c->add_option("--config", o.config, "model config (default sessions/memformer-mnist.json)");
-  c->add_option("--batch", o.batch, "sequences per rollout (default 16)");
+  c->add_option("--batch", o.batch, "sequences per rollout (default 8)");
   c->add_option("--horizon", o.horizon, "segments per rollout, the time horizon (default 8)");
-  c->add_option("--rollouts", o.rollouts, "timed rollouts per strategy after one warm-up (default 3)");
-  c->add_option("--rounds", o.rounds, "processes per strategy, interleaved (default 1)");
+  c->add_option("--rollouts", o.rollouts, "timed rollouts per process after one warm-up (default 2)");
+  c->add_option("--rounds", o.rounds, "processes per strategy, interleaved (default 2)");
   c->add_option("--threads", o.threads, "LibTorch threads in each child (default: LibTorch's)");
   c->add_option("--device", o.device, "cpu or cuda (default cpu)");
   c->add_option("--strategies", o.strategies, "comma-separated, the first is the baseline (default bptt,checkpoint,mrbp)");

@@ -14,10 +14,10 @@ namespace mnemo::app {
 
 struct BenchStrategiesOptions {
   std::string config;     // model config ("" = sessions/memformer-mnist.json)
-  int64_t batch = 16;     // sequences per rollout
+  int64_t batch = 8;      // sequences per rollout
   int64_t horizon = 8;    // segments per rollout (time horizon)
-  int64_t rollouts = 3;   // timed rollouts per child, after one untimed warm-up
-  int64_t rounds = 1;     // children per strategy, interleaved (bptt, checkpoint, mrbp, bptt, ...);
+  int64_t rollouts = 2;   // timed rollouts per child, after one untimed warm-up
+  int64_t rounds = 2;     // children per strategy, interleaved (bptt, checkpoint, mrbp, bptt, ...);
                           // time = median over all timed rollouts, memory = largest peak
   int64_t threads = 0;    // LibTorch intra-op threads in the children; 0 = LibTorch's default
   std::string device = "cpu";                        // cpu | cuda

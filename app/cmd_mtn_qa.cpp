@@ -72,6 +72,7 @@ struct QaTrainSettings {
 struct EvalResult {
   double loss = 0;
   QaMetrics metrics;
+  double choice_accuracy = 0;  // the right candidate has the largest mean P(answer)
 };
 
 EvalResult evaluate(MtnImpl& model, const QaTask& task, QaSplit split, int64_t batches, int64_t batch) {
@@ -80,20 +81,27 @@ EvalResult evaluate(MtnImpl& model, const QaTask& task, QaSplit split, int64_t b
   model.eval();
   QaCounts counts;
   double loss = 0;
-  int64_t n = 0;
+  int64_t n = 0, right = 0, asked = 0;
   const int64_t size = task.size(split);
   for (int64_t i = 0; i < batches; ++i) {
     const int64_t first = (i * batch) % std::max<int64_t>(1, size - batch + 1);
     if (first + batch > size) break;
-    auto f = qa_forward(model, task.batch(split, first, batch));
+    std::vector<QaExample> ex;
+    for (int64_t k = 0; k < batch; ++k) ex.push_back(task.example(split, first + k));
+    auto f = qa_forward(model, task.batch(ex));
     loss += f.loss.item<double>();
     counts.add(f.answer_prob, f.labels, f.valid);
+    for (int64_t k = 0; k < batch; ++k) {
+      right += qa_pick_candidate(f.answer_prob[k], ex[static_cast<size_t>(k)]) == ex[static_cast<size_t>(k)].answer_candidate;
+      ++asked;
+    }
     ++n;
   }
   model.train(was_training);
   EvalResult r;
   r.loss = n > 0 ? loss / static_cast<double>(n) : std::nan("");
   r.metrics = qa_metrics(counts);
+  r.choice_accuracy = asked > 0 ? static_cast<double>(right) / static_cast<double>(asked) : std::nan("");
   return r;
 }
 
@@ -234,7 +242,7 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
 
   std::vector<std::vector<std::string>> curve_rows;
   nlohmann::json results = nlohmann::json::object();
-  std::map<std::string, viz::LineSeries> f1_series, loss_series, recall_series, fpr_series;
+  std::map<std::string, viz::LineSeries> f1_series, loss_series, recall_series, fpr_series, choice_series;
   for (const auto& kind : kinds) {
     ModelConfig cfg = mcfg;
     cfg.model = kind;
@@ -259,6 +267,7 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
     s_f1.name = s_loss.name = kind;
     s_f1.color = s_loss.color = model_color(kind);
     recall_series[kind] = {kind + " (answer tokens)", {}, {}, model_color(kind)};
+    choice_series[kind] = {kind, {}, {}, model_color(kind)};
     const viz::Rgb mc = model_color(kind);
     auto pale = [](uint8_t v) { return static_cast<uint8_t>((v + 2 * 255) / 3); };
     fpr_series[kind] = {kind + " (other tokens)", {}, {}, viz::Rgb{pale(mc.r), pale(mc.g), pale(mc.b)}};
@@ -285,13 +294,15 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
         const auto& m = ev.metrics;
         char line[256];
         std::snprintf(line, sizeof line,
-                      "  %-9s step %5lld  train loss %.4f  valid loss %.4f  recall %.3f  fpr %.3f  pseudo-F1 %.3f  (%.0fs)\n",
+                      "  %-9s step %5lld  train loss %.4f  valid loss %.4f  recall %.3f  fpr %.3f  pseudo-F1 %.3f  "
+                      "choice %.3f  (%.0fs)\n",
                       kind.c_str(), static_cast<long long>(step + 1), train_loss / std::max<int64_t>(1, train_n), ev.loss,
-                      m.recall, m.false_positive_rate, m.pseudo_f1, secs);
+                      m.recall, m.false_positive_rate, m.pseudo_f1, ev.choice_accuracy, secs);
         log << line << std::flush;
         curve_rows.push_back({kind, std::to_string(step + 1), std::to_string(train_loss / std::max<int64_t>(1, train_n)),
                               std::to_string(ev.loss), std::to_string(m.recall), std::to_string(m.false_positive_rate),
-                              std::to_string(m.pseudo_precision), std::to_string(m.pseudo_f1), std::to_string(secs)});
+                              std::to_string(m.pseudo_precision), std::to_string(m.pseudo_f1),
+                              std::to_string(ev.choice_accuracy), std::to_string(secs)});
         const float x = static_cast<float>(step + 1);
         s_f1.x.push_back(x);
         s_f1.y.push_back(static_cast<float>(m.pseudo_f1));
@@ -301,6 +312,8 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
         recall_series[kind].y.push_back(static_cast<float>(m.recall));
         fpr_series[kind].x.push_back(x);
         fpr_series[kind].y.push_back(static_cast<float>(m.false_positive_rate));
+        choice_series[kind].x.push_back(x);
+        choice_series[kind].y.push_back(static_cast<float>(ev.choice_accuracy));
         train_loss = 0;
         train_n = 0;
       }
@@ -312,13 +325,15 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
                      {"false_positive_rate", test.metrics.false_positive_rate},
                      {"pseudo_precision", test.metrics.pseudo_precision},
                      {"pseudo_f1", test.metrics.pseudo_f1},
+                     {"choice_accuracy", test.choice_accuracy},
                      {"answer_tokens", test.metrics.answers},
                      {"other_tokens", test.metrics.others},
                      {"parameters", params},
                      {"seconds", secs}};
     char line[256];
-    std::snprintf(line, sizeof line, "%s test: loss %.4f  recall %.3f  fpr %.3f  pseudo-F1 %.3f\n", kind.c_str(), test.loss,
-                  test.metrics.recall, test.metrics.false_positive_rate, test.metrics.pseudo_f1);
+    std::snprintf(line, sizeof line, "%s test: loss %.4f  recall %.3f  fpr %.3f  pseudo-F1 %.3f  choice %.3f\n",
+                  kind.c_str(), test.loss, test.metrics.recall, test.metrics.false_positive_rate, test.metrics.pseudo_f1,
+                  test.choice_accuracy);
     log << line;
     io::NamedTensors w;
     for (auto& [k, t] : named_weights(*model)) w.emplace_back(k, t);
@@ -327,7 +342,8 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   }
 
   viz::write_csv_table(c.out + "/curves.csv",
-                       {"model", "step", "train_loss", "valid_loss", "recall", "fpr", "pseudo_precision", "pseudo_f1", "seconds"},
+                       {"model", "step", "train_loss", "valid_loss", "recall", "fpr", "pseudo_precision", "pseudo_f1",
+                        "choice_accuracy", "seconds"},
                        curve_rows);
   nlohmann::json doc = {{"program", "mnemoscope mtn-qa"}, {"version", MNEMO_VERSION}, {"config", c.config},
                         {"model", mcfg.to_json()},       {"task", topt.to_json()},  {"train", ts.to_json()},
@@ -351,6 +367,8 @@ int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   lines("Valid loss (class-weighted NLL)", "loss", {&loss_series}, "valid_loss");
   lines("Mean P(answer): answer tokens (recall) and other tokens (fpr)", "mean P(answer)", {&recall_series, &fpr_series},
         "answer_prob");
+  lines("Right candidate has the largest mean P(answer) (valid split)", "choice accuracy", {&choice_series},
+        "choice_accuracy");
   log << "curves, results and figures are in " << c.out << "\n";
   return 0;
 }

@@ -183,8 +183,8 @@ int run_train(const TrainCommands& c, std::ostream& out) {
   }
 
   const TaskSource& task = trainer.task();
-  out << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", " << cfg.model.layers << " layers, "
-      << cfg.model.heads << " heads, memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
+  out << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", layers " << cfg.model.layers
+      << ", heads " << cfg.model.heads << ", memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
       << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
       << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
       << cfg.train.bptt_depth << " -> " << dir << "\n";

@@ -114,7 +114,7 @@ viz::BarSpec rmt_block_mass_spec(const Snapshot& snap) {
   }
   s.title = "RMT memory operations, segment " + std::to_string(snap.segment) + " (mean over " +
             std::to_string(nheads) + " heads)";
-  s.x_label = "layer and operation: reading = tokens->read, writing = write->tokens, rewriting = write->read";
+  s.x_label = "reading tok->read | writing write->tok | rewriting write->read";
   s.y_label = "attention mass";
   s.show_values = true;
   return s;

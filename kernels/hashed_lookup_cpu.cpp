@@ -373,15 +373,20 @@ void backward_input_impl(const T* x, const T* tables, const int32_t* bucket, con
         dots_block<T, 0>(tables, bt.data(), dy, gb, n, r0, r1, c0, w, k, rows_per_table, d_out, pk);
     }
   });
+  // g[0] += g[cb] for cb = 1, 2, ... (contiguous, vectorised; the order is fixed).
+  run(pf, k * n, 16384, [&](int64_t e0, int64_t e1) {
+    for (int64_t cb = 1; cb < b.col_blocks; ++cb) {
+      const T* src = g.data() + cb * k * n;
+      for (int64_t e = e0; e < e1; ++e) g[static_cast<size_t>(e)] += src[e];
+    }
+  });
   run(pf, n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d_in)), [&](int64_t r0, int64_t r1) {
     std::vector<T> e(static_cast<size_t>(d_in));
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * d_in;
       row_exp(xr, e.data(), d_in, two_over_t);
       for (int64_t j = 0; j < k; ++j) {
-        T dot = 0;
-        for (int64_t cb = 0; cb < b.col_blocks; ++cb) dot += g[static_cast<size_t>((cb * k + j) * n + r)];
-        const T coef = dot * p[r * k + j] * two_over_t;
+        const T coef = g[static_cast<size_t>(j * n + r)] * p[r * k + j] * two_over_t;
         for (int i = 0; i < tau; ++i) {
           const int64_t col = j * tau + i;
           const T ei = e[static_cast<size_t>(col)];

@@ -2,12 +2,15 @@
 // io.DisplaySize set) draws every panel, the gallery and the dialogs for 100 frames on
 // synthetic traces of several sizes; textures go through NullTextureApi (allocates nothing).
 // IM_ASSERT is active (viz/ui/imgui_user_config.h) and routed to a handler that fails the test.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#ifdef MNEMO_WITH_GUI
 #include "app/cli.h"
 #include "app/gui/export.h"
 #include "app/gui/layout.h"
 #include "app/gui/shell.h"
 #include "app/gui/synthetic.h"
 #include "app/gui/worker.h"
+#endif
 #include "tests/test_helpers.h"
 
 #include <doctest/doctest.h>
@@ -130,6 +133,19 @@ TEST_CASE("gui null backend: every panel draws 100 frames on synthetic traces of
       FAIL(e.what());
     }
   }
+}
+
+TEST_CASE("gui null backend: IM_ASSERT is active in this build and reaches the handler") {
+  bool fired = false;
+  viz::ui::set_imgui_assert_handler([&](const std::string& expr, const char*, int) {
+    fired = true;
+    throw ImGuiAssertFailure(expr);
+  });
+  ImVector<int> v;
+  v.push_back(1);
+  CHECK_THROWS_AS((void)v[3], ImGuiAssertFailure);  // ImVector's bounds check is an IM_ASSERT in imgui.h
+  CHECK(fired);
+  viz::ui::set_imgui_assert_handler(nullptr);
 }
 
 TEST_CASE("gui null backend: the panels draw an empty session (no document, no step) without asserting") {

@@ -179,7 +179,7 @@ TEST_CASE("hashed: bucket bit order is h(z) = sum [z_i >= 0] 2^i, zero and -0 co
   CHECK(out.p[0][0].item<double>() == doctest::Approx(s2 * s2 * 0.5).epsilon(1e-6));
 }
 
-TEST_CASE("hashed: NaN in x reaches p and y (never hidden); large |z| gives factors of 1") {
+TEST_CASE("hashed: NaN in x reaches p and y (never hidden), large |z| gives factors of 1") {
   for (auto dtype : {torch::kFloat32, torch::kFloat64}) {
     auto x = torch::tensor({1.0, std::nan(""), 0.5, 1e30, -1e30, 200.0}, dtype).view({1, 6});
     auto tables = torch::ones({2, 8, 3}, dtype);
@@ -342,7 +342,7 @@ TEST_CASE("hashed: CPU table gradient is bit-identical for any split of the work
   CHECK(torch::equal(tl.grad(), serial));
 }
 
-TEST_CASE("hashed: CUDA forward and backward agree with the CPU reference; deterministic mode is bit-identical") {
+TEST_CASE("hashed: CUDA forward and backward agree with the CPU reference, deterministic mode is bit-identical") {
   std::string why;
   if (!cuda_usable(&why)) {
     MESSAGE("skipped: " << why);
@@ -482,7 +482,7 @@ TEST_CASE("hashed: a model with linear = hashed has no dense projection or Linea
   REQUIRE(params["encoder.0.ffn.block.fc2.tables"].grad().defined());
 }
 
-TEST_CASE("hashed: traces hold bucket [N, K] int32, p [N, K] and counts; repeated calls append") {
+TEST_CASE("hashed: traces hold bucket [N, K] int32, p [N, K] and counts, repeated calls append") {
   auto cfg = test::tiny_memformer(4, 8);
   cfg.linear = "hashed";
   cfg.hash_bits = 4;
@@ -517,7 +517,7 @@ TEST_CASE("hashed: traces hold bucket [N, K] int32, p [N, K] and counts; repeate
   CHECK(s2->trace.keys_with_prefix("hash.").empty());
 }
 
-TEST_CASE("hash stats: entropy, dead buckets and max/mean load; the accumulator adds counts") {
+TEST_CASE("hash stats: entropy, dead buckets and max/mean load, the accumulator adds counts") {
   // Table 0 uniform over 4 buckets, table 1 all in one bucket, table 2 never looked up.
   auto bucket = torch::tensor({0, 1, 2, 3, 1, 1, 1, 1}, torch::kInt32).view({2, 4}).t().contiguous();  // [4, 2]
   auto counts = torch::cat({bucket_counts(bucket, 4), torch::zeros({1, 4}, torch::kInt64)}, 0);

@@ -470,6 +470,11 @@ TEST_CASE("qa task: labels mark exactly the answer bytes; splits and seeds are d
       }
       CHECK(e.query.substr(static_cast<size_t>(e.answer_begin), e.answer.size()) == e.answer);
       CHECK(e.query.find(e.answer) == e.query.rfind(e.answer));  // listed once
+      REQUIRE(static_cast<int64_t>(e.candidates.size()) == o.candidates);
+      CHECK(e.candidates[static_cast<size_t>(e.answer_candidate)].first == e.answer_begin);
+      CHECK(e.candidates[static_cast<size_t>(e.answer_candidate)].second ==
+            e.answer_begin + static_cast<int64_t>(e.answer.size()));
+      CHECK(e.candidates.back().second == static_cast<int64_t>(e.query.size()));
       CHECK(e.query.rfind("where does " + e.name + " live? ", 0) == 0);
       const std::string fact = e.name + " lives in " + e.answer + ".";
       CHECK(e.document.substr(static_cast<size_t>(e.fact_begin), fact.size()) == fact);
@@ -499,6 +504,30 @@ TEST_CASE("qa task: labels mark exactly the answer bytes; splits and seeds are d
   CHECK(p < 0.2);
   CHECK(w1 == doctest::Approx(1 / p));
   CHECK(w0 == doctest::Approx(1 / (1 - p)));
+}
+
+TEST_CASE("qa_pick_candidate picks the candidate with the largest mean P(answer)") {
+  QaTaskOptions o;
+  o.candidates = 3;
+  auto e = QaTask(o).example(QaSplit::kTest, 4);
+  REQUIRE(e.candidates.size() == 3);
+  auto p = torch::zeros({48});
+  CHECK(qa_pick_candidate(p, e) == 0);  // all equal: the first
+  const int64_t other = (e.answer_candidate + 1) % 3;
+  auto fill = [&](int64_t c, float v) {
+    auto [b, en] = e.candidates[static_cast<size_t>(c)];
+    p.narrow(0, b, en - b).fill_(v);
+  };
+  fill(e.answer_candidate, 0.6f);
+  CHECK(qa_pick_candidate(p, e) == e.answer_candidate);
+  fill(other, 0.7f);
+  CHECK(qa_pick_candidate(p, e) == other);
+  // The mean counts, not the peak: one byte at 0.9 among bytes at 0.6 loses to 0.7 everywhere
+  // for a city of 4 bytes ((0.9 + 3 * 0.6) / 4 = 0.675).
+  if (e.answer.size() == 4) {
+    p[e.candidates[static_cast<size_t>(e.answer_candidate)].first] = 0.9f;
+    CHECK(qa_pick_candidate(p, e) == other);
+  }
 }
 
 TEST_CASE("qa batch holds the bytes, the labels on the query chunk, and stream offsets") {

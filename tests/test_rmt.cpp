@@ -14,7 +14,9 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <cstdio>
 
@@ -62,6 +64,37 @@ bool file_exists(const std::string& p) {
 }
 
 }  // namespace
+
+TEST_CASE("relative attention equals the Transformer-XL formula computed entry by entry") {
+  torch::manual_seed(3);
+  RelMultiHeadAttention att(8, 2);
+  torch::NoGradGuard g;
+  att->u_bias.normal_();
+  att->v_bias.normal_();
+  const int64_t tq = 3, tk = 5;  // 2 cached keys, then the 3 queries
+  auto kv = torch::randn({1, tk, 8});
+  auto x = kv.narrow(1, tk - tq, tq);
+  auto rel = relative_positions(tq, tk, 8, torch::kCPU);
+  torch::Tensor w;
+  att->forward(x, kv, rel, torch::Tensor(), &w);
+  auto q = att->q->forward(x).view({tq, 2, 4}), k = att->k->forward(kv).view({tk, 2, 4});
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t i = 0; i < tq; ++i) {
+      std::vector<double> logits;
+      for (int64_t j = 0; j < tk; ++j) {
+        const int64_t dist = (tk - tq + i) - j;
+        auto rvec = att->r->forward(sinusoid_embedding(torch::tensor({dist}), 8)).view({2, 4})[h];
+        const double a = ((q[i][h] + att->u_bias[h]) * k[j][h]).sum().item<double>();
+        const double bterm = ((q[i][h] + att->v_bias[h]) * rvec).sum().item<double>();
+        logits.push_back((a + bterm) / 2.0);  // sqrt(d_h = 4)
+      }
+      double mx = *std::max_element(logits.begin(), logits.end()), z = 0;
+      for (double v : logits) z += std::exp(v - mx);
+      for (int64_t j = 0; j < tk; ++j)
+        CHECK(w[0][h][i][j].item<double>() == doctest::Approx(std::exp(logits[static_cast<size_t>(j)] - mx) / z).epsilon(1e-5));
+    }
+  }
+}
 
 TEST_CASE("rmt mask: read, causal tokens, write sees everything") {
   SequenceLayout lay;

@@ -8,9 +8,13 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,8 +169,8 @@ TEST_CASE("strategies: checkpointing and MRBP give full-BPTT gradients (float32)
       Run got = run(*model, segs, s, memory_grad, 2);
       const double worst = check_same_grads(ref.grads, got.grads, 1e-4, strategy_name(s));
       CHECK(worst < 1e-4);
-      MESSAGE(sname << (memory_grad ? " (memory_in requires grad)" : "") << ": worst relative difference "
-                               << worst);
+      const std::string note = memory_grad ? " (memory_in requires grad)" : "";
+      MESSAGE(sname << note << ": worst relative difference " << worst);
       CHECK(got.result.loss == doctest::Approx(ref.result.loss).epsilon(1e-6));
       CHECK(got.result.loss_count == ref.result.loss_count);
       REQUIRE(got.result.segment_loss_sum.size() == 4);
@@ -412,4 +416,43 @@ TEST_CASE("sessions/memformer-*.json: the paper's MNIST setting, its ablations a
   auto j = read("memformer-moby-dick.json");
   CHECK(j["task"]["name"] == "moby-dick");
   CHECK(parse_strategy(j["train"]["strategy"].get<std::string>()) == Strategy::kMrbp);
+}
+
+TEST_CASE("bench training-strategies: one child process per strategy, equal gradients, exit 2 on bad flags") {
+  auto sh = [](const std::string& args, int* code) {
+    const std::string cmd = std::string(MNEMO_BINARY) + " bench training-strategies " + args + " 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int st = ::pclose(p);
+    *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+  };
+  const std::string dir = test::temp_dir("bench-strategies");
+  const std::string cfg = dir + "/tiny.json";
+  {
+    std::ofstream f(cfg);
+    f << nlohmann::json{{"model", test::tiny_memformer(4, 8).to_json()}}.dump();
+  }
+  int code = -1;
+  const std::string out = sh("--config " + cfg + " --batch 1 --horizon 3 --rollouts 1 --rounds 1 --threads 1", &code);
+  CAPTURE(out);
+  REQUIRE(code == 0);
+  for (const char* s : {"bptt", "checkpoint", "mrbp", "MRBP vs BPTT: memory x"}) CHECK(out.find(s) != std::string::npos);
+  // The grad-norm column (last) is the same for every strategy.
+  std::vector<std::string> norms;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    for (const char* s : {"bptt ", "checkpoint ", "mrbp "})
+      if (line.rfind(s, 0) == 0) norms.push_back(line.substr(line.find_last_of(' ') + 1));
+  REQUIRE(norms.size() == 3);
+  CHECK(norms[0] == norms[1]);
+  CHECK(norms[0] == norms[2]);
+  sh("--strategies bptt,sgd", &code);
+  CHECK(code == 2);
+  sh("--batch 0", &code);
+  CHECK(code == 2);
 }

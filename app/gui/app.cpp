@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <csignal>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -33,6 +34,10 @@ namespace {
 
 std::string g_glfw_error;
 void on_glfw_error(int code, const char* text) { g_glfw_error = std::string(text) + " (GLFW error " + std::to_string(code) + ")"; }
+
+// Ctrl+C / SIGTERM close the window cleanly, so the layout (imgui.ini) is saved.
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int) { g_stop_signal = 1; }
 
 Shell* g_drop_target = nullptr;
 void on_drop(GLFWwindow*, int count, const char** paths) {
@@ -107,6 +112,7 @@ void setup_style(float scale) {
   st.WindowPadding = ImVec2(8, 6);
   st.ItemSpacing = ImVec2(7, 5);
   st.WindowTitleAlign = ImVec2(0.02f, 0.5f);
+  st.Colors[ImGuiCol_WindowBg].w = 1.f;  // opaque: a floating window (the gallery) must not show panels through it
   st.ScaleAllSizes(scale);
 }
 
@@ -213,6 +219,9 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   if (o.gallery) shell->set_panel_open(PanelId::kGallery, true);
   if (o.gallery_size >= 0) shell->gallery().set_size(o.gallery_size);
   int rc = 0;
+  g_stop_signal = 0;
+  auto old_int = std::signal(SIGINT, on_stop_signal);
+  auto old_term = std::signal(SIGTERM, on_stop_signal);
   {
     Worker worker([] { glfwPostEmptyEvent(); });
     worker.start(o.doc, o.cfg, o.seed, o.checkpoint);
@@ -225,7 +234,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
     int frames_ready = 0;
     bool selected = false, exported = false;
     const auto started = std::chrono::steady_clock::now();
-    while (!glfwWindowShouldClose(w.win) && !shell->quit_requested()) {
+    while (!glfwWindowShouldClose(w.win) && !shell->quit_requested() && !g_stop_signal) {
       const bool ready = worker.finished() >= commands && !worker.busy();
       // Sleep while nothing moves; the worker wakes the loop when it publishes.
       if (scripted || shell->transport().playing || worker.busy() || !ready) glfwPollEvents();
@@ -299,6 +308,8 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
     }
     g_drop_target = nullptr;
   }  // the worker stops (a running jump is cancelled) before the window goes
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
   shell.reset();
   textures.reset();
   return rc;

@@ -1,5 +1,6 @@
 #include "app/gui/gui_cli.h"
 
+#include "app/gui/settings.h"
 #include "app/gui/worker.h"
 #include "core/io/safetensors.h"
 
@@ -26,6 +27,7 @@ GuiOptions resolve_gui(const GuiCommands& c) {
   GuiOptions o;
   o.doc = c.doc.empty() ? find_asset("sample.txt") : c.doc;
   load_doc_flag(o.doc);  // exit 2 naming --doc for a missing, empty or unreadable file
+  o.doc = absolute_path(o.doc);  // shown in the app; the default export folder sits beside it
   ModelFlags mf = c.model;
   if (mf.config.empty()) mf.config = find_asset("../sessions/demo-memformer.json");
   o.cfg = mf.resolve();

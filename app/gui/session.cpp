@@ -57,6 +57,17 @@ StepData make_step_data(SnapshotPtr snap, const Document& doc) {
     d.n_cls = static_cast<int>(n_cls);
     d.writer = to_vector(blocks);
     d.writer_max = finite_max(d.writer, false);
+    const size_t block = static_cast<size_t>(k) * keep.size();
+    for (int64_t b = 0; b <= h; ++b) {
+      float lo = INFINITY, hi = -INFINITY;
+      for (size_t i = static_cast<size_t>(b) * block; i < static_cast<size_t>(b + 1) * block; ++i)
+        if (std::isfinite(d.writer[i])) {
+          lo = std::min(lo, d.writer[i]);
+          hi = std::max(hi, d.writer[i]);
+        }
+      d.block_min.push_back(hi >= lo ? lo : 0.f);
+      d.block_max.push_back(hi >= lo ? hi : 1.f);
+    }
     d.self_mass.resize(static_cast<size_t>(k));
     for (int64_t i = 0; i < k; ++i) d.self_mass[static_cast<size_t>(i)] = d.writer[static_cast<size_t>(i * d.cols)];
     d.col_labels.reserve(keep.size());

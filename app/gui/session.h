@@ -39,6 +39,7 @@ struct StepData {
   std::vector<float> writer;
   std::vector<std::string> col_labels;  // "self", token labels, "<cls>"
   float writer_max = 0.f;               // max over every block (for a shared colour scale)
+  std::vector<float> block_min, block_max;  // finite min / max of each block (heads + 1)
   std::vector<float> self_mass;         // [slots], mean over heads (column 0)
 
   std::vector<float> forget_norm;       // [slots] ||v_bias||, empty when not traced

@@ -47,7 +47,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
 
   // Writer logits: per slot a tendency to keep itself (retain), spread (mix) or be replaced.
   auto kind = torch::randint(0, 3, {k}, gen, torch::kInt64);
-  auto self_bias = torch::where(kind == 0, torch::full({k}, 6.0), torch::where(kind == 1, torch::full({k}, 2.5), torch::full({k}, -3.0)));
+  auto self_bias = torch::where(kind == 0, torch::full({k}, 8.0), torch::where(kind == 1, torch::full({k}, 3.5), torch::full({k}, -3.0)));
   auto logits = torch::randn({1, H, k, 1 + L + C}, gen) * 1.2;
   logits.select(3, 0).add_(self_bias.view({1, 1, k}));
   // A few "favourite" tokens so rows have visible structure.
@@ -97,7 +97,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   view->position = shown;
   view->model_note = "synthetic traces (no model)";
   // Earlier segments: each slot's self mass drifts around its tendency.
-  auto base = torch::sigmoid(self_bias - 1.0);
+  auto base = attn.select(3, 0).mean(1)[0];  // the shown step's self mass [k]
   for (int64_t s = 0; s < sp.visited; ++s) {
     auto rec = std::make_shared<SegmentRecord>();
     if (s == shown) {

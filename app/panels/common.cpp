@@ -44,9 +44,11 @@ ImU32 slot_type_color(SlotType t, int alpha) {
 void export_button(PanelContext& ctx, PanelId id) {
   const char* label = "Export\xE2\x80\xA6";  // Export…
   const float w = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2.f;
+  // Right-aligned on the current line, or on a line of its own when the line is full.
   ImGui::SameLine();
   const float x = ImGui::GetWindowContentRegionMax().x - w;
-  if (x > ImGui::GetCursorPosX()) ImGui::SetCursorPosX(x);
+  if (x >= ImGui::GetCursorPosX()) ImGui::SetCursorPosX(x);
+  else ImGui::NewLine();
   ImGui::BeginDisabled(ctx.preview || !ctx.session.step);
   if (ImGui::SmallButton(label)) ctx.requests.export_panel = static_cast<int>(id);
   ImGui::EndDisabled();

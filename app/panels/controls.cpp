@@ -110,9 +110,11 @@ void ControlsPanel::draw(PanelContext& ctx) {
 
   // --- Model ---
   if (ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen)) {
-    const float w = ImGui::GetFontSize() * 7.f;
+    // Fields shrink with the panel so their labels stay readable (negative width = leave room).
+    const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
+    auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
     auto field = [&](const char* label, int64_t* v, const char* tip) {
-      ImGui::SetNextItemWidth(w);
+      ImGui::SetNextItemWidth(width());
       ImGui::InputScalar(label, ImGuiDataType_S64, v);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
     };
@@ -130,11 +132,11 @@ void ControlsPanel::draw(PanelContext& ctx) {
       ImGui::TableNextColumn();
       field("dec layers", &dec_layers_, "decoder layers");
       ImGui::TableNextColumn();
-      ImGui::SetNextItemWidth(w);
+      ImGui::SetNextItemWidth(width());
       ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("writer temperature tau (> 0); small = sharper writer attention");
       ImGui::TableNextColumn();
-      ImGui::SetNextItemWidth(w);
+      ImGui::SetNextItemWidth(width());
       ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
       ImGui::TableNextColumn();

@@ -87,21 +87,22 @@ void GalleryPanel::draw(PanelContext& outer) {
   };
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const Entry entries[] = {
-      {"Controls", "Step, play, jump, reset; the model config with Apply; checkpoint and document loading.", 16.f * line,
-       [](Impl& i, PanelContext& c) { i.controls.draw(c); }},
-      {"Document", "The text, one cell per token (underlined); current segment highlighted, visited ones tinted. Hover: id, bytes, loss.",
-       10.f * line, [](Impl& i, PanelContext& c) { i.document.draw(c); }},
       {"Writer attention", "Each slot's attention over [itself | the segment's tokens | cls]; rows sum to 1. Hover for exact values.",
        18.f * line, [](Impl& i, PanelContext& c) { i.writer.draw(c); }},
       {"Slot types", "Retain / mix / overwrite by self-attention mass; move the thresholds to re-classify.", 14.f * line,
        [](Impl& i, PanelContext& c) { i.types.draw(c); }},
+      {"Slot timeline", "Self-attention mass per slot over visited segments: long bright rows hold information.", 16.f * line,
+       [](Impl& i, PanelContext& c) { i.timeline.draw(c); }},
       {"Forgetting", "||v_bias|| per slot, sortable: larger pulls the slot harder towards its bias (faster forgetting).",
        12.f * line, [](Impl& i, PanelContext& c) { i.forgetting.draw(c); }},
       {"Memory", "The memory after the step (slots x d) with per-slot norm and drift from the previous step.", 20.f * line,
        [](Impl& i, PanelContext& c) { i.memory.draw(c); }},
-      {"Slot timeline", "Self-attention mass per slot over visited segments: long bright rows hold information.", 16.f * line,
-       [](Impl& i, PanelContext& c) { i.timeline.draw(c); }},
+      {"Document", "The text, one cell per token (underlined); current segment highlighted, visited ones tinted. Hover: id, bytes, loss.",
+       10.f * line, [](Impl& i, PanelContext& c) { i.document.draw(c); }},
+      {"Controls", "Step, play, jump, reset; the model config with Apply; checkpoint and document loading (disabled here).",
+       16.f * line, [](Impl& i, PanelContext& c) { i.controls.draw(c); }},
   };
+
   ImGui::Separator();
   if (ImGui::BeginChild("##gallery_scroll", ImVec2(0, 0), false)) {
     for (const Entry& e : entries) {

@@ -4,6 +4,7 @@
 
 #include "viz/ui/widgets.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace mnemo::app {
@@ -26,14 +27,43 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
       "mix: in between.");
   export_button(ctx, PanelId::kSlotTypes);
 
-  const float bar_h = ImGui::GetTextLineHeight() + 4.f;
+  // One stacked bar (shares) and one legend line (counts): compact enough for 1280x720.
+  const float bar_h = ImGui::GetTextLineHeight() + 6.f;
   const SlotType kinds[3] = {SlotType::kRetain, SlotType::kMix, SlotType::kOverwrite};
   const int64_t counts[3] = {c.retain, c.mix, c.overwrite};
+  {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = std::max(1.f, ImGui::GetContentRegionAvail().x);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(p, ImVec2(p.x + w, p.y + bar_h), IM_COL32(255, 255, 255, 18));
+    float x = p.x;
+    for (int i = 0; i < 3; ++i) {
+      const float ww = w * static_cast<float>(static_cast<double>(counts[i]) / n);
+      if (ww <= 0.f) continue;
+      dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + ww, p.y + bar_h), slot_type_color(kinds[i], 230));
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * static_cast<double>(counts[i]) / n);
+      const float tw = ImGui::CalcTextSize(pct).x;
+      if (tw + 6.f < ww)
+        dl->AddText(ImVec2(x + 0.5f * (ww - tw), p.y + 3.f), IM_COL32(255, 255, 255, 255), pct);
+      x += ww;
+    }
+    ImGui::Dummy(ImVec2(w, bar_h));
+  }
   for (int i = 0; i < 3; ++i) {
-    char text[96];
-    std::snprintf(text, sizeof text, "%-9s %5lld  (%.1f%%)", slot_type_name(kinds[i]), static_cast<long long>(counts[i]),
-                  100.0 * static_cast<double>(counts[i]) / n);
-    viz::ui::inline_bar(static_cast<float>(static_cast<double>(counts[i]) / n), slot_type_color(kinds[i], 220), bar_h, text);
+    char text[48];
+    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(counts[i]));
+    const float need = ImGui::CalcTextSize(slot_type_name(kinds[i])).x + ImGui::CalcTextSize(text).x + 4.f;
+    if (i) {
+      ImGui::SameLine(0.f, ImGui::GetFontSize());
+      if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();  // wrap in a narrow panel
+    }
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(slot_type_color(kinds[i])), "%s", slot_type_name(kinds[i]));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%lld of %lld slots (%.1f%%)", static_cast<long long>(counts[i]), static_cast<long long>(c.total()),
+                        100.0 * static_cast<double>(counts[i]) / n);
+    ImGui::SameLine(0.f, 4.f);
+    ImGui::TextUnformatted(text);
   }
 
   // Thresholds: the ViewModel keeps overwrite <= retain and re-classifies immediately.
@@ -63,7 +93,8 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
   axes.row_labels = &kRows;
   axes.highlight_col = ctx.vm.selected_slot();
   axes.x_title = "slot";
-  const float h = std::min(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 7.f);
+  // Tall enough for both rows and the slot axis even in a short window (the panel scrolls).
+  const float h = std::max(ImGui::GetTextLineHeight() * 5.f, std::min(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 7.f));
   auto hit = viz::ui::draw_heatmap("##strip", strip_, ImVec2(ImGui::GetContentRegionAvail().x, h), axes);
   if (hit.hovered) {
     ImGui::BeginTooltip();

@@ -42,6 +42,13 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
                       "0..1: the full range of an attention weight.");
   ImGui::SameLine();
   ImGui::TextDisabled("segment %lld", static_cast<long long>(step->segment));
+  if (ctx.session.info && ctx.session.info->checkpoint.empty() && !ctx.preview) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(random weights)");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("An untrained writer attends almost uniformly, so every slot is mostly overwritten.\n"
+                        "Load a trained checkpoint (Controls) to see slots that retain their content.");
+  }
   export_button(ctx, PanelId::kWriterAttention);
   head = ctx.vm.head();
 
@@ -50,15 +57,9 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
     last_step_ = step;
     last_head_ = head;
     last_scale_ = scale_;
-    const float* v = step->writer_block(head);
-    const size_t n = static_cast<size_t>(step->slots) * static_cast<size_t>(step->cols);
-    float lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < n; ++i)
-      if (std::isfinite(v[i])) {
-        lo = std::min(lo, v[i]);
-        hi = std::max(hi, v[i]);
-      }
-    if (!(hi >= lo)) lo = 0.f, hi = 1.f;
+    const size_t b = head < 0 || head >= step->heads ? 0 : static_cast<size_t>(head) + 1;
+    const float lo = b < step->block_min.size() ? step->block_min[b] : 0.f;
+    const float hi = b < step->block_max.size() ? step->block_max[b] : 1.f;
     vmin_ = scale_ == 1 ? lo : 0.f;
     vmax_ = scale_ == 2 ? 1.f : hi;
     if (!(vmax_ > vmin_)) vmax_ = vmin_ + 1e-6f;

@@ -250,12 +250,34 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
   ex.query = std::string(kQuestionHead) + ex.name + kQuestionTail;
   for (const auto& c : cand) {
     ex.query.push_back(' ');
-    if (c == ex.answer) ex.answer_begin = static_cast<int64_t>(ex.query.size());
+    const auto begin = static_cast<int64_t>(ex.query.size());
+    if (c == ex.answer) {
+      ex.answer_begin = begin;
+      ex.answer_candidate = static_cast<int64_t>(ex.candidates.size());
+    }
     ex.query += c;
+    ex.candidates.push_back({begin, static_cast<int64_t>(ex.query.size())});
   }
   ex.labels.assign(ex.query.size(), 0);
   for (size_t i = 0; i < ex.answer.size(); ++i) ex.labels[static_cast<size_t>(ex.answer_begin) + i] = 1;
   return ex;
+}
+
+int64_t qa_pick_candidate(const torch::Tensor& answer_prob, const QaExample& ex) {
+  TORCH_CHECK(answer_prob.dim() == 1 && answer_prob.size(0) >= static_cast<int64_t>(ex.query.size()),
+              "qa_pick_candidate: answer_prob must be [>= query length]");
+  auto p = answer_prob.detach().to(torch::kCPU, torch::kFloat64);
+  int64_t best = 0;
+  double best_mean = -1;
+  for (size_t c = 0; c < ex.candidates.size(); ++c) {
+    const auto [b, e] = ex.candidates[c];
+    const double mean = p.narrow(0, b, e - b).mean().item<double>();
+    if (mean > best_mean) {
+      best_mean = mean;
+      best = static_cast<int64_t>(c);
+    }
+  }
+  return best;
 }
 
 QaBatch QaTask::batch(QaSplit s, int64_t first, int64_t count, torch::Device device) const {

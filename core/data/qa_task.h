@@ -52,7 +52,13 @@ struct QaExample {
   int64_t answer_begin = 0;        // byte offset of the answer inside query
   int64_t fact_begin = 0;          // byte offset of the asked fact sentence inside document
   std::vector<uint8_t> labels;     // one per query byte: 1 = answer byte, 0 = not
+  std::vector<std::pair<int64_t, int64_t>> candidates;  // [begin, end) of each listed city in query
+  int64_t answer_candidate = 0;    // which of them is the answer
 };
+
+// The candidate a tagger picks: the one with the largest mean P(answer) over its bytes
+// (ties: the first). answer_prob: [>= query length] P(answer) of the query bytes.
+int64_t qa_pick_candidate(const torch::Tensor& answer_prob, const QaExample& ex);
 
 // Model inputs of a batch, chunked for MemoryModelImpl::step. Row b is example b.
 // Token ids are bytes; padding is ByteTokenizer::kPad with valid = false. offsets hold the

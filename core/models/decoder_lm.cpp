@@ -105,8 +105,7 @@ DecoderRun DecoderLmImpl::run(const SegmentInput& in, const MemoryState& mem, Tr
   if (c_ > 0) prefix_valid = mem.at("cache_valid");
   if (write_only()) prefix_valid = mem.at("write_cache_valid");
   auto mask = decoder_attention_mask(lay, prefix_valid, in.valid);
-  auto iopt = torch::TensorOptions().dtype(torch::kInt64).device(dev);
-  auto rel = relative_positions(torch::arange(p, p + t, iopt), torch::arange(0, p + t, iopt), d);
+  auto rel = relative_positions(t, p + t, d, dev);
 
   if (tracer) {
     tracer->put_if_wanted(keys::kInputTokens, in.tokens);

@@ -14,12 +14,13 @@ torch::Tensor sinusoid_embedding(const torch::Tensor& pos, int64_t dim) {
   return torch::cat({torch::sin(angles), torch::cos(angles)}, 1);
 }
 
-RelativePositions relative_positions(const torch::Tensor& q_pos, const torch::Tensor& k_pos, int64_t dim) {
-  auto dist = q_pos.unsqueeze(1) - k_pos.unsqueeze(0);  // [Tq, Tk]
-  const int64_t dmin = dist.min().item<int64_t>(), dmax = dist.max().item<int64_t>();
+RelativePositions relative_positions(int64_t tq, int64_t tk, int64_t dim, torch::Device device) {
+  TORCH_CHECK(tq >= 1 && tk >= tq, "relative_positions: need 1 <= tq <= tk, got tq ", tq, ", tk ", tk);
   RelativePositions r;
-  r.table = sinusoid_embedding(torch::arange(dmin, dmax + 1, q_pos.options()), dim);
-  r.index = dist - dmin;
+  r.tq = tq;
+  r.tk = tk;
+  auto dist = torch::arange(tk - 1, -tq, -1, torch::TensorOptions().dtype(torch::kInt64).device(device));
+  r.table = sinusoid_embedding(dist, dim);
   return r;
 }
 
@@ -39,17 +40,18 @@ torch::Tensor RelMultiHeadAttentionImpl::forward(const torch::Tensor& query, con
                                                  const RelativePositions& rel, const torch::Tensor& mask,
                                                  torch::Tensor* weights) {
   const int64_t b = query.size(0), tq = query.size(1), tk = kv.size(1);
-  TORCH_CHECK(rel.index.size(0) == tq && rel.index.size(1) == tk, "relative positions are [", rel.index.size(0), ", ",
-              rel.index.size(1), "] but attention is ", tq, " x ", tk);
+  TORCH_CHECK(rel.tq == tq && rel.tk == tk, "relative positions are for ", rel.tq, " x ", rel.tk, " but attention is ",
+              tq, " x ", tk);
   auto split = [&](const torch::Tensor& x, int64_t t) { return x.view({b, t, heads, head_dim}).transpose(1, 2); };
   auto qh = split(q->forward(query), tq);  // [B, H, Tq, dh]
   auto kh = split(k->forward(kv), tk);
   auto vh = split(v->forward(kv), tk);
   const int64_t nr = rel.table.size(0);
-  auto rh = r->forward(rel.table).view({nr, heads, head_dim}).permute({1, 2, 0});  // [H, dh, R]
-  // Position term (q + v) . r for every distance, then picked per (i, j).
-  auto bd = torch::matmul(qh + v_bias.unsqueeze(1), rh.unsqueeze(0));  // [B, H, Tq, R]
-  bd = bd.gather(3, rel.index.unsqueeze(0).unsqueeze(0).expand({b, heads, tq, tk}));
+  auto rh = r->forward(rel.table).view({nr, heads, head_dim}).permute({1, 0, 2});  // [H, R, dh]
+  // Query i needs table rows tq-1-i .. tq-1-i+tk-1: window w = tq-1-i of the unfolded table.
+  auto win = rh.unfold(1, tk, 1).flip(1);                                             // [H, Tq, dh, Tk]
+  auto bd = torch::matmul((qh + v_bias.unsqueeze(1)).permute({1, 2, 0, 3}), win);  // [H, Tq, B, Tk]
+  bd = bd.permute({2, 0, 1, 3});                                                      // [B, H, Tq, Tk]
   // The content term (q + u) . k goes through the shared attention core; the position term
   // (scaled like it) rides in the additive mask.
   auto bias = bd / std::sqrt(static_cast<double>(head_dim));

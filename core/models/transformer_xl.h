@@ -4,6 +4,8 @@
 // used by every decoder-only model (core/models/decoder_lm.h). Positions live in one frame
 // shared by queries and keys (cache first, then the current sequence), so a distance may be
 // negative (memory tokens that see later positions); the sinusoid table covers both signs.
+// The position term is computed per query over the window of distances it needs (an
+// unfold of the projected table), never over all distances for every query.
 #pragma once
 #include "core/nn/linear.h"
 
@@ -15,13 +17,15 @@ namespace mnemo {
 // with w_i = 10000^(-2i/dim). dim must be even.
 torch::Tensor sinusoid_embedding(const torch::Tensor& pos, int64_t dim);
 
-// The relative distances of one step, shared by all layers.
+// The relative distances of one step, shared by all layers. Keys are [prefix | queries]:
+// query i sits at key position tk - tq + i, so its distances to keys 0..tk-1 run from
+// tk - tq + i down to i - tq + 1. `table` lists every distance once, in descending order
+// from tk - 1 to -(tq - 1) (R = tk + tq - 1 rows), so query i uses rows tq-1-i .. tq-1-i+tk-1.
 struct RelativePositions {
-  torch::Tensor table;  // [R, d] sinusoid of every distance that occurs (dmin..dmax)
-  torch::Tensor index;  // [Tq, Tk] int64: row of `table` for query i and key j
+  torch::Tensor table;  // [R, d] sinusoid embeddings of the distances, descending
+  int64_t tq = 0, tk = 0;
 };
-// Queries at positions q_pos [Tq], keys at k_pos [Tk] (int64, one frame).
-RelativePositions relative_positions(const torch::Tensor& q_pos, const torch::Tensor& k_pos, int64_t dim);
+RelativePositions relative_positions(int64_t tq, int64_t tk, int64_t dim, torch::Device device);
 
 struct RelMultiHeadAttentionImpl : torch::nn::Module {
   RelMultiHeadAttentionImpl(int64_t dim, int64_t heads, const LinearOptions& lin = {});

@@ -48,6 +48,7 @@ const ImU32 kSeparator = IM_COL32(255, 255, 255, 200);
 ColorLut::ColorLut(Colormap map) : map_(map) {
   for (int i = 0; i < 256; ++i) table_[i] = pack(sample(map, static_cast<float>(i) / 255.f));
   nan_ = pack(nan_color(map));
+  table_[256] = nan_;
 }
 
 uint32_t ColorLut::at(float t) const {
@@ -62,23 +63,25 @@ void heatmap_rgba(const float* values, int rows, int cols, float vmin, float vma
   const int oh = std::max(1, std::min(rows, max_side));
   out->resize(static_cast<size_t>(ow) * static_cast<size_t>(oh) * 4);
   const float range = vmax - vmin;
-  const float inv = range > 0.f && std::isfinite(range) ? 1.f / range : 0.f;
+  const bool flat = !(range > 0.f && std::isfinite(range));
+  // index = round((v - vmin) / range * 255), clamped; non-finite values take the marker
+  // entry (they are markers, never clamped into the scale: DESIGN §5).
+  const float scale = flat ? 0.f : 255.f / range;
+  const float offset = flat ? 128.f : 0.5f - vmin * scale;
+  const uint32_t* table = lut.table();
   auto* px = reinterpret_cast<uint32_t*>(out->data());
   for (int y = 0; y < oh; ++y) {
     const int r = oh == rows ? y : static_cast<int>((static_cast<int64_t>(y) * rows) / oh);
     const float* row = values + static_cast<size_t>(r) * static_cast<size_t>(cols);
     uint32_t* dst = px + static_cast<size_t>(y) * static_cast<size_t>(ow);
-    if (ow == cols) {
-      for (int x = 0; x < ow; ++x) {
-        const float v = row[x];
-        // Non-finite values are markers, never clamped into the scale (DESIGN §5).
-        dst[x] = std::isfinite(v) ? lut.at(inv > 0.f ? (v - vmin) * inv : 0.5f) : lut.at(NAN);
+    for (int x = 0; x < ow; ++x) {
+      const float v = ow == cols ? row[x] : row[(static_cast<int64_t>(x) * cols) / ow];
+      int idx = 256;
+      if (std::isfinite(v)) {
+        const float f = v * scale + offset;
+        idx = f <= 0.f ? 0 : (f >= 255.f ? 255 : static_cast<int>(f));
       }
-    } else {
-      for (int x = 0; x < ow; ++x) {
-        const float v = row[(static_cast<int64_t>(x) * cols) / ow];
-        dst[x] = std::isfinite(v) ? lut.at(inv > 0.f ? (v - vmin) * inv : 0.5f) : lut.at(NAN);
-      }
+      dst[x] = table[idx];
     }
   }
   *w = ow;

@@ -21,10 +21,12 @@ class ColorLut {
   Colormap map() const { return map_; }
   uint32_t at(float t) const;  // NaN -> the map's marker colour; t clamped to [0,1]
   ImU32 im_color(float t) const { return at(t); }  // ImGui's IM_COL32 byte order is the same
+  // Entries 0..255 along the map, entry 256 the marker colour (for tight conversion loops).
+  const uint32_t* table() const { return table_; }
 
  private:
   Colormap map_;
-  uint32_t table_[256];
+  uint32_t table_[257];
   uint32_t nan_;
 };
 
