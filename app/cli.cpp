@@ -5,6 +5,8 @@
 #include "app/bench_strategies.h"
 #include "app/cli_common.h"
 #include "app/cmd_train.h"
+#include "app/bench_recording.h"
+#include "app/cmd_export.h"
 #include "app/cmd_mtn_qa.h"
 #include "app/figures.h"
 #include "app/figures_hash.h"
@@ -143,11 +145,15 @@ int run_cli(int argc, char** argv) {
   auto* bhashed = add_bench_hashed_command(bench, bho);
   BenchStrategiesOptions bto;
   auto* bstrat = add_bench_strategies_command(bench, bto);
+  BenchRecordingOptions bro;
+  auto* brec = add_bench_recording_command(bench, bro);
 
   TrainCommands trainc;
   add_train_commands(app, trainc);
   MtnQaCommand mtnqa;
   add_mtn_qa_command(app, mtnqa);
+  ExportCommand exportc;
+  add_export_command(app, exportc);
 
   std::string demo_out = "mnemoscope-demo";
   auto* demo = app.add_subcommand("demo", "the demo on the shipped sample document");
@@ -204,10 +210,12 @@ int run_cli(int argc, char** argv) {
 #endif
     if (int rc = run_train_commands(trainc, std::cout); rc >= 0) return rc;
     if (int rc = run_mtn_qa_command(mtnqa, std::cout); rc >= 0) return rc;
+    if (int rc = run_export_command(exportc, std::cout); rc >= 0) return rc;
     if (*bench) {
       if (*bstep) return run_bench_step(bso, std::cout);
       if (*bhashed) return run_bench_hashed(bho, std::cout);
       if (*bstrat) return run_bench_strategies(bto, std::cout);
+      if (*brec) return run_bench_recording(bro, std::cout);
     }
     if (*demo || argc == 1) {
       // With a display the demo is the desktop app; without one, the headless step.

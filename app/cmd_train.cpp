@@ -2,8 +2,11 @@
 
 #include "app/cli.h"
 #include "app/cli_common.h"
+#include "core/io/atomic_file.h"
 #include "core/io/session.h"
 #include "core/models/factory.h"
+#include "core/train/memory_stats.h"
+#include "core/train/recorder.h"
 #include "core/train/trainer.h"
 
 #include <signal.h>
@@ -13,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <optional>
@@ -78,12 +82,22 @@ nlohmann::json eval_json(const EvalMetrics& e) {
           {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars}};
 }
 
-std::string default_out(const std::string& config) {
+// Where sessions live by default: --sessions DIR, else $MNEMO_SESSIONS, else
+// $XDG_DATA_HOME/mnemoscope/sessions (~/.local/share/mnemoscope/sessions).
+std::string sessions_root(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("MNEMO_SESSIONS"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/mnemoscope/sessions";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/mnemoscope/sessions";
+  return "runs";
+}
+
+std::string default_out(const std::string& config, const std::string& sessions) {
   std::string base = config;
   auto slash = base.find_last_of('/');
   if (slash != std::string::npos) base = base.substr(slash + 1);
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
-  return "runs/" + (base.empty() ? std::string("train") : base);
+  return sessions_root(sessions) + "/" + (base.empty() ? std::string("train") : base);
 }
 
 TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source);
@@ -132,7 +146,8 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
 
 int run_train(const TrainCommands& c, std::ostream& out) {
   if (c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
-  const std::string dir = c.out.empty() ? default_out(c.config) : c.out;
+  if (c.resume && c.out.empty() && c.config.empty()) throw UsageError("--resume: pass the session directory with --out DIR");
+  const std::string dir = c.out.empty() ? default_out(c.config, c.sessions) : c.out;
   std::optional<io::Session> session;
   std::optional<io::LoadedCheckpoint> resume_from;
   TrainingConfig cfg;
@@ -145,6 +160,11 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     }
     if (!resume_from) throw UsageError("--resume: '" + dir + "' has no checkpoint to resume from");
     for (const auto& s : resume_from->skipped) out << "warning: skipped damaged checkpoint " << s << "\n";
+    try {
+      if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
+    } catch (const io::IoError& e) {
+      throw UsageError(std::string("--resume: ") + e.what());
+    }
     if (!c.config.empty()) {
       cfg = load_training_config(c.config, c.sets);
     } else {
@@ -172,6 +192,8 @@ int run_train(const TrainCommands& c, std::ostream& out) {
       throw UsageError(std::string("--resume: ") + e.what());
     }
     out << "resuming " << dir << " from step " << trainer.step() << " (" << resume_from->path << ")\n";
+    // Records after this step (written before a crash) are superseded by what follows.
+    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from->path}}, true);
   } else {
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
     try {
@@ -212,10 +234,51 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     line_open = false;
   };
 
+  // Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
+  std::optional<Document> probe;
+  if (cfg.train.record_every > 0) {
+    try {
+      probe = probe_document(task, cfg.train.record_segments);
+    } catch (const std::exception& e) {
+      out << "warning: no probe recordings: " << e.what() << "\n";
+    }
+  }
+  int64_t last_recorded = -1;
+  auto record = [&](int64_t step) {
+    if (!probe || step == last_recorded) return;
+    last_recorded = step;
+    try {
+      record_into_session(*session, trainer.model(), *probe, task.segment_len(), step);
+    } catch (const io::SessionError&) {
+      throw;
+    } catch (const io::IoError&) {
+      throw;
+    } catch (const std::exception& e) {
+      end_line();
+      out << "warning: probe recording at step " << step << " failed and is switched off: " << e.what() << "\n";
+      probe.reset();
+    }
+  };
+
   TrainCallbacks cb;
   cb.on_step = [&](const StepMetrics& m) {
-    session->append_metrics({{"type", "step"}, {"step", m.step}, {"loss", m.loss}, {"accuracy", m.accuracy},
-                             {"lr", m.lr}, {"grad_norm", m.grad_norm}, {"tokens_per_s", m.tokens_per_s}});
+    const HostMemory mem = host_memory();
+    // NaN/Inf are written as JSON null (readers turn null back into NaN and mark it).
+    nlohmann::json rec = {{"type", "step"},
+                             {"step", m.step},
+                             {"loss", m.loss},
+                             {"accuracy", m.accuracy},
+                             {"lr", m.lr},
+                             {"grad_norm", m.grad_norm},
+                             {"tokens_per_s", m.tokens_per_s},
+                             {"seconds", m.seconds},
+                             {"peak_rss_mib", static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0)}};
+    if (m.non_finite) {
+      rec["non_finite"] = true;
+      rec["step"] = m.step + 1;  // the step that failed (no update was made)
+    }
+    session->append_metrics(rec);
+    if (!m.non_finite && cfg.train.record_every > 0 && m.step % cfg.train.record_every == 0) record(m.step);
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - t_start).count();
     const double per_step = elapsed / static_cast<double>(std::max<int64_t>(1, m.step - first));
@@ -243,6 +306,7 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     if (!tty) out << "  saved " << path << "\n";
   };
 
+  if (first == 0) record(0);
   TrainOutcome o;
   {
     SigintGuard guard;
@@ -256,6 +320,7 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     return 1;
   }
   if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << "\n";
+  if (cfg.train.record_every > 0) record(trainer.step());
   if (o.stopped) {
     out << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << dir
         << " --resume\n";
@@ -330,7 +395,9 @@ int run_eval(const TrainCommands& c, std::ostream& out) {
 void add_train_commands(CLI::App& app, TrainCommands& c) {
   c.train = app.add_subcommand("train", "train a model on a task (sessions/<task>-<model>.json)");
   c.train->add_option("--config", c.config, "training config JSON: {model, task, train}");
-  c.train->add_option("--out", c.out, "session directory (default runs/<config name>)");
+  c.train->add_option("--out", c.out, "session directory (default SESSIONS/<config name>)");
+  c.train->add_option("--sessions", c.sessions,
+                      "where sessions live when --out is not given (default $MNEMO_SESSIONS, else ~/.local/share/mnemoscope/sessions)");
   c.o_steps = c.train->add_option("--steps", c.steps, "total optimizer steps (overrides train.steps)");
   c.train->add_flag("--resume", c.resume, "continue --out from its latest checkpoint");
   c.train->add_option("--set", c.sets, "override a config field: --set task.segments=4 (repeatable)");

@@ -1,7 +1,8 @@
 // `mnemoscope train` and `mnemoscope eval` (core/train/trainer.h).
 //
-//   train --config sessions/<name>.json [--out DIR] [--steps N] [--set key=value]... [--resume]
-//     Trains into a session directory DIR (default runs/<name>): manifest.json,
+//   train --config sessions/<name>.json [--out DIR | --sessions ROOT] [--steps N] [--set key=value]... [--resume]
+//     Trains into a session directory DIR (default ROOT/<name>, ROOT = $MNEMO_SESSIONS or
+//     ~/.local/share/mnemoscope/sessions): manifest.json, traces/ (probe recordings),
 //     checkpoints/step-N.safetensors + latest, metrics.log (DESIGN §4). Shows a progress
 //     line (\r updates on a TTY, plain lines otherwise), evaluates every eval_every steps,
 //     saves every save_every steps and at the end; Ctrl-C stops after the current step and
@@ -24,7 +25,7 @@ struct TrainCommands {
   CLI::App* train = nullptr;
   CLI::App* eval = nullptr;
   // train
-  std::string config, out;
+  std::string config, out, sessions;
   int64_t steps = 0;
   bool resume = false;
   std::vector<std::string> sets;  // --set key=value (train and eval)

@@ -26,6 +26,8 @@ void write_all_bytes(const std::string& p, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+bool exists(const std::string& p) { return ::access(p.c_str(), F_OK) == 0; }
+
 NamedTensors weights(float v) { return {{"w", torch::full({64, 64}, v)}, {"step_count", torch::tensor({int64_t(v)})}}; }
 
 }  // namespace
@@ -165,4 +167,42 @@ TEST_CASE("session: a full disk gives a clear error and damages nothing saved be
   REQUIRE(l);
   CHECK(l->step == 1);
   CHECK(s.checkpoint_steps() == std::vector<int64_t>{1});
+}
+
+TEST_CASE("session: a torn metrics tail is cut on repair so records appended after a resume are readable; read-only opens write nothing") {
+  const std::string dir = test::temp_dir("sess4") + "/run";
+  {
+    auto s = Session::create(dir, {});
+    s.append_metrics({{"type", "step"}, {"step", 1}});
+    s.append_metrics({{"type", "step"}, {"step", 2}});
+  }
+  // A crash in the middle of an append: half a record at the end.
+  {
+    std::ofstream f(dir + "/metrics.log", std::ios::app | std::ios::binary);
+    f.write("\x20\x00\x00\x00\x11\x22", 6);
+  }
+  // A temp file of an interrupted checkpoint write.
+  std::ofstream(dir + "/checkpoints/.step-000000003.safetensors.tmp-1") << "partial";
+  {
+    auto ro = Session::open(dir, 3, SessionAccess::kReadOnly);
+    CHECK(ro.read_only());
+    CHECK(exists(dir + "/checkpoints/.step-000000003.safetensors.tmp-1"));  // a live writer may own it
+    CHECK_THROWS_WITH_AS(ro.append_metrics({{"type", "x"}}), doctest::Contains("opened read-only"), SessionError);
+    CHECK_THROWS_AS(ro.save_checkpoint(3, weights(1.f)), SessionError);
+    LogReadResult r;
+    CHECK(ro.read_metrics(&r).size() == 2);
+    CHECK_FALSE(r.clean);
+  }
+  auto s = Session::open(dir);
+  CHECK_FALSE(exists(dir + "/checkpoints/.step-000000003.safetensors.tmp-1"));
+  const std::string cut = s.repair_metrics_log();
+  CHECK(cut.find("dropped 6 damaged bytes") != std::string::npos);
+  CHECK(s.repair_metrics_log().empty());  // clean now
+  s.append_metrics({{"type", "resume"}, {"step", 2}});
+  s.append_metrics({{"type", "step"}, {"step", 3}});
+  LogReadResult r;
+  auto recs = s.read_metrics(&r);
+  CHECK(r.clean);
+  REQUIRE(recs.size() == 4);
+  CHECK(recs[3]["step"] == 3);
 }

@@ -71,9 +71,11 @@ std::string now_iso8601() {
 
 }  // namespace
 
-Session::Session(std::string dir, nlohmann::json manifest, int keep_last)
-    : dir_(std::move(dir)), manifest_(std::move(manifest)), keep_last_(keep_last) {
-  metrics_ = std::make_shared<FramedLogWriter>(dir_ + "/metrics.log");
+Session::Session(std::string dir, nlohmann::json manifest, int keep_last, bool read_only)
+    : dir_(std::move(dir)), manifest_(std::move(manifest)), keep_last_(keep_last), read_only_(read_only) {}
+
+void Session::check_writable(const char* what) const {
+  if (read_only_) throw SessionError(dir_ + ": opened read-only; cannot " + what);
 }
 
 Session Session::create(const std::string& dir, nlohmann::json manifest, int keep_last) {
@@ -89,10 +91,12 @@ Session Session::create(const std::string& dir, nlohmann::json manifest, int kee
   manifest["program_version"] = MNEMO_VERSION;
 #endif
   write_file_atomic(dir + "/manifest.json", manifest.dump(2) + "\n");
-  return Session(dir, std::move(manifest), keep_last);
+  Session s(dir, std::move(manifest), keep_last, false);
+  s.metrics_ = std::make_shared<FramedLogWriter>(dir + "/metrics.log");
+  return s;
 }
 
-Session Session::open(const std::string& dir, int keep_last) {
+Session Session::open(const std::string& dir, int keep_last, SessionAccess access) {
   const std::string mpath = dir + "/manifest.json";
   std::ifstream in(mpath);
   if (!in) throw SessionError(dir + ": not a session (no readable manifest.json); pass a session directory");
@@ -109,14 +113,16 @@ Session Session::open(const std::string& dir, int keep_last) {
   if (m["format_version"].get<int>() > kSessionFormatVersion)
     throw SessionError(mpath + ": format_version " + std::to_string(m["format_version"].get<int>()) +
                        " is newer than this program reads (" + std::to_string(kSessionFormatVersion) + "); update mnemoscope");
+  if (access == SessionAccess::kReadOnly) return Session(dir, std::move(m), keep_last, true);
   make_dir(dir + "/checkpoints");
   make_dir(dir + "/traces");
-  Session s(dir, std::move(m), keep_last);
+  Session s(dir, std::move(m), keep_last, false);
   s.remove_stale_temp_files();
   return s;
 }
 
 int Session::remove_stale_temp_files() const {
+  if (read_only_) return 0;
   int removed = 0;
   for (const std::string sub : {std::string(""), std::string("/checkpoints"), std::string("/traces")}) {
     const std::string d = dir_ + sub;
@@ -136,6 +142,7 @@ std::vector<int64_t> Session::trace_steps() const { return steps_in(dir_ + "/tra
 
 std::string Session::save_checkpoint(int64_t step, const NamedTensors& tensors,
                                      const std::map<std::string, std::string>& metadata) {
+  check_writable("save a checkpoint");
   auto meta = metadata;
   meta["step"] = std::to_string(step);
   const std::string path = checkpoint_path(step);
@@ -181,7 +188,23 @@ std::optional<LoadedCheckpoint> Session::load_latest() const {
   return std::nullopt;
 }
 
-void Session::append_metrics(const nlohmann::json& record, bool sync) { metrics_->append(record.dump(), sync); }
+void Session::append_metrics(const nlohmann::json& record, bool sync) {
+  check_writable("append to metrics.log");
+  if (!metrics_) metrics_ = std::make_shared<FramedLogWriter>(dir_ + "/metrics.log");
+  metrics_->append(record.dump(), sync);
+}
+
+std::string Session::repair_metrics_log() {
+  check_writable("repair metrics.log");
+  const std::string path = dir_ + "/metrics.log";
+  LogReadResult r = read_framed_log(path);
+  if (r.clean) return "";
+  metrics_.reset();
+  if (::truncate(path.c_str(), static_cast<off_t>(r.good_bytes)) != 0)
+    throw IoError(path + ": cannot cut the damaged tail (" + std::strerror(errno) + "); copy the session and retry");
+  return "metrics.log: dropped " + std::to_string(r.file_bytes - r.good_bytes) + " damaged bytes after byte " +
+         std::to_string(r.good_bytes) + " (" + r.stop_reason + ")";
+}
 
 std::vector<nlohmann::json> Session::read_metrics(LogReadResult* read) const {
   LogReadResult r = read_framed_log(dir_ + "/metrics.log");
@@ -201,6 +224,7 @@ std::vector<nlohmann::json> Session::read_metrics(LogReadResult* read) const {
 
 std::string Session::save_trace(int64_t step, const NamedTensors& tensors,
                                 const std::map<std::string, std::string>& metadata) {
+  check_writable("save a trace");
   auto meta = metadata;
   meta["step"] = std::to_string(step);
   const std::string path = trace_path(step);

@@ -35,13 +35,19 @@ struct LoadedCheckpoint {
   std::vector<std::string> skipped;  // "file: reason" for each newer checkpoint that failed to load
 };
 
+// kReadOnly: for watching a session another process is writing (the app following a CLI
+// run) or replaying one: opening removes nothing, creates nothing, and every write throws.
+enum class SessionAccess { kWrite, kReadOnly };
+
 class Session {
  public:
   // Creates `dir` (must not exist or be empty) with its manifest. `manifest` gets
   // format_version, created and program_version added. Throws SessionError / IoError.
   static Session create(const std::string& dir, nlohmann::json manifest, int keep_last = 3);
-  // Opens an existing session: reads and checks the manifest, removes stale temp files.
-  static Session open(const std::string& dir, int keep_last = 3);
+  // Opens an existing session: reads and checks the manifest; for writing it also removes
+  // stale temp files (never open for writing a session another process is still writing).
+  static Session open(const std::string& dir, int keep_last = 3, SessionAccess access = SessionAccess::kWrite);
+  bool read_only() const { return read_only_; }
 
   const std::string& dir() const { return dir_; }
   const nlohmann::json& manifest() const { return manifest_; }
@@ -58,6 +64,12 @@ class Session {
   std::optional<LoadedCheckpoint> load_latest() const;
   std::string checkpoint_path(int64_t step) const;
 
+  // Cuts a damaged tail off metrics.log (a record torn by a crash), so records appended
+  // after a resume are readable; returns what was dropped ("" when the log was clean).
+  // A log damaged in the middle loses everything after the damage, which no reader could
+  // reach anyway. Call before appending to a session that was interrupted.
+  std::string repair_metrics_log();
+
   // Appends one JSON record to metrics.log (flushed; fsynced when `sync`).
   void append_metrics(const nlohmann::json& record, bool sync = false);
   // Every complete record; `read` reports where a damaged log stopped.
@@ -71,11 +83,13 @@ class Session {
   int remove_stale_temp_files() const;
 
  private:
-  Session(std::string dir, nlohmann::json manifest, int keep_last);
+  Session(std::string dir, nlohmann::json manifest, int keep_last, bool read_only);
+  void check_writable(const char* what) const;
   std::string dir_;
   nlohmann::json manifest_;
   int keep_last_;
-  std::shared_ptr<FramedLogWriter> metrics_;
+  bool read_only_ = false;
+  std::shared_ptr<FramedLogWriter> metrics_;  // opened on the first append
 };
 
 }  // namespace mnemo::io

@@ -64,6 +64,8 @@ void TrainConfig::validate() const {
   check_int("eval_batches", eval_batches, -1, 1 << 30);
   if (eval_batches == 0) throw ConfigError("config field 'train.eval_batches' = 0; use >= 1, or -1 for the whole split");
   check_int("save_every", save_every, 0, int64_t{1} << 40);
+  check_int("record_every", record_every, 0, int64_t{1} << 40);
+  check_int("record_segments", record_segments, 1, 64);
 }
 
 nlohmann::json TrainConfig::to_json() const {
@@ -71,6 +73,7 @@ nlohmann::json TrainConfig::to_json() const {
           {"warmup", warmup},         {"schedule", schedule}, {"min_lr_ratio", min_lr_ratio},
           {"weight_decay", weight_decay}, {"clip", clip},   {"bptt_depth", bptt_depth}, {"strategy", strategy},
           {"eval_every", eval_every}, {"eval_batches", eval_batches}, {"save_every", save_every},
+          {"record_every", record_every}, {"record_segments", record_segments},
           {"seed", seed}};
 }
 
@@ -106,13 +109,15 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     else if (k == "eval_every") need_int(c.eval_every);
     else if (k == "eval_batches") need_int(c.eval_batches);
     else if (k == "save_every") need_int(c.save_every);
+    else if (k == "record_every") need_int(c.record_every);
+    else if (k == "record_segments") need_int(c.record_segments);
     else if (k == "seed") {
       if (!v.is_number_integer() || v.get<int64_t>() < 0)
         throw ConfigError("config field 'train.seed' must be a non-negative integer, got " + v.dump());
       c.seed = v.get<uint64_t>();
     } else {
       throw ConfigError("config field 'train." + k + "' is unknown; known fields: steps, batch, lr, warmup, schedule, "
-                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, seed");
+                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, record_every, record_segments, seed");
     }
   }
   c.validate();

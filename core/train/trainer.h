@@ -8,7 +8,8 @@
 //     "task":  { "name": "copy", "source_len": 24, "segments": 2, ... (core/data/tasks.h make_task) },
 //     "train": { "steps": 2000, "batch": 32, "lr": 1e-3, "warmup": 100, "schedule": "cosine",
 //                "min_lr_ratio": 0.0, "weight_decay": 0.01, "clip": 1.0, "bptt_depth": -1,
-//                "strategy": "bptt", "eval_every": 200, "eval_batches": 4, "save_every": 500, "seed": 0 }
+//                "strategy": "bptt", "eval_every": 200, "eval_batches": 4, "save_every": 500,
+//                "record_every": 100, "record_segments": 8, "seed": 0 }
 //   }
 // "model" and "task" are required, "train" fields default as in TrainConfig. Unknown keys
 // and bad values throw ConfigError naming the field ("train.lr", "task.segments", ...).
@@ -47,6 +48,8 @@ struct TrainConfig {
   int64_t eval_every = 200;      // steps between evaluations on the valid split; 0 = never
   int64_t eval_batches = 4;      // batches per evaluation; -1 = the whole split
   int64_t save_every = 0;        // steps between checkpoints (the caller saves); 0 = never
+  int64_t record_every = 100;    // steps between probe recordings (the caller records, core/train/recorder.h); 0 = never
+  int64_t record_segments = 8;   // at most this many segments of the probe document (1..64)
   uint64_t seed = 0;             // model initialisation
 
   void validate() const;  // ConfigError naming "train.<field>"

@@ -1,0 +1,250 @@
+#include "core/train/recorder.h"
+
+#include "core/data/tokenizer.h"
+#include "core/errors.h"
+#include "core/models/rmt.h"
+#include "core/trace/analysis.h"
+#include "core/trace/hash_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mnemo {
+
+namespace {
+
+constexpr const char* kProbeIds = "probe.ids";
+constexpr const char* kProbeBytes = "probe.bytes";
+
+std::string seg_prefix(int64_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "s%lld/", static_cast<long long>(i));
+  return buf;
+}
+
+// Restores the model's training mode on scope exit.
+class EvalModeScope {
+ public:
+  explicit EvalModeScope(MemoryModelImpl& m) : m_(m), was_training_(m.is_training()) { m_.eval(); }
+  ~EvalModeScope() { m_.train(was_training_); }
+  EvalModeScope(const EvalModeScope&) = delete;
+  EvalModeScope& operator=(const EvalModeScope&) = delete;
+
+ private:
+  MemoryModelImpl& m_;
+  bool was_training_;
+};
+
+double quantile(std::vector<float> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos)), hi = static_cast<size_t>(std::ceil(pos));
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+TraceSpec recording_trace_spec() {
+  // Everything but the per-layer copies that only the CLI's detailed figures use; a probe is
+  // a handful of segments, so this stays small (see docs/formats.md "traces/").
+  return TraceSpec::of({"input.*", "lm.*", "memformer.writer_attn", "memformer.memory_prev", "memformer.memory",
+                        "memformer.forget_norm", "memformer.slot_type", "memformer.read_attn.*", "rmt.*", "trxl.*",
+                        "hash.*", "mtn.importance", "mtn.candidate_source", "mtn.importance_prev", "mtn.kept_source",
+                        "mtn.kept_index", "mtn.kept_importance", "mtn.age", "mtn.blocks", "qa.*"});
+}
+
+Document probe_document(const TaskSource& task, int64_t max_segments) {
+  if (max_segments < 1) throw ConfigError("probe: max_segments must be >= 1 (got " + std::to_string(max_segments) + ")");
+  TaskBatch b = task.batch(Split::kTest, {0}, torch::kCPU);
+  std::vector<int64_t> ids;
+  const int64_t n = std::min<int64_t>(max_segments, static_cast<int64_t>(b.segments.size()));
+  for (int64_t t = 0; t < n; ++t) {
+    const auto& s = b.segments[static_cast<size_t>(t)];
+    auto tok = s.tokens.select(0, 0).to(torch::kInt64).contiguous();
+    auto val = s.valid.defined() ? s.valid.select(0, 0).to(torch::kBool).contiguous() : torch::ones_like(tok, torch::kBool);
+    const int64_t* tp = tok.data_ptr<int64_t>();
+    const bool* vp = val.data_ptr<bool>();
+    for (int64_t j = 0; j < tok.numel(); ++j)
+      if (vp[j] && !ByteTokenizer::is_special(tp[j])) ids.push_back(tp[j]);
+  }
+  if (ids.empty()) throw ConfigError("probe: task '" + task.name() + "' gave no tokens for test example 0");
+  return make_document(ByteTokenizer::decode(ids), "probe:" + task.name() + "/test/0");
+}
+
+ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int64_t segment_len, int64_t train_step,
+                            const TraceSpec& spec) {
+  TORCH_CHECK(model, "record_probe: no model");
+  EvalModeScope mode(*model);
+  Engine engine(model, probe, segment_len, spec);
+  ProbeRecording r;
+  r.tensors.emplace_back(kProbeIds, torch::tensor(probe.ids, torch::kInt64));
+  auto bytes = torch::empty({static_cast<int64_t>(probe.bytes.size())}, torch::kUInt8);
+  std::copy(probe.bytes.begin(), probe.bytes.end(), reinterpret_cast<char*>(bytes.data_ptr<uint8_t>()));
+  r.tensors.emplace_back(kProbeBytes, bytes);
+  nlohmann::json losses = nlohmann::json::array(), bad = nlohmann::json::array();
+  for (int64_t i = 0; i < engine.num_segments(); ++i) {
+    SnapshotPtr s = engine.step_forward();
+    TORCH_CHECK(s, "record_probe: segment ", i, " produced no snapshot");
+    const std::string pre = seg_prefix(i);
+    for (const auto& [key, t] : s->trace.tensors) r.tensors.emplace_back(pre + key, t.contiguous());
+    if (std::isfinite(s->loss)) losses.push_back(s->loss);
+    else losses.push_back(nullptr);
+    bad.push_back(s->non_finite ? s->non_finite_key : std::string());
+  }
+  nlohmann::json meta = {{"segments", engine.num_segments()}, {"segment_len", segment_len}, {"loss", losses}, {"non_finite", bad}};
+  r.metadata["probe"] = meta.dump();
+  r.metadata["step"] = std::to_string(train_step);
+  return r;
+}
+
+ReplayedProbe read_recording(const io::NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
+                             const std::string& source) {
+  auto fail = [&](const std::string& what) -> std::runtime_error {
+    return std::runtime_error("recording '" + source + "' " + what +
+                              "; it was not written by `mnemoscope train` (record it again, or pick another step)");
+  };
+  auto mit = metadata.find("probe");
+  if (mit == metadata.end()) throw fail("has no \"probe\" metadata");
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(mit->second);
+  } catch (const nlohmann::json::exception& e) {
+    throw fail(std::string("has unreadable \"probe\" metadata (") + e.what() + ")");
+  }
+  ReplayedProbe p;
+  auto sit = metadata.find("step");
+  if (sit != metadata.end()) {
+    try {
+      p.train_step = std::stoll(sit->second);
+    } catch (const std::exception&) {
+      throw fail("has a bad \"step\" metadata value '" + sit->second + "'");
+    }
+  }
+  if (!meta.contains("segments") || !meta["segments"].is_number_integer() || !meta.contains("segment_len") ||
+      !meta["segment_len"].is_number_integer())
+    throw fail("has \"probe\" metadata without segments / segment_len");
+  const int64_t n = meta["segments"].get<int64_t>();
+  p.segment_len = meta["segment_len"].get<int64_t>();
+  if (n < 1 || n > 1000000 || p.segment_len < 1) throw fail("has absurd probe sizes");
+
+  std::map<std::string, torch::Tensor> by_name;
+  for (const auto& [k, t] : tensors) by_name[k] = t;
+  auto bit = by_name.find(kProbeBytes);
+  if (bit == by_name.end() || bit->second.scalar_type() != torch::kUInt8 || bit->second.dim() != 1)
+    throw fail("has no probe.bytes [N] uint8 tensor");
+  auto bytes = bit->second.contiguous();
+  p.doc = make_document(std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), static_cast<size_t>(bytes.numel())),
+                        source);
+  if (p.doc.size() == 0) throw fail("has an empty probe document");
+  const int64_t expect = (p.doc.size() + p.segment_len - 1) / p.segment_len;
+  if (expect != n)
+    throw fail("says " + std::to_string(n) + " segments but its probe document has " + std::to_string(expect) +
+               " segments of " + std::to_string(p.segment_len));
+
+  std::vector<Trace> traces(static_cast<size_t>(n));
+  for (const auto& [k, t] : by_name) {
+    if (k.size() < 3 || k[0] != 's') continue;
+    const auto slash = k.find('/');
+    if (slash == std::string::npos || slash < 2) continue;
+    int64_t i = -1;
+    try {
+      i = std::stoll(k.substr(1, slash - 1));
+    } catch (const std::exception&) {
+      throw fail("has a tensor with a bad segment name '" + k + "'");
+    }
+    if (i < 0 || i >= n) throw fail("has a tensor '" + k + "' for a segment outside 0.." + std::to_string(n - 1));
+    traces[static_cast<size_t>(i)].tensors[k.substr(slash + 1)] = t;
+  }
+  const auto& losses = meta.value("loss", nlohmann::json::array());
+  const auto& bad = meta.value("non_finite", nlohmann::json::array());
+  for (int64_t i = 0; i < n; ++i) {
+    auto s = std::make_shared<Snapshot>();
+    s->segment = i;
+    s->num_segments = n;
+    s->first_token = i * p.segment_len;
+    s->length = std::min(p.segment_len, p.doc.size() - s->first_token);
+    s->trace = std::move(traces[static_cast<size_t>(i)]);
+    if (losses.is_array() && static_cast<int64_t>(losses.size()) > i && losses[static_cast<size_t>(i)].is_number())
+      s->loss = losses[static_cast<size_t>(i)].get<double>();
+    if (bad.is_array() && static_cast<int64_t>(bad.size()) > i && bad[static_cast<size_t>(i)].is_string()) {
+      s->non_finite_key = bad[static_cast<size_t>(i)].get<std::string>();
+      s->non_finite = !s->non_finite_key.empty();
+    }
+    p.segments.push_back(std::move(s));
+  }
+  return p;
+}
+
+nlohmann::json summarize_recording(const ReplayedProbe& probe) {
+  nlohmann::json j = nlohmann::json::object();
+  double loss_sum = 0;
+  int64_t loss_n = 0;
+  SlotTypeCounts types;
+  std::map<std::string, std::vector<double>> mass_sum;
+  std::map<std::string, int64_t> mass_n;
+  HashStatsAccumulator hashes;
+  std::vector<float> forget;
+  for (const auto& s : probe.segments) {
+    if (std::isfinite(s->loss)) {
+      loss_sum += s->loss;
+      ++loss_n;
+    }
+    const Trace& tr = s->trace;
+    if (tr.has(keys::kSlotType)) {
+      SlotTypeCounts c = count_slot_types(tr.at(keys::kSlotType));
+      types.retain += c.retain;
+      types.mix += c.mix;
+      types.overwrite += c.overwrite;
+    }
+    if (tr.has(keys::kForgetNorm)) {
+      auto f = tr.at(keys::kForgetNorm).to(torch::kFloat32).contiguous().view(-1);
+      forget.assign(f.data_ptr<float>(), f.data_ptr<float>() + f.numel());
+    }
+    for (const auto& key : tr.keys_with_prefix(keys::kRmtBlockMassPrefix)) {
+      // [B, H, 3] -> mean over batch and heads
+      auto m = tr.at(key).to(torch::kFloat64).reshape({-1, 3}).mean(0).contiguous();
+      auto& acc = mass_sum[key.substr(std::string(keys::kRmtBlockMassPrefix).size())];
+      acc.resize(3, 0.0);
+      for (int c = 0; c < 3; ++c) acc[static_cast<size_t>(c)] += m[c].item<double>();
+      ++mass_n[key.substr(std::string(keys::kRmtBlockMassPrefix).size())];
+    }
+    hashes.add(tr);
+  }
+  if (loss_n > 0) j["loss"] = loss_sum / static_cast<double>(loss_n);
+  if (types.total() > 0) {
+    const double t = static_cast<double>(types.total());
+    j["slot_types"] = {{"retain", types.retain / t}, {"mix", types.mix / t}, {"overwrite", types.overwrite / t}};
+  }
+  if (!forget.empty()) {
+    j["forget_norm"] = {{"min", quantile(forget, 0)},
+                        {"p10", quantile(forget, 0.1)},
+                        {"p50", quantile(forget, 0.5)},
+                        {"p90", quantile(forget, 0.9)},
+                        {"max", quantile(forget, 1)}};
+  }
+  for (auto& [layer, acc] : mass_sum) {
+    nlohmann::json v = nlohmann::json::array();
+    for (double x : acc) v.push_back(x / static_cast<double>(mass_n[layer]));
+    j["rmt_block_mass"][layer] = v;
+  }
+  for (const auto& path : hashes.paths()) {
+    nlohmann::json v = nlohmann::json::array();
+    for (const auto& t : hashes.stats(path).tables) v.push_back(t.entropy);
+    j["hash_entropy"][path] = v;
+  }
+  return j;
+}
+
+nlohmann::json record_into_session(io::Session& session, const MemoryModel& model, const Document& probe,
+                                   int64_t segment_len, int64_t step, const TraceSpec& spec) {
+  ProbeRecording r = record_probe(model, probe, segment_len, step, spec);
+  const std::string path = session.save_trace(step, r.tensors, r.metadata);
+  nlohmann::json j = summarize_recording(read_recording(r.tensors, r.metadata, path));
+  j["type"] = "probe";
+  j["step"] = step;
+  session.append_metrics(j);
+  return j;
+}
+
+}  // namespace mnemo

@@ -1,0 +1,176 @@
+#include "core/train/run_log.h"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace mnemo {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double num(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return kNaN;  // null = NaN/Inf when written
+  return it->get<double>();
+}
+
+int64_t step_of(const nlohmann::json& j) {
+  auto it = j.find("step");
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : -1;
+}
+
+void drop_after(std::vector<nlohmann::json>& v, int64_t step) {
+  v.erase(std::remove_if(v.begin(), v.end(), [&](const nlohmann::json& j) { return step_of(j) > step; }), v.end());
+}
+
+Curve field_curve(const std::vector<nlohmann::json>& recs, const std::string& name, const char* field,
+                  const std::function<bool(const nlohmann::json&)>& keep = nullptr) {
+  Curve c;
+  c.name = name;
+  for (const auto& r : recs) {
+    if (keep && !keep(r)) continue;
+    if (!r.contains(field)) continue;
+    c.x.push_back(static_cast<double>(step_of(r)));
+    c.y.push_back(num(r, field));
+  }
+  return c;
+}
+
+void push_nonempty(std::vector<Curve>& out, Curve c) {
+  if (!c.x.empty()) out.push_back(std::move(c));
+}
+
+}  // namespace
+
+RunLog parse_run_log(const std::vector<nlohmann::json>& records) {
+  RunLog log;
+  for (const auto& r : records) {
+    if (!r.is_object()) continue;
+    const std::string type = r.value("type", std::string());
+    if (type == "step") log.steps.push_back(r);
+    else if (type == "eval") log.evals.push_back(r);
+    else if (type == "probe") log.probes.push_back(r);
+    else if (type == "error") log.errors.push_back(r);
+    else if (type == "resume") {
+      const int64_t s = step_of(r);
+      drop_after(log.steps, s);
+      drop_after(log.evals, s);
+      drop_after(log.probes, s);
+      drop_after(log.errors, s);
+      ++log.resumes;
+    }
+  }
+  // Records are appended in step order; keep them sorted for curves (stable: eval/final order).
+  auto by_step = [](const nlohmann::json& a, const nlohmann::json& b) { return step_of(a) < step_of(b); };
+  for (auto* v : {&log.steps, &log.evals, &log.probes, &log.errors}) std::stable_sort(v->begin(), v->end(), by_step);
+  return log;
+}
+
+const std::vector<std::string>& RunLog::curve_names() {
+  static const std::vector<std::string> names = {"loss",          "perplexity",  "accuracy",   "lr",
+                                                 "grad-norm",     "tokens-per-s", "peak-memory", "probe-loss",
+                                                 "slot-types",    "forget-norm", "block-mass", "hash-entropy"};
+  return names;
+}
+
+int64_t RunLog::last_step() const {
+  int64_t s = -1;
+  for (const auto* v : {&steps, &evals, &probes, &errors})
+    for (const auto& r : *v) s = std::max(s, step_of(r));
+  return s;
+}
+
+std::vector<Curve> RunLog::curves(const std::string& name) const {
+  std::vector<Curve> out;
+  auto split_is = [](const char* s) {
+    return [s](const nlohmann::json& r) { return r.value("split", std::string()) == s && !r.value("final", false); };
+  };
+  if (name == "loss" || name == "perplexity" || name == "accuracy") {
+    const char* field = name == "accuracy" ? "accuracy" : "loss";
+    Curve train = field_curve(steps, "train", field);
+    Curve valid = field_curve(evals, "valid", field, split_is("valid"));
+    if (name == "perplexity")
+      for (auto* c : {&train, &valid})
+        for (double& y : c->y) y = std::exp(y);
+    push_nonempty(out, std::move(train));
+    push_nonempty(out, std::move(valid));
+  } else if (name == "lr") {
+    push_nonempty(out, field_curve(steps, "learning rate", "lr"));
+  } else if (name == "grad-norm") {
+    push_nonempty(out, field_curve(steps, "gradient norm", "grad_norm"));
+  } else if (name == "tokens-per-s") {
+    push_nonempty(out, field_curve(steps, "tokens/s", "tokens_per_s"));
+  } else if (name == "peak-memory") {
+    push_nonempty(out, field_curve(steps, "peak RSS (MiB)", "peak_rss_mib"));
+    push_nonempty(out, field_curve(steps, "peak GPU (MiB)", "peak_gpu_mib"));
+  } else if (name == "probe-loss") {
+    push_nonempty(out, field_curve(probes, "probe loss", "loss"));
+  } else if (name == "slot-types" || name == "forget-norm") {
+    const char* obj = name == "slot-types" ? "slot_types" : "forget_norm";
+    const std::vector<const char*> parts = name == "slot-types" ? std::vector<const char*>{"retain", "mix", "overwrite"}
+                                                                : std::vector<const char*>{"min", "p10", "p50", "p90", "max"};
+    for (const char* p : parts) {
+      Curve c;
+      c.name = p;
+      for (const auto& r : probes) {
+        auto it = r.find(obj);
+        if (it == r.end() || !it->is_object()) continue;
+        c.x.push_back(static_cast<double>(step_of(r)));
+        c.y.push_back(num(*it, p));
+      }
+      push_nonempty(out, std::move(c));
+    }
+  } else if (name == "block-mass") {
+    static const char* kParts[3] = {"reading", "writing", "rewriting"};
+    std::map<std::string, std::array<Curve, 3>> by_layer;
+    for (const auto& r : probes) {
+      auto it = r.find("rmt_block_mass");
+      if (it == r.end() || !it->is_object()) continue;
+      for (const auto& [layer, v] : it->items()) {
+        auto& cs = by_layer[layer];
+        for (int b = 0; b < 3; ++b) {
+          cs[b].name = "layer " + layer + " " + kParts[b];
+          cs[b].x.push_back(static_cast<double>(step_of(r)));
+          cs[b].y.push_back(v.is_array() && v.size() > static_cast<size_t>(b) && v[b].is_number() ? v[b].get<double>() : kNaN);
+        }
+      }
+    }
+    for (auto& [layer, cs] : by_layer)
+      for (auto& c : cs) push_nonempty(out, std::move(c));
+  } else if (name == "hash-entropy") {
+    // First and last table of every hashed projection (the paper's Figure 4 view).
+    std::map<std::string, std::array<Curve, 2>> by_path;
+    for (const auto& r : probes) {
+      auto it = r.find("hash_entropy");
+      if (it == r.end() || !it->is_object()) continue;
+      for (const auto& [path, v] : it->items()) {
+        if (!v.is_array() || v.empty()) continue;
+        auto& cs = by_path[path];
+        const size_t last = v.size() - 1;
+        cs[0].name = path + " table 0";
+        cs[1].name = path + " table " + std::to_string(last);
+        for (int k = 0; k < 2; ++k) {
+          const auto& e = v[k == 0 ? 0 : last];
+          cs[k].x.push_back(static_cast<double>(step_of(r)));
+          cs[k].y.push_back(e.is_number() ? e.get<double>() : kNaN);
+        }
+      }
+    }
+    for (auto& [path, cs] : by_path) {
+      push_nonempty(out, std::move(cs[0]));
+      if (cs[1].name != out.back().name) push_nonempty(out, std::move(cs[1]));
+    }
+  } else {
+    std::string known;
+    for (const auto& n : curve_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown curve '" + name + "'; known: " + known);
+  }
+  return out;
+}
+
+}  // namespace mnemo
