@@ -186,6 +186,32 @@ TEST_CASE("run log: a resume drops the records a crash lost, NaN comes back as N
   CHECK_THROWS_WITH_AS(log.curves("losss"), doctest::Contains("unknown curve 'losss'; known: loss"), std::invalid_argument);
 }
 
+TEST_CASE("run log follower: reads only what was appended, sees new recordings, rebuilds after a resume") {
+  const std::string dir = test::temp_dir("follow-run") + "/s";
+  auto s = io::Session::create(dir, {{"kind", "test"}});
+  RunLogFollower f(dir);
+  CHECK_FALSE(f.poll());  // nothing yet
+  s.append_metrics({{"type", "step"}, {"step", 1}, {"loss", 2.0}});
+  s.append_metrics({{"type", "step"}, {"step", 2}, {"loss", 1.0}});
+  CHECK(f.poll());
+  CHECK(f.log().steps.size() == 2);
+  const uint64_t e0 = f.epoch();
+  CHECK_FALSE(f.poll());
+  s.save_trace(2, {{"probe.bytes", torch::zeros({1}, torch::kUInt8)}});
+  s.append_metrics({{"type", "step"}, {"step", 3}, {"loss", 0.5}});
+  CHECK(f.poll());
+  CHECK(f.log().steps.size() == 3);
+  CHECK(f.trace_steps() == std::vector<int64_t>{2});
+  CHECK(f.epoch() == e0);  // appended only
+  s.append_metrics({{"type", "resume"}, {"step", 2}});
+  s.append_metrics({{"type", "step"}, {"step", 3}, {"loss", 0.25}});
+  CHECK(f.poll());
+  CHECK(f.epoch() == e0 + 1);  // step 3 of the lost run was dropped
+  REQUIRE(f.log().steps.size() == 3);
+  CHECK(f.log().steps[2]["loss"].get<double>() == 0.25);
+  CHECK(f.problem().empty());
+}
+
 TEST_CASE("cli: train records probe traces; export writes curves and maps without a model; bad flags exit 2") {
   const std::string dir = test::temp_dir("export-cli");
   const std::string cfg = dir + "/tiny.json";

@@ -206,3 +206,35 @@ TEST_CASE("session: a torn metrics tail is cut on repair so records appended aft
   REQUIRE(recs.size() == 4);
   CHECK(recs[3]["step"] == 3);
 }
+
+TEST_CASE("framed log: following a growing log from the last good offset returns each record once") {
+  const std::string dir = test::temp_dir("follow");
+  const std::string path = dir + "/metrics.log";
+  FramedLogWriter w(path);
+  w.append("a");
+  w.append("bb");
+  auto r1 = read_framed_log(path);
+  CHECK(r1.records == std::vector<std::string>{"a", "bb"});
+  // A record being written: only part of it is there yet.
+  {
+    std::ofstream f(path, std::ios::app | std::ios::binary);
+    f.write("\x03\x00", 2);
+  }
+  auto r2 = read_framed_log(path, r1.good_bytes);
+  CHECK(r2.records.empty());
+  CHECK(r2.good_bytes == r1.good_bytes);
+  CHECK(r2.stop_reason.find("byte " + std::to_string(r1.good_bytes)) != std::string::npos);
+  // The writer finishes (here: the partial bytes are replaced by a whole record).
+  write_all_bytes(path, read_all(path).substr(0, r1.good_bytes));
+  FramedLogWriter w2(path);
+  w2.append("ccc");
+  auto r3 = read_framed_log(path, r2.good_bytes);
+  CHECK(r3.clean);
+  CHECK(r3.records == std::vector<std::string>{"ccc"});
+  CHECK(r3.good_bytes == r3.file_bytes);
+  // A log cut below the offset (a resume repaired it) says so; the follower starts over.
+  auto r4 = read_framed_log(path, r3.file_bytes + 100);
+  CHECK(r4.shrunk);
+  CHECK(r4.records.empty());
+  CHECK(r4.good_bytes == 0);
+}

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -80,7 +81,7 @@ void FramedLogWriter::append(const std::string& payload, bool sync) {
   if (sync && ::fsync(fd_) != 0) throw IoError(path_ + ": fsync failed: " + errno_text(errno));
 }
 
-LogReadResult read_framed_log(const std::string& path) {
+LogReadResult read_framed_log(const std::string& path, uint64_t offset) {
   LogReadResult r;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -88,12 +89,23 @@ LogReadResult read_framed_log(const std::string& path) {
     if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return r;
     throw IoError(path + ": cannot read log: " + errno_text(errno));
   }
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+  r.file_bytes = size;
+  r.good_bytes = offset;
+  if (offset > size) {  // the file was cut (a resume repaired its tail): read it again from 0
+    r.clean = false;
+    r.shrunk = true;
+    r.good_bytes = 0;
+    r.stop_reason = "the log is shorter (" + std::to_string(size) + " bytes) than the offset " + std::to_string(offset);
+    return r;
+  }
+  in.seekg(static_cast<std::streamoff>(offset));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  r.file_bytes = data.size();
   size_t at = 0;
   auto stop = [&](const std::string& why) {
     r.clean = false;
-    r.stop_reason = why + " at byte " + std::to_string(at) + " (after record " + std::to_string(r.records.size()) + ")";
+    r.stop_reason = why + " at byte " + std::to_string(offset + at) + " (after record " + std::to_string(r.records.size()) + ")";
   };
   while (at < data.size()) {
     if (data.size() - at < 8) {
@@ -120,7 +132,7 @@ LogReadResult read_framed_log(const std::string& path) {
     }
     r.records.emplace_back(payload, len);
     at += 8 + static_cast<size_t>(len) + 4;
-    r.good_bytes = at;
+    r.good_bytes = offset + at;
   }
   return r;
 }

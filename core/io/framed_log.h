@@ -41,10 +41,14 @@ struct LogReadResult {
   uint64_t file_bytes = 0;
   bool clean = true;                 // false when the reader stopped before the end of file
   std::string stop_reason;           // why it stopped ("torn tail: ...", "checksum mismatch ...")
+  bool shrunk = false;               // the file is shorter than the offset asked for
 };
 
-// Reads a framed log. A missing file reads as empty and clean. Throws IoError only when
-// the file exists but cannot be read.
-LogReadResult read_framed_log(const std::string& path);
+// Reads a framed log from byte `offset` (a previous result's good_bytes, to follow a log
+// that another process is appending to: a torn tail there may be a record still being
+// written, so read again from good_bytes later). Offsets in the result are absolute. A
+// missing file reads as empty and clean. Throws IoError only when the file exists but
+// cannot be read.
+LogReadResult read_framed_log(const std::string& path, uint64_t offset = 0);
 
 }  // namespace mnemo::io

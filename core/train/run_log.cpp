@@ -1,9 +1,14 @@
 #include "core/train/run_log.h"
 
+#include "core/io/framed_log.h"
+
+#include <dirent.h>
+
 #include <algorithm>
 #include <array>
 #include <functional>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -47,28 +52,88 @@ void push_nonempty(std::vector<Curve>& out, Curve c) {
 
 }  // namespace
 
+bool apply_run_record(RunLog& log, const nlohmann::json& r) {
+  if (!r.is_object()) return false;
+  const std::string type = r.value("type", std::string());
+  auto insert = [&](std::vector<nlohmann::json>& v) {
+    // Records arrive in step order; an out-of-order one (evaluations written after the
+    // step record of the same step) is placed stably.
+    const int64_t s = step_of(r);
+    auto it = v.end();
+    while (it != v.begin() && step_of(*(it - 1)) > s) --it;
+    v.insert(it, r);
+  };
+  if (type == "step") insert(log.steps);
+  else if (type == "eval") insert(log.evals);
+  else if (type == "probe") insert(log.probes);
+  else if (type == "error") insert(log.errors);
+  else if (type == "resume") {
+    const int64_t s = step_of(r);
+    const size_t before = log.steps.size() + log.evals.size() + log.probes.size() + log.errors.size();
+    drop_after(log.steps, s);
+    drop_after(log.evals, s);
+    drop_after(log.probes, s);
+    drop_after(log.errors, s);
+    ++log.resumes;
+    return log.steps.size() + log.evals.size() + log.probes.size() + log.errors.size() != before;
+  }
+  return false;
+}
+
 RunLog parse_run_log(const std::vector<nlohmann::json>& records) {
   RunLog log;
-  for (const auto& r : records) {
-    if (!r.is_object()) continue;
-    const std::string type = r.value("type", std::string());
-    if (type == "step") log.steps.push_back(r);
-    else if (type == "eval") log.evals.push_back(r);
-    else if (type == "probe") log.probes.push_back(r);
-    else if (type == "error") log.errors.push_back(r);
-    else if (type == "resume") {
-      const int64_t s = step_of(r);
-      drop_after(log.steps, s);
-      drop_after(log.evals, s);
-      drop_after(log.probes, s);
-      drop_after(log.errors, s);
-      ++log.resumes;
-    }
-  }
-  // Records are appended in step order; keep them sorted for curves (stable: eval/final order).
-  auto by_step = [](const nlohmann::json& a, const nlohmann::json& b) { return step_of(a) < step_of(b); };
-  for (auto* v : {&log.steps, &log.evals, &log.probes, &log.errors}) std::stable_sort(v->begin(), v->end(), by_step);
+  for (const auto& r : records) apply_run_record(log, r);
   return log;
+}
+
+RunLogFollower::RunLogFollower(std::string session_dir) : dir_(std::move(session_dir)) {}
+
+bool RunLogFollower::poll() {
+  bool changed = false;
+  io::LogReadResult r = io::read_framed_log(dir_ + "/metrics.log", offset_);
+  if (r.shrunk) {
+    log_ = RunLog{};
+    offset_ = 0;
+    ++epoch_;
+    changed = true;
+    r = io::read_framed_log(dir_ + "/metrics.log", 0);
+  }
+  for (const auto& rec : r.records) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(rec);
+    } catch (const nlohmann::json::parse_error&) {
+      continue;  // a record that is not JSON carries no curve point
+    }
+    if (apply_run_record(log_, j)) ++epoch_;
+    changed = true;
+  }
+  offset_ = r.good_bytes;
+  // A torn tail may be a record still being written; anything else will not heal.
+  const std::string problem = r.clean || r.stop_reason.rfind("torn tail", 0) == 0 ? "" : r.stop_reason;
+  if (problem != problem_) {
+    problem_ = problem;
+    changed = true;
+  }
+  std::vector<int64_t> steps;
+  if (DIR* d = ::opendir((dir_ + "/traces").c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      long long s = -1;
+      char tail[32] = {0};
+      if (n.size() > 5 && n[0] != '.' && std::sscanf(n.c_str(), "step-%lld.%31s", &s, tail) == 2 &&
+          std::string(tail) == "safetensors")
+        steps.push_back(s);
+    }
+    ::closedir(d);
+  }
+  std::sort(steps.begin(), steps.end());
+  if (steps != trace_steps_) {
+    trace_steps_ = std::move(steps);
+    changed = true;
+  }
+  if (changed) ++version_;
+  return changed;
 }
 
 const std::vector<std::string>& RunLog::curve_names() {

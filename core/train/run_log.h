@@ -38,5 +38,35 @@ struct RunLog {
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);
+// Applies one more record to `log` (what parse_run_log does per record). Returns true when
+// a "resume" record dropped earlier records (curves must be rebuilt, not appended to).
+bool apply_run_record(RunLog& log, const nlohmann::json& record);
+
+// Follows a session another process may still be writing (the app watching `mnemoscope
+// train`): each poll() reads only what was appended to metrics.log since the last one (a
+// record still being written is picked up by a later poll) and lists traces/. Opens
+// nothing for writing. Not thread-safe; poll from one thread.
+class RunLogFollower {
+ public:
+  explicit RunLogFollower(std::string session_dir);
+  // Returns true when the log or the list of recorded steps changed.
+  bool poll();
+  const RunLog& log() const { return log_; }
+  const std::vector<int64_t>& trace_steps() const { return trace_steps_; }
+  const std::string& dir() const { return dir_; }
+  // Bumps when records were dropped (resume) or the log was cut: consumers rebuild.
+  uint64_t epoch() const { return epoch_; }
+  // Bumps on every change.
+  uint64_t version() const { return version_; }
+  // Where reading stopped, when it did (a damaged record no later poll can get past).
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string dir_;
+  RunLog log_;
+  uint64_t offset_ = 0, epoch_ = 0, version_ = 0;
+  std::vector<int64_t> trace_steps_;
+  std::string problem_;
+};
 
 }  // namespace mnemo
