@@ -236,7 +236,8 @@ AttentionData extract_attention(const Snapshot& snap, const Document& doc, const
     if (m > 0)
       compute_masses(a, {{1, 0, "reading", "chunk -> memory: how much the chunk reads from memory"},
                          {2, 1, "writing", "write -> chunk: how much the new memory takes from the chunk"},
-                         {2, 0, "rewriting", "write -> memory: how much the new memory keeps of the old"}});
+                         {2, 2, "rewriting", "write -> write block: how much the new memory keeps of the old (in language "
+                                             "modelling the write rows read the memory through their own block)"}});
     return a;
   }
   return {};

@@ -24,13 +24,13 @@ std::string describe(const AttentionData& a, bool row, int i, int64_t first_toke
   const auto& tokens = row ? a.row_token : a.col_token;
   const std::string label = i >= 0 && static_cast<size_t>(i) < labels.size() ? labels[static_cast<size_t>(i)] : "?";
   const int64_t tok = i >= 0 && static_cast<size_t>(i) < tokens.size() ? tokens[static_cast<size_t>(i)] : -1;
-  std::string s = (b ? b->name : std::string("?")) + " ";
+  std::string s = "[" + (b ? b->name : std::string("?")) + "]  ";
   if (tok >= 0) {
-    s += "'" + label + "'  (token #" + std::to_string(tok);
+    s += "'" + label + "'  token #" + std::to_string(tok);
     if (tok >= first_token) s += ", position " + std::to_string(tok - first_token) + " in the segment";
-    s += ")";
+    else s += ", before the segment";
   } else {
-    s += label + (b ? "  (entry " + std::to_string(i - b->first) + " of " + std::to_string(b->count) + ")" : "");
+    s += label + (b ? "  (memory entry " + std::to_string(i - b->first) + " of " + std::to_string(b->count) + ")" : "");
   }
   return s;
 }
@@ -52,19 +52,21 @@ void AttentionPanel::draw(PanelContext& ctx) {
   layer_ = std::min(std::max(0, layer_), nl - 1);
   if (head_ < -1 || head_ >= a.heads) head_ = -1;
 
+  // The combos' previews name what they select, so they carry no labels (narrow windows).
   const std::string lname = "layer " + std::to_string(a.layers[static_cast<size_t>(layer_)]);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.f);
-  if (ImGui::BeginCombo("layer", lname.c_str())) {
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize(lname.c_str()).x + ImGui::GetFrameHeight() + 12.f);
+  if (ImGui::BeginCombo("##layer", lname.c_str())) {
     for (int i = 0; i < nl; ++i) {
       const std::string n = "layer " + std::to_string(a.layers[static_cast<size_t>(i)]);
       if (ImGui::Selectable(n.c_str(), i == layer_)) layer_ = i;
     }
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer");
   ImGui::SameLine();
   const std::string hname = head_ < 0 ? "mean of " + std::to_string(a.heads) + " heads" : "head " + std::to_string(head_);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.f);
-  if (ImGui::BeginCombo("head", hname.c_str())) {
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("mean of 00 heads").x + ImGui::GetFrameHeight() + 12.f);
+  if (ImGui::BeginCombo("##head", hname.c_str())) {
     if (ImGui::Selectable("mean over heads", head_ < 0)) head_ = -1;
     for (int h = 0; h < a.heads; ++h) {
       const std::string n = "head " + std::to_string(h);
@@ -72,12 +74,13 @@ void AttentionPanel::draw(PanelContext& ctx) {
     }
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("attention head, or the mean over heads");
   ImGui::SameLine();
   static const char* kScales[] = {"0..max", "0..1"};
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.f);
-  ImGui::Combo("scale", &scale_, kScales, 2);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("0..max").x + ImGui::GetFrameHeight() + 12.f);
+  ImGui::Combo("##scale", &scale_, kScales, 2);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("0..max: zero to this map's largest weight (as the exported figures). 0..1: the full range.");
+    ImGui::SetTooltip("colour scale. 0..max: zero to this map's largest weight (as the exported figures). 0..1: the full range.");
   ImGui::SameLine();
   ImGui::TextDisabled("%s, segment %lld", a.kind.c_str(), static_cast<long long>(step->segment));
   export_button(ctx, PanelId::kAttention);
@@ -130,8 +133,8 @@ void AttentionPanel::draw(PanelContext& ctx) {
   if (hit.hovered && m) {
     const float v = m[static_cast<size_t>(hit.row) * static_cast<size_t>(a.cols) + static_cast<size_t>(hit.col)];
     ImGui::BeginTooltip();
-    ImGui::Text("query  %s", describe(a, true, hit.row, step->first_token).c_str());
-    ImGui::Text("key    %s", describe(a, false, hit.col, step->first_token).c_str());
+    ImGui::Text("query %s", describe(a, true, hit.row, step->first_token).c_str());
+    ImGui::Text("key   %s", describe(a, false, hit.col, step->first_token).c_str());
     ImGui::Text("weight %.6f  (%s, %s)", v, lname.c_str(), hname.c_str());
     ImGui::EndTooltip();
   }
@@ -144,14 +147,18 @@ void AttentionPanel::draw(PanelContext& ctx) {
     return;
   }
   ImGui::TextUnformatted("block masses");
-  ImGui::SameLine();
-  ImGui::TextDisabled(a.traced_mass ? "(rmt.block_mass, %s)" : "(from the maps, %s)", hname.c_str());
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s, %s: a query row's attention mass on a block of keys, averaged over the rows of its block",
+                      a.traced_mass ? "traced (rmt.block_mass)" : "computed from the maps", hname.c_str());
   for (int k = 0; k < nm; ++k) {
+    const char* name = a.mass_names[static_cast<size_t>(k)].c_str();
+    const float item_w = line * 0.6f + 3.f + ImGui::CalcTextSize(name).x + ImGui::GetStyle().ItemSpacing.x;
     ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < item_w) ImGui::NewLine();
     ImGui::ColorButton(("##mc" + std::to_string(k)).c_str(), ImGui::ColorConvertU32ToFloat4(kMassColors[k % 3]),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(line * 0.6f, line * 0.6f));
     ImGui::SameLine(0.f, 3.f);
-    ImGui::TextUnformatted(a.mass_names[static_cast<size_t>(k)].c_str());
+    ImGui::TextUnformatted(name);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", a.mass_help[static_cast<size_t>(k)].c_str());
   }
   // One line per layer: label, then nm bars sharing the width, each with its value.

@@ -19,7 +19,8 @@ namespace {
 // Bars of n values in `size` (y from 0 to the max, or to `ref` * 2 when larger), an optional
 // dashed reference line, and the hovered bar's index in *hovered (-1 none). More values than
 // pixels are averaged per pixel column (so the reference line still reads as "uniform").
-void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, ImU32 color, int* hovered, int* hover_hi) {
+void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, ImU32 color, const char* x_lo, const char* x_mid,
+               const char* x_hi, int* hovered, int* hover_hi) {
   *hovered = -1;
   *hover_hi = -1;
   size.x = std::max(size.x, 40.f);
@@ -41,6 +42,13 @@ void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, Im
   dl->AddRectFilled(pmin, pmax, IM_COL32(255, 255, 255, 12));
   dl->AddText(ImVec2(o.x, pmin.y - 2.f), ImGui::GetColorU32(ImGuiCol_TextDisabled), buf);
   dl->AddText(ImVec2(o.x + left - ImGui::CalcTextSize("0").x - 6.f, pmax.y - lh + 2.f), ImGui::GetColorU32(ImGuiCol_TextDisabled), "0");
+  // x-axis: labels at both ends and a caption in the middle.
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  dl->AddText(ImVec2(pmin.x, pmax.y + 1.f), dim, x_lo);
+  const float hw = ImGui::CalcTextSize(x_hi).x, mw = ImGui::CalcTextSize(x_mid).x;
+  dl->AddText(ImVec2(pmax.x - hw, pmax.y + 1.f), dim, x_hi);
+  if (mw + 2.f * std::max(hw, ImGui::CalcTextSize(x_lo).x) + 16.f < pmax.x - pmin.x)
+    dl->AddText(ImVec2(0.5f * (pmin.x + pmax.x - mw), pmax.y + 1.f), dim, x_mid);
   if (n <= 0 || pmax.y - pmin.y < 4.f) return;
   const float pw = pmax.x - pmin.x, ph = pmax.y - pmin.y;
   const int columns = std::max(1, std::min(n, static_cast<int>(pw)));
@@ -94,7 +102,9 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   for (size_t i = 0; i < hd.paths.size(); ++i)
     if (hd.paths[i].group == group) in_group.push_back(static_cast<int>(i));
   projection_ = std::min(std::max(0, projection_), static_cast<int>(in_group.size()) - 1);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.f);
+  float gw = 0.f;
+  for (const auto& g : hd.groups) gw = std::max(gw, ImGui::CalcTextSize(g.c_str()).x);
+  ImGui::SetNextItemWidth(gw + ImGui::GetFrameHeight() + 12.f);
   if (ImGui::BeginCombo("layer", group.c_str())) {
     for (int g = 0; g < ng; ++g)
       if (ImGui::Selectable(hd.groups[static_cast<size_t>(g)].c_str(), g == group_)) {
@@ -109,12 +119,15 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
     return p.projection.empty() ? p.path : p.projection;
   };
   const std::string cur = in_group.empty() ? std::string("-") : proj_name(in_group[static_cast<size_t>(projection_)]);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.f);
-  if (ImGui::BeginCombo("projection", cur.c_str())) {
+  float pw = 0.f;
+  for (int i : in_group) pw = std::max(pw, ImGui::CalcTextSize(proj_name(i).c_str()).x);
+  ImGui::SetNextItemWidth(pw + ImGui::GetFrameHeight() + 12.f);
+  if (ImGui::BeginCombo("##projection", cur.c_str())) {
     for (int j = 0; j < static_cast<int>(in_group.size()); ++j)
       if (ImGui::Selectable(proj_name(in_group[static_cast<size_t>(j)]).c_str(), j == projection_)) projection_ = j;
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("projection of this layer");
   export_button(ctx, PanelId::kHashBuckets);
   if (in_group.empty()) return;
   const HashPathData& p = hd.paths[static_cast<size_t>(in_group[static_cast<size_t>(projection_)])];
@@ -123,8 +136,10 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
 
   int64_t lookups = 0;
   for (int64_t l : p.lookups) lookups += l;
-  ImGui::TextDisabled("%s: %d tables x %d buckets, %lld lookups, segment %lld", p.path.c_str(), p.tables, p.buckets,
-                      static_cast<long long>(lookups), static_cast<long long>(step->segment));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s: %d tables x %d buckets, %lld lookups, segment %lld", p.path.c_str(), p.tables, p.buckets,
+                     static_cast<long long>(lookups), static_cast<long long>(step->segment));
+  ImGui::PopStyleColor();
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -163,12 +178,14 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   ImGui::BeginGroup();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.f);
   if (ImGui::InputInt("table", &table_)) table_ = std::min(std::max(0, table_), p.tables - 1);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("the table drawn below (also: click a row of the strip or of the stats)");
   ImGui::SameLine();
   const float uniform = p.lookups.empty() ? 0.f : static_cast<float>(p.lookups[static_cast<size_t>(table_)]) / static_cast<float>(p.buckets);
-  ImGui::TextDisabled("dashed: uniform %.2f", uniform);
+  ImGui::TextDisabled("- - uniform %.2f", uniform);
   int hb = -1, hb_hi = -1;
+  const std::string last_bucket = std::to_string(p.buckets - 1);
   bar_chart("##table", p.counts.data() + static_cast<size_t>(table_) * static_cast<size_t>(p.buckets), p.buckets, uniform,
-            ImVec2(half, chart_h), IM_COL32(90, 160, 220, 255), &hb, &hb_hi);
+            ImVec2(half, chart_h), IM_COL32(90, 160, 220, 255), "0", "bucket", last_bucket.c_str(), &hb, &hb_hi);
   if (hb >= 0) {
     const float* row = p.counts.data() + static_cast<size_t>(table_) * static_cast<size_t>(p.buckets);
     if (hb_hi > hb) {
@@ -186,11 +203,12 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   if (p.p_hist.empty()) {
     ImGui::TextDisabled("p(z) was not traced");
   } else {
-    ImGui::Text("p(z), all tables");
+    ImGui::Text("p(z)");
     ImGui::SameLine();
-    ImGui::TextDisabled("mean %.3f, %lld values", p.p_mean, static_cast<long long>(p.p_count));
+    ImGui::TextDisabled("all tables, mean %.3f", p.p_mean);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%lld values (tokens x tables)", static_cast<long long>(p.p_count));
     bar_chart("##p", p.p_hist.data(), static_cast<int>(p.p_hist.size()), NAN, ImVec2(half, chart_h), IM_COL32(253, 174, 97, 255),
-              &hb, &hb_hi);
+              "0", "p(z)", "1", &hb, &hb_hi);
     if (hb >= 0) {
       const float w = 1.f / static_cast<float>(p.p_hist.size());
       ImGui::SetTooltip("p(z) in [%.3f, %.3f): %.0f values\np(z) = prod_i 1 / (1 + exp(-2|z_i| / t))", hb * w, (hb + 1) * w,
@@ -208,8 +226,8 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
     ImGui::TableSetupColumn("table");
     ImGui::TableSetupColumn("lookups");
     ImGui::TableSetupColumn("entropy");
-    ImGui::TableSetupColumn("dead buckets");
-    ImGui::TableSetupColumn("max / mean load");
+    ImGui::TableSetupColumn("dead");
+    ImGui::TableSetupColumn("max/mean");
     ImGui::TableHeadersRow();
     auto row = [&](const char* name, int64_t lk, double e, double dead, double mx, bool selected, int select) {
       ImGui::TableNextRow();

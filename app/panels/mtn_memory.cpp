@@ -49,6 +49,24 @@ std::string shown_text(const Document& doc, int64_t t, bool kept, bool* newline)
   return token_text(doc, t);
 }
 
+// When token t is one byte that starts a UTF-8 character whose continuation bytes are the
+// next tokens (one byte each, all before `end`), the number of tokens of that character; else 1.
+int utf8_joined_len(const Document& doc, int64_t t, int64_t end) {
+  const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+  if (e - b != 1) return 1;
+  const unsigned char c = static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]);
+  const int need = c >= 0xF0 && c < 0xF8 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 1;
+  if (need == 1 || (c >= 0xF8)) return 1;
+  if (t + need > end || t + need > doc.size()) return 1;
+  for (int j = 1; j < need; ++j) {
+    const auto& [bj, ej] = doc.offsets[static_cast<size_t>(t + j)];
+    if (ej - bj != 1) return 1;
+    const unsigned char cj = static_cast<unsigned char>(doc.bytes[static_cast<size_t>(bj)]);
+    if ((cj & 0xC0) != 0x80) return 1;
+  }
+  return need;
+}
+
 }  // namespace
 
 void MtnMemoryPanel::draw(PanelContext& ctx) {
@@ -70,7 +88,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
   ImGui::Text("memory after chunk %lld: %lld of %zu entries kept", static_cast<long long>(step->segment),
               static_cast<long long>(d.kept), d.entries.size());
   ImGui::SameLine();
-  ImGui::TextDisabled("oldest: %lld chunks survived", static_cast<long long>(d.max_age));
+  ImGui::TextDisabled("oldest entry survived %lld chunk%s", static_cast<long long>(d.max_age), d.max_age == 1 ? "" : "s");
   export_button(ctx, PanelId::kMtnMemory);
 
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -129,7 +147,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
   if (ImGui::BeginTable("##entries", 4, tf, ImVec2(0, std::max(line * 3.f, ImGui::GetContentRegionAvail().y)))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("#");
-    ImGui::TableSetupColumn("kept token [in context]", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("token [context]", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("importance", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 6.f);
     ImGui::TableSetupColumn("age");
     ImGui::TableHeadersRow();
@@ -198,6 +216,17 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
     for (int64_t i = 0; i < n; ++i) {
       const int64_t t = d.view_first + i;
       bool nl = false;
+      // A character split over byte tokens (UTF-8) is drawn whole at its first token; the
+      // tokens of its other bytes draw nothing (they still highlight and hover).
+      const int len = utf8_joined_len(doc, t, d.view_end);
+      if (len > 1) {
+        const int64_t b = doc.offsets[static_cast<size_t>(t)].first, e = doc.offsets[static_cast<size_t>(t + len - 1)].second;
+        texts[static_cast<size_t>(i)] = doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b));
+        for (int j = 1; j < len; ++j) texts[static_cast<size_t>(i + j)].clear();
+        widths[static_cast<size_t>(i)] = ImGui::CalcTextSize(texts[static_cast<size_t>(i)].c_str()).x;
+        i += len - 1;
+        continue;
+      }
       texts[static_cast<size_t>(i)] = shown_text(doc, t, d.entry_of[static_cast<size_t>(i)] >= 0, &nl);
       breaks[static_cast<size_t>(i)] = nl ? 1 : 0;
       widths[static_cast<size_t>(i)] = ImGui::CalcTextSize(texts[static_cast<size_t>(i)].c_str()).x;
@@ -229,7 +258,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
       const float w = std::max(widths[k], breaks[k] ? 0.f : 3.f);
       const ImVec2 p0(origin.x + x, origin.y + y), p1(origin.x + x + w, origin.y + y + lh - 1.f);
       if (t == chunk0) dl->AddLine(ImVec2(p0.x - 1.f, p0.y), ImVec2(p0.x - 1.f, p1.y), IM_COL32(255, 190, 40, 255), 2.f);
-      if (t >= chunk0 && t < chunk1) dl->AddRectFilled(ImVec2(p0.x, p0.y), ImVec2(p1.x, p1.y + 1.f), IM_COL32(255, 255, 255, 34));
+      if (t >= chunk0 && t < chunk1) dl->AddRectFilled(ImVec2(p0.x, p0.y), ImVec2(p1.x, p1.y + 1.f), IM_COL32(255, 255, 255, 48));
       const int e = d.entry_of[k];
       ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
       if (e >= 0) {
