@@ -81,8 +81,11 @@ void AttentionPanel::draw(PanelContext& ctx) {
   ImGui::Combo("##scale", &scale_, kScales, 2);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("colour scale. 0..max: zero to this map's largest weight (as the exported figures). 0..1: the full range.");
+  char what[96];
+  std::snprintf(what, sizeof what, "%s, segment %lld", a.kind.c_str(), static_cast<long long>(step->segment));
   ImGui::SameLine();
-  ImGui::TextDisabled("%s, segment %lld", a.kind.c_str(), static_cast<long long>(step->segment));
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(what).x) ImGui::NewLine();  // narrow window: own line
+  ImGui::TextDisabled("%s", what);
   export_button(ctx, PanelId::kAttention);
 
   if (step != last_step_ || layer_ != last_layer_ || head_ != last_head_ || scale_ != last_scale_) {
@@ -131,6 +134,12 @@ void AttentionPanel::draw(PanelContext& ctx) {
   }
   auto hit = viz::ui::draw_heatmap("##attention", image_, size, axes);
   if (hit.hovered && m) {
+    // Outline the hovered cell (visible even when cells are thinner than a pixel).
+    const float cw = (hit.plot_max.x - hit.plot_min.x) / static_cast<float>(a.cols);
+    const float rh = (hit.plot_max.y - hit.plot_min.y) / static_cast<float>(a.rows);
+    const ImVec2 c0(hit.plot_min.x + cw * static_cast<float>(hit.col), hit.plot_min.y + rh * static_cast<float>(hit.row));
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(c0.x - 1.f, c0.y - 1.f), ImVec2(c0.x + std::max(cw, 2.f) + 1.f, c0.y + std::max(rh, 2.f) + 1.f),
+                                        IM_COL32(255, 214, 10, 255), 0.f, 0, 1.5f);
     const float v = m[static_cast<size_t>(hit.row) * static_cast<size_t>(a.cols) + static_cast<size_t>(hit.col)];
     ImGui::BeginTooltip();
     ImGui::Text("query %s", describe(a, true, hit.row, step->first_token).c_str());

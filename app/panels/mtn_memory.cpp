@@ -136,8 +136,8 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
   // Kept entries | document.
   const ImGuiTableFlags flags = ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV;
   if (!ImGui::BeginTable("##mtn_split", 2, flags, ImGui::GetContentRegionAvail())) return;
-  ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch, 0.42f);
-  ImGui::TableSetupColumn("document", ImGuiTableColumnFlags_WidthStretch, 0.58f);
+  ImGui::TableSetupColumn("memory", ImGuiTableColumnFlags_WidthStretch, 0.5f);
+  ImGui::TableSetupColumn("document", ImGuiTableColumnFlags_WidthStretch, 0.5f);
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   int hovered_entry = -1;
@@ -148,7 +148,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("#");
     ImGui::TableSetupColumn("token [context]", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("importance", ImGuiTableColumnFlags_WidthFixed, ImGui::GetFontSize() * 6.f);
+    ImGui::TableSetupColumn("importance", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("importance").x + 6.f);
     ImGui::TableSetupColumn("age");
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < d.entries.size(); ++i) {
@@ -164,7 +164,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
         ImGui::TextDisabled("(empty)");
         continue;
       }
-      ImGui::TextUnformatted(mtn_token_context(doc, e.source).c_str());
+      ImGui::TextUnformatted(mtn_token_context(doc, e.source, 3).c_str());
       ImGui::TableNextColumn();
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.3f", e.importance);
