@@ -58,7 +58,8 @@ void ModelFlags::add_to(CLI::App* c) {
   // A flag given twice takes its last value (handy for overriding a scripted command line).
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   c->add_option("--config", config, "model config JSON (sessions/*.json)");
-  o_model = c->add_option("--model", model, "model kind: memformer");
+  o_model = c->add_option("--model", model,
+                          "model kind: memformer, rmt, rmt-write-only, trxl, trxl-rmt, transformer, mtn, mtn-naive, no-memory");
   o_slots = c->add_option("--slots", slots, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)");
   o_len = c->add_option("--segment-len", segment_len, "tokens per segment (1..65536)");
   o_heads = c->add_option("--heads", heads, "attention heads");
@@ -67,6 +68,8 @@ void ModelFlags::add_to(CLI::App* c) {
   o_dim = c->add_option("--dim", dim, "model width d");
   o_temp = c->add_option("--temperature", temperature, "Memformer writer temperature tau (> 0)");
   c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
+  o_linear = c->add_option("--linear", linear, "every attention / FFN Linear: dense or hashed (MemoryFormer)");
+  o_bits = c->add_option("--hash-bits", hash_bits, "MemoryFormer tau, bits per hashed chunk (1..16; dim must be a multiple)");
   c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
   c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
 }
@@ -126,6 +129,15 @@ ModelConfig ModelFlags::resolve() const {
     cfg.temperature = temperature;
   }
   if (no_forgetting) cfg.forgetting = false;
+  if (o_linear && o_linear->count()) {
+    if (linear != "dense" && linear != "hashed")
+      throw UsageError("--linear '" + linear + "' is not available; use dense or hashed");
+    cfg.linear = linear;
+  }
+  if (o_bits && o_bits->count()) {
+    range("--hash-bits", hash_bits, 1, 16);
+    cfg.hash_bits = hash_bits;
+  }
   if (cfg.dim % cfg.heads != 0)
     throw UsageError("--dim " + std::to_string(cfg.dim) + " must be divisible by --heads " + std::to_string(cfg.heads));
   try {

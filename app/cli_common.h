@@ -24,15 +24,15 @@ Document load_doc_flag(const std::string& path);
 
 // The model flags every model kind shares (--slots is the memory size of whichever model).
 struct ModelFlags {
-  std::string config, model = "memformer", checkpoint;
-  int64_t slots = 0, segment_len = 0, heads = 0, layers = 0, dec_layers = 0, dim = 0;
+  std::string config, model = "memformer", checkpoint, linear;
+  int64_t slots = 0, segment_len = 0, heads = 0, layers = 0, dec_layers = 0, dim = 0, hash_bits = 0;
   double temperature = 0;
   bool no_forgetting = false;
   uint64_t seed = 0;
-  CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{};
+  CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{}, *o_linear{}, *o_bits{};
 
   // Adds --config --model --slots --segment-len --heads --layers --dec-layers --dim
-  // --temperature --no-forgetting --seed --checkpoint to `c`.
+  // --temperature --no-forgetting --linear --hash-bits --seed --checkpoint to `c`.
   void add_to(CLI::App* c);
   // The config file (if any) with the given flags applied, validated.
   ModelConfig resolve() const;

@@ -66,6 +66,14 @@ TEST_CASE("cli: bad input exits 2 with a message naming the flag or file, and wr
       {"step --doc " + good + " --out " + out + kTiny + " --from 999", "--from 999 is out of range"},
       {"step --doc " + good + " --out " + out + kTiny + " --model nope", "--model 'nope' is not available"},
       {"step --out " + out, "--doc"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear sparse", "--linear 'sparse' is not available"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 17", "--hash-bits 17 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 5", "hash_bits"},
+#ifdef MNEMO_WITH_GUI
+      // Checked before any window opens (so also without a display).
+      {"gui --doc " + good + kTiny + " --model rmt --linear hashed --hash-bits 5 --quit", "hash_bits"},
+      {"gui --doc " + good + kTiny + " --model mtn --linear dense --hash-bits 0 --quit", "--hash-bits 0 is out of range"},
+#endif
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

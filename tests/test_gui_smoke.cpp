@@ -40,7 +40,11 @@ TEST_CASE("gui smoke: screenshot of the app has the window's size and shows the 
     total += n;
   }
   CHECK(colours.size() > 200);
-  CHECK(static_cast<double>(most) / static_cast<double>(total) < 0.6);
+  // The window background may cover at most this share (MTN's layout has more empty panel
+  // area than Memformer's, so the script passes a larger one for it).
+  double max_share = 0.6;
+  if (const char* m = std::getenv("MNEMO_SMOKE_MAX_SHARE")) max_share = std::atof(m);
+  CHECK(static_cast<double>(most) / static_cast<double>(total) < max_share);
   // The writer-attention map (viridis) sits in the middle column near the top: its pixels
   // are saturated colours, not the dark window background.
   int saturated = 0;

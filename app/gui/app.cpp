@@ -291,6 +291,10 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
             req.head = shell->view_model().head();
             req.thresholds = shell->view_model().thresholds();
             req.selected_slot = shell->view_model().selected_slot();
+            req.attn_layer = shell->attention().layer_index();
+            req.attn_head = shell->attention().head();
+            req.hash_path = shell->hash_buckets().path();
+            req.hash_table = shell->hash_buckets().table();
             req.dir = o.export_dir;
             try {
               auto paths = export_panel(req);

@@ -2,10 +2,16 @@
 
 #include "app/cli_common.h"
 #include "app/figures.h"
+#include "app/figures_hash.h"
+#include "app/figures_mtn.h"
+#include "app/figures_rmt.h"
 #include "app/view_model.h"
+#include "core/models/mtn.h"
+#include "core/models/rmt.h"
 #include "core/trace/analysis.h"
 #include "viz/export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -95,6 +101,56 @@ viz::LineSpec token_loss_spec(const SessionView& v) {
       }
   }
   if (!ser.x.empty()) s.series.push_back(std::move(ser));
+  return s;
+}
+
+viz::HeatmapSpec attention_map_spec(const StepData& st, int li, int head) {
+  const AttentionData& a = st.attention;
+  viz::HeatmapSpec s;
+  const float* m = a.map(li, head);
+  if (!m) return s;
+  s.title = a.kind + " attention, layer " + std::to_string(a.layers[static_cast<size_t>(li)]) + ", segment " +
+            std::to_string(st.segment) + " (" +
+            (head < 0 || head >= a.heads ? "mean over " + std::to_string(a.heads) + " heads" : "head " + std::to_string(head)) + ")";
+  std::string keys = "key: ", queries = "query: ";
+  for (size_t i = 0; i < a.col_blocks.size(); ++i) keys += (i ? " | " : "") + a.col_blocks[i].name;
+  for (size_t i = 0; i < a.row_blocks.size(); ++i) queries += (i ? " | " : "") + a.row_blocks[i].name;
+  s.x_label = keys;
+  s.y_label = queries;
+  s.colorbar_label = "attention weight";
+  s.rows = a.rows;
+  s.cols = a.cols;
+  s.values.assign(m, m + static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols));
+  s.row_labels = a.row_labels;
+  s.col_labels = a.col_labels;
+  s.vmin = 0.f;
+  for (const auto& b : a.col_blocks) {
+    if (b.count <= 0) continue;
+    if (b.first > 0) s.col_separators.push_back(b.first);
+    s.col_groups.push_back({b.first, b.name});
+  }
+  for (const auto& b : a.row_blocks)
+    if (b.count > 0 && b.first > 0) s.row_separators.push_back(b.first);
+  return s;
+}
+
+viz::BarSpec attention_mass_spec(const StepData& st, int head) {
+  const AttentionData& a = st.attention;
+  viz::BarSpec s;
+  const std::vector<viz::Rgb> colors = {{44, 123, 182}, {215, 48, 39}, {253, 174, 97}};
+  for (size_t li = 0; li < a.layers.size(); ++li)
+    for (size_t k = 0; k < a.mass_names.size(); ++k) {
+      s.labels.push_back("L" + std::to_string(a.layers[li]) + " " + a.mass_names[k]);
+      s.values.push_back(a.mass_at(static_cast<int>(li), head, static_cast<int>(k)));
+      s.colors.push_back(colors[k % colors.size()]);
+    }
+  s.title = a.kind + " block masses, segment " + std::to_string(st.segment) + " (" +
+            (head < 0 || head >= a.heads ? "mean over " + std::to_string(a.heads) + " heads" : "head " + std::to_string(head)) + ")";
+  std::string x;
+  for (size_t k = 0; k < a.mass_names.size(); ++k) x += (k ? " | " : "") + a.mass_names[k];
+  s.x_label = x;
+  s.y_label = "attention mass";
+  s.show_values = true;
   return s;
 }
 
@@ -195,6 +251,77 @@ void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, s
     case PanelId::kTimeline:
       heatmap(timeline_spec(v), base, r.selected_slot, out);
       break;
+    case PanelId::kAttention: {
+      const StepData& st = *v.step;
+      const AttentionData& a = st.attention;
+      if (a.empty()) break;
+      const int li = r.attn_layer >= 0 && r.attn_layer < static_cast<int>(a.layers.size()) ? r.attn_layer : 0;
+      const int head = r.attn_head >= 0 && r.attn_head < a.heads ? r.attn_head : -1;
+      const int layer = a.layers[static_cast<size_t>(li)];
+      const std::string name = base + "_l" + std::to_string(layer) + (head < 0 ? "_mean" : "_head" + std::to_string(head));
+      // RMT and Transformer-XL maps as `mnemoscope step` draws them; the MTN joint map with its blocks.
+      if (a.source == keys::kRmtAttnPrefix) heatmap(rmt_attention_spec(snap, doc, layer, head), name, -1, out);
+      else if (a.source == keys::kTrxlAttnPrefix) heatmap(trxl_attention_spec(snap, doc, layer, head), name, -1, out);
+      else heatmap(attention_map_spec(st, li, head), name, -1, out);
+      if (!a.mass_names.empty()) {
+        figure(viz::make_bars(a.traced_mass && head < 0 ? rmt_block_mass_spec(snap) : attention_mass_spec(st, head)),
+               base + "_mass", out);
+        std::vector<std::string> header{"layer", "head"};
+        for (const auto& n : a.mass_names) header.push_back(n);
+        std::vector<std::vector<std::string>> rows;
+        for (size_t l = 0; l < a.layers.size(); ++l)
+          for (int h = -1; h < a.heads; ++h) {
+            std::vector<std::string> row{std::to_string(a.layers[l]), h < 0 ? std::string("mean") : std::to_string(h)};
+            for (size_t k = 0; k < a.mass_names.size(); ++k) row.push_back(fmt(a.mass_at(static_cast<int>(l), h, static_cast<int>(k))));
+            rows.push_back(std::move(row));
+          }
+        viz::write_csv_table(base + "_mass.csv", header, rows);
+        out.push_back(base + "_mass.csv");
+      }
+      break;
+    }
+    case PanelId::kHashBuckets: {
+      const auto paths = hash_paths(snap.trace);
+      if (paths.empty()) break;
+      std::string path = r.hash_path;
+      if (std::find(paths.begin(), paths.end(), path) == paths.end()) path = paths.front();
+      const std::string scope = "segment " + std::to_string(snap.segment);
+      const auto& counts = snap.trace.at(hash_counts_key(path));
+      const std::string pb = base + "-" + path;
+      heatmap(hash_loads_spec(path, counts, scope), pb + ".loads", -1, out);
+      const int64_t table = std::max<int64_t>(0, std::min<int64_t>(r.hash_table, counts.size(0) - 1));
+      figure(viz::make_bars(hash_table_bars_spec(path, counts, table, scope)), pb + ".table" + std::to_string(table), out);
+      if (snap.trace.has(hash_p_key(path))) figure(viz::make_histogram(hash_p_spec(path, snap.trace.at(hash_p_key(path)), scope)), pb + ".p", out);
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& p : paths) {
+        auto rs = hash_stats_rows(p, hash_stats(snap.trace.at(hash_counts_key(p))));
+        rows.insert(rows.end(), rs.begin(), rs.end());
+      }
+      viz::write_csv_table(base + "_stats.csv", hash_stats_header(), rows);
+      out.push_back(base + "_stats.csv");
+      break;
+    }
+    case PanelId::kMtnMemory:
+      if (snap.trace.has(keys::kMtnKeptSource) && snap.trace.has(keys::kMtnKeptImportance) && snap.trace.has(keys::kMtnAge)) {
+        figure(mtn_memory_figure(snap, doc), base, out);
+        figure(mtn_document_figure(snap, doc), base + "_document", out);
+        std::vector<std::vector<std::string>> rows;
+        for (size_t i = 0; i < v.step->mtn.entries.size(); ++i) {
+          const MtnEntry& e = v.step->mtn.entries[i];
+          rows.push_back({std::to_string(i), std::to_string(e.source), e.source >= 0 ? token_text(doc, e.source) : "",
+                          e.source >= 0 ? fmt(e.importance) : "", std::to_string(e.age)});
+        }
+        viz::write_csv_table(base + ".csv", {"entry", "source_token", "text", "importance", "age"}, rows);
+        out.push_back(base + ".csv");
+        if (snap.trace.has(keys::kMtnImportance) && snap.trace.has(keys::kMtnCandidateSource) &&
+            snap.trace.has(keys::kMtnKeptIndex)) {
+          figure(mtn_importance_figure(snap, doc), base + "_importance", out);
+          auto spec = mtn_importance_spec(snap, doc);
+          viz::write_csv_matrix(base + "_importance.csv", spec.rows, spec.cols, spec.values, spec.row_labels, spec.col_labels);
+          out.push_back(base + "_importance.csv");
+        }
+      }
+      break;
     case PanelId::kControls:
     case PanelId::kGallery:
       break;
@@ -224,7 +351,8 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
   std::vector<std::string> out;
   if (r.panel == PanelId::kControls) {
     for (PanelId id : {PanelId::kDocument, PanelId::kWriterAttention, PanelId::kSlotTypes, PanelId::kForgetting,
-                       PanelId::kMemory, PanelId::kTimeline})
+                       PanelId::kMemory, PanelId::kTimeline, PanelId::kAttention, PanelId::kHashBuckets,
+                       PanelId::kMtnMemory})
       export_one(id, r, p, out);
   } else {
     export_one(r.panel, r, p, out);

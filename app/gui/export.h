@@ -22,6 +22,10 @@ viz::HeatmapSpec memory_spec(const Snapshot& snap);
 viz::HeatmapSpec timeline_spec(const SessionView& s);
 // Loss per document token over the visited segments (x = token index).
 viz::LineSpec token_loss_spec(const SessionView& s);
+// The Attention panel's map (layer index li, head -1 = mean) with its blocks, from the
+// step's arrays; and its block masses per layer (mean over heads, or one head) as bars.
+viz::HeatmapSpec attention_map_spec(const StepData& st, int li, int head);
+viz::BarSpec attention_mass_spec(const StepData& st, int head);
 
 struct ExportRequest {
   PanelId panel = PanelId::kControls;  // kControls exports every panel
@@ -29,6 +33,10 @@ struct ExportRequest {
   int head = -1;                       // writer attention head (-1 mean)
   SlotThresholds thresholds;
   int selected_slot = -1;              // highlighted in the heatmaps
+  int attn_layer = 0;                  // Attention: index into StepData::attention.layers
+  int attn_head = -1;                  // Attention: head (-1 mean)
+  std::string hash_path;               // Hash buckets: projection ("" = the first)
+  int hash_table = 0;                  // Hash buckets: the table drawn as bars
   std::string dir;
 };
 

@@ -33,13 +33,15 @@ GuiOptions resolve_gui(const GuiCommands& c) {
   o.cfg = mf.resolve();
   o.seed = mf.seed;
   o.checkpoint = mf.checkpoint;
-  if (!o.checkpoint.empty()) {
+  {
+    // Build the model once here, so a config that does not fit (e.g. --linear hashed with a
+    // width that is not a multiple of --hash-bits) exits with code 2 before the window opens.
     std::string note;
     ModelConfig cfg = o.cfg;
     try {
       build_gui_model(&cfg, o.seed, o.checkpoint, &note);
     } catch (const std::exception& e) {
-      throw UsageError(std::string("--checkpoint: ") + e.what());
+      throw UsageError(std::string(o.checkpoint.empty() ? "--model: " : "--checkpoint: ") + e.what());
     }
     o.cfg = cfg;
   }

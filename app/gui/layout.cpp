@@ -5,7 +5,15 @@
 
 namespace mnemo::app {
 
-PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s) {
+LayoutHint layout_hint(const SessionView& s) {
+  LayoutHint h;
+  h.memformer = panel_applies(PanelId::kWriterAttention, s);
+  h.hashed = panel_applies(PanelId::kHashBuckets, s);
+  h.mtn = panel_applies(PanelId::kMtnMemory, s);
+  return h;
+}
+
+PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
   const float left = std::round(s.x * 0.26f), mid = std::round(s.x * 0.46f);
   const float right = s.x - left - mid;
   auto r = [&](float x, float y, float w, float h) { return PanelRect{ImVec2(p.x + x, p.y + y), ImVec2(w, h)}; };
@@ -16,10 +24,23 @@ PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s) {
     case PanelId::kControls: return r(0, 0, left, controls_h);
     case PanelId::kDocument: return r(0, controls_h, left, s.y - controls_h);
     case PanelId::kWriterAttention: return r(left, 0, mid, writer_h);
-    case PanelId::kTimeline: return r(left, writer_h, mid, s.y - writer_h);
+    case PanelId::kTimeline:
+      return r(left, writer_h, hint.memformer && hint.hashed ? std::round(mid * 0.4f) : mid, s.y - writer_h);
     case PanelId::kSlotTypes: return r(left + mid, 0, right, types_h);
     case PanelId::kForgetting: return r(left + mid, types_h, right, forget_h);
     case PanelId::kMemory: return r(left + mid, types_h + forget_h, right, s.y - types_h - forget_h);
+    case PanelId::kAttention:
+      if (hint.mtn) return hint.hashed ? r(left + mid, 0, right, std::round(s.y * 0.55f)) : r(left + mid, 0, right, s.y);
+      return hint.hashed ? r(left, 0, mid, s.y) : r(left, 0, mid + right, s.y);
+    case PanelId::kMtnMemory: return r(left, 0, mid, s.y);
+    case PanelId::kHashBuckets: {
+      if (hint.memformer) {
+        const float tw = std::round(mid * 0.4f);
+        return r(left + tw, writer_h, mid - tw, s.y - writer_h);
+      }
+      const float top = hint.mtn ? std::round(s.y * 0.55f) : 0.f;
+      return r(left + mid, top, right, s.y - top);
+    }
     case PanelId::kGallery: return r(std::round(s.x * 0.12f), std::round(s.y * 0.04f), std::round(s.x * 0.76f), std::round(s.y * 0.92f));
   }
   return r(0, 0, s.x * 0.5f, s.y * 0.5f);

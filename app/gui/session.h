@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mnemo::app {
@@ -23,6 +24,91 @@ struct SessionInfo {
   std::string checkpoint;  // "" = randomly initialised under `seed`
   int64_t segment_len = 0, num_segments = 0;
   std::vector<int64_t> line_starts;  // token index of each line's first token (after '\n')
+};
+
+// A run of rows or columns of an attention map that belong together (read memory, segment
+// tokens, write memory, Transformer-XL cache, MTN memory).
+struct AttnBlock {
+  int first = 0, count = 0;
+  std::string name;
+};
+
+// Attention maps of a decoder-style model (RMT family, Transformer-XL, the decoder-only
+// baseline, the MTN family's joint layers), every traced layer and head, as plain arrays.
+// Padding and empty memory entries are left out. Empty when the trace has none.
+struct AttentionData {
+  std::string kind;      // "RMT", "Transformer-XL", "Transformer", "MTN", ... (for titles)
+  std::string source;    // trace key prefix the maps came from: "rmt.attn.", "trxl.attn.", "mtn.joint_attn."
+  std::vector<int> layers;  // traced layers, ascending
+  int heads = 0, rows = 0, cols = 0;
+  // [layer index][block][rows][cols], block 0 = mean over heads, block 1 + h = head h.
+  std::vector<float> values;
+  std::vector<float> block_max;  // finite max of each (layer index, block)
+  std::vector<std::string> row_labels, col_labels;
+  // Document token index of each row / column (-1: a memory entry, not a token).
+  std::vector<int64_t> row_token, col_token;
+  std::vector<AttnBlock> row_blocks, col_blocks;
+  // Block masses: names (e.g. "reading", "writing", "rewriting"), what each one measures,
+  // and values [layer index][block (mean, heads)][name]; traced_mass = from rmt.block_mass.*
+  // (else computed here from the maps shown).
+  std::vector<std::string> mass_names, mass_help;
+  std::vector<float> mass;
+  bool traced_mass = false;
+
+  bool empty() const { return layers.empty() || rows <= 0 || cols <= 0 || values.empty(); }
+  int blocks() const { return heads + 1; }
+  // The rows x cols map of layer index li (0..layers-1) and head (-1 = mean); null when empty.
+  const float* map(int li, int head) const;
+  float map_max(int li, int head) const;
+  // Mass k of layer index li, head (-1 = mean); NaN when absent.
+  float mass_at(int li, int head, int k) const;
+  // Name of the block holding row / column i ("" when none).
+  const AttnBlock* row_block(int i) const;
+  const AttnBlock* col_block(int i) const;
+};
+
+// One hashed projection's bucket loads (hash.<path>.counts) and p(z) (hash.<path>.p).
+struct HashPathData {
+  std::string path;        // module path, e.g. "layers.0.attn.q"
+  std::string group;       // the layer part of the path ("layers.0"; the path itself when it has no index)
+  std::string projection;  // the rest ("attn.q")
+  int tables = 0, buckets = 0;     // K, 2^tau
+  std::vector<float> counts;       // [K x R] lookups per bucket
+  std::vector<float> load;         // [K x R] lookups / mean lookups of its table (1 = uniform)
+  std::vector<double> entropy, dead_fraction, max_load;  // per table
+  std::vector<int64_t> lookups;                          // per table
+  double mean_entropy = 0, mean_dead = 0, mean_max_load = 0;
+  static constexpr int kPBins = 40;
+  std::vector<float> p_hist;       // kPBins bins over [0, 1] (empty when p was not traced)
+  int64_t p_count = 0;
+  double p_mean = 0;
+};
+
+struct HashData {
+  std::vector<HashPathData> paths;  // sorted by path
+  std::vector<std::string> groups;  // distinct groups in order of first appearance
+  bool empty() const { return paths.empty(); }
+};
+
+// The Memory Transformer Network's memory after the step, as the document's own tokens.
+struct MtnEntry {
+  int64_t source = -1;      // document token index (-1: empty entry)
+  float importance = 0.f;   // V_I.e + b_I
+  int64_t age = -1;         // keep_m_max operations survived (0 = kept from this chunk)
+};
+struct MtnData {
+  bool present = false;            // mtn.kept_source was traced
+  std::vector<MtnEntry> entries;   // memory order (decreasing importance), empty entries included
+  int64_t kept = 0, max_age = 0;
+  float imp_min = 0.f, imp_max = 0.f;  // over kept entries and candidates
+  // keep_m_max's candidates (previous memory then chunk tokens; empty ones left out).
+  std::vector<int64_t> cand_source;
+  std::vector<float> cand_importance;
+  std::vector<uint8_t> cand_kept;  // 1 when kept for the next chunk
+  int n_mem_candidates = 0;
+  // Document view: tokens [view_first, view_end); entry of each (-1: not in memory).
+  int64_t view_first = 0, view_end = 0;
+  std::vector<int> entry_of;
 };
 
 // One step as plain arrays, extracted from a Snapshot on the worker.
@@ -53,13 +139,22 @@ struct StepData {
   // Loss of predicting each token of the next segment (lm.loss), empty when none.
   std::vector<float> next_loss;
 
+  AttentionData attention;  // RMT / Transformer-XL / MTN joint attention (empty for Memformer)
+  HashData hash;            // hashed projections ("linear": "hashed")
+  MtnData mtn;              // MTN kept tokens
+
   bool has_writer() const { return cols > 0 && slots > 0 && !writer.empty(); }
   // The slots x cols block of `head` (-1 = mean).
   const float* writer_block(int head) const;
 };
 
-// Extracts a step's arrays; keys missing from the trace leave their arrays empty.
-StepData make_step_data(SnapshotPtr snap, const Document& doc);
+// Extracts a step's arrays; keys missing from the trace leave their arrays empty. `model` is
+// the config's model kind (names the attention blocks; "" = guess from the trace keys).
+StepData make_step_data(SnapshotPtr snap, const Document& doc, const std::string& model = "");
+
+// Splits a hashed projection's module path into its layer part and the rest:
+// "layers.0.attn.q" -> {"layers.0", "attn.q"}; a path without a numeric part -> {path, ""}.
+std::pair<std::string, std::string> split_hash_path(const std::string& path);
 
 // What is kept of a visited segment (for the slot timeline and token losses).
 struct SegmentRecord {

@@ -12,14 +12,16 @@ namespace mnemo::app {
 
 namespace {
 
-const PanelId kOrder[] = {PanelId::kControls,  PanelId::kDocument,   PanelId::kWriterAttention, PanelId::kTimeline,
-                          PanelId::kSlotTypes, PanelId::kForgetting, PanelId::kMemory,          PanelId::kGallery};
+const PanelId kOrder[] = {PanelId::kControls,   PanelId::kDocument,  PanelId::kWriterAttention, PanelId::kTimeline,
+                          PanelId::kSlotTypes,  PanelId::kForgetting, PanelId::kMemory,         PanelId::kAttention,
+                          PanelId::kMtnMemory,  PanelId::kHashBuckets, PanelId::kGallery};
 
 ImGuiWindowFlags panel_flags(PanelId id) {
   switch (id) {
     case PanelId::kWriterAttention:
     case PanelId::kTimeline:
     case PanelId::kMemory:
+    case PanelId::kAttention:
       // These fill their window exactly; a scrollbar would only flicker.
       return ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
     default: return 0;
@@ -105,7 +107,12 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    for (PanelId id : kOrder) ImGui::MenuItem(panel_title(id), nullptr, &open_[static_cast<int>(id)]);
+    for (PanelId id : kOrder) {
+      std::string why;
+      const bool applies = panel_applies(id, s, &why);
+      ImGui::MenuItem(panel_title(id), nullptr, &open_[static_cast<int>(id)], applies);
+      if (!applies && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
+    }
     ImGui::Separator();
     if (ImGui::MenuItem("Reset layout")) reset_layout_ = true;
     ImGui::EndMenu();
@@ -150,11 +157,17 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
   const bool display_changed =
       last_display_.x > 0.f && (std::fabs(display.x - last_display_.x) > 0.5f || std::fabs(display.y - last_display_.y) > 0.5f);
 
+  // A model with other panels (another kind, hashed or not) gets their default places.
+  const LayoutHint hint = layout_hint(s);
+  if (have_hint_ && hint != hint_) reset_layout_ = true;
+  hint_ = hint;
+  have_hint_ = s.info != nullptr;
+
   PanelContext ctx{s, vm_, *textures_, control, transport_, requests_, fonts_.mono, false};
   for (PanelId id : kOrder) {
     const int i = static_cast<int>(id);
-    if (!open_[i]) continue;
-    const PanelRect def = default_panel_rect(id, work_pos, work_size);
+    if (!open_[i] || !panel_applies(id, s)) continue;
+    const PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
     const ImGuiCond cond = reset_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     if (display_changed && have_rect_[i] && !reset_layout_) {
       const PanelRect r = rescale_rect(last_rect_[i], last_display_, display, work_pos);
@@ -186,6 +199,9 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
         case PanelId::kMemory: memory_.draw(ctx); break;
         case PanelId::kTimeline: timeline_.draw(ctx); break;
         case PanelId::kGallery: gallery_.draw(ctx); break;
+        case PanelId::kAttention: attention_.draw(ctx); break;
+        case PanelId::kHashBuckets: hash_.draw(ctx); break;
+        case PanelId::kMtnMemory: mtn_.draw(ctx); break;
       }
     }
     ImGui::End();
@@ -199,7 +215,8 @@ void Shell::handle_keys(const SessionView& s, Controller& control) {
   if (io.WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) return;
   const int64_t n = s.info ? s.info->num_segments : 0;
   if (ctrl_key('O')) requests_.open_dialog = true;
-  if (ctrl_key('E') && s.step) requests_.export_panel = static_cast<int>(focused_);
+  if (ctrl_key('E') && s.step)
+    requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
   if (ctrl_key('Q')) quit_ = true;
   if (io.KeyCtrl || n == 0) return;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) control.step(+1);
@@ -326,6 +343,10 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
           req.head = vm_.head();
           req.thresholds = vm_.thresholds();
           req.selected_slot = vm_.selected_slot();
+          req.attn_layer = attention_.layer_index();
+          req.attn_head = attention_.head();
+          req.hash_path = hash_.path();
+          req.hash_table = hash_.table();
           req.dir = export_dir_;
           export_job_.start(std::move(req));
         }

@@ -40,6 +40,8 @@ class Shell {
   void set_panel_open(PanelId id, bool open) { open_[static_cast<int>(id)] = open; }
   bool panel_open(PanelId id) const { return open_[static_cast<int>(id)]; }
   GalleryPanel& gallery() { return gallery_; }
+  AttentionPanel& attention() { return attention_; }
+  HashBucketsPanel& hash_buckets() { return hash_; }
   PanelId focused_panel() const { return focused_; }
   // Re-applies the default layout on the next frame.
   void reset_layout() { reset_layout_ = true; }
@@ -72,8 +74,13 @@ class Shell {
   MemoryPanel memory_;
   TimelinePanel timeline_;
   GalleryPanel gallery_;
+  AttentionPanel attention_;
+  HashBucketsPanel hash_;
+  MtnMemoryPanel mtn_;
 
-  bool open_[kPanelCount] = {true, true, true, true, true, true, true, false};
+  bool open_[kPanelCount] = {true, true, true, true, true, true, true, false, true, true, true};
+  LayoutHint hint_;
+  bool have_hint_ = false;
   PanelRect last_rect_[kPanelCount] = {};
   bool have_rect_[kPanelCount] = {};
   ImVec2 last_display_{0, 0};

@@ -1,7 +1,12 @@
 #include "app/gui/synthetic.h"
 
+#include "core/models/mtn.h"
+#include "core/models/rmt.h"
 #include "core/trace/analysis.h"
+#include "core/trace/hash_stats.h"
 
+#include <algorithm>
+#include <numeric>
 #include <stdexcept>
 
 namespace mnemo::app {
@@ -75,6 +80,59 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   tr[keys::kLmLoss] = (torch::rand({1, L}, gen) * 4.0 + 2.0).contiguous();
   tr[keys::kSlotType] = classify_slots(attn, SlotThresholds{});
   snap->loss = tr[keys::kLmLoss].mean().item<double>();
+
+  if (sp.other_models) {
+    // RMT: [read m | tokens L | write m] with its mask (read rows see the read block, token
+    // rows the read block and earlier tokens, write rows everything), two layers.
+    const int64_t m = std::min<int64_t>(k, 32), t = 2 * m + L;
+    auto mask = torch::full({t, t}, -INFINITY);
+    mask.narrow(0, 0, m).narrow(1, 0, m).fill_(0.f);
+    mask.narrow(0, m, L).narrow(1, 0, m).fill_(0.f);
+    mask.narrow(0, m, L).narrow(1, m, L).copy_(torch::triu(torch::full({L, L}, -INFINITY), 1));
+    mask.narrow(0, m + L, m).fill_(0.f);
+    for (int l = 0; l < 2; ++l) {
+      auto a = torch::softmax(torch::randn({1, H, t, t}, gen) * (1.0 + l) + mask, 3);
+      tr[keys::kRmtAttnPrefix + std::to_string(l)] = a.contiguous();
+      tr[keys::kRmtBlockMassPrefix + std::to_string(l)] = rmt_block_mass(a, m, torch::Tensor()).contiguous();
+    }
+    // Hashed projections: 8 tables x 256 buckets, rows = the segment's tokens, some buckets favoured.
+    for (const char* path : {"layers.0.attn.q", "layers.0.ffn.fc1", "layers.1.attn.q"}) {
+      auto skew = torch::rand({1, 256}, gen).pow(3.0) + 0.02;
+      auto bucket = torch::multinomial(skew.expand({8, 256}), L, true, gen).t().contiguous().to(torch::kInt32);  // [L, 8]
+      tr[hash_bucket_key(path)] = bucket;
+      tr[hash_p_key(path)] = torch::rand({L, 8}, gen).pow(2.0).contiguous();
+      tr[hash_counts_key(path)] = bucket_counts(bucket, 256);
+    }
+    // MTN: candidates = the previous memory (tokens before the segment) then the segment's
+    // tokens; the m2 most important are kept, in decreasing importance.
+    const int64_t m2 = std::min<int64_t>(k, 32), first = shown * L;
+    std::vector<int64_t> cand(static_cast<size_t>(m2 + L), -1);
+    for (int64_t i = 0; i < m2 && i < first; ++i) cand[static_cast<size_t>(i)] = first - 1 - i * std::max<int64_t>(1, first / m2);
+    for (int64_t j = 0; j < L; ++j) cand[static_cast<size_t>(m2 + j)] = first + j;
+    auto imp = (torch::randn({m2 + L}, gen) * 0.8).to(torch::kFloat32).contiguous();
+    std::vector<float> impv(imp.data_ptr<float>(), imp.data_ptr<float>() + m2 + L);
+    std::vector<int64_t> order;
+    for (int64_t c = 0; c < m2 + L; ++c)
+      if (cand[static_cast<size_t>(c)] >= 0) order.push_back(c);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return impv[static_cast<size_t>(a)] > impv[static_cast<size_t>(b)]; });
+    std::vector<int64_t> kept_index(static_cast<size_t>(m2), -1), kept_source(static_cast<size_t>(m2), -1), age(static_cast<size_t>(m2), -1);
+    std::vector<float> kept_imp(static_cast<size_t>(m2), 0.f);
+    for (int64_t i = 0; i < m2 && i < static_cast<int64_t>(order.size()); ++i) {
+      const int64_t c = order[static_cast<size_t>(i)];
+      kept_index[static_cast<size_t>(i)] = c;
+      kept_source[static_cast<size_t>(i)] = cand[static_cast<size_t>(c)];
+      kept_imp[static_cast<size_t>(i)] = impv[static_cast<size_t>(c)];
+      age[static_cast<size_t>(i)] = c < m2 ? 1 + (c % std::max<int64_t>(1, shown)) : 0;
+    }
+    for (int64_t c = 0; c < m2 + L; ++c)
+      if (cand[static_cast<size_t>(c)] < 0) impv[static_cast<size_t>(c)] = 0.f;
+    tr[keys::kMtnImportance] = torch::tensor(impv).view({1, m2 + L});
+    tr[keys::kMtnCandidateSource] = torch::tensor(cand).view({1, m2 + L});
+    tr[keys::kMtnKeptIndex] = torch::tensor(kept_index).view({1, m2});
+    tr[keys::kMtnKeptSource] = torch::tensor(kept_source).view({1, m2});
+    tr[keys::kMtnKeptImportance] = torch::tensor(kept_imp).view({1, m2});
+    tr[keys::kMtnAge] = torch::tensor(age).view({1, m2});
+  }
 
   auto info = std::make_shared<SessionInfo>();
   info->id = sp.seed * 1000003ull + static_cast<uint64_t>(k * 7919 + L);

@@ -2,19 +2,25 @@
 
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
+#include "core/models/mtn.h"
+#include "core/models/rmt.h"
+#include "core/trace/hash_stats.h"
 
 #include <algorithm>
 
 namespace mnemo::app {
 
-namespace {
-
+// What the panels draw (and export): Memformer's writer and memory, the attention maps of
+// the RMT / Transformer-XL / MTN families with RMT block masses, every hashed projection's
+// buckets, and the MTN memory. A model traces only the keys it has.
 TraceSpec gui_trace_spec() {
+  auto all = [](const char* prefix) { return std::string(prefix) + "*"; };
   return TraceSpec::of({keys::kInputTokens, keys::kInputOffsets, keys::kLmLoss, keys::kWriterAttn, keys::kMemoryPrev,
-                        keys::kMemory, keys::kForgetNorm, keys::kSlotType});
+                        keys::kMemory, keys::kForgetNorm, keys::kSlotType, all(keys::kRmtAttnPrefix),
+                        all(keys::kRmtBlockMassPrefix), all(keys::kTrxlAttnPrefix), all(keys::kMtnJointAttnPrefix),
+                        keys::kMtnBlocks, keys::kMtnImportance, keys::kMtnCandidateSource, keys::kMtnKeptSource,
+                        keys::kMtnKeptIndex, keys::kMtnKeptImportance, keys::kMtnAge, all(keys::kHashPrefix)});
 }
-
-}  // namespace
 
 MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note) {
   io::NamedTensors weights;
@@ -242,7 +248,7 @@ void Worker::execute(const Command& c) {
 }
 
 void Worker::show(SnapshotPtr snap) {
-  auto data = std::make_shared<StepData>(make_step_data(snap, *info_->doc));
+  auto data = std::make_shared<StepData>(make_step_data(snap, *info_->doc, info_->cfg.model));
   auto rec = std::make_shared<SegmentRecord>();
   rec->self_mass = data->self_mass;
   rec->next_loss = data->next_loss;

@@ -80,6 +80,9 @@ class Worker : public Controller {
   std::thread thread_;  // last: starts after every member above exists
 };
 
+// The keys the worker asks the engine to trace (what the panels draw and export).
+TraceSpec gui_trace_spec();
+
 // Builds a model for the GUI: validates cfg (ConfigError naming the field), loads the
 // checkpoint (its metadata config, when present, replaces cfg). Sets *note to a
 // one-line description. Throws std::runtime_error subclasses with user-facing messages.

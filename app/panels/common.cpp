@@ -14,6 +14,9 @@ const char* panel_title(PanelId id) {
     case PanelId::kMemory: return "Memory";
     case PanelId::kTimeline: return "Slot timeline";
     case PanelId::kGallery: return "Gallery";
+    case PanelId::kAttention: return "Attention";
+    case PanelId::kHashBuckets: return "Hash buckets";
+    case PanelId::kMtnMemory: return "MTN memory";
   }
   return "?";
 }
@@ -28,8 +31,46 @@ const char* panel_file_name(PanelId id) {
     case PanelId::kMemory: return "memory";
     case PanelId::kTimeline: return "slot_timeline";
     case PanelId::kGallery: return "gallery";
+    case PanelId::kAttention: return "attention";
+    case PanelId::kHashBuckets: return "hash";
+    case PanelId::kMtnMemory: return "mtn_memory";
   }
   return "panel";
+}
+
+bool panel_applies(PanelId id, const SessionView& s, std::string* why) {
+  const std::string model = s.info ? s.info->cfg.model : "";
+  auto no = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  switch (id) {
+    case PanelId::kControls:
+    case PanelId::kDocument:
+    case PanelId::kGallery: return true;
+    case PanelId::kWriterAttention:
+    case PanelId::kSlotTypes:
+    case PanelId::kForgetting:
+    case PanelId::kMemory:
+    case PanelId::kTimeline:
+      if (!s.info || model == "memformer") return true;
+      return no("A Memformer panel (writer attention, slots); this model is " + model +
+                ". Start with --model memformer to see it.");
+    case PanelId::kAttention:
+      if (s.info && model != "memformer") return true;
+      return no(s.info ? "Attention maps with memory blocks are drawn for rmt, rmt-write-only, trxl, trxl-rmt, transformer "
+                         "and the MTN models; Memformer's is the Writer attention panel."
+                       : "Open a document first.");
+    case PanelId::kHashBuckets:
+      if (s.info && s.info->cfg.linear == "hashed") return true;
+      return no("Needs a model with hashed projections (MemoryFormer): start with --linear hashed, or set "
+                "\"linear\": \"hashed\" in the config.");
+    case PanelId::kMtnMemory:
+      if (s.info && model == "mtn") return true;
+      return no("Kept tokens exist only in the Memory Transformer Network: start with --model mtn "
+                "(mtn-naive's memory is learned vectors, no-memory has none).");
+  }
+  return true;
 }
 
 ImU32 slot_type_color(SlotType t, int alpha) {

@@ -113,14 +113,23 @@ void ControlsPanel::draw(PanelContext& ctx) {
     // Fields shrink with the panel so their labels stay readable (negative width = leave room).
     const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
     auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
-    auto field = [&](const char* label, int64_t* v, const char* tip) {
+    // Fields the model does not use are greyed out (they keep their value for Apply).
+    const std::string model = have ? s.info->cfg.model : std::string("memformer");
+    const bool memformer = model == "memformer";
+    const bool mtn_family = model == "mtn" || model == "mtn-naive" || model == "no-memory";
+    const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
+    auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {
+      ImGui::BeginDisabled(!used);
       ImGui::SetNextItemWidth(width());
       ImGui::InputScalar(label, ImGuiDataType_S64, v);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", used ? tip : unused.c_str());
     };
     if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
       ImGui::TableNextColumn();
-      field("slots", &slots_, "memory slots k (1..65536)");
+      field("slots", &slots_,
+            memformer ? "memory slots k (1..65536)"
+                      : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries");
       ImGui::TableNextColumn();
       field("segment len", &segment_len_, "tokens per segment L (1..65536)");
       ImGui::TableNextColumn();
@@ -128,20 +137,26 @@ void ControlsPanel::draw(PanelContext& ctx) {
       ImGui::TableNextColumn();
       field("dim", &dim_, "model width d");
       ImGui::TableNextColumn();
-      field("layers", &layers_, "encoder layers");
+      field("layers", &layers_, memformer ? "encoder layers" : "layers", !mtn_family);
       ImGui::TableNextColumn();
-      field("dec layers", &dec_layers_, "decoder layers");
+      field("dec layers", &dec_layers_, "decoder layers", memformer);
       ImGui::TableNextColumn();
+      ImGui::BeginDisabled(!memformer);
       ImGui::SetNextItemWidth(width());
       ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("writer temperature tau (> 0); small = sharper writer attention");
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", memformer ? "writer temperature tau (> 0); small = sharper writer attention" : unused.c_str());
       ImGui::TableNextColumn();
       ImGui::SetNextItemWidth(width());
       ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
       ImGui::TableNextColumn();
+      ImGui::BeginDisabled(!memformer);
       ImGui::Checkbox("forgetting", &forgetting_);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("biased memory normalisation with v_bias (off = ablation)");
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", memformer ? "biased memory normalisation with v_bias (off = ablation)" : unused.c_str());
       ImGui::EndTable();
     }
     ImGui::BeginDisabled(!have || ctx.preview);

@@ -37,6 +37,9 @@ struct GalleryPanel::Impl {
   ForgettingPanel forgetting;
   MemoryPanel memory;
   TimelinePanel timeline;
+  AttentionPanel attention;
+  HashBucketsPanel hash;
+  MtnMemoryPanel mtn;
   std::shared_ptr<const StepData> synced;
 };
 
@@ -71,6 +74,7 @@ void GalleryPanel::draw(PanelContext& outer) {
     spec.heads = 4;
     spec.dim = spec.slots >= 1024 ? 64 : 32;
     spec.seed = 7 + static_cast<uint64_t>(g.size);
+    spec.other_models = true;
     g.session = make_synthetic_session(spec);
   }
   if (g.session->step != g.synced) {
@@ -97,6 +101,13 @@ void GalleryPanel::draw(PanelContext& outer) {
        12.f * line, [](Impl& i, PanelContext& c) { i.forgetting.draw(c); }},
       {"Memory", "The memory after the step (slots x d) with per-slot norm and drift from the previous step.", 20.f * line,
        [](Impl& i, PanelContext& c) { i.memory.draw(c); }},
+      {"Attention (RMT, Transformer-XL, MTN)",
+       "RMT: queries over [read | tokens | write], blocks outlined; reading / writing / rewriting per layer below.",
+       24.f * line, [](Impl& i, PanelContext& c) { i.attention.draw(c); }},
+      {"Hash buckets", "MemoryFormer tables of a projection: bucket loads, one table vs uniform, p(z), stats per table.",
+       26.f * line, [](Impl& i, PanelContext& c) { i.hash.draw(c); }},
+      {"MTN memory", "MTN's kept tokens: candidates' importance (kept outlined), entries with age, and the document.",
+       22.f * line, [](Impl& i, PanelContext& c) { i.mtn.draw(c); }},
       {"Document", "The text, one cell per token (underlined); current segment highlighted, visited ones tinted. Hover: id, bytes, loss.",
        10.f * line, [](Impl& i, PanelContext& c) { i.document.draw(c); }},
       {"Controls", "Step, play, jump, reset; the model config with Apply; checkpoint and document loading (disabled here).",

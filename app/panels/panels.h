@@ -20,11 +20,19 @@
 
 namespace mnemo::app {
 
-enum class PanelId { kControls, kDocument, kWriterAttention, kSlotTypes, kForgetting, kMemory, kTimeline, kGallery };
-inline constexpr int kPanelCount = 8;
+enum class PanelId {
+  kControls, kDocument, kWriterAttention, kSlotTypes, kForgetting, kMemory, kTimeline, kGallery,
+  kAttention, kHashBuckets, kMtnMemory
+};
+inline constexpr int kPanelCount = 11;
 // Window title (also its imgui.ini key) and the base name of its exported files.
 const char* panel_title(PanelId id);
 const char* panel_file_name(PanelId id);
+// Whether a panel applies to the session's model: Memformer panels to "memformer" (and to
+// no session yet), Attention to the RMT / Transformer-XL / MTN families, Hash buckets to
+// models built with "linear": "hashed", MTN memory to "mtn". When not, *why (if non-null)
+// says what the panel needs.
+bool panel_applies(PanelId id, const SessionView& s, std::string* why = nullptr);
 
 // Play state shared by the Controls panel and the keyboard (Space).
 struct Transport {
@@ -153,6 +161,67 @@ class TimelinePanel {
   std::vector<float> values_;       // slots x columns
   std::vector<std::string> labels_;
   int slots_ = 0;
+};
+
+// Attention of an RMT-family model over [read | tokens | write] (Transformer-XL: token rows
+// over [cache | tokens]; MTN family: its joint layers), one layer and head (or the mean),
+// blocks outlined and labelled, hover values, and the block masses as bars.
+class AttentionPanel {
+ public:
+  void draw(PanelContext& ctx);
+  int layer_index() const { return layer_; }  // index into AttentionData::layers
+  int head() const { return head_; }          // -1 = mean over heads
+  // Clamped to what the shown step has (an out-of-range value falls back to 0 / the mean).
+  void select(int layer_index, int head) {
+    layer_ = layer_index;
+    head_ = head;
+  }
+
+ private:
+  viz::ui::HeatmapImage image_;
+  viz::ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  int last_layer_ = -2, last_head_ = -2, last_scale_ = -1;
+  int layer_ = 0, head_ = -1, scale_ = 0;  // scale 0: 0..max, 1: 0..1
+  float vmax_ = 1.f;
+};
+
+// MemoryFormer hash tables of one projection: heat strip of every table's bucket loads, one
+// table's bars against the uniform line, the stats table and the p(z) distribution.
+class HashBucketsPanel {
+ public:
+  void draw(PanelContext& ctx);
+  const std::string& path() const { return path_; }  // selected projection ("" before a step)
+  int table() const { return table_; }
+  // Selects a projection by group (layer) and index within it; clamped when drawn.
+  void select(int group, int projection, int table) {
+    group_ = group;
+    projection_ = projection;
+    table_ = table;
+  }
+
+ private:
+  viz::ui::HeatmapImage strip_;
+  viz::ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  std::string last_path_, path_;
+  int group_ = 0, projection_ = 0, table_ = 0;
+};
+
+// The MTN memory as the document's own words: the kept entries (token in context, importance,
+// age) beside the document with kept tokens highlighted in their age colour.
+class MtnMemoryPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  viz::ui::HeatmapImage strip_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  int hovered_entry_ = -1, selected_entry_ = -1;
+  std::shared_ptr<const StepData> scrolled_for_;
 };
 
 // Every panel on synthetic traces of a chosen size: the living documentation.

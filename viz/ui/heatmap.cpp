@@ -163,7 +163,10 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
 
   const bool row_labels = !(axes.row_labels && axes.row_labels->empty());
   const bool col_labels = !(axes.col_labels && axes.col_labels->empty());
-  const float left = row_labels ? widest(axes.row_labels, axes.row_label_offset, rows) + 6.f : 2.f;
+  float group_w = 0.f;
+  for (const auto& g : axes.row_groups) group_w = std::max(group_w, ImGui::CalcTextSize(g.second.c_str()).x);
+  if (group_w > 0.f) group_w += 10.f;
+  const float left = group_w + (row_labels ? widest(axes.row_labels, axes.row_label_offset, rows) + 6.f : 2.f);
   const bool top_line = !axes.col_groups.empty() || !axes.y_title.empty() || (axes.colorbar && !axes.colorbar_label.empty());
   const float top = top_line ? line_h + 4.f : 2.f;
   const float bottom = (col_labels ? line_h + 3.f : 2.f) + (axes.x_title.empty() ? 0.f : line_h + 2.f);
@@ -183,6 +186,28 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
     if (c <= 0 || c >= cols) continue;
     const float x = std::round(pmin.x + cw * static_cast<float>(c));
     dl->AddLine(ImVec2(x, pmin.y), ImVec2(x, pmax.y), kSeparator, 1.5f);
+  }
+
+  for (int r : axes.row_separators) {
+    if (r <= 0 || r >= rows) continue;
+    const float y = std::round(pmin.y + rh * static_cast<float>(r));
+    dl->AddLine(ImVec2(pmin.x, y), ImVec2(pmax.x, y), kSeparator, 1.5f);
+  }
+  // Row group captions in a margin left of the row labels, centred on their span with a
+  // bracket line beside them; clipped to the span so neighbours never overlap.
+  for (size_t g = 0; g < axes.row_groups.size(); ++g) {
+    const int r0 = std::max(0, axes.row_groups[g].first);
+    const int r1 = g + 1 < axes.row_groups.size() ? axes.row_groups[g + 1].first : rows;
+    if (r0 >= rows || r1 <= r0) continue;
+    const float y0 = pmin.y + rh * static_cast<float>(r0), y1 = pmin.y + rh * static_cast<float>(r1);
+    const float bx = origin.x + group_w - 5.f;
+    dl->AddLine(ImVec2(bx, y0 + 1.f), ImVec2(bx, y1 - 1.f), kLabel, 1.f);
+    const char* text = axes.row_groups[g].second.c_str();
+    float y = 0.5f * (y0 + y1 - line_h);
+    y = std::max(y0, std::min(y, y1 - line_h));
+    dl->PushClipRect(ImVec2(origin.x, y0), ImVec2(bx - 1.f, std::max(y1, y0 + 1.f)), true);
+    dl->AddText(ImVec2(origin.x + 1.f, y), kLabel, text);
+    dl->PopClipRect();
   }
 
   // Column group captions above the map, centred on their span; a caption wider than its

@@ -86,6 +86,8 @@ struct HeatmapAxes {
   std::string x_title, y_title;
   std::vector<int> col_separators;                  // vertical lines before these columns
   std::vector<std::pair<int, std::string>> col_groups;  // (first column, caption) above the map
+  std::vector<int> row_separators;                  // horizontal lines before these rows
+  std::vector<std::pair<int, std::string>> row_groups;  // (first row, caption) left of the row labels
   int highlight_row = -1, highlight_col = -1;
   // Colorbar right of the map when non-null.
   ColorbarImage* colorbar = nullptr;
