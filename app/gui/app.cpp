@@ -6,6 +6,7 @@
 #include "app/gui/settings.h"
 #include "app/gui/shell.h"
 #include "app/gui/synthetic.h"
+#include "app/gui/replay.h"
 #include "app/gui/worker.h"
 #include "viz/export.h"
 #include "viz/ui/fonts.h"
@@ -223,28 +224,44 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   auto old_int = std::signal(SIGINT, on_stop_signal);
   auto old_term = std::signal(SIGTERM, on_stop_signal);
   {
-    Worker worker([] { glfwPostEmptyEvent(); });
-    worker.start(o.doc, o.cfg, o.seed, o.checkpoint);
-    for (int i = 0; i < o.steps; ++i) worker.step(+1);
-    const int64_t commands = 1 + o.steps;
-    log << "gui: " << o.doc << " (" << o.cfg.model << ", " << o.cfg.slots << " slots, segments of " << o.cfg.segment_len
-        << " tokens)" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
+    // A live model (Worker) or a recorded session (ReplayController + dashboard).
+    std::unique_ptr<Worker> worker;
+    std::unique_ptr<ReplayController> replay;
+    Controller* control = nullptr;
+    int64_t commands = 0;
+    if (!o.session.empty()) {
+      replay = std::make_unique<ReplayController>(o.session);  // checked by the CLI before the window opened
+      shell->open_dashboard(o.session, replay.get());
+      if (!o.compare.empty()) shell->dashboard().compare_with(o.compare);
+      for (int i = 0; i < o.steps; ++i) replay->step(+1);
+      control = replay.get();
+      log << "gui: replaying and following session " << o.session << "\n";
+    } else {
+      worker = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
+      worker->start(o.doc, o.cfg, o.seed, o.checkpoint);
+      for (int i = 0; i < o.steps; ++i) worker->step(+1);
+      commands = 1 + o.steps;
+      control = worker.get();
+      log << "gui: " << o.doc << " (" << o.cfg.model << ", " << o.cfg.slots << " slots, segments of " << o.cfg.segment_len
+          << " tokens)" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
+    }
     log.flush();
 
     int frames_ready = 0;
     bool selected = false, exported = false;
     const auto started = std::chrono::steady_clock::now();
     while (!glfwWindowShouldClose(w.win) && !shell->quit_requested() && !g_stop_signal) {
-      const bool ready = worker.finished() >= commands && !worker.busy();
-      // Sleep while nothing moves; the worker wakes the loop when it publishes.
-      if (scripted || shell->transport().playing || worker.busy() || !ready) glfwPollEvents();
-      else glfwWaitEventsTimeout(0.25);
-      for (auto& e : worker.take_errors()) {
+      const bool ready = worker ? worker->finished() >= commands && !worker->busy() : true;
+      // Sleep while nothing moves; the worker wakes the loop when it publishes. A followed
+      // session is polled by the dashboard twice a second.
+      if (scripted || shell->transport().playing || control->busy() || !ready) glfwPollEvents();
+      else glfwWaitEventsTimeout(replay ? 0.5 : 0.25);
+      for (auto& e : worker ? worker->take_errors() : replay->take_errors()) {
         if (scripted) std::fprintf(stderr, "mnemoscope: %s\n", e.c_str());
         shell->push_error(e);
         if (scripted) rc = 1;
       }
-      SessionPtr s = worker.latest();
+      SessionPtr s = worker ? worker->latest() : replay->latest();
       // (once the view model knows the step's slots, i.e. after a frame has shown it)
       if (!selected && o.select_slot >= 0 && s->step && shell->view_model().slots() > 0) {
         shell->view_model().select_slot(o.select_slot);
@@ -256,7 +273,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       if (o.mouse_x >= 0 && o.mouse_y >= 0) io.MousePos = ImVec2(o.mouse_x, o.mouse_y);
       else if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
       ImGui::NewFrame();
-      shell->frame(s, worker);
+      shell->frame(s, *control);
       ImGui::Render();
       int fw = 0, fh = 0;
       glfwGetFramebufferSize(w.win, &fw, &fh);
@@ -351,8 +368,17 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   auto gl_textures = std::make_unique<GlTextureApi>();
   auto textures = std::make_unique<TimedTextures>(gl_textures.get());
   auto shell = std::make_unique<Shell>(textures.get(), fonts, nullptr, nullptr);
-  shell->set_panel_open(PanelId::kGallery, true);
-  shell->gallery().set_size(GalleryPanel::size_count() - 1);  // the largest synthetic size
+  const bool dash = o.dashboard_points > 0;
+  if (dash) {
+    const auto t0 = std::chrono::steady_clock::now();
+    shell->dashboard().load_synthetic(4, o.dashboard_points);
+    shell->set_panel_open(PanelId::kDashboard, true);
+    out << "bench dashboard: 4 curves x " << o.dashboard_points << " points loaded in " << static_cast<int64_t>(ms_since(t0))
+        << " ms\n";
+  } else {
+    shell->set_panel_open(PanelId::kGallery, true);
+    shell->gallery().set_size(GalleryPanel::size_count() - 1);  // the largest synthetic size
+  }
   RecordingController control;
 
   std::vector<double> ui_ms, frame_ms, change_ms, build_ms, upload_ms, submit_ms, cpu_ms;
@@ -365,8 +391,14 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
     const double c0 = thread_cpu_ms();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
-    // A mouse sweeping over the writer-attention map: hover tests and tooltips every frame.
-    io.MousePos = ImVec2(560.f + static_cast<float>((f * 7) % 800), 120.f + static_cast<float>((f * 5) % 420));
+    // A mouse sweeping over the writer-attention map (or the dashboard's curves): hover
+    // tests and tooltips every frame; the dashboard is also zoomed in and out by the wheel.
+    if (dash) {
+      io.MousePos = ImVec2(40.f + static_cast<float>((f * 11) % 1800), 640.f + static_cast<float>((f * 7) % 400));
+      io.MouseWheel = f % 60 == 20 ? 1.f : (f % 60 == 50 ? -1.f : 0.f);
+    } else {
+      io.MousePos = ImVec2(560.f + static_cast<float>((f * 7) % 800), 120.f + static_cast<float>((f * 5) % 420));
+    }
     textures->ms = 0.0;
     ImGui::NewFrame();
     shell->frame(s, control);
@@ -399,12 +431,18 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   gl_textures.reset();
 
   char line[256];
-  out << "bench ui: " << o.frames << " frames at 1920x1080, all " << kPanelCount << " panels open (gallery at "
-      << GalleryPanel::size_name(GalleryPanel::size_count() - 1) << ")\n"
+  if (dash)
+    out << "bench dashboard: " << o.frames << " frames at 1920x1080, training dashboard with 4 curves x "
+        << o.dashboard_points << " points (NaN every 100,000) over the model panels, mouse hovering the curves\n";
+  else
+    out << "bench ui: " << o.frames << " frames at 1920x1080, all " << kPanelCount << " panels open (gallery at "
+        << GalleryPanel::size_name(GalleryPanel::size_count() - 1) << ")\n";
+  out
       << "  writer map " << o.slots << " slots x " << (1 + o.tokens + 1) << " columns (self | " << o.tokens
       << " tokens | cls), 4 heads; memory " << o.slots << " x 64; timeline " << o.slots << " x " << o.segments
       << " segments\n"
-      << "  a new step every " << o.change_every << " frames (every texture re-uploaded), mouse moving over the writer map\n"
+      << "  a new step every " << o.change_every << " frames (every texture re-uploaded), mouse moving over the "
+      << (dash ? "curves\n" : "writer map\n")
       << "  OpenGL renderer: " << renderer << "\n";
   std::snprintf(line, sizeof line, "%-34s %9s %9s %9s\n", "", "p50 ms", "p99 ms", "max ms");
   out << line;

@@ -24,6 +24,8 @@ struct GuiOptions {
   float mouse_x = -1, mouse_y = -1;  // a synthetic mouse position (screenshots with a tooltip)
   std::string export_dir;    // once the steps are shown: export every panel there (as File > Export all)
   bool persist = true;       // read and write imgui.ini and recent files in the config dir
+  std::string session;       // replay / follow this training session (no model; doc and cfg unused)
+  std::string compare;       // overlay this second session's curves on the dashboard
 };
 
 // Whether a window can be opened: $DISPLAY or $WAYLAND_DISPLAY is set and glfwInit works.
@@ -40,6 +42,8 @@ struct BenchUiOptions {
   int tokens = 512;
   int segments = 256;
   int change_every = 30;  // frames between new steps (every texture re-uploaded)
+  int64_t dashboard_points = 0;  // > 0: `bench dashboard`: the training dashboard with four
+                                 // curves of this many points over the live maps (no gallery)
 };
 // Renders o.frames frames with every panel open on synthetic traces and prints p50 / p99
 // frame times of the UI work (model compute excluded). Needs a display (e.g. xvfb-run).

@@ -1,5 +1,7 @@
 #include "app/gui/export.h"
 
+#include "app/figures_session.h"
+
 #include "app/cli_common.h"
 #include "app/figures.h"
 #include "app/figures_hash.h"
@@ -12,6 +14,7 @@
 #include "viz/export.h"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <cstdio>
 
@@ -324,6 +327,7 @@ void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, s
       break;
     case PanelId::kControls:
     case PanelId::kGallery:
+    case PanelId::kDashboard:  // curves, written by export_panel itself
       break;
   }
 }
@@ -331,7 +335,10 @@ void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, s
 }  // namespace
 
 std::vector<std::string> export_panel(const ExportRequest& r) {
-  if (!r.session || !r.session->info || !r.session->step || !r.session->step->snap)
+  const bool curves_only = r.panel == PanelId::kDashboard ||
+                           (r.panel == PanelId::kControls && r.run_log && (!r.session || !r.session->step));
+  if (r.panel == PanelId::kDashboard && !r.run_log) throw UsageError("the dashboard has no session to export; start with --session DIR");
+  if (!curves_only && (!r.session || !r.session->info || !r.session->step || !r.session->step->snap))
     throw UsageError("nothing to export yet: step to a segment first");
   if (r.panel == PanelId::kGallery) throw UsageError("the gallery shows synthetic traces; export a panel of the live session");
   if (r.dir.empty()) throw UsageError("export: no folder given");
@@ -345,10 +352,22 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
     else m = "export folder: " + m;
     throw UsageError(m);
   }
+  std::vector<std::string> out;
+  // Dashboard curves: <dir>/dashboard-<curve>.{png,svg,csv}, every point in the CSV.
+  if (r.run_log && (r.panel == PanelId::kDashboard || r.panel == PanelId::kControls)) {
+    FigureFormats fm;
+    fm.png = fm.svg = fm.csv = true;
+    const std::string cd = r.dir + "/dashboard";
+    make_dirs(cd);
+    for (const auto& name : RunLog::curve_names()) {
+      auto paths = write_session_curve(*r.run_log, name, 0, std::numeric_limits<int64_t>::max(), cd, fm, r.compare_log.get());
+      out.insert(out.end(), paths.begin(), paths.end());
+    }
+  }
+  if (curves_only) return out;
   char prefix[48];
   std::snprintf(prefix, sizeof prefix, "/seg-%04lld-", static_cast<long long>(r.session->step->segment));
   const std::string p = r.dir + prefix;
-  std::vector<std::string> out;
   if (r.panel == PanelId::kControls) {
     for (PanelId id : {PanelId::kDocument, PanelId::kWriterAttention, PanelId::kSlotTypes, PanelId::kForgetting,
                        PanelId::kMemory, PanelId::kTimeline, PanelId::kAttention, PanelId::kHashBuckets,

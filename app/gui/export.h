@@ -4,6 +4,7 @@
 #pragma once
 #include "app/gui/session.h"
 #include "app/panels/panels.h"
+#include "core/train/run_log.h"
 #include "viz/charts.h"
 
 #include <atomic>
@@ -37,6 +38,8 @@ struct ExportRequest {
   int attn_head = -1;                  // Attention: head (-1 mean)
   std::string hash_path;               // Hash buckets: projection ("" = the first)
   int hash_table = 0;                  // Hash buckets: the table drawn as bars
+  std::shared_ptr<const RunLog> run_log;      // Training dashboard: the session's curves
+  std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
   std::string dir;
 };
 

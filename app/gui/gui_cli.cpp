@@ -1,5 +1,7 @@
 #include "app/gui/gui_cli.h"
 
+#include "core/io/session.h"
+
 #include "app/gui/settings.h"
 #include "app/gui/worker.h"
 #include "core/io/safetensors.h"
@@ -25,6 +27,23 @@ void parse_pair(const std::string& flag, const std::string& v, char sep, float* 
 
 GuiOptions resolve_gui(const GuiCommands& c) {
   GuiOptions o;
+  if (!c.session.empty()) {
+    // Replay / follow a training session: no document or model of our own.
+    if (!c.doc.empty() || !c.model.checkpoint.empty())
+      throw UsageError("--session replays the session's recorded probe; leave out --doc and --checkpoint");
+    for (const std::string* d : {&c.session, &c.compare}) {
+      if (d->empty()) continue;
+      try {
+        io::Session::open(*d, 3, io::SessionAccess::kReadOnly);
+      } catch (const std::exception& e) {
+        throw UsageError(std::string(d == &c.session ? "--session: " : "--compare: ") + e.what());
+      }
+    }
+    o.session = absolute_path(c.session);
+    o.compare = c.compare.empty() ? std::string() : absolute_path(c.compare);
+  } else if (!c.compare.empty()) {
+    throw UsageError("--compare overlays a second session on the dashboard; pass --session DIR too");
+  }
   o.doc = c.doc.empty() ? find_asset("sample.txt") : c.doc;
   load_doc_flag(o.doc);  // exit 2 naming --doc for a missing, empty or unreadable file
   o.doc = absolute_path(o.doc);  // shown in the app; the default export folder sits beside it
@@ -100,6 +119,9 @@ void add_gui_commands(CLI::App& app, CLI::App* bench, GuiCommands& c) {
   c.gui->add_option("--mouse", c.mouse, "put the mouse at X,Y (screenshots with a tooltip)");
   c.gui->add_option("--export", c.export_dir, "once the steps are shown, export every panel into this folder");
   c.gui->add_flag("--no-save", c.no_save, "do not read or write the layout and recent files");
+  c.gui->add_option("--session", c.session,
+                    "replay a training session (from `mnemoscope train`), following it live while it is written");
+  c.gui->add_option("--compare", c.compare, "with --session: overlay this second session's curves (dashed)");
 
   c.bench_ui = bench->add_subcommand("ui", "UI frame times: every panel open, 1024-slot x 512-token map (needs a display)");
   c.bench_ui->add_option("--frames", c.bench.frames, "frames to time (default 600)");
@@ -107,10 +129,25 @@ void add_gui_commands(CLI::App& app, CLI::App* bench, GuiCommands& c) {
   c.bench_ui->add_option("--tokens", c.bench.tokens, "tokens per segment (default 512)");
   c.bench_ui->add_option("--segments", c.bench.segments, "visited segments in the timeline (default 256)");
   c.bench_ui->add_option("--change-every", c.bench.change_every, "frames between new steps (default 30)");
+  c.bench_dash.dashboard_points = 1000000;
+  c.bench_dash.slots = 64;
+  c.bench_dash.tokens = 128;
+  c.bench_dash.segments = 64;
+  c.bench_dashboard = bench->add_subcommand(
+      "dashboard", "dashboard frame times: four curves of 1,000,000 points each over the live maps (needs a display)");
+  c.bench_dashboard->add_option("--frames", c.bench_dash.frames, "frames to time (default 600)");
+  c.bench_dashboard->add_option("--points", c.bench_dash.dashboard_points, "points per curve (default 1000000)");
+  c.bench_dashboard->add_option("--slots", c.bench_dash.slots, "slots of the synthetic maps (default 64)");
+  c.bench_dashboard->add_option("--tokens", c.bench_dash.tokens, "tokens per segment of the maps (default 128)");
 }
 
 int run_gui_commands(const GuiCommands& c, std::ostream& out) {
   if (c.bench_ui && *c.bench_ui) return run_bench_ui(c.bench, out);
+  if (c.bench_dashboard && *c.bench_dashboard) {
+    if (c.bench_dash.dashboard_points < 1 || c.bench_dash.dashboard_points > 100000000)
+      throw UsageError("bench dashboard: --points must be in 1..100000000");
+    return run_bench_ui(c.bench_dash, out);
+  }
   if (!c.gui || !*c.gui) return -1;
   GuiOptions o = resolve_gui(c);
   std::string why;

@@ -15,11 +15,12 @@ namespace mnemo::app {
 struct GuiCommands {
   CLI::App* gui = nullptr;
   CLI::App* bench_ui = nullptr;
+  CLI::App* bench_dashboard = nullptr;
   ModelFlags model;
-  std::string doc, screenshot, size, mouse, export_dir;
+  std::string doc, screenshot, size, mouse, export_dir, session, compare;
   int steps = 0, select_slot = -1, gallery_size = -1;
   bool quit = false, gallery = false, no_save = false;
-  BenchUiOptions bench;
+  BenchUiOptions bench, bench_dash;
 };
 
 // Adds `gui` to app and `ui` to the `bench` subcommand.

@@ -14,6 +14,13 @@ LayoutHint layout_hint(const SessionView& s) {
 }
 
 PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
+  if (hint.dashboard) {
+    // The dashboard across the bottom 46%; the model's panels tile the rest as usual.
+    const float top = std::round(s.y * 0.54f);
+    if (id == PanelId::kDashboard) return PanelRect{ImVec2(p.x, p.y + top), ImVec2(s.x, s.y - top)};
+    hint.dashboard = false;
+    return default_panel_rect(id, p, ImVec2(s.x, top), hint);
+  }
   const float left = std::round(s.x * 0.26f), mid = std::round(s.x * 0.46f);
   const float right = s.x - left - mid;
   auto r = [&](float x, float y, float w, float h) { return PanelRect{ImVec2(p.x + x, p.y + y), ImVec2(w, h)}; };
@@ -42,6 +49,7 @@ PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
       return r(left + mid, top, right, s.y - top);
     }
     case PanelId::kGallery: return r(std::round(s.x * 0.12f), std::round(s.y * 0.04f), std::round(s.x * 0.76f), std::round(s.y * 0.92f));
+    case PanelId::kDashboard: return r(std::round(s.x * 0.08f), std::round(s.y * 0.06f), std::round(s.x * 0.84f), std::round(s.y * 0.88f));
   }
   return r(0, 0, s.x * 0.5f, s.y * 0.5f);
 }

@@ -17,7 +17,10 @@ struct LayoutHint {
   bool memformer = true;  // Memformer panels (otherwise Attention, and MTN memory when mtn)
   bool hashed = false;    // Hash buckets
   bool mtn = false;       // MTN memory
-  bool operator==(const LayoutHint& o) const { return memformer == o.memformer && hashed == o.hashed && mtn == o.mtn; }
+  bool dashboard = false; // a training session is followed: the dashboard takes the lower part
+  bool operator==(const LayoutHint& o) const {
+    return memformer == o.memformer && hashed == o.hashed && mtn == o.mtn && dashboard == o.dashboard;
+  }
   bool operator!=(const LayoutHint& o) const { return !(*this == o); }
 };
 LayoutHint layout_hint(const SessionView& s);

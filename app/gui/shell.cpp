@@ -14,7 +14,7 @@ namespace {
 
 const PanelId kOrder[] = {PanelId::kControls,   PanelId::kDocument,  PanelId::kWriterAttention, PanelId::kTimeline,
                           PanelId::kSlotTypes,  PanelId::kForgetting, PanelId::kMemory,         PanelId::kAttention,
-                          PanelId::kMtnMemory,  PanelId::kHashBuckets, PanelId::kGallery};
+                          PanelId::kMtnMemory,  PanelId::kHashBuckets, PanelId::kDashboard,      PanelId::kGallery};
 
 ImGuiWindowFlags panel_flags(PanelId id) {
   switch (id) {
@@ -54,7 +54,7 @@ void Shell::frame(const SessionPtr& session, Controller& control) {
     synced_info_ = s.info->id;
     if (settings_ && s.info->doc && !s.info->doc->path.empty() && s.info->doc->path != "synthetic")
       settings_->add_recent(absolute_path(s.info->doc->path));
-    export_dir_ = default_export_dir(s);
+    export_dir_ = dashboard_.is_open() ? dashboard_.dir() + "/export" : default_export_dir(s);
   }
   if (!dropped_.empty()) {
     open_path(dropped_, control);
@@ -79,6 +79,13 @@ void Shell::frame(const SessionPtr& session, Controller& control) {
   draw_modals(session, control);
 }
 
+void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
+  dashboard_.open(dir, replay);
+  open_[static_cast<int>(PanelId::kDashboard)] = true;
+  export_dir_ = dir + "/export";
+  reset_layout_ = true;
+}
+
 void Shell::open_path(const std::string& path, Controller& control) {
   if (path.empty()) {
     errors_.push_back("Open: no path given. Type the path of a document (any file) or pick a recent one.");
@@ -99,8 +106,9 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
       ImGui::EndMenu();
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Export focused panel...", "Ctrl+E", false, s.step != nullptr)) requests_.export_panel = static_cast<int>(focused_);
-    if (ImGui::MenuItem("Export all panels...", nullptr, false, s.step != nullptr))
+    const bool can_export = s.step != nullptr || dashboard_.is_open();
+    if (ImGui::MenuItem("Export focused panel...", "Ctrl+E", false, can_export)) requests_.export_panel = static_cast<int>(focused_);
+    if (ImGui::MenuItem("Export all panels...", nullptr, false, can_export))
       requests_.export_panel = static_cast<int>(PanelId::kControls);
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
@@ -158,7 +166,8 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
       last_display_.x > 0.f && (std::fabs(display.x - last_display_.x) > 0.5f || std::fabs(display.y - last_display_.y) > 0.5f);
 
   // A model with other panels (another kind, hashed or not) gets their default places.
-  const LayoutHint hint = layout_hint(s);
+  LayoutHint hint = layout_hint(s);
+  hint.dashboard = dashboard_.is_open() && open_[static_cast<int>(PanelId::kDashboard)];
   if (have_hint_ && hint != hint_) reset_layout_ = true;
   hint_ = hint;
   have_hint_ = s.info != nullptr;
@@ -202,6 +211,7 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
         case PanelId::kAttention: attention_.draw(ctx); break;
         case PanelId::kHashBuckets: hash_.draw(ctx); break;
         case PanelId::kMtnMemory: mtn_.draw(ctx); break;
+        case PanelId::kDashboard: dashboard_.draw(ctx); break;
       }
     }
     ImGui::End();
@@ -215,7 +225,7 @@ void Shell::handle_keys(const SessionView& s, Controller& control) {
   if (io.WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) return;
   const int64_t n = s.info ? s.info->num_segments : 0;
   if (ctrl_key('O')) requests_.open_dialog = true;
-  if (ctrl_key('E') && s.step)
+  if (ctrl_key('E') && (s.step || (dashboard_.is_open() && focused_ == PanelId::kDashboard)))
     requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
   if (ctrl_key('Q')) quit_ = true;
   if (io.KeyCtrl || n == 0) return;
@@ -347,6 +357,10 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
           req.attn_head = attention_.head();
           req.hash_path = hash_.path();
           req.hash_table = hash_.table();
+          if (dashboard_.run_log()) {
+            req.run_log = std::make_shared<const RunLog>(*dashboard_.run_log());
+            if (dashboard_.compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard_.compare_log());
+          }
           req.dir = export_dir_;
           export_job_.start(std::move(req));
         }

@@ -9,6 +9,7 @@
 #include "app/gui/layout.h"
 #include "app/gui/session.h"
 #include "app/gui/settings.h"
+#include "app/panels/dashboard.h"
 #include "app/panels/panels.h"
 #include "app/view_model.h"
 #include "viz/ui/fonts.h"
@@ -42,6 +43,10 @@ class Shell {
   GalleryPanel& gallery() { return gallery_; }
   AttentionPanel& attention() { return attention_; }
   HashBucketsPanel& hash_buckets() { return hash_; }
+  DashboardPanel& dashboard() { return dashboard_; }
+  // Follows a training session in the dashboard (opened and laid out across the bottom);
+  // replay (may be null) shows its recordings in the map panels.
+  void open_dashboard(const std::string& dir, ReplayController* replay);
   PanelId focused_panel() const { return focused_; }
   // Re-applies the default layout on the next frame.
   void reset_layout() { reset_layout_ = true; }
@@ -77,8 +82,9 @@ class Shell {
   AttentionPanel attention_;
   HashBucketsPanel hash_;
   MtnMemoryPanel mtn_;
+  DashboardPanel dashboard_;
 
-  bool open_[kPanelCount] = {true, true, true, true, true, true, true, false, true, true, true};
+  bool open_[kPanelCount] = {true, true, true, true, true, true, true, false, true, true, true, false};
   LayoutHint hint_;
   bool have_hint_ = false;
   PanelRect last_rect_[kPanelCount] = {};

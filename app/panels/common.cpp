@@ -17,6 +17,7 @@ const char* panel_title(PanelId id) {
     case PanelId::kAttention: return "Attention";
     case PanelId::kHashBuckets: return "Hash buckets";
     case PanelId::kMtnMemory: return "MTN memory";
+    case PanelId::kDashboard: return "Training dashboard";
   }
   return "?";
 }
@@ -34,6 +35,7 @@ const char* panel_file_name(PanelId id) {
     case PanelId::kAttention: return "attention";
     case PanelId::kHashBuckets: return "hash";
     case PanelId::kMtnMemory: return "mtn_memory";
+    case PanelId::kDashboard: return "dashboard";
   }
   return "panel";
 }
@@ -47,7 +49,8 @@ bool panel_applies(PanelId id, const SessionView& s, std::string* why) {
   switch (id) {
     case PanelId::kControls:
     case PanelId::kDocument:
-    case PanelId::kGallery: return true;
+    case PanelId::kGallery:
+    case PanelId::kDashboard: return true;  // shows how to open a session when none is
     case PanelId::kWriterAttention:
     case PanelId::kSlotTypes:
     case PanelId::kForgetting:

@@ -22,9 +22,9 @@ namespace mnemo::app {
 
 enum class PanelId {
   kControls, kDocument, kWriterAttention, kSlotTypes, kForgetting, kMemory, kTimeline, kGallery,
-  kAttention, kHashBuckets, kMtnMemory
+  kAttention, kHashBuckets, kMtnMemory, kDashboard
 };
-inline constexpr int kPanelCount = 11;
+inline constexpr int kPanelCount = 12;
 // Window title (also its imgui.ini key) and the base name of its exported files.
 const char* panel_title(PanelId id);
 const char* panel_file_name(PanelId id);

@@ -148,7 +148,8 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
   }
 
   const float left = ImGui::CalcTextSize("-0.0000").x + 6, bottom = line + 4;
-  const ImVec2 p0(origin.x + left, origin.y + line + 4), p1(origin.x + size.x - 6, origin.y + size.y - bottom);
+  const float right = ImGui::CalcTextSize("00000").x * 0.5f + 4;  // room for the last x tick label
+  const ImVec2 p0(origin.x + left, origin.y + line + 4), p1(origin.x + size.x - right, origin.y + size.y - bottom);
   const float pw = std::max(1.f, p1.x - p0.x), ph = std::max(1.f, p1.y - p0.y);
   dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
 

@@ -1,0 +1,67 @@
+// The training dashboard (issue 7): live curves of a session being trained (or finished)
+// read from its metrics.log by a RunLogFollower — loss / perplexity / accuracy for train
+// and valid, learning rate, gradient norm, tokens/s, peak memory, and the memory
+// diagnostics of the probe recordings (slot types, forgetting norms, RMT block masses,
+// bucket entropy) — plus a recording selector that tells the replay which training step's
+// probe traces the map panels show. A second session can be overlaid (dashed) to compare.
+// Curves draw at most two points per pixel column (viz/ui/curves.h). Polling reads only
+// what was appended since the last poll, twice a second, on the UI thread.
+#pragma once
+#include "app/panels/panels.h"
+#include "core/train/run_log.h"
+#include "viz/series.h"
+#include "viz/ui/curves.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+class ReplayController;
+
+class DashboardPanel {
+ public:
+  // Follows `dir` (a session directory); replay may be null (no map panels to drive).
+  void open(const std::string& dir, ReplayController* replay);
+  // Overlays a second session ("" removes it).
+  void compare_with(const std::string& dir);
+  bool is_open() const { return static_cast<bool>(main_.follower) || !main_.charts.empty(); }
+  // Synthetic curves for the benchmark: `curves` series of `points` points each (NaNs included).
+  void load_synthetic(int curves, int64_t points);
+  void draw(PanelContext& ctx);
+  // Polls the followed sessions now (the panel also polls itself every 0.5 s while drawn).
+  void poll();
+  const RunLog* run_log() const { return main_.follower ? &main_.follower->log() : nullptr; }
+  const RunLog* compare_log() const { return other_.follower ? &other_.follower->log() : nullptr; }
+  const std::string& dir() const { return main_.dir; }
+
+ private:
+  struct Chart {
+    std::vector<std::string> names;
+    std::vector<viz::MinMaxSeries> series;
+  };
+  struct Source {
+    std::string dir;
+    std::unique_ptr<RunLogFollower> follower;
+    uint64_t synced_epoch = ~uint64_t{0}, synced_version = ~uint64_t{0};
+    size_t steps = 0, evals = 0, probes = 0;  // records already turned into points
+    std::map<std::string, Chart> charts;      // curve name -> series
+  };
+  void sync(Source& s);
+  void draw_header(PanelContext& ctx);
+  void draw_recordings(PanelContext& ctx);
+
+  Source main_, other_;
+  std::map<std::string, viz::ui::CurveView> views_;
+  ReplayController* replay_ = nullptr;
+  double next_poll_ = 0;
+  bool follow_latest_ = true;
+  int recording_index_ = -1;
+  std::string compare_input_;
+  char compare_buf_[512] = {0};
+  std::string error_;
+};
+
+}  // namespace mnemo::app

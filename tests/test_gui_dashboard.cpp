@@ -1,0 +1,239 @@
+// Replay and the training dashboard (issue 7) without a window: a session recorded by the
+// trainer is replayed through the ReplayController (no model is built: the panels show the
+// recorded traces), the dashboard follows the metrics log as it grows (a NaN step included,
+// a resume rebuilding the curves), and its export writes every chart.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#ifdef MNEMO_WITH_GUI
+#include "app/gui/export.h"
+#include "app/gui/layout.h"
+#include "app/gui/replay.h"
+#include "app/gui/shell.h"
+#include "core/io/session.h"
+#include "core/train/recorder.h"
+#include "core/train/trainer.h"
+#endif
+#include "tests/test_helpers.h"
+
+#include <doctest/doctest.h>
+
+#ifdef MNEMO_WITH_GUI
+#include "viz/ui/assert.h"
+#include "viz/ui/fonts.h"
+
+#include <imgui.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+using namespace mnemo;
+using namespace mnemo::app;
+
+namespace {
+
+struct NullUi {
+  viz::ui::UiFonts fonts;
+  NullUi(float w, float h) {
+    viz::ui::set_imgui_assert_handler([](const std::string& expr, const char* file, int line) {
+      throw std::runtime_error("IM_ASSERT(" + expr + ") failed at " + file + ":" + std::to_string(line));
+    });
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.LogFilename = nullptr;
+    io.DisplaySize = ImVec2(w, h);
+    io.DeltaTime = 1.f / 60.f;
+    fonts = viz::ui::load_fonts(15.f, 1.f);
+    unsigned char* px = nullptr;
+    int tw = 0, th = 0;
+    io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
+    io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(intptr_t{1}));
+  }
+  ~NullUi() {
+    ImGui::DestroyContext();
+    viz::ui::set_imgui_assert_handler(nullptr);
+  }
+  void frame(Shell& shell, const SessionPtr& s, Controller& c) {
+    ImGui::GetIO().DeltaTime = 1.f / 60.f;
+    ImGui::NewFrame();
+    shell.frame(s, c);
+    ImGui::Render();
+    REQUIRE(ImGui::GetDrawData());
+    CHECK(ImGui::GetDrawData()->Valid);
+  }
+};
+
+bool file_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+// A session as `mnemoscope train` writes it, from a tiny model of `model`: step records
+// 1..steps and probe recordings at 0 and every 2 steps. Returns the directory.
+std::string record_session(const std::string& name, const std::string& model, int steps) {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 100, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0}
+  })");
+  j["model"]["model"] = model;
+  if (model == "memformer") {
+    j["model"]["slots"] = 3;
+    j["model"]["dec_layers"] = 1;
+  }
+  TrainingConfig cfg = TrainingConfig::from_json(j);
+  Trainer t(cfg);
+  const std::string dir = test::temp_dir("dash-" + name) + "/s";
+  auto s = io::Session::create(dir, {{"kind", "train"}, {"config", cfg.to_json()}});
+  const Document probe = probe_document(t.task(), 8);
+  record_into_session(s, t.model(), probe, t.task().segment_len(), 0);
+  for (int i = 0; i < steps; ++i) {
+    // Memformer predicts the next segment, which the copy task's last target does not
+    // give; its records are written as if trained (the recordings are real).
+    StepMetrics m;
+    if (model == "memformer") {
+      m.step = i + 1;
+      m.loss = 3.0 - 0.1 * i;
+      m.lr = 1e-2;
+    } else {
+      m = t.train_step();
+    }
+    s.append_metrics({{"type", "step"}, {"step", m.step}, {"loss", m.loss}, {"accuracy", m.accuracy}, {"lr", m.lr},
+                      {"grad_norm", m.grad_norm}, {"tokens_per_s", m.tokens_per_s}, {"peak_rss_mib", 100.0 + i}});
+    if (m.step % 2 == 0) {
+      record_into_session(s, t.model(), probe, t.task().segment_len(), m.step);
+      s.append_metrics({{"type", "eval"}, {"step", m.step}, {"split", "valid"}, {"loss", m.loss}, {"accuracy", 0.5}});
+    }
+  }
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("replay: a recorded session steps through its probe with no model; bad requests are errors, not crashes") {
+  const std::string dir = record_session("replay", "rmt", 4);
+  ReplayController r(dir);
+  CHECK(r.latest());
+  CHECK_FALSE(r.latest()->info);  // nothing selected yet
+  REQUIRE(r.select_recording(4));
+  SessionPtr v = r.latest();
+  REQUIRE(v->info);
+  REQUIRE(v->step);
+  CHECK(v->info->num_segments == 2);
+  CHECK(v->info->cfg.model == "rmt");
+  CHECK(v->position == 0);
+  CHECK_FALSE(v->step->attention.empty());  // the RMT attention of the recording
+  r.step(+1);
+  CHECK(r.latest()->position == 1);
+  r.step(+1);  // past the end: stays
+  CHECK(r.latest()->position == 1);
+  // Another recording keeps the segment shown.
+  REQUIRE(r.select_recording(0));
+  CHECK(r.latest()->position == 1);
+  CHECK(r.recording_step() == 0);
+  CHECK(r.take_errors().empty());
+  CHECK_FALSE(r.select_recording(3));  // not recorded
+  r.apply_model(ModelConfig{}, 0, "");
+  r.open_document("/etc/hostname");
+  auto errs = r.take_errors();
+  REQUIRE(errs.size() == 3);
+  CHECK(errs[0].find("cannot replay step 3") != std::string::npos);
+  CHECK(errs[1].find("no model to change") != std::string::npos);
+  CHECK(r.recording_step() == 0);  // the previous recording stays
+  CHECK_THROWS_AS(ReplayController(dir + "/nope"), std::runtime_error);
+}
+
+TEST_CASE("dashboard: replays and follows a session in the null-backend GUI, NaN marked, resume rebuilds, export writes every chart") {
+  for (std::string model : {"rmt", "memformer"}) {
+    CAPTURE(model);
+    const std::string dir = record_session("follow-" + model, model, 6);
+    viz::ui::NullTextureApi textures;
+    NullUi ui(1600.f, 900.f);
+    {
+      ReplayController replay(dir);
+      Shell shell(&textures, ui.fonts, nullptr, nullptr);
+      shell.open_dashboard(dir, &replay);
+      REQUIRE(shell.dashboard().run_log());
+      CHECK(shell.dashboard().run_log()->steps.size() == 6);
+      CHECK(replay.recording_step() == 6);  // the newest recording is shown
+      auto session = io::Session::open(dir);
+      for (int f = 0; f < 100; ++f) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.MousePos = ImVec2(static_cast<float>((f * 97) % 1600), static_cast<float>(500 + (f * 37) % 380));
+        io.MouseDown[0] = f % 9 == 4;
+        if (f == 30) session.append_metrics({{"type", "step"}, {"step", 7}, {"loss", nullptr}, {"non_finite", true}});
+        if (f == 31) shell.dashboard().poll();
+        if (f == 40) {
+          session.append_metrics({{"type", "resume"}, {"step", 4}});
+          session.append_metrics({{"type", "step"}, {"step", 5}, {"loss", 0.5}});
+          shell.dashboard().poll();
+        }
+        if (f == 60) io.DisplaySize = ImVec2(1280.f, 720.f);
+        if (f == 70) replay.jump(1);
+        ui.frame(shell, replay.latest(), replay);
+        if (f == 32) {
+          const RunLog& log = *shell.dashboard().run_log();
+          REQUIRE(log.steps.size() == 7);
+          CHECK(std::isnan(log.curves("loss")[0].y.back()));
+        }
+        if (f == 41) CHECK(shell.dashboard().run_log()->steps.size() == 5);  // 1..4, then the new 5
+      }
+      CHECK(replay.take_errors().empty());
+      CHECK(replay.latest()->position == 1);
+
+      // The dashboard export: every chart with data, PNG + SVG + CSV.
+      ExportRequest req;
+      req.panel = PanelId::kDashboard;
+      req.run_log = std::make_shared<const RunLog>(*shell.dashboard().run_log());
+      req.dir = dir + "/export";
+      auto paths = export_panel(req);
+      CHECK(file_exists(dir + "/export/dashboard/loss.png"));
+      CHECK(file_exists(dir + "/export/dashboard/loss.csv"));
+      CHECK(file_exists(dir + "/export/dashboard/lr.svg"));
+      CHECK(file_exists(dir + "/export/dashboard/peak-memory.png"));
+      if (model == "rmt") CHECK(file_exists(dir + "/export/dashboard/block-mass.png"));
+      else CHECK(file_exists(dir + "/export/dashboard/slot-types.png"));
+      CHECK(paths.size() >= 15);
+    }
+  }
+}
+
+TEST_CASE("cli: gui --session and --compare reject what is not a session before any window opens") {
+  auto run = [](const std::string& args) {
+    const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int st = ::pclose(p);
+    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+  };
+  const std::string dir = test::temp_dir("gui-session-cli");
+  auto a = run("gui --session " + dir + "/missing --quit");
+  CHECK(a.first == 2);
+  CHECK(a.second.find("--session: " + dir + "/missing: not a session") != std::string::npos);
+  auto b = run("gui --compare " + dir + " --quit");
+  CHECK(b.first == 2);
+  CHECK(b.second.find("--compare overlays a second session") != std::string::npos);
+  auto c = run("gui --session " + dir + " --doc /etc/hostname --quit");
+  CHECK(c.first == 2);
+}
+
+TEST_CASE("dashboard: the layout gives it the lower part and tiles the rest") {
+  LayoutHint hint;
+  hint.memformer = false;
+  hint.dashboard = true;
+  const ImVec2 wp(0, 22), ws(1920, 1058);
+  const PanelRect d = default_panel_rect(PanelId::kDashboard, wp, ws, hint);
+  CHECK(d.size.x == doctest::Approx(1920));
+  CHECK(d.pos.y + d.size.y == doctest::Approx(1080));
+  for (PanelId id : {PanelId::kControls, PanelId::kDocument, PanelId::kAttention}) {
+    const PanelRect r = default_panel_rect(id, wp, ws, hint);
+    CHECK(r.pos.y + r.size.y <= d.pos.y + 0.5f);
+  }
+}
+#endif
