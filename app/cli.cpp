@@ -8,6 +8,7 @@
 #include "app/bench_recording.h"
 #include "app/cmd_export.h"
 #include "app/cmd_mtn_qa.h"
+#include "app/cmd_plot.h"
 #include "app/figures.h"
 #include "app/figures_hash.h"
 #include "core/data/document.h"
@@ -154,6 +155,8 @@ int run_cli(int argc, char** argv) {
   add_mtn_qa_command(app, mtnqa);
   ExportCommand exportc;
   add_export_command(app, exportc);
+  PlotCommand plotc;
+  add_plot_command(app, plotc);
 
   std::string demo_out = "mnemoscope-demo";
   auto* demo = app.add_subcommand("demo", "the demo on the shipped sample document");
@@ -211,6 +214,7 @@ int run_cli(int argc, char** argv) {
     if (int rc = run_train_commands(trainc, std::cout); rc >= 0) return rc;
     if (int rc = run_mtn_qa_command(mtnqa, std::cout); rc >= 0) return rc;
     if (int rc = run_export_command(exportc, std::cout); rc >= 0) return rc;
+    if (int rc = run_plot_command(plotc, std::cout); rc >= 0) return rc;
     if (*bench) {
       if (*bstep) return run_bench_step(bso, std::cout);
       if (*bhashed) return run_bench_hashed(bho, std::cout);

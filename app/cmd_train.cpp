@@ -1,5 +1,8 @@
 #include "app/cmd_train.h"
 
+#include "core/train/hash_probe.h"
+#include "core/train/lm_metrics.h"
+
 #include "app/cli.h"
 #include "app/cli_common.h"
 #include "core/io/atomic_file.h"
@@ -70,16 +73,19 @@ std::string fmt_rate(double v) {
 }
 
 std::string eval_line(const EvalMetrics& e) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s @ step %lld: loss %.4f  per-char accuracy %.4f  exact match %.4f  (%lld examples)",
-                split_name(e.split), static_cast<long long>(e.step), e.loss, e.accuracy, e.exact_match,
-                static_cast<long long>(e.examples));
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s @ step %lld: loss %.4f  bits/token %.4f  perplexity %.3f  per-char accuracy %.4f  exact match %.4f  "
+                "(%lld examples)",
+                split_name(e.split), static_cast<long long>(e.step), e.loss, e.bits_per_token, e.perplexity, e.accuracy,
+                e.exact_match, static_cast<long long>(e.examples));
   return buf;
 }
 
 nlohmann::json eval_json(const EvalMetrics& e) {
   return {{"type", "eval"}, {"step", e.step},          {"split", split_name(e.split)}, {"loss", e.loss},
-          {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars}};
+          {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars},
+          {"bits_per_token", e.bits_per_token}, {"perplexity", e.perplexity}, {"tokens", e.tokens}};
 }
 
 // Where sessions live by default: --sessions DIR, else $MNEMO_SESSIONS, else
@@ -260,8 +266,31 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     }
   };
 
+  if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
+  std::optional<TaskBatch> probe_batch;
+  const std::string hash_csv = dir + "/hash_stats.csv";
+  auto record_hash_stats = [&](int64_t step) {
+    if (!probe_batch) {
+      std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg.train.batch, task.split_size(Split::kValid))));
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
+      probe_batch = task.batch(Split::kValid, idx, trainer.model()->device());
+    }
+    const HashStatsAccumulator acc = probe_hash_counts(*trainer.model(), *probe_batch);
+    const bool fresh = ::access(hash_csv.c_str(), F_OK) != 0;
+    std::ofstream f(hash_csv, std::ios::app);
+    if (fresh) f << kHashStatsCsvHeader << "\n";
+    f << hash_stats_csv_rows(step, acc);
+  };
+  if (c.hash_stats_every > 0) {
+    if (probe_hash_counts(*trainer.model(), task.batch(Split::kValid, {0}, trainer.model()->device())).empty())
+      out << "warning: --hash-stats-every: the model has no hashed projection; no " << hash_csv << "\n";
+    else if (trainer.step() == 0)
+      record_hash_stats(0);
+  }
+
   TrainCallbacks cb;
   cb.on_step = [&](const StepMetrics& m) {
+    if (c.hash_stats_every > 0 && !m.non_finite && m.step % c.hash_stats_every == 0) record_hash_stats(m.step);
     const HostMemory mem = host_memory();
     // NaN/Inf are written as JSON null (readers turn null back into NaN and mark it).
     nlohmann::json rec = {{"type", "step"},
@@ -370,6 +399,9 @@ int run_eval(const TrainCommands& c, std::ostream& out) {
   e.step = meta.count("step") ? std::stoll(meta["step"]) : -1;
   e.split = split;
   e.loss = s.loss();
+  e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
+  e.perplexity = perplexity(s.loss_sum, s.loss_count);
+  e.tokens = s.loss_count;
   e.accuracy = s.accuracy();
   e.exact_match = s.exact_match();
   e.examples = s.examples;
@@ -399,6 +431,8 @@ void add_train_commands(CLI::App& app, TrainCommands& c) {
   c.train->add_option("--sessions", c.sessions,
                       "where sessions live when --out is not given (default $MNEMO_SESSIONS, else ~/.local/share/mnemoscope/sessions)");
   c.o_steps = c.train->add_option("--steps", c.steps, "total optimizer steps (overrides train.steps)");
+  c.train->add_option("--hash-stats-every", c.hash_stats_every,
+                      "every N steps (and at the start), bucket statistics of the hashed projections to DIR/hash_stats.csv");
   c.train->add_flag("--resume", c.resume, "continue --out from its latest checkpoint");
   c.train->add_option("--set", c.sets, "override a config field: --set task.segments=4 (repeatable)");
 

@@ -9,6 +9,10 @@
 //     saves. --resume continues DIR from its latest checkpoint. --set overrides one field of
 //     the config by its dotted path, the value read as JSON (a bare word is a string):
 //     --set task.segments=4 --set model.segment_len=19 --set model.slots=19
+//     --hash-stats-every N (models with "linear": "hashed"): at the start and every N steps,
+//     a forward pass over the first train.batch valid examples records the bucket statistics
+//     of the first and last table of every hashed projection in DIR/hash_stats.csv
+//     (core/train/hash_probe.h; columns step,path,table,tables,buckets,lookups,entropy,...).
 //   eval --config F --checkpoint CKPT [--split test] [--batches N] [--zero-memory] [--json] [--set k=v]...
 //     Prints loss, per-character accuracy and exact match of a checkpoint (a training
 //     checkpoint or a weights-only file).
@@ -28,6 +32,7 @@ struct TrainCommands {
   std::string config, out, sessions;
   int64_t steps = 0;
   bool resume = false;
+  int64_t hash_stats_every = 0;   // --hash-stats-every N: bucket statistics to DIR/hash_stats.csv
   std::vector<std::string> sets;  // --set key=value (train and eval)
   CLI::Option* o_steps = nullptr;
   // eval

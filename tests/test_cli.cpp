@@ -142,3 +142,20 @@ TEST_CASE("cli: info reports LibTorch and CUDA") {
   CHECK(r.output.find("LibTorch") != std::string::npos);
   CHECK(r.output.find("kernels:") != std::string::npos);
 }
+
+TEST_CASE("cli: plot draws one series per group from a CSV and rejects unknown columns") {
+  const std::string dir = mnemo::test::temp_dir("plot");
+  {
+    std::ofstream f(dir + "/c.csv");
+    f << "run,step,loss\na,1,3.0\na,2,2.5\nb,1,3.2\nb,2,\nb,3,2.0\n";
+  }
+  Run ok = run("plot --csv " + dir + "/c.csv --x step --y loss --group run --title T --out " + dir + "/fig");
+  CHECK(ok.code == 0);
+  CHECK(ok.output.find("(2 series)") != std::string::npos);
+  CHECK(exists(dir + "/fig.png"));
+  CHECK(exists(dir + "/fig.svg"));
+  Run bad = run("plot --csv " + dir + "/c.csv --x step --y nope --out " + dir + "/bad");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("no column 'nope'") != std::string::npos);
+  CHECK(!exists(dir + "/bad.png"));
+}

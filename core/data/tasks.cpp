@@ -1,5 +1,6 @@
 #include "core/data/tasks.h"
 
+#include "core/data/lm_tasks.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -155,9 +156,11 @@ std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
   const std::string name = task["name"].get<std::string>();
   auto it = task_registry().find(name);
   if (it != task_registry().end()) return it->second(task);
+  if (auto d = make_dataset_task(task)) return d;  // mnist, moby-dick (core/data/lm_tasks.h)
   const auto& builtin = TaskConfig::known_tasks();
   if (std::find(builtin.begin(), builtin.end(), name) == builtin.end()) {
     std::string known = "copy, reverse, assoc, quadratic";
+    for (const auto& k : dataset_task_kinds()) known += ", " + k;
     for (const auto& [k, v] : task_registry()) known += ", " + k;
     throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: " + known);
   }

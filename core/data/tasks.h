@@ -20,7 +20,7 @@
 //
 // The Trainer sees any data set through TaskSource; make_task() builds one from the "task"
 // object of a training config: the synthetic tasks here, or a kind registered with
-// register_task_kind() (e.g. a data set loader in core/data registers "mnist").
+// register_task_kind(); the data sets "mnist" and "moby-dick" are built in (core/data/lm_tasks.h).
 #pragma once
 #include "core/errors.h"
 #include "core/models/model.h"
@@ -92,7 +92,7 @@ class TaskSource {
 };
 
 // Builds the task of a training config's "task" object from its "name": copy | reverse |
-// assoc | quadratic, or a registered kind. Throws ConfigError naming the field.
+// assoc | quadratic, a data set (mnist | moby-dick, core/data/lm_tasks.h), or a registered kind. Throws ConfigError naming the field.
 using TaskMaker = std::function<std::shared_ptr<TaskSource>(const nlohmann::json& task)>;
 std::shared_ptr<TaskSource> make_task(const nlohmann::json& task);
 // Registers (or replaces) a task kind; call before loading configs (not thread-safe).

@@ -1,5 +1,7 @@
 #include "core/train/trainer.h"
 
+#include "core/train/lm_metrics.h"
+
 #include "core/models/factory.h"
 
 #include <algorithm>
@@ -204,13 +206,24 @@ TrainingConfig TrainingConfig::load(const std::string& path) {
 // ---- evaluation ----
 
 namespace {
-// What the logits predict: the within-segment targets, or the next segment (Memformer).
-torch::Tensor score_target(const SegmentInput& in) { return in.targets.defined() ? in.targets : in.next_tokens; }
+// Models whose logits predict the next segment (next_tokens) rather than within-segment targets.
+bool predicts_next_segment(const MemoryModelImpl& m) { return m.kind() == "memformer"; }
 
-std::vector<torch::Tensor> score_masks(const TaskBatch& tb) {
-  if (tb.scored.size() == tb.segments.size()) return tb.scored;
+// What the logits predict: the within-segment targets, or the next segment (Memformer; a
+// batch may fill both, e.g. the data-set tasks of core/data/lm_tasks.h).
+torch::Tensor score_target(const SegmentInput& in, bool next) {
+  if (next && in.next_tokens.defined()) return in.next_tokens;
+  return in.targets.defined() ? in.targets : in.next_tokens;
+}
+
+std::vector<torch::Tensor> score_masks(const TaskBatch& tb, bool next) {
   std::vector<torch::Tensor> out;
-  for (const auto& s : tb.segments) out.push_back(s.targets.defined() ? s.target_valid : s.next_valid);
+  for (size_t t = 0; t < tb.segments.size(); ++t) {
+    const auto& s = tb.segments[t];
+    if (next && s.next_tokens.defined()) out.push_back(s.next_valid);
+    else if (tb.scored.size() == tb.segments.size()) out.push_back(tb.scored[t]);
+    else out.push_back(s.targets.defined() ? s.target_valid : s.next_valid);
+  }
   return out;
 }
 }  // namespace
@@ -223,6 +236,7 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
   const int64_t n_split = task.split_size(split);
   const int64_t total = batches < 0 ? n_split : std::min(n_split, batches * batch);
   const auto dev = model.device();
+  const bool next = predicts_next_segment(model);
   ScoreTotals sum;
   for (int64_t first = 0; first < total; first += batch) {
     const int64_t bsz = std::min(batch, total - first);
@@ -237,12 +251,12 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
         for (auto& [k, v] : mem.tensors) v = torch::zeros_like(v);
       SegmentOutput out = model.step(tb.segments[t], mem, nullptr);
       preds.push_back(out.logits.argmax(-1));
-      targets.push_back(score_target(tb.segments[t]));
+      targets.push_back(score_target(tb.segments[t], next));
       part.loss_sum += out.loss_sum.item<double>();
       part.loss_count += out.loss_count.item<double>();
       mem = std::move(out.memory);
     }
-    ScoreTotals s = score_predictions(preds, targets, score_masks(tb));
+    ScoreTotals s = score_predictions(preds, targets, score_masks(tb, next));
     s.loss_sum = part.loss_sum;
     s.loss_count = part.loss_count;
     sum.add(s);
@@ -286,16 +300,17 @@ StepMetrics Trainer::train_step() {
   set_learning_rate(*opt_, m.lr);
 
   std::vector<torch::Tensor> preds(tb.segments.size()), targets(tb.segments.size());
+  const bool next = predicts_next_segment(*model_);
   RolloutOptions ro;
   ro.depth = cfg_.train.bptt_depth;
   ro.strategy = parse_strategy(cfg_.train.strategy);
   auto on_segment = [&](int64_t t, const SegmentInput& in, const SegmentOutput& out) {
     preds[static_cast<size_t>(t)] = out.logits.detach().argmax(-1);
-    targets[static_cast<size_t>(t)] = score_target(in);
+    targets[static_cast<size_t>(t)] = score_target(in, next);
   };
   RolloutResult r = run_rollout(*model_, tb.segments, model_->initial_memory(b), ro, on_segment);
   m.loss = r.loss;
-  m.accuracy = score_predictions(preds, targets, score_masks(tb)).accuracy();
+  m.accuracy = score_predictions(preds, targets, score_masks(tb, next)).accuracy();
   m.grad_norm = clip_grad_norm(*model_, cfg_.train.clip);
   if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
     m.non_finite = true;
@@ -318,6 +333,9 @@ EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
   e.step = step_;
   e.split = split;
   e.loss = s.loss();
+  e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
+  e.perplexity = perplexity(s.loss_sum, s.loss_count);
+  e.tokens = s.loss_count;
   e.accuracy = s.accuracy();
   e.exact_match = s.exact_match();
   e.examples = s.examples;

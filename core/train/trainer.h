@@ -88,6 +88,8 @@ struct EvalMetrics {
   int64_t step = 0;
   Split split = Split::kValid;
   double loss = 0, accuracy = 0, exact_match = 0;
+  double bits_per_token = 0, perplexity = 0;  // from loss (nats per predicted token); MNIST: bits per pixel
+  double tokens = 0;                          // predicted tokens the loss averages over
   int64_t examples = 0;
   double chars = 0;
 };

@@ -1,0 +1,221 @@
+#include "core/data/lm_tasks.h"
+
+#include "core/data/tokenizer.h"
+
+#include <algorithm>
+
+namespace mnemo {
+
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t draw(uint64_t seed, Split s, int64_t index) {
+  return splitmix(splitmix(seed * 0x100000001B3ull + static_cast<uint64_t>(s) + 0x5EEDu) ^
+                  (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
+}
+
+// Reads the integer fields of `j` (an object with "name") into `fields`; rejects unknown keys.
+void read_fields(const nlohmann::json& j, const std::string& kind, std::vector<std::pair<std::string, int64_t*>> fields,
+                 uint64_t& seed) {
+  if (!j.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(j.type_name()));
+  std::string known = "name, seed";
+  for (auto& f : fields) known += ", " + f.first;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    if (k == "name") continue;
+    if (k == "seed") {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+        throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());
+      seed = v.get<uint64_t>();
+      continue;
+    }
+    auto f = std::find_if(fields.begin(), fields.end(), [&](const auto& p) { return p.first == k; });
+    if (f == fields.end())
+      throw ConfigError("config field 'task." + k + "' is unknown for task '" + kind + "'; known fields: " + known);
+    if (!v.is_number_integer()) throw ConfigError("config field 'task." + k + "' must be an integer, got " + v.dump());
+    *f->second = v.get<int64_t>();
+  }
+}
+
+void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError("config field 'task." + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
+                      std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+// Seeded Fisher-Yates permutation of 0..n-1.
+std::vector<int64_t> shuffled(int64_t n, uint64_t seed) {
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = i;
+  uint64_t s = splitmix(seed ^ 0xA5A5A5A5u);
+  for (int64_t i = n - 1; i > 0; --i) {
+    s = splitmix(s);
+    std::swap(p[static_cast<size_t>(i)], p[static_cast<size_t>(s % static_cast<uint64_t>(i + 1))]);
+  }
+  return p;
+}
+
+int64_t wrap(int64_t index, int64_t n) { return ((index % n) + n) % n; }
+
+// Segments of a [B, (S+1) L] flat batch: tokens/valid from z[0, SL), targets z[1, SL+1)
+// (target_valid from `tvalid_of`), next_tokens/next_valid from z[L, (S+1) L).
+TaskBatch flat_batch(const torch::Tensor& z, const torch::Tensor& zvalid, const torch::Tensor& tvalid, int64_t s,
+                     int64_t l, torch::Device device) {
+  TaskBatch out;
+  out.examples = z.size(0);
+  auto targets = z.narrow(1, 1, s * l);
+  for (int64_t t = 0; t < s; ++t) {
+    SegmentInput in;
+    in.tokens = z.narrow(1, t * l, l).contiguous().to(device);
+    in.valid = zvalid.narrow(1, t * l, l).contiguous().to(device);
+    in.targets = targets.narrow(1, t * l, l).contiguous().to(device);
+    in.target_valid = tvalid.narrow(1, t * l, l).contiguous().to(device);
+    in.next_tokens = z.narrow(1, (t + 1) * l, l).contiguous().to(device);
+    in.next_valid = zvalid.narrow(1, (t + 1) * l, l).contiguous().to(device);
+    out.segments.push_back(std::move(in));
+  }
+  // scored is left empty: the Trainer scores target_valid (decoders) or next_valid (Memformer).
+  return out;
+}
+
+template <class F>
+auto with_data(const std::string& kind, F&& f) {
+  try {
+    return f();
+  } catch (const DatasetError& e) {
+    throw ConfigError("task '" + kind + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& dataset_task_kinds() {
+  static const std::vector<std::string> k = {"mnist", "moby-dick"};
+  return k;
+}
+
+std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task) {
+  const std::string name = task.at("name").get<std::string>();
+  if (name == "mnist") return std::make_shared<MnistTask>(task);
+  if (name == "moby-dick") return std::make_shared<MobyDickTask>(task);
+  return nullptr;
+}
+
+// ---- mnist ----
+
+MnistTask::MnistTask(const nlohmann::json& cfg, const std::vector<MnistImage>* images) {
+  read_fields(cfg, "mnist", {{"segments", &segments_}}, seed_);
+  check_range("segments", segments_, 1, kMnistPixels);
+  len_ = (kMnistPixels + segments_ - 1) / segments_;
+  if ((segments_ - 1) * len_ >= kMnistPixels)
+    throw ConfigError("config field 'task.segments' = " + std::to_string(segments_) +
+                      " leaves the last segment of the 784 pixels empty; use fewer segments");
+  std::vector<MnistImage> loaded;
+  if (!images) loaded = with_data("mnist", [] { return load_mnist(); });
+  const auto& all = images ? *images : loaded;
+  for (int s = 0; s < 3; ++s) {
+    split_[s] = mnist_subset(all, static_cast<Split>(s));
+    perm_[s] = shuffled(static_cast<int64_t>(split_[s].size()), seed_ * 31 + static_cast<uint64_t>(s));
+  }
+}
+
+nlohmann::json MnistTask::to_json() const { return {{"name", "mnist"}, {"segments", segments_}, {"seed", seed_}}; }
+
+int64_t MnistTask::split_size(Split s) const {
+  return std::max<int64_t>(1, static_cast<int64_t>(split_[static_cast<int>(s)].size()));
+}
+
+const MnistImage& MnistTask::image(Split s, int64_t index) const {
+  const auto& imgs = split_[static_cast<int>(s)];
+  if (imgs.empty())
+    throw ConfigError(std::string("task 'mnist': the ") + split_name(s) + " split has no images");
+  return imgs[static_cast<size_t>(perm_[static_cast<int>(s)][static_cast<size_t>(wrap(index, split_size(s)))])];
+}
+
+TaskBatch MnistTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
+  TORCH_CHECK(!indices.empty(), "mnist batch: no examples");
+  const int64_t b = static_cast<int64_t>(indices.size()), l = len_, n = segments_;
+  auto z = torch::full({b, (n + 1) * l}, ByteTokenizer::kPad, torch::kInt64);
+  z.narrow(1, 0, l).fill_(ByteTokenizer::kBos);
+  auto za = z.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const auto& img = image(s, indices[static_cast<size_t>(i)]);
+    for (int64_t p = 0; p < kMnistPixels; ++p) za[i][l + p] = img.pixels[static_cast<size_t>(p)];
+  }
+  auto zvalid = z.ne(ByteTokenizer::kPad);
+  auto is_pixel = z.lt(256);
+  auto tvalid = is_pixel.narrow(1, 1, n * l).contiguous();
+  return flat_batch(z, zvalid, tvalid, n, l, device);
+}
+
+// ---- moby dick ----
+
+MobyDickTask::MobyDickTask(const nlohmann::json& cfg, const std::vector<MobyDickChapter>* chapters) {
+  read_fields(cfg, "moby-dick",
+              {{"length", &length_}, {"segments", &segments_}, {"valid_size", &valid_size_}, {"test_size", &test_size_}},
+              seed_);
+  check_range("length", length_, 2, 65536);
+  check_range("segments", segments_, 1, length_);
+  check_range("valid_size", valid_size_, 0, int64_t{1} << 40);
+  check_range("test_size", test_size_, 0, int64_t{1} << 40);
+  if (length_ % segments_ != 0)
+    throw ConfigError("config field 'task.length' = " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
+                      std::to_string(segments_));
+  std::vector<MobyDickChapter> loaded;
+  if (!chapters) loaded = with_data("moby-dick", [] { return load_moby_dick(); });
+  const auto& all = chapters ? *chapters : loaded;
+  const int64_t need = length_ + segment_len();
+  for (int s = 0; s < 3; ++s) {
+    text_[s] = join_documents(moby_dick_documents(all, static_cast<Split>(s)));
+    if (static_cast<int64_t>(text_[s].size()) < need)
+      throw ConfigError(std::string("task 'moby-dick': the ") + split_name(static_cast<Split>(s)) + " text has " +
+                        std::to_string(text_[s].size()) + " bytes, fewer than one window of " + std::to_string(need) +
+                        " (length + length / segments); lower 'task.length'");
+  }
+}
+
+nlohmann::json MobyDickTask::to_json() const {
+  return {{"name", "moby-dick"},      {"length", length_},       {"segments", segments_},
+          {"valid_size", valid_size_}, {"test_size", test_size_}, {"seed", seed_}};
+}
+
+int64_t MobyDickTask::split_size(Split s) const {
+  const int64_t n = static_cast<int64_t>(text_[static_cast<int>(s)].size());
+  const int64_t fit = (n - segment_len()) / length_;  // windows of length + L bytes starting at multiples of length
+  if (s == Split::kValid && valid_size_ > 0) return std::min(fit, valid_size_);
+  if (s == Split::kTest && test_size_ > 0) return std::min(fit, test_size_);
+  return fit;
+}
+
+int64_t MobyDickTask::window_start(Split s, int64_t index) const {
+  const int64_t need = length_ + segment_len();
+  if (s == Split::kTrain) {
+    const int64_t span = static_cast<int64_t>(text_[0].size()) - need + 1;
+    return static_cast<int64_t>(draw(seed_, s, index) % static_cast<uint64_t>(span));
+  }
+  return wrap(index, split_size(s)) * length_;
+}
+
+TaskBatch MobyDickTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
+  TORCH_CHECK(!indices.empty(), "moby-dick batch: no examples");
+  const int64_t b = static_cast<int64_t>(indices.size()), l = segment_len(), n = segments_;
+  const int64_t w = (n + 1) * l;
+  const auto& text = text_[static_cast<int>(s)];
+  auto z = torch::empty({b, w}, torch::kInt64);
+  auto za = z.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t start = window_start(s, indices[static_cast<size_t>(i)]);
+    for (int64_t k = 0; k < w; ++k) za[i][k] = text[static_cast<size_t>(start + k)];
+  }
+  auto ones = torch::ones({b, w}, torch::kBool);
+  return flat_batch(z, ones, ones.narrow(1, 0, n * l).contiguous(), n, l, device);
+}
+
+}  // namespace mnemo
