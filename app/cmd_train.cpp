@@ -31,27 +31,39 @@ namespace {
 
 std::atomic<bool> g_stop_requested{false};
 
-extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+std::atomic<bool> g_checkpoint_requested{false};
 
-// Ctrl-C sets the stop flag while a run is in progress; a second Ctrl-C kills as usual
-// (SA_RESETHAND restores the default action after the first).
+extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+extern "C" void on_sigusr1(int) { g_checkpoint_requested.store(true); }
+
+// Ctrl-C (SIGINT) or SIGTERM sets the stop flag while a run is in progress: the run stops
+// after the current step and saves; a second one kills as usual (SA_RESETHAND). SIGUSR1
+// asks for a checkpoint after the current step (the desktop app's "Checkpoint now").
 class SigintGuard {
  public:
   SigintGuard() {
     g_stop_requested.store(false);
+    g_checkpoint_requested.store(false);
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND;
-    installed_ = ::sigaction(SIGINT, &sa, &old_) == 0;
+    installed_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
+    installed_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
+    struct sigaction su {};
+    su.sa_handler = on_sigusr1;
+    sigemptyset(&su.sa_mask);
+    installed_usr1_ = ::sigaction(SIGUSR1, &su, &old_usr1_) == 0;
   }
   ~SigintGuard() {
-    if (installed_) ::sigaction(SIGINT, &old_, nullptr);
+    if (installed_int_) ::sigaction(SIGINT, &old_int_, nullptr);
+    if (installed_term_) ::sigaction(SIGTERM, &old_term_, nullptr);
+    if (installed_usr1_) ::sigaction(SIGUSR1, &old_usr1_, nullptr);
   }
 
  private:
-  struct sigaction old_ {};
-  bool installed_ = false;
+  struct sigaction old_int_ {}, old_term_ {}, old_usr1_ {};
+  bool installed_int_ = false, installed_term_ = false, installed_usr1_ = false;
 };
 
 std::string fmt_duration(double s) {
@@ -308,6 +320,11 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     }
     session->append_metrics(rec);
     if (!m.non_finite && cfg.train.record_every > 0 && m.step % cfg.train.record_every == 0) record(m.step);
+    if (!m.non_finite && g_checkpoint_requested.exchange(false)) {
+      const std::string path = save(m.step);
+      end_line();
+      out << "  saved " << path << " (requested)\n" << std::flush;
+    }
     const auto now = std::chrono::steady_clock::now();
     const double elapsed = std::chrono::duration<double>(now - t_start).count();
     const double per_step = elapsed / static_cast<double>(std::max<int64_t>(1, m.step - first));
@@ -423,6 +440,10 @@ int run_eval(const TrainCommands& c, std::ostream& out) {
 }
 
 }  // namespace
+
+std::string default_session_dir(const std::string& config, const std::string& sessions) {
+  return default_out(config, sessions);
+}
 
 void add_train_commands(CLI::App& app, TrainCommands& c) {
   c.train = app.add_subcommand("train", "train a model on a task (sessions/<task>-<model>.json)");

@@ -41,6 +41,11 @@ struct TrainCommands {
   bool zero_memory = false, json = false;
 };
 
+// Where `train --config F` puts its session without --out: ROOT/<config name>, ROOT =
+// `sessions` when given, else $MNEMO_SESSIONS, else $XDG_DATA_HOME/mnemoscope/sessions
+// (~/.local/share/mnemoscope/sessions).
+std::string default_session_dir(const std::string& config, const std::string& sessions = "");
+
 // Adds the two subcommands to `app`; their flags land in `c`.
 void add_train_commands(CLI::App& app, TrainCommands& c);
 // Runs whichever of them was selected and returns its exit code; -1 when neither was.

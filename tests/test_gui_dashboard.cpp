@@ -8,6 +8,7 @@
 #include "app/gui/layout.h"
 #include "app/gui/replay.h"
 #include "app/gui/shell.h"
+#include "app/gui/training_process.h"
 #include "core/io/session.h"
 #include "core/train/recorder.h"
 #include "core/train/trainer.h"
@@ -24,7 +25,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cmath>
+#include <fstream>
+#include <functional>
+#include <thread>
 #include <limits>
 #include <stdexcept>
 
@@ -221,6 +226,67 @@ TEST_CASE("cli: gui --session and --compare reject what is not a session before 
   CHECK(b.second.find("--compare overlays a second session") != std::string::npos);
   auto c = run("gui --session " + dir + " --doc /etc/hostname --quit");
   CHECK(c.first == 2);
+}
+
+TEST_CASE("training from the app: start, pause, resume, checkpoint now, stop (saves), continue to the end") {
+  const std::string dir = test::temp_dir("train-proc");
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 400, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 50}
+  })");
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << j.dump();
+  const std::string out = dir + "/run";
+  DashboardPanel dash;
+  dash.training().set_program(MNEMO_BINARY);
+  std::string err;
+  REQUIRE(dash.start_training(cfg, out, &err));
+  TrainingProcess& tp = dash.training();
+  CHECK_FALSE(dash.start_training(cfg, out, &err));  // one run at a time
+  CHECK(err.find("still going") != std::string::npos);
+  auto wait_for = [](const std::function<bool()>& ok, double seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!ok()) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(seconds)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  };
+  // The dashboard follows the run once its session exists.
+  REQUIRE(wait_for([&] { dash.poll(); return dash.run_log() && dash.run_log()->steps.size() >= 5; }, 60));
+  CHECK(dash.dir() == out);
+  tp.pause();
+  CHECK(tp.state() == TrainingProcess::State::kPaused);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a step in flight finishes
+  dash.poll();
+  const size_t paused_at = dash.run_log()->steps.size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  dash.poll();
+  CHECK(dash.run_log()->steps.size() == paused_at);  // no progress while paused
+  tp.resume();
+  CHECK(tp.state() == TrainingProcess::State::kRunning);
+  tp.checkpoint_now();
+  REQUIRE(wait_for([&] { return !io::Session::open(out, 3, io::SessionAccess::kReadOnly).checkpoint_steps().empty(); }, 60));
+  tp.stop();
+  REQUIRE(wait_for([&] { return tp.poll() == TrainingProcess::State::kExited; }, 60));
+  CHECK(tp.exit_code() == 130);  // stopped: saved
+  auto latest = io::Session::open(out, 3, io::SessionAccess::kReadOnly).load_latest();
+  REQUIRE(latest);
+  CHECK(latest->step < 400);
+  CHECK(tp.last_line().find("--resume") != std::string::npos);
+  // Continue: --resume to the end.
+  REQUIRE(dash.start_training("", out, &err));
+  REQUIRE(wait_for([&] { return tp.poll() == TrainingProcess::State::kExited; }, 120));
+  CHECK(tp.exit_code() == 0);
+  CHECK(io::Session::open(out, 3, io::SessionAccess::kReadOnly).load_latest()->step == 400);
+  dash.poll();
+  CHECK(dash.run_log()->steps.size() == 400);
+  CHECK(dash.run_log()->resumes == 1);
+  // A run that cannot start says why.
+  TrainingProcess bad;
+  CHECK_FALSE(bad.start("", "", false, {}, &err));
+  CHECK(err.find("give a config") != std::string::npos);
 }
 
 TEST_CASE("dashboard: the layout gives it the lower part and tiles the rest") {

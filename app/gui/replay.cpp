@@ -19,6 +19,14 @@ ReplayController::ReplayController(std::string dir) : dir_(std::move(dir)) {
   latest_ = std::make_shared<SessionView>();
 }
 
+void ReplayController::reopen(const std::string& dir) {
+  ReplayController fresh(dir);
+  fresh.next_info_id_ = next_info_id_;
+  fresh.version_ = version_;
+  *this = std::move(fresh);
+  publish();
+}
+
 std::vector<std::string> ReplayController::take_errors() {
   std::vector<std::string> e;
   e.swap(errors_);

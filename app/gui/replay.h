@@ -20,6 +20,8 @@ class ReplayController : public Controller {
   // dir: a session directory (opened read-only; it may still be written by `train`).
   // Throws std::runtime_error naming the directory when it is not a session.
   explicit ReplayController(std::string dir);
+  // Switches to another session (the dashboard started a new run); as the constructor.
+  void reopen(const std::string& dir);
 
   // Loads traces/step-N and shows the same probe segment as before (or segment 0). Returns
   // false and queues an error when the file cannot be read; the previous recording stays.

@@ -1,6 +1,9 @@
 #include "app/panels/dashboard.h"
 
+#include "app/cmd_train.h"
 #include "app/gui/replay.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -69,7 +72,27 @@ void DashboardPanel::load_synthetic(int curves, int64_t points) {
   }
 }
 
+bool DashboardPanel::start_training(const std::string& config, const std::string& out, std::string* error) {
+  const std::string dir = out.empty() ? default_session_dir(config) : out;
+  const bool resume = config.empty();
+  if (!train_.start(config, dir, resume, {}, error)) return false;
+  waiting_for_ = dir;
+  return true;
+}
+
 void DashboardPanel::poll() {
+  train_.poll();
+  if (!waiting_for_.empty() && ::access((waiting_for_ + "/manifest.json").c_str(), F_OK) == 0) {
+    const std::string dir = waiting_for_;
+    waiting_for_.clear();
+    try {
+      if (replay_) replay_->reopen(dir);
+      open(dir, replay_);
+      error_.clear();
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  }
   for (Source* s : {&main_, &other_}) {
     if (!s->follower) continue;
     try {
@@ -194,11 +217,64 @@ void DashboardPanel::draw_recordings(PanelContext& ctx) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Follow the newest recording as training writes them");
 }
 
+void DashboardPanel::draw_training(PanelContext& ctx) {
+  const TrainingProcess::State st = train_.poll();
+  const bool going = st == TrainingProcess::State::kRunning || st == TrainingProcess::State::kPaused;
+  if (!ImGui::CollapsingHeader("Train", main_.follower || ctx.preview ? 0 : ImGuiTreeNodeFlags_DefaultOpen)) return;
+  ImGui::BeginDisabled(going || ctx.preview);
+  ImGui::SetNextItemWidth(std::max(120.f, ImGui::GetContentRegionAvail().x * 0.35f));
+  ImGui::InputText("config", train_config_, sizeof train_config_);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("A training config (sessions/*.json)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::max(120.f, ImGui::GetContentRegionAvail().x * 0.5f));
+  ImGui::InputTextWithHint("session", "default: ~/.local/share/mnemoscope/sessions/<config name>", train_out_, sizeof train_out_);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Start")) {
+    std::string err;
+    if (!start_training(train_config_, train_out_, &err)) ctx.requests.errors.push_back("Training: " + err);
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Runs `mnemoscope train --config CONFIG --out SESSION` and follows it here");
+  if (st == TrainingProcess::State::kExited) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Continue")) {
+      std::string err;
+      if (!start_training("", train_.out_dir(), &err)) ctx.requests.errors.push_back("Training: " + err);
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Resume the last run from its latest checkpoint (train --resume)");
+  }
+  ImGui::EndDisabled();
+  if (going) {
+    if (st == TrainingProcess::State::kRunning ? ImGui::SmallButton("Pause") : ImGui::SmallButton("Resume"))
+      st == TrainingProcess::State::kRunning ? train_.pause() : train_.resume();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Checkpoint now")) train_.checkpoint_now();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Save a checkpoint after the current step");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Stop")) train_.stop();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Stop after the current step and save (continue later with Continue)");
+    ImGui::SameLine();
+  }
+  if (st != TrainingProcess::State::kIdle) {
+    const char* what = st == TrainingProcess::State::kRunning ? "running"
+                       : st == TrainingProcess::State::kPaused ? "paused"
+                                                                : nullptr;
+    std::string status = what ? std::string(what) : "exited with code " + std::to_string(train_.exit_code());
+    if (!what) {
+      const int c = train_.exit_code();
+      status += c == 0 ? " (done)" : c == 130 ? " (stopped, saved)" : c == 1 ? " (stopped: see the log)" : c == 2 ? " (bad input)" : "";
+    }
+    ImGui::TextDisabled("%s: %s", status.c_str(), train_.last_line().c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("log: %s", train_.log_path().c_str());
+  }
+}
+
 void DashboardPanel::draw(PanelContext& ctx) {
   if (!ctx.preview && ImGui::GetTime() >= next_poll_) {
     next_poll_ = ImGui::GetTime() + 0.5;
     poll();
   }
+  draw_training(ctx);
   draw_header(ctx);
   draw_recordings(ctx);
   std::vector<std::string> names;

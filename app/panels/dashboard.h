@@ -7,6 +7,7 @@
 // Curves draw at most two points per pixel column (viz/ui/curves.h). Polling reads only
 // what was appended since the last poll, twice a second, on the UI thread.
 #pragma once
+#include "app/gui/training_process.h"
 #include "app/panels/panels.h"
 #include "core/train/run_log.h"
 #include "viz/series.h"
@@ -36,6 +37,11 @@ class DashboardPanel {
   const RunLog* run_log() const { return main_.follower ? &main_.follower->log() : nullptr; }
   const RunLog* compare_log() const { return other_.follower ? &other_.follower->log() : nullptr; }
   const std::string& dir() const { return main_.dir; }
+  // The training run started from the panel (a child `mnemoscope train`, see training_process.h).
+  TrainingProcess& training() { return train_; }
+  // What the panel's Start button does: starts `config` into `out` ("" = the default session
+  // directory) and follows it once its manifest exists. Returns false with *error set.
+  bool start_training(const std::string& config, const std::string& out, std::string* error);
 
  private:
   struct Chart {
@@ -52,6 +58,7 @@ class DashboardPanel {
   void sync(Source& s);
   void draw_header(PanelContext& ctx);
   void draw_recordings(PanelContext& ctx);
+  void draw_training(PanelContext& ctx);
 
   Source main_, other_;
   std::map<std::string, viz::ui::CurveView> views_;
@@ -62,6 +69,10 @@ class DashboardPanel {
   std::string compare_input_;
   char compare_buf_[512] = {0};
   std::string error_;
+  TrainingProcess train_;
+  char train_config_[512] = "sessions/copy-rmt-tiny.json";
+  char train_out_[512] = {0};
+  std::string waiting_for_;  // a started run's directory, until its manifest appears
 };
 
 }  // namespace mnemo::app
