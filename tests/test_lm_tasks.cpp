@@ -337,7 +337,8 @@ TEST_CASE("shipped data-set sessions load when the data is cached") {
   const std::string dir = std::string(MNEMO_SOURCE_DIR) + "/sessions/";
   for (const char* name : {"memformer-mnist.json", "memformer-mnist-no-memory.json", "memformer-mnist-no-forgetting.json",
                            "memformer-mnist-tau1.json", "memformer-mnist-one-head.json", "memformer-moby-dick.json",
-                           "hashed-lm-dense.json", "hashed-lm-hashed.json"}) {
+                           "hashed-lm-dense.json", "hashed-lm-hashed.json", "moby-dick-mtn.json",
+                           "moby-dick-mtn-naive.json", "moby-dick-no-memory.json"}) {
     CAPTURE(name);
     const std::string data = has(name, "mnist") ? "mnist" : "moby-dick";
     try {
