@@ -289,6 +289,30 @@ TEST_CASE("training from the app: start, pause, resume, checkpoint now, stop (sa
   CHECK(err.find("give a config") != std::string::npos);
 }
 
+TEST_CASE("dashboard config editor: loads, rejects a bad field by name without writing, saves a good edit atomically") {
+  const std::string dir = test::temp_dir("cfg-edit");
+  DashboardPanel dash;
+  std::string err;
+  CHECK_FALSE(dash.edit_config(dir + "/missing.json", &err));
+  CHECK(err.find("cannot open config") != std::string::npos);
+  const std::string src = std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json";
+  REQUIRE(dash.edit_config(src, &err));
+  std::ifstream in(src);
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["train"]["lr"] = -1;
+  CHECK_FALSE(dash.save_config(j.dump(), dir + "/bad.json", &err));
+  CHECK(err.find("train.lr") != std::string::npos);
+  CHECK_FALSE(file_exists(dir + "/bad.json"));
+  CHECK_FALSE(dash.save_config("{ not json", dir + "/bad.json", &err));
+  CHECK(err.find("not valid JSON") != std::string::npos);
+  j["train"]["lr"] = 0.002;
+  j["train"]["steps"] = 7;
+  REQUIRE(dash.save_config(j.dump(), dir + "/good.json", &err));
+  TrainingConfig c = TrainingConfig::load(dir + "/good.json");
+  CHECK(c.train.steps == 7);
+  CHECK(c.train.lr == doctest::Approx(0.002));
+}
+
 TEST_CASE("dashboard: the layout gives it the lower part and tiles the rest") {
   LayoutHint hint;
   hint.memformer = false;

@@ -2,6 +2,13 @@
 
 #include "app/cmd_train.h"
 #include "app/gui/replay.h"
+#include "core/io/atomic_file.h"
+#include "core/train/trainer.h"
+
+#include <imgui_stdlib.h>
+
+#include <fstream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -70,6 +77,54 @@ void DashboardPanel::load_synthetic(int curves, int64_t points) {
       s.append(static_cast<double>(i), y);
     }
   }
+}
+
+bool DashboardPanel::edit_config(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    if (error) *error = "cannot open config '" + path + "'; check the path (e.g. sessions/copy-rmt-tiny.json)";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (1 << 20)) {
+    if (error) *error = "config '" + path + "' is larger than 1 MiB; it is not a training config";
+    return false;
+  }
+  edit_text_ = ss.str();
+  std::string base = path;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
+  edit_save_as_ = base + "-edited.json";
+  edit_error_.clear();
+  editing_ = true;
+  return true;
+}
+
+bool DashboardPanel::save_config(const std::string& text, const std::string& save_as, std::string* error) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+    TrainingConfig::from_json(j).validate();
+  } catch (const nlohmann::json::parse_error& e) {
+    if (error) *error = std::string("not valid JSON: ") + e.what();
+    return false;
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+  if (save_as.empty()) {
+    if (error) *error = "give a file name to save the config as";
+    return false;
+  }
+  try {
+    io::write_file_atomic(save_as, j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+  std::snprintf(train_config_, sizeof train_config_, "%s", save_as.c_str());
+  editing_ = false;
+  return true;
 }
 
 bool DashboardPanel::start_training(const std::string& config, const std::string& out, std::string* error) {
@@ -226,6 +281,12 @@ void DashboardPanel::draw_training(PanelContext& ctx) {
   ImGui::InputText("config", train_config_, sizeof train_config_);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("A training config (sessions/*.json)");
   ImGui::SameLine();
+  if (ImGui::SmallButton("Edit")) {
+    std::string err;
+    if (!edit_config(train_config_, &err)) ctx.requests.errors.push_back("Config: " + err);
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("Edit the config and save it under a new name");
+  ImGui::SameLine();
   ImGui::SetNextItemWidth(std::max(120.f, ImGui::GetContentRegionAvail().x * 0.5f));
   ImGui::InputTextWithHint("session", "default: ~/.local/share/mnemoscope/sessions/<config name>", train_out_, sizeof train_out_);
   ImGui::SameLine();
@@ -244,6 +305,18 @@ void DashboardPanel::draw_training(PanelContext& ctx) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Resume the last run from its latest checkpoint (train --resume)");
   }
   ImGui::EndDisabled();
+  if (editing_ && !going && !ctx.preview) {
+    ImGui::InputTextMultiline("##config-text", &edit_text_,
+                              ImVec2(-1.f, ImGui::GetTextLineHeight() * std::min(16.f, std::max(6.f, ImGui::GetContentRegionAvail().y / ImGui::GetTextLineHeight() * 0.4f))));
+    ImGui::SetNextItemWidth(std::max(160.f, ImGui::GetContentRegionAvail().x * 0.5f));
+    ImGui::InputText("save as", &edit_save_as_);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Save")) save_config(edit_text_, edit_save_as_, &edit_error_);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Checks every field, then writes the file (atomically) and uses it for Start");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Cancel")) editing_ = false;
+    if (!edit_error_.empty()) ImGui::TextColored(ImVec4(0.9f, 0.2f, 0.2f, 1.f), "%s", edit_error_.c_str());
+  }
   if (going) {
     if (st == TrainingProcess::State::kRunning ? ImGui::SmallButton("Pause") : ImGui::SmallButton("Resume"))
       st == TrainingProcess::State::kRunning ? train_.pause() : train_.resume();

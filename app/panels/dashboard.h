@@ -42,6 +42,11 @@ class DashboardPanel {
   // What the panel's Start button does: starts `config` into `out` ("" = the default session
   // directory) and follows it once its manifest exists. Returns false with *error set.
   bool start_training(const std::string& config, const std::string& out, std::string* error);
+  // The config editor: loads `path` into the editor (false + *error when unreadable), and
+  // saves the edited text to `save_as` after validating it as a training config (false +
+  // *error naming the field; nothing written then). A saved config becomes the one Start uses.
+  bool edit_config(const std::string& path, std::string* error);
+  bool save_config(const std::string& text, const std::string& save_as, std::string* error);
 
  private:
   struct Chart {
@@ -73,6 +78,8 @@ class DashboardPanel {
   char train_config_[512] = "sessions/copy-rmt-tiny.json";
   char train_out_[512] = {0};
   std::string waiting_for_;  // a started run's directory, until its manifest appears
+  bool editing_ = false;
+  std::string edit_text_, edit_save_as_, edit_error_;
 };
 
 }  // namespace mnemo::app
