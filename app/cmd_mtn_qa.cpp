@@ -147,7 +147,7 @@ void example_figures(MtnImpl& model, const QaTask& task, const std::string& dir)
     snap.first_token = c * l;
     snap.length = in.valid[0].sum().item<int64_t>();
     snap.trace = tr.take();
-    char name[32];
+    char name[48];
     std::snprintf(name, sizeof name, "/chunk-%02lld%s", static_cast<long long>(c), query ? "-query" : "");
     make_dirs(dir + name);
     if (query) {

@@ -14,8 +14,22 @@ tmp=$(mktemp -d /tmp/mnemo-gui-smoke-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 export XDG_CONFIG_HOME="$tmp/config"   # never touch the user's layout
 size=1600x900
+# xvfb-run -a can hand out a display whose previous server is still going away (seen when
+# several Xvfb runs follow each other on a loaded machine): the app then cannot open it.
+# Start from a random server number and retry such a failure (only that one) twice.
+xrun() {
+  local try out rc
+  for try in 1 2 3; do
+    out=$(xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1920x1080x24" "$@" 2>&1); rc=$?
+    echo "$out"
+    if [[ $rc -ne 0 && $out == *"Failed to open display"* && $try -lt 3 ]]; then
+      echo "retrying: the X server was not ready"; sleep 1; continue
+    fi
+    return $rc
+  done
+}
 set -x
-xvfb-run -a -s "-screen 0 1920x1080x24" "$bin" gui --doc "$src/assets/sample.txt" --steps 3 \
+xrun "$bin" gui --doc "$src/assets/sample.txt" --steps 3 \
   --screenshot "$tmp/app.png" --size "$size" --quit || { echo "FAILED: mnemoscope gui exited $?"; exit 1; }
 set +x
 [[ -s "$tmp/app.png" ]] || { echo "FAILED: no screenshot at $tmp/app.png"; exit 1; }
@@ -27,10 +41,24 @@ for model in "rmt --linear hashed" "mtn"; do
   [[ $name == mtn ]] && share=0.75
   set -x
   # shellcheck disable=SC2086
-  xvfb-run -a -s "-screen 0 1920x1080x24" "$bin" gui --doc "$src/assets/sample.txt" --model $model --steps 3 \
+  xrun "$bin" gui --doc "$src/assets/sample.txt" --model $model --steps 3 \
     --screenshot "$tmp/app-$name.png" --size "$size" --quit || { echo "FAILED: mnemoscope gui --model $model exited $?"; exit 1; }
   set +x
   [[ -s "$tmp/app-$name.png" ]] || { echo "FAILED: no screenshot for --model $model"; exit 1; }
   MNEMO_SMOKE_PNG="$tmp/app-$name.png" MNEMO_SMOKE_SIZE="$size" MNEMO_SMOKE_MAX_SHARE=$share "$tests" \
     -tc='gui smoke: screenshot*' || exit 1
 done
+# A recorded training session replayed with no model: the dashboard and the recorded maps.
+cat > "$tmp/tiny.json" <<'EOF_CFG'
+{"model": {"model": "rmt", "slots": 4, "segment_len": 13, "dim": 32, "heads": 2, "layers": 2, "ff": 64},
+ "task": {"name": "copy", "source_len": 8, "symbols": 26, "segments": 2, "train_size": 256, "valid_size": 32, "test_size": 32},
+ "train": {"steps": 30, "batch": 8, "lr": 0.003, "warmup": 5, "eval_every": 10, "eval_batches": 2, "record_every": 10}}
+EOF_CFG
+"$bin" train --config "$tmp/tiny.json" --out "$tmp/session" > "$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; echo "FAILED: train"; exit 1; }
+set -x
+xrun "$bin" gui --session "$tmp/session" --steps 1 --screenshot "$tmp/app-session.png" --size "$size" --quit \
+  || { echo "FAILED: mnemoscope gui --session exited $?"; exit 1; }
+set +x
+[[ -s "$tmp/app-session.png" ]] || { echo "FAILED: no screenshot for --session"; exit 1; }
+MNEMO_SMOKE_PNG="$tmp/app-session.png" MNEMO_SMOKE_SIZE="$size" MNEMO_SMOKE_MAX_SHARE=0.75 "$tests" \
+  -tc='gui smoke: screenshot*' || exit 1

@@ -70,7 +70,7 @@ TEST_CASE("curves: the widget draws huge, empty and single-point series with hov
   io.IniFilename = nullptr;
   io.DisplaySize = ImVec2(1200, 800);
   io.DeltaTime = 1.f / 60.f;
-  viz::ui::UiFonts fonts = viz::ui::load_fonts(15.f, 1.f);
+  (void)viz::ui::load_fonts(15.f, 1.f);  // builds the font atlas the widget draws with
   unsigned char* px = nullptr;
   int tw = 0, th = 0;
   io.Fonts->GetTexDataAsRGBA32(&px, &tw, &th);

@@ -80,7 +80,7 @@ std::vector<std::string> list_dir(const std::string& d) {
 
 int count_temp_files(const std::string& session) {
   int n = 0;
-  for (const std::string sub : {"", "/checkpoints", "/traces"})
+  for (const char* sub : {"", "/checkpoints", "/traces"})
     for (const auto& f : list_dir(session + sub))
       if (f.find(".tmp") != std::string::npos) ++n;
   return n;

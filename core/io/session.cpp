@@ -124,7 +124,7 @@ Session Session::open(const std::string& dir, int keep_last, SessionAccess acces
 int Session::remove_stale_temp_files() const {
   if (read_only_) return 0;
   int removed = 0;
-  for (const std::string sub : {std::string(""), std::string("/checkpoints"), std::string("/traces")}) {
+  for (const char* sub : {"", "/checkpoints", "/traces"}) {
     const std::string d = dir_ + sub;
     for (const auto& n : list_dir(d)) {
       if (n.size() > 1 && n[0] == '.' && n.find(".tmp-") != std::string::npos) {
