@@ -4,6 +4,7 @@
 #include "core/io/session.h"
 #include "core/train/memory_stats.h"
 #include "core/train/recorder.h"
+#include "core/train/run_log.h"
 #include "core/train/trainer.h"
 
 #include <sys/stat.h>
@@ -95,10 +96,7 @@ int run_bench_recording(const BenchRecordingOptions& o, std::ostream& out) {
       for (int64_t i = 0; i < o.steps; ++i) {
         StepMetrics m = on.train_step();
         const HostMemory mem = host_memory();
-        session.append_metrics({{"type", "step"}, {"step", m.step}, {"loss", m.loss}, {"accuracy", m.accuracy},
-                                {"lr", m.lr}, {"grad_norm", m.grad_norm}, {"tokens_per_s", m.tokens_per_s},
-                                {"seconds", m.seconds},
-                                {"peak_rss_mib", static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0)}});
+        session.append_metrics(step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0)));
         if (m.step % cfg.train.record_every == 0) {
           const auto r0 = std::chrono::steady_clock::now();
           record_into_session(session, on.model(), probe, seg_len, m.step);

@@ -10,6 +10,7 @@
 #include "core/models/factory.h"
 #include "core/train/memory_stats.h"
 #include "core/train/recorder.h"
+#include "core/train/run_log.h"
 #include "core/train/trainer.h"
 
 #include <signal.h>
@@ -304,20 +305,7 @@ int run_train(const TrainCommands& c, std::ostream& out) {
   cb.on_step = [&](const StepMetrics& m) {
     if (c.hash_stats_every > 0 && !m.non_finite && m.step % c.hash_stats_every == 0) record_hash_stats(m.step);
     const HostMemory mem = host_memory();
-    // NaN/Inf are written as JSON null (readers turn null back into NaN and mark it).
-    nlohmann::json rec = {{"type", "step"},
-                             {"step", m.step},
-                             {"loss", m.loss},
-                             {"accuracy", m.accuracy},
-                             {"lr", m.lr},
-                             {"grad_norm", m.grad_norm},
-                             {"tokens_per_s", m.tokens_per_s},
-                             {"seconds", m.seconds},
-                             {"peak_rss_mib", static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0)}};
-    if (m.non_finite) {
-      rec["non_finite"] = true;
-      rec["step"] = m.step + 1;  // the step that failed (no update was made)
-    }
+    const nlohmann::json rec = step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0));
     session->append_metrics(rec);
     if (!m.non_finite && cfg.train.record_every > 0 && m.step % cfg.train.record_every == 0) record(m.step);
     if (!m.non_finite && g_checkpoint_requested.exchange(false)) {

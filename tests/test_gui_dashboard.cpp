@@ -207,15 +207,8 @@ TEST_CASE("dashboard: replays and follows a session in the null-backend GUI, NaN
 
 TEST_CASE("cli: gui --session and --compare reject what is not a session before any window opens") {
   auto run = [](const std::string& args) {
-    const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int st = ::pclose(p);
-    return std::make_pair(WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+    test::CliRun r = test::run_cli(args);
+    return std::make_pair(r.code, r.output);
   };
   const std::string dir = test::temp_dir("gui-session-cli");
   auto a = run("gui --session " + dir + "/missing --quit");

@@ -4,6 +4,11 @@
 
 #include <torch/torch.h>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -33,6 +38,32 @@ inline std::string temp_dir(const std::string& tag) {
   std::string tmpl = "/tmp/mnemo-test-" + tag + "-XXXXXX";
   char* p = ::mkdtemp(tmpl.data());
   return p ? std::string(p) : std::string();
+}
+
+#ifdef MNEMO_BINARY
+// Runs the built `mnemoscope` with `args` (stderr merged into output); code -1 when it could
+// not be started or did not exit normally.
+struct CliRun {
+  int code = -1;
+  std::string output;
+};
+inline CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int st = ::pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+#endif
+
+inline bool path_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
 }
 
 }  // namespace mnemo::test

@@ -28,28 +28,9 @@ TrainingConfig tiny_config(const std::string& model = "rmt") {
   return TrainingConfig::from_json(j);
 }
 
-struct Run {
-  int code = -1;
-  std::string output;
-};
-
-Run run_cli(const std::string& args) {
-  const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-bool exists(const std::string& p) {
-  struct stat st {};
-  return ::stat(p.c_str(), &st) == 0;
-}
+using Run = mnemo::test::CliRun;
+Run run_cli(const std::string& args) { return mnemo::test::run_cli(args); }
+bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
 }  // namespace
 
 TEST_CASE("training config: bad fields are rejected by name") {

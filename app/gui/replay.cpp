@@ -6,9 +6,9 @@
 
 namespace mnemo::app {
 
-ReplayController::ReplayController(std::string dir) : dir_(std::move(dir)) {
-  io::Session s = io::Session::open(dir_, 3, io::SessionAccess::kReadOnly);  // throws SessionError naming dir
-  const auto& m = s.manifest();
+ReplayController::ReplayController(std::string dir)
+    : dir_(std::move(dir)), session_(io::Session::open(dir_, 3, io::SessionAccess::kReadOnly)) {  // SessionError naming dir
+  const auto& m = session_.manifest();
   if (m.contains("config") && m["config"].is_object() && m["config"].contains("model")) {
     try {
       cfg_ = ModelConfig::from_json(m["config"]["model"]);
@@ -35,9 +35,7 @@ std::vector<std::string> ReplayController::take_errors() {
 
 bool ReplayController::select_recording(int64_t train_step) {
   if (train_step == step_ && info_) return true;
-  char name[48];
-  std::snprintf(name, sizeof name, "/traces/step-%09lld.safetensors", static_cast<long long>(train_step));
-  const std::string path = dir_ + name;
+  const std::string path = session_.trace_path(train_step);
   ReplayedProbe p;
   try {
     std::map<std::string, std::string> meta;

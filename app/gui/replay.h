@@ -7,6 +7,7 @@
 #pragma once
 #include "app/gui/controller.h"
 #include "app/gui/session.h"
+#include "core/io/session.h"
 #include "core/train/recorder.h"
 
 #include <map>
@@ -49,6 +50,7 @@ class ReplayController : public Controller {
   void publish();
 
   std::string dir_;
+  io::Session session_;  // read-only
   ModelConfig cfg_;
   int64_t step_ = -1;
   ReplayedProbe probe_;

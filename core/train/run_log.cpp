@@ -1,8 +1,8 @@
 #include "core/train/run_log.h"
 
 #include "core/io/framed_log.h"
+#include "core/train/trainer.h"
 
-#include <dirent.h>
 
 #include <algorithm>
 #include <array>
@@ -80,6 +80,17 @@ bool apply_run_record(RunLog& log, const nlohmann::json& r) {
   return false;
 }
 
+nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib) {
+  nlohmann::json rec = {{"type", "step"},       {"step", m.step},         {"loss", m.loss},
+                        {"accuracy", m.accuracy}, {"lr", m.lr},             {"grad_norm", m.grad_norm},
+                        {"tokens_per_s", m.tokens_per_s}, {"seconds", m.seconds}, {"peak_rss_mib", peak_rss_mib}};
+  if (m.non_finite) {
+    rec["non_finite"] = true;
+    rec["step"] = m.step + 1;  // the step that failed (no update was made)
+  }
+  return rec;
+}
+
 RunLog parse_run_log(const std::vector<nlohmann::json>& records) {
   RunLog log;
   for (const auto& r : records) apply_run_record(log, r);
@@ -115,19 +126,14 @@ bool RunLogFollower::poll() {
     problem_ = problem;
     changed = true;
   }
-  std::vector<int64_t> steps;
-  if (DIR* d = ::opendir((dir_ + "/traces").c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      long long s = -1;
-      char tail[32] = {0};
-      if (n.size() > 5 && n[0] != '.' && std::sscanf(n.c_str(), "step-%lld.%31s", &s, tail) == 2 &&
-          std::string(tail) == "safetensors")
-        steps.push_back(s);
+  if (!session_) {
+    try {
+      session_.emplace(io::Session::open(dir_, 3, io::SessionAccess::kReadOnly));
+    } catch (const io::SessionError&) {
+      // No manifest yet: nothing recorded to list.
     }
-    ::closedir(d);
   }
-  std::sort(steps.begin(), steps.end());
+  std::vector<int64_t> steps = session_ ? session_->trace_steps() : std::vector<int64_t>{};
   if (steps != trace_steps_) {
     trace_steps_ = std::move(steps);
     changed = true;

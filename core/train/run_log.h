@@ -10,7 +10,11 @@
 // step/eval/probe records of steps after its step that were written before it (the steps a
 // crash lost and the resumed run does again), so the curves are continuous.
 #pragma once
+#include "core/io/session.h"
+
 #include <nlohmann/json.hpp>
+
+#include <optional>
 
 #include <map>
 #include <string>
@@ -38,6 +42,11 @@ struct RunLog {
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);
+
+// The "step" record of one optimizer step, as `mnemoscope train` appends it (NaN/Inf become
+// null; a non-finite step is marked and carries the number of the step that failed).
+struct StepMetrics;
+nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib);
 // Applies one more record to `log` (what parse_run_log does per record). Returns true when
 // a "resume" record dropped earlier records (curves must be rebuilt, not appended to).
 bool apply_run_record(RunLog& log, const nlohmann::json& record);
@@ -63,6 +72,7 @@ class RunLogFollower {
 
  private:
   std::string dir_;
+  std::optional<io::Session> session_;  // opened read-only once its manifest exists
   RunLog log_;
   uint64_t offset_ = 0, epoch_ = 0, version_ = 0;
   std::vector<int64_t> trace_steps_;
