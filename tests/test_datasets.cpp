@@ -6,6 +6,7 @@
 #include "core/data/moby_dick.h"
 #include "core/data/tokenizer.h"
 #include "core/train/lm_metrics.h"
+#include "tests/support/skip.h"
 #include "tests/test_helpers.h"
 
 #include <doctest/doctest.h>
@@ -230,8 +231,7 @@ TEST_CASE("mnist: the real cache, when fetched, holds 10,000 images with the kno
   try {
     pkg = dataset_package_dir("mnist");
   } catch (const DatasetError&) {
-    MESSAGE("skipped: no MNIST in the cache (bash .ci/fetch-data mnist)");
-    return;
+    MNEMO_SKIP("no MNIST in the cache (bash .ci/fetch-data mnist)");
   }
   const auto all = load_mnist(pkg);
   REQUIRE(all.size() == 10000);
@@ -326,8 +326,7 @@ TEST_CASE("moby dick: the real cache, when fetched, holds the novel") {
   try {
     pkg = dataset_package_dir("moby-dick");
   } catch (const DatasetError&) {
-    MESSAGE("skipped: no Moby Dick in the cache (bash .ci/fetch-data moby-dick)");
-    return;
+    MNEMO_SKIP("no Moby Dick in the cache (bash .ci/fetch-data moby-dick)");
   }
   const auto chapters = load_moby_dick(pkg);
   REQUIRE(chapters.size() == 135);

@@ -13,6 +13,7 @@
 #include "core/trace/hash_stats.h"
 #include "kernels/device_info.h"
 #include "kernels/hashed_lookup_cpu.h"
+#include "tests/support/skip.h"
 #include "tests/test_helpers.h"
 
 #include <torch/cuda.h>
@@ -345,8 +346,7 @@ TEST_CASE("hashed: CPU table gradient is bit-identical for any split of the work
 TEST_CASE("hashed: CUDA forward and backward agree with the CPU reference, deterministic mode is bit-identical") {
   std::string why;
   if (!cuda_usable(&why)) {
-    MESSAGE("skipped: " << why);
-    return;
+    MNEMO_SKIP(why);
   }
   const torch::Device cuda(torch::kCUDA, 0);
   struct Case {
