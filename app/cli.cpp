@@ -1,6 +1,7 @@
 #include "app/cli.h"
 
 #include "app/bench.h"
+#include "app/bench_blas.h"
 #include "app/bench_hashed.h"
 #include "app/bench_strategies.h"
 #include "app/cli_common.h"
@@ -9,6 +10,7 @@
 #include "app/cmd_export.h"
 #include "app/cmd_mtn_qa.h"
 #include "app/cmd_plot.h"
+#include "app/cmd_zoo.h"
 #include "app/figures.h"
 #include "app/figures_hash.h"
 #include "core/data/document.h"
@@ -17,6 +19,7 @@
 #include "core/io/safetensors.h"
 #include "core/models/config.h"
 #include "core/models/factory.h"
+#include "core/platform/blas.h"
 #include "kernels/device_info.h"
 #include "viz/export.h"
 #ifdef MNEMO_WITH_GUI
@@ -115,6 +118,11 @@ std::string find_asset(const std::string& rel) {
 int run_cli(int argc, char** argv) {
   CLI::App app{"Mnemoscope: watch what memory-augmented transformers do with their memory"};
   app.require_subcommand(0, 1);
+  // --threads anywhere on the line (subcommands pass it up): intra-op threads of LibTorch and
+  // of OpenBLAS (core/platform/blas.h); default the number of cores.
+  int threads = 0;
+  app.fallthrough();
+  app.add_option("--threads", threads, "CPU threads for LibTorch and OpenBLAS (default: number of cores)");
 
   auto* info = app.add_subcommand("info", "LibTorch version, CUDA, devices and threads");
 
@@ -148,6 +156,8 @@ int run_cli(int argc, char** argv) {
   auto* bstrat = add_bench_strategies_command(bench, bto);
   BenchRecordingOptions bro;
   auto* brec = add_bench_recording_command(bench, bro);
+  BenchBlasOptions bbo;
+  auto* bblas = add_bench_blas_command(bench, bbo);
 
   TrainCommands trainc;
   add_train_commands(app, trainc);
@@ -157,6 +167,8 @@ int run_cli(int argc, char** argv) {
   add_export_command(app, exportc);
   PlotCommand plotc;
   add_plot_command(app, plotc);
+  ZooCommand zooc;
+  add_zoo_command(app, zooc);
 
   std::string demo_out = "mnemoscope-demo";
   auto* demo = app.add_subcommand("demo", "the demo on the shipped sample document");
@@ -178,19 +190,27 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
+    if (threads < 0) throw UsageError("--threads " + std::to_string(threads) + " must be >= 1 (0 = number of cores)");
+    platform::set_compute_threads(threads > 0 ? threads : platform::cpu_cores());
     if (*info) {
+      const platform::BlasInfo blas = platform::probe_blas();
       std::cout << "mnemoscope " << MNEMO_VERSION << "\n"
                 << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << "\n"
                 << "LibTorch CUDA: " << (torch::cuda::is_available() ? "available" : "not available") << ", devices "
                 << torch::cuda::device_count() << "\n"
                 << "kernels: " << (kernels::built_with_cuda() ? "CUDA" : "CPU reference only (built without CUDA)")
                 << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
-                << "CPU threads (intra-op): " << torch::get_num_threads() << "\n"
+                << "CPU threads (intra-op): " << torch::get_num_threads() << " of " << platform::cpu_cores()
+                << " cores (--threads N)\n"
+                << "BLAS: " << blas.summary() << "\n"
 #ifdef MNEMO_WITH_GUI
                 << "GUI: built\n";
 #else
                 << "GUI: not built (MNEMO_GUI=OFF)\n";
 #endif
+      if (blas.is_reference())
+        std::cout << "warning: the reference BLAS is slow (tens of times slower matrix products than OpenBLAS); "
+                  << platform::reference_blas_fix() << "\n";
       return 0;
     }
     if (*step) return run_step(step_mf, so, std::cout);
@@ -215,11 +235,13 @@ int run_cli(int argc, char** argv) {
     if (int rc = run_mtn_qa_command(mtnqa, std::cout); rc >= 0) return rc;
     if (int rc = run_export_command(exportc, std::cout); rc >= 0) return rc;
     if (int rc = run_plot_command(plotc, std::cout); rc >= 0) return rc;
+    if (int rc = run_zoo_command(zooc, std::cout); rc >= 0) return rc;
     if (*bench) {
       if (*bstep) return run_bench_step(bso, std::cout);
       if (*bhashed) return run_bench_hashed(bho, std::cout);
       if (*bstrat) return run_bench_strategies(bto, std::cout);
       if (*brec) return run_bench_recording(bro, std::cout);
+      if (*bblas) return run_bench_blas(bbo, std::cout);
     }
     if (*demo || argc == 1) {
       // With a display the demo is the desktop app; without one, the headless step.

@@ -82,6 +82,17 @@ ModelConfig ModelFlags::resolve() const {
     } catch (const ConfigError& e) {
       throw UsageError(std::string("--config: ") + e.what());
     }
+  } else if (!checkpoint.empty()) {
+    // No --config: the checkpoint's own config (core/train/checkpoint.h), else the defaults.
+    try {
+      WeightsFile f = read_weights_file(checkpoint);
+      cfg = f.has_model_config() ? ModelConfig::from_json(f.model_config)
+                                 : ModelConfig::from_json(nlohmann::json::parse(R"({})"));
+    } catch (const io::SafetensorsError& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    }
   } else {
     cfg = ModelConfig::from_json(nlohmann::json::parse(R"({})"));
   }
@@ -157,8 +168,9 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
   }
   if (!checkpoint.empty()) {
     try {
-      auto w = io::load_safetensors(checkpoint);
-      load_weights(*m, model_weights_only(w), checkpoint);  // a training checkpoint also holds "optim." state
+      // A training checkpoint also holds "optim." state, skipped; a file of another config
+      // gets a message naming the differing fields.
+      load_weights_checked(*m, cfg, read_weights_file(checkpoint), config.empty() ? "the flags" : config);
     } catch (const io::SafetensorsError& e) {
       throw UsageError(std::string("--checkpoint: ") + e.what());
     } catch (const ConfigError& e) {

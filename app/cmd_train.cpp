@@ -88,17 +88,27 @@ std::string fmt_rate(double v) {
 std::string eval_line(const EvalMetrics& e) {
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "%s @ step %lld: loss %.4f  bits/token %.4f  perplexity %.3f  per-char accuracy %.4f  exact match %.4f  "
+                "%s%s @ step %lld: loss %.4f  bits/token %.4f  perplexity %.3f  per-char accuracy %.4f  exact match %.4f  "
                 "(%lld examples)",
-                split_name(e.split), static_cast<long long>(e.step), e.loss, e.bits_per_token, e.perplexity, e.accuracy,
+                split_name(e.split), e.zero_memory ? " (memory zeroed)" : "", static_cast<long long>(e.step), e.loss, e.bits_per_token, e.perplexity, e.accuracy,
                 e.exact_match, static_cast<long long>(e.examples));
-  return buf;
+  std::string line = buf;
+  for (const auto& [k, v] : e.extra) {
+    char item[96];
+    std::snprintf(item, sizeof item, "  %s %.4f", k.c_str(), v);
+    line += item;
+  }
+  return line;
 }
 
 nlohmann::json eval_json(const EvalMetrics& e) {
-  return {{"type", "eval"}, {"step", e.step},          {"split", split_name(e.split)}, {"loss", e.loss},
+  nlohmann::json j = {{"type", "eval"}, {"step", e.step},          {"split", split_name(e.split)}, {"loss", e.loss},
           {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars},
           {"bits_per_token", e.bits_per_token}, {"perplexity", e.perplexity}, {"tokens", e.tokens}};
+  if (e.segments > 0) j["segments"] = e.segments;
+  if (e.zero_memory) j["zero_memory"] = true;
+  for (const auto& [k, v] : e.extra) j[k] = v;  // the task's own metrics (e.g. qa: choice_accuracy)
+  return j;
 }
 
 // Where sessions live by default: --sessions DIR, else $MNEMO_SESSIONS, else
@@ -223,12 +233,14 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     }
   }
 
-  const TaskSource& task = trainer.task();
+  const TaskSource& task = trainer.task();  // the start of a curriculum; trainer.task() follows it
   out << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", layers " << cfg.model.layers
       << ", heads " << cfg.model.heads << ", memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
       << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
       << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
       << cfg.train.bptt_depth << " -> " << dir << "\n";
+  if (cfg.train.curriculum.enabled)
+    out << "curriculum: " << cfg.train.curriculum.to_json().dump() << ", now at " << trainer.segments() << " segments\n";
   if (trainer.step() >= cfg.train.steps) {
     out << "already at step " << trainer.step() << " of " << cfg.train.steps << "; pass --steps N to train longer\n";
     return 0;
@@ -255,19 +267,22 @@ int run_train(const TrainCommands& c, std::ostream& out) {
 
   // Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
   std::optional<Document> probe;
-  if (cfg.train.record_every > 0) {
+  auto make_probe = [&]() {
+    if (cfg.train.record_every <= 0) return;
     try {
-      probe = probe_document(task, cfg.train.record_segments);
+      probe = probe_document(trainer.task(), cfg.train.record_segments);
     } catch (const std::exception& e) {
       out << "warning: no probe recordings: " << e.what() << "\n";
+      probe.reset();
     }
-  }
+  };
+  make_probe();
   int64_t last_recorded = -1;
   auto record = [&](int64_t step) {
     if (!probe || step == last_recorded) return;
     last_recorded = step;
     try {
-      record_into_session(*session, trainer.model(), *probe, task.segment_len(), step);
+      record_into_session(*session, trainer.model(), *probe, trainer.task().segment_len(), step);
     } catch (const io::SessionError&) {
       throw;
     } catch (const io::IoError&) {
@@ -284,9 +299,9 @@ int run_train(const TrainCommands& c, std::ostream& out) {
   const std::string hash_csv = dir + "/hash_stats.csv";
   auto record_hash_stats = [&](int64_t step) {
     if (!probe_batch) {
-      std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg.train.batch, task.split_size(Split::kValid))));
+      std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg.train.batch, trainer.task().split_size(Split::kValid))));
       for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
-      probe_batch = task.batch(Split::kValid, idx, trainer.model()->device());
+      probe_batch = trainer.task().batch(Split::kValid, idx, trainer.model()->device());
     }
     const HashStatsAccumulator acc = probe_hash_counts(*trainer.model(), *probe_batch);
     const bool fresh = ::access(hash_csv.c_str(), F_OK) != 0;
@@ -335,6 +350,15 @@ int run_train(const TrainCommands& c, std::ostream& out) {
     out << "  " << eval_line(e) << "\n" << std::flush;
     session->append_metrics(eval_json(e));
   };
+  cb.on_curriculum = [&](const CurriculumChange& ch) {
+    end_line();
+    out << "  curriculum: " << ch.from << " -> " << ch.to << " segments after step " << ch.step << " (" << ch.reason
+        << ")\n" << std::flush;
+    session->append_metrics({{"type", "curriculum"}, {"step", ch.step}, {"from", ch.from}, {"to", ch.to},
+                             {"segments", ch.to}, {"reason", ch.reason}});
+    make_probe();  // the probe document follows the task's new segmentation
+    probe_batch.reset();
+  };
   cb.on_save = [&](int64_t step) {
     const std::string path = save(step);
     if (!tty) out << "  saved " << path << "\n";
@@ -360,13 +384,17 @@ int run_train(const TrainCommands& c, std::ostream& out) {
         << " --resume\n";
     return 130;
   }
-  for (Split s : {Split::kValid, Split::kTest}) {
-    EvalMetrics e = trainer.evaluate(s);
-    out << "final " << eval_line(e) << "\n";
-    auto j = eval_json(e);
-    j["final"] = true;
-    session->append_metrics(j);
-  }
+  for (Split s : {Split::kValid, Split::kTest})
+    for (bool zero : {false, true}) {
+      if (zero && !(cfg.train.eval_zero_memory && trainer.has_memory())) continue;
+      EvalOptions eo;
+      eo.zero_memory = zero;
+      EvalMetrics e = trainer.evaluate(s, eo);
+      out << "final " << eval_line(e) << "\n";
+      auto j = eval_json(e);
+      j["final"] = true;
+      session->append_metrics(j);
+    }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   out << "done: " << o.steps_done << " steps in " << fmt_duration(secs) << "; checkpoints in " << dir
       << "/checkpoints\n";
@@ -374,7 +402,21 @@ int run_train(const TrainCommands& c, std::ostream& out) {
 }
 
 int run_eval(const TrainCommands& c, std::ostream& out) {
-  TrainingConfig cfg = load_training_config(c.eval_config, c.sets);
+  WeightsFile file;
+  try {
+    file = read_weights_file(c.checkpoint);
+  } catch (const io::SafetensorsError& e) {
+    throw UsageError(std::string("--checkpoint: ") + e.what());
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--checkpoint: ") + e.what());
+  }
+  // Without --config the checkpoint's own training config (curriculum segments included).
+  if (c.eval_config.empty() && file.training_config.is_null())
+    throw UsageError("--checkpoint '" + c.checkpoint + "' names no training config (a " + file.kind +
+                     "); pass --config with the config it was trained with");
+  TrainingConfig cfg = c.eval_config.empty()
+                           ? config_with_sets(file.training_config, c.sets, "--checkpoint '" + c.checkpoint + "' config")
+                           : load_training_config(c.eval_config, c.sets);
   Split split;
   try {
     split = parse_split(c.split, "--split");
@@ -388,21 +430,25 @@ int run_eval(const TrainCommands& c, std::ostream& out) {
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--config: ") + e.what());
   }
-  std::map<std::string, std::string> meta;
   try {
-    auto tensors = io::load_safetensors(c.checkpoint, &meta);
-    load_weights(*model, model_weights_only(tensors), c.checkpoint);
-  } catch (const io::SafetensorsError& e) {
-    throw UsageError(std::string("--checkpoint: ") + e.what());
+    load_weights_checked(*model, cfg.model, file, c.eval_config.empty() ? "the --set flags" : c.eval_config);
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--checkpoint: ") + e.what());
   }
   auto task = cfg.make_task();
+  try {
+    task->configure_model(*model);
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--config: ") + e.what());
+  }
   const int64_t batches = c.batches == -2 ? cfg.train.eval_batches : c.batches;
   ScoreTotals s = evaluate_model(*model, *task, split, batches, cfg.train.batch, c.zero_memory);
   EvalMetrics e;
-  e.step = meta.count("step") ? std::stoll(meta["step"]) : -1;
+  e.step = file.step;
   e.split = split;
+  e.zero_memory = c.zero_memory;
+  e.segments = task->segments();
+  e.extra = task->finish_metrics(s.extra);
   e.loss = s.loss();
   e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
   e.perplexity = perplexity(s.loss_sum, s.loss_count);
@@ -416,7 +462,6 @@ int run_eval(const TrainCommands& c, std::ostream& out) {
     j["checkpoint"] = c.checkpoint;
     j["model"] = cfg.model.model;
     j["task"] = task->name();
-    j["segments"] = task->segments();
     j["zero_memory"] = c.zero_memory;
     out << j.dump() << "\n";
   } else {
@@ -446,7 +491,8 @@ void add_train_commands(CLI::App& app, TrainCommands& c) {
   c.train->add_option("--set", c.sets, "override a config field: --set task.segments=4 (repeatable)");
 
   c.eval = app.add_subcommand("eval", "evaluate a checkpoint on a task split");
-  c.eval->add_option("--config", c.eval_config, "training config JSON the checkpoint was made with")->required();
+  c.eval->add_option("--config", c.eval_config,
+                     "training config JSON the checkpoint was made with (default: the checkpoint's own)");
   c.eval->add_option("--checkpoint", c.checkpoint, "checkpoint (.safetensors) from train")->required();
   c.eval->add_option("--split", c.split, "train | valid | test (default test)");
   c.eval->add_option("--batches", c.batches, "batches of train.batch examples (default train.eval_batches; -1 = all)");

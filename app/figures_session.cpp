@@ -84,6 +84,7 @@ SessionCurveInfo session_curve_info(const std::string& name) {
   if (name == "forget-norm") return {"Memformer forgetting-vector norms ||v_bias||", "norm", false};
   if (name == "block-mass") return {"RMT attention block masses on the probe document", "mass", false};
   if (name == "hash-entropy") return {"Hash-bucket entropy (first and last table)", "normalised entropy", false};
+  if (name == "segments") return {"Curriculum: segments per example", "segments", false};
   return {"", "", false};
 }
 

@@ -225,7 +225,8 @@ TEST_CASE("cli: train records probe traces; export writes curves and maps withou
     CHECK(header == "series,step,value");
     int rows = 0;
     while (std::getline(in, row)) ++rows;
-    CHECK(rows == 3 + 2);  // train steps 2, 3, 4 and the valid evaluations at 2 and 4
+    // train steps 2, 3, 4, the valid evaluations at 2 and 4, and the same with memory zeroed
+    CHECK(rows == 3 + 2 + 2);
   }
 
   // Without --out the session goes under --sessions (default: the user data directory).

@@ -48,7 +48,7 @@ GuiOptions resolve_gui(const GuiCommands& c) {
   load_doc_flag(o.doc);  // exit 2 naming --doc for a missing, empty or unreadable file
   o.doc = absolute_path(o.doc);  // shown in the app; the default export folder sits beside it
   ModelFlags mf = c.model;
-  if (mf.config.empty()) mf.config = find_asset("../sessions/demo-memformer.json");
+  if (mf.config.empty() && mf.checkpoint.empty()) mf.config = find_asset("../sessions/demo-memformer.json");
   o.cfg = mf.resolve();
   o.seed = mf.seed;
   o.checkpoint = mf.checkpoint;

@@ -5,8 +5,10 @@
 #include "core/models/mtn.h"
 #include "core/models/rmt.h"
 #include "core/trace/hash_stats.h"
+#include "core/train/checkpoint.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace mnemo::app {
 
@@ -23,27 +25,19 @@ TraceSpec gui_trace_spec() {
 }
 
 MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note) {
-  io::NamedTensors weights;
+  std::optional<WeightsFile> file;
   if (!checkpoint.empty()) {
-    std::map<std::string, std::string> meta;
-    weights = io::load_safetensors(checkpoint, &meta);
-    if (auto it = meta.find("model"); it != meta.end()) {
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(it->second);
-      } catch (const std::exception& e) {
-        throw ConfigError("checkpoint '" + checkpoint + "': its \"model\" metadata is not JSON (" + e.what() + ")");
-      }
-      *cfg = ModelConfig::from_json(j);
-    }
+    // Any weights file: its own config (training checkpoint, zoo model, export-weights) wins.
+    file = read_weights_file(checkpoint);
+    if (file->has_model_config()) *cfg = ModelConfig::from_json(file->model_config);
   }
   if (cfg->heads > 0 && cfg->dim % cfg->heads != 0)
     throw ConfigError("heads: dim " + std::to_string(cfg->dim) + " must be divisible by heads " +
                       std::to_string(cfg->heads) + "; change dim or heads");
   cfg->validate();
   MemoryModel m = make_model(*cfg, seed);
-  if (!checkpoint.empty()) {
-    load_weights(*m, weights, checkpoint);
+  if (file) {
+    load_weights_checked(*m, *cfg, *file, "the flags");
     *note = cfg->model + ", weights from " + checkpoint;
   } else {
     *note = cfg->model + ", randomly initialised (seed " + std::to_string(seed) + ")";

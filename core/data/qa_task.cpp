@@ -1,6 +1,8 @@
 #include "core/data/qa_task.h"
 
+#include "core/data/qa_metrics.h"
 #include "core/data/tokenizer.h"
+#include "core/models/mtn.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -45,8 +47,10 @@ size_t max_len(const std::vector<std::string>& v) {
   return n;
 }
 
+}  // namespace
+
 // splitmix64: a tiny, fully specified generator (same numbers on every platform).
-struct Rng {
+struct QaRng {
   uint64_t state;
   uint64_t next() {
     uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -76,6 +80,8 @@ struct Rng {
     return all;
   }
 };
+
+namespace {
 
 void range(const char* field, int64_t v, int64_t lo, int64_t hi) {
   if (v < lo || v > hi)
@@ -121,6 +127,15 @@ void QaTaskOptions::validate() const {
     throw ConfigError("qa task option 'facts' = " + std::to_string(facts) + ": that many facts (up to " +
                       std::to_string(fact_max) + " bytes each) do not fit a document of doc_chunks * chunk_len = " +
                       std::to_string(doc_bytes) + " bytes; raise doc_chunks or lower facts");
+  range("fact_chunks", fact_chunks, 0, doc_chunks);
+  if (fact_chunks > 0) {
+    const int64_t per_chunk = (chunk_len + 1) / (fact_max + 1);
+    if (facts > fact_chunks * per_chunk)
+      throw ConfigError("qa task option 'facts' = " + std::to_string(facts) + " do not fit the first fact_chunks = " +
+                        std::to_string(fact_chunks) + " chunks of " + std::to_string(chunk_len) + " bytes (" +
+                        std::to_string(per_chunk) + " facts of up to " + std::to_string(fact_max) +
+                        " bytes per chunk); raise fact_chunks or chunk_len, or lower facts");
+  }
   const int64_t query_max = static_cast<int64_t>(std::string(kQuestionHead).size() + max_len(names()) +
                                                  std::string(kQuestionTail).size()) +
                             candidates * static_cast<int64_t>(max_len(cities()) + 1);
@@ -131,9 +146,11 @@ void QaTaskOptions::validate() const {
 }
 
 nlohmann::json QaTaskOptions::to_json() const {
-  return {{"seed", seed},           {"chunk_len", chunk_len},   {"doc_chunks", doc_chunks},
-          {"facts", facts},         {"candidates", candidates}, {"train_size", train_size},
-          {"valid_size", valid_size}, {"test_size", test_size}};
+  nlohmann::json j = {{"seed", seed},           {"chunk_len", chunk_len},   {"doc_chunks", doc_chunks},
+                      {"facts", facts},         {"candidates", candidates}, {"train_size", train_size},
+                      {"valid_size", valid_size}, {"test_size", test_size}};
+  if (fact_chunks > 0) j["fact_chunks"] = fact_chunks;
+  return j;
 }
 
 QaTaskOptions QaTaskOptions::from_json(const nlohmann::json& j) {
@@ -152,9 +169,10 @@ QaTaskOptions QaTaskOptions::from_json(const nlohmann::json& j) {
     else if (k == "train_size") o.train_size = v.get<int64_t>();
     else if (k == "valid_size") o.valid_size = v.get<int64_t>();
     else if (k == "test_size") o.test_size = v.get<int64_t>();
+    else if (k == "fact_chunks") o.fact_chunks = v.get<int64_t>();
     else
       throw ConfigError("qa task option '" + k + "' is unknown; known: seed, chunk_len, doc_chunks, facts, candidates, "
-                        "train_size, valid_size, test_size");
+                        "fact_chunks, train_size, valid_size, test_size");
   }
   o.validate();
   return o;
@@ -185,9 +203,9 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
     throw std::out_of_range(std::string("qa ") + qa_split_name(s) + " example " + std::to_string(index) +
                             " is out of range 0.." + std::to_string(size(s) - 1));
   // One stream per (seed, split, index).
-  Rng seeder{opt_.seed};
+  QaRng seeder{opt_.seed};
   const uint64_t base = seeder.next();
-  Rng rng{base ^ (0xA24BAED4963EE407ull * (static_cast<uint64_t>(s) + 1)) ^ (0x9FB21C651E98DF25ull * static_cast<uint64_t>(index + 1))};
+  QaRng rng{base ^ (0xA24BAED4963EE407ull * (static_cast<uint64_t>(s) + 1)) ^ (0x9FB21C651E98DF25ull * static_cast<uint64_t>(index + 1))};
   rng.next();
 
   const auto& nm = names();
@@ -201,6 +219,52 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
     std::string text;
     int64_t fact = -1;
   };
+  const auto& fl = fillers();
+  if (opt_.fact_chunks > 0) {
+    // Facts only in the first fact_chunks chunks; every sentence inside one chunk, each
+    // chunk filled with fillers and padded with spaces to its end.
+    const int64_t l = opt_.chunk_len;
+    std::vector<std::vector<Sentence>> chunk(static_cast<size_t>(opt_.doc_chunks));
+    std::vector<int64_t> used(static_cast<size_t>(opt_.doc_chunks), -1);
+    auto fits = [&](int64_t c, const std::string& t) { return used[c] + 1 + static_cast<int64_t>(t.size()) <= l; };
+    for (int64_t f = 0; f < nf; ++f) {
+      std::vector<int64_t> open;
+      for (int64_t c = 0; c < opt_.fact_chunks; ++c)
+        if (fits(c, fact(nm[who[f]], ct[where[f]]))) open.push_back(c);
+      TORCH_CHECK(!open.empty(), "qa example: no room for a fact (validate() should have refused these options)");
+      const int64_t c = open[static_cast<size_t>(rng.below(static_cast<int64_t>(open.size())))];
+      chunk[c].push_back({fact(nm[who[f]], ct[where[f]]), f});
+      used[c] += 1 + static_cast<int64_t>(chunk[c].back().text.size());
+    }
+    for (int64_t c = 0; c < opt_.doc_chunks; ++c) {
+      for (int misses = 0; misses < 8;) {
+        const auto& t = fl[static_cast<size_t>(rng.below(static_cast<int64_t>(fl.size())))];
+        if (fits(c, t)) {
+          chunk[c].push_back({t, -1});
+          used[c] += 1 + static_cast<int64_t>(t.size());
+        } else {
+          ++misses;
+        }
+      }
+      rng.shuffle(chunk[c]);
+    }
+    const int64_t asked = rng.below(nf);
+    QaExample ex;
+    for (int64_t c = 0; c < opt_.doc_chunks; ++c) {
+      std::string text;
+      for (const auto& st : chunk[c]) {
+        if (!text.empty()) text.push_back(' ');
+        if (st.fact == asked) ex.fact_begin = c * l + static_cast<int64_t>(text.size());
+        text += st.text;
+      }
+      text.resize(static_cast<size_t>(l), ' ');
+      ex.document += text;
+    }
+    ex.name = nm[who[asked]];
+    ex.answer = ct[where[asked]];
+    finish_query(ex, rng, who, where, asked);
+    return ex;
+  }
   std::vector<Sentence> sent;
   int64_t used = -1;  // bytes with one space between sentences
   for (int64_t f = 0; f < nf; ++f) {
@@ -208,7 +272,6 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
     used += static_cast<int64_t>(sent.back().text.size()) + 1;
   }
   const int64_t budget = opt_.doc_chunks * opt_.chunk_len;
-  const auto& fl = fillers();
   for (int misses = 0; misses < 8;) {
     const auto& t = fl[static_cast<size_t>(rng.below(static_cast<int64_t>(fl.size())))];
     if (used + 1 + static_cast<int64_t>(t.size()) <= budget) {
@@ -229,7 +292,15 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
   }
   ex.name = nm[who[asked]];
   ex.answer = ct[where[asked]];
+  finish_query(ex, rng, who, where, asked);
+  return ex;
+}
 
+void QaTask::finish_query(QaExample& ex, QaRng& rng, const std::vector<int64_t>& who, const std::vector<int64_t>& where,
+                          int64_t asked) const {
+  const auto& ct = cities();
+  const int64_t nf = opt_.facts;
+  (void)who;
   // Candidates: the answer, the other facts' cities, then cities not in the document.
   std::vector<std::string> cand{ex.answer};
   std::vector<int64_t> others;
@@ -260,7 +331,6 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
   }
   ex.labels.assign(ex.query.size(), 0);
   for (size_t i = 0; i < ex.answer.size(); ++i) ex.labels[static_cast<size_t>(ex.answer_begin) + i] = 1;
-  return ex;
 }
 
 int64_t qa_pick_candidate(const torch::Tensor& answer_prob, const QaExample& ex) {
@@ -372,6 +442,161 @@ QaForward qa_forward(MemoryModelImpl& model, const QaBatch& batch) {
   r.labels = torch::cat(labels, 1);
   r.valid = torch::cat(valid, 1);
   return r;
+}
+
+// ---- the QA task as a TaskSource ----
+
+namespace {
+
+QaTaskOptions qa_options_of(const nlohmann::json& cfg) {
+  if (!cfg.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(cfg.type_name()));
+  nlohmann::json j = cfg;
+  j.erase("name");
+  int64_t segments = -1;
+  if (j.contains("segments")) {
+    if (!j["segments"].is_number_integer() || j["segments"].get<int64_t>() < 2)
+      throw ConfigError("qa task option 'segments' = " + j["segments"].dump() +
+                        " must be an integer >= 2 (doc_chunks reading chunks + 1 query chunk)");
+    segments = j["segments"].get<int64_t>();
+    j.erase("segments");
+  }
+  // The sizes default to the ones a training run needs (QaTaskOptions' are the CLI's old ones).
+  if (!j.contains("train_size")) j["train_size"] = 100000;
+  if (!j.contains("valid_size")) j["valid_size"] = 1024;
+  if (!j.contains("test_size")) j["test_size"] = 1024;
+  QaTaskOptions o = QaTaskOptions::from_json(j);
+  if (segments > 0) {
+    o.doc_chunks = segments - 1;
+    o.validate();
+  }
+  if (o.train_size < 1 || o.valid_size < 1 || o.test_size < 1)
+    throw ConfigError("qa task options 'train_size', 'valid_size' and 'test_size' must be >= 1");
+  return o;
+}
+
+}  // namespace
+
+QaTaskSource::QaTaskSource(const nlohmann::json& cfg) : task_(qa_options_of(cfg)) { weights_ = task_.class_weights(); }
+
+nlohmann::json QaTaskSource::to_json() const {
+  nlohmann::json j = task_.options().to_json();
+  j["name"] = "qa";
+  return j;
+}
+
+int64_t QaTaskSource::split_size(Split s) const {
+  return task_.size(s == Split::kTrain ? QaSplit::kTrain : s == Split::kValid ? QaSplit::kValid : QaSplit::kTest);
+}
+
+TaskBatch QaTaskSource::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
+  const QaSplit qs = s == Split::kTrain ? QaSplit::kTrain : s == Split::kValid ? QaSplit::kValid : QaSplit::kTest;
+  const int64_t n = task_.size(qs);
+  std::vector<QaExample> ex;
+  for (int64_t i : indices) ex.push_back(task_.example(qs, ((i % n) + n) % n));
+  QaBatch qb = task_.batch(ex, torch::kCPU);
+  TORCH_CHECK(qb.query.size() == 1, "qa task: the query must fit one chunk");
+  const int64_t b = static_cast<int64_t>(ex.size()), l = task_.options().chunk_len;
+  TaskBatch out;
+  out.examples = b;
+  for (auto& in : qb.reading) {
+    // No loss while reading: targets defined but nowhere valid.
+    in.targets = torch::zeros({b, l}, torch::kInt64);
+    in.target_valid = torch::zeros({b, l}, torch::kBool);
+    out.segments.push_back(in);
+    out.scored.push_back(torch::zeros({b, l}, torch::kBool));
+  }
+  auto cand = torch::full({b, l}, int64_t{-1}, torch::kInt64);
+  auto answer = torch::zeros({b}, torch::kInt64);
+  auto scored = torch::zeros({b, l}, torch::kBool);
+  auto ca = cand.accessor<int64_t, 2>();
+  auto aa = answer.accessor<int64_t, 1>();
+  auto sa = scored.accessor<bool, 2>();
+  for (int64_t r = 0; r < b; ++r) {
+    const auto& e = ex[static_cast<size_t>(r)];
+    for (size_t c = 0; c < e.candidates.size(); ++c)
+      for (int64_t j = e.candidates[c].first; j < e.candidates[c].second; ++j) {
+        ca[r][j] = static_cast<int64_t>(c);
+        sa[r][j] = true;
+      }
+    aa[r] = e.answer_candidate;
+  }
+  out.segments.push_back(qb.query[0]);
+  out.scored.push_back(scored);
+  out.memory_frozen_from = task_.options().doc_chunks;
+  out.extra["qa.candidate"] = cand;
+  out.extra["qa.answer_candidate"] = answer;
+  for (auto& in : out.segments) {
+    in.tokens = in.tokens.to(device);
+    in.valid = in.valid.to(device);
+    if (in.offsets.defined()) in.offsets = in.offsets.to(device);
+    in.targets = in.targets.to(device);
+    in.target_valid = in.target_valid.to(device);
+  }
+  for (auto& t : out.scored) t = t.to(device);
+  return out;
+}
+
+void QaTaskSource::configure_model(MemoryModelImpl& model) const {
+  auto* mtn = dynamic_cast<MtnImpl*>(&model);
+  if (!mtn)
+    throw ConfigError("task 'qa' tags answer bytes and needs an MTN-family model (model.model = mtn, mtn-naive or "
+                      "no-memory), not '" + model.kind() + "'");
+  mtn->set_task({MtnTask::Kind::kAnswerTagging, weights_.first, weights_.second});
+}
+
+void QaTaskSource::accumulate_metrics(const TaskBatch& batch, const std::vector<torch::Tensor>& logits,
+                                      MetricSums& sums) const {
+  const auto q = static_cast<size_t>(batch.memory_frozen_from);
+  if (q >= logits.size() || !logits[q].defined()) return;
+  auto p = torch::softmax(logits[q].detach().to(torch::kCPU, torch::kFloat64), -1).select(-1, 1);  // [B, L]
+  const auto& in = batch.segments[q];
+  auto labels = in.targets.to(torch::kCPU);
+  auto valid = in.target_valid.logical_and(in.valid).to(torch::kCPU);
+  auto cand = batch.extra.at("qa.candidate").to(torch::kCPU);
+  auto answer = batch.extra.at("qa.answer_candidate").to(torch::kCPU);
+  auto pa = p.accessor<double, 2>();
+  auto la = labels.accessor<int64_t, 2>();
+  auto va = valid.accessor<bool, 2>();
+  auto ca = cand.accessor<int64_t, 2>();
+  auto& choice = sums["choice_accuracy"];
+  auto& recall = sums["recall"];
+  auto& fpr = sums["fpr"];
+  for (int64_t r = 0; r < p.size(0); ++r) {
+    std::map<int64_t, std::pair<double, double>> per;  // candidate -> (sum P, bytes)
+    for (int64_t j = 0; j < p.size(1); ++j) {
+      if (!va[r][j]) continue;
+      if (la[r][j]) {
+        recall.first += pa[r][j];
+        recall.second += 1;
+      } else {
+        fpr.first += pa[r][j];
+        fpr.second += 1;
+      }
+      if (ca[r][j] >= 0) {
+        per[ca[r][j]].first += pa[r][j];
+        per[ca[r][j]].second += 1;
+      }
+    }
+    // The pick of qa_pick_candidate: the largest mean P(answer), ties to the first.
+    int64_t best = -1;
+    double best_mean = -1;
+    for (const auto& [c, v] : per)
+      if (v.first / v.second > best_mean) {
+        best_mean = v.first / v.second;
+        best = c;
+      }
+    choice.first += best == answer.accessor<int64_t, 1>()[r] ? 1.0 : 0.0;
+    choice.second += 1;
+  }
+}
+
+std::map<std::string, double> QaTaskSource::finish_metrics(const MetricSums& sums) const {
+  std::map<std::string, double> out = TaskSource::finish_metrics(sums);
+  if (out.count("recall") && out.count("fpr")) {
+    out["pseudo_precision"] = qa_precision(out["recall"], out["fpr"], 1.0);
+    out["pseudo_f1"] = qa_f1(out["pseudo_precision"], out["recall"]);
+  }
+  return out;
 }
 
 }  // namespace mnemo

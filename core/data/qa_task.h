@@ -14,6 +14,7 @@
 // options, the split and i (its own splitmix64 stream; no std:: distributions, whose
 // output differs between standard libraries).
 #pragma once
+#include "core/data/tasks.h"
 #include "core/errors.h"
 #include "core/models/model.h"
 
@@ -26,12 +27,18 @@
 
 namespace mnemo {
 
+struct QaRng;
+
 struct QaTaskOptions {
   uint64_t seed = 1;
   int64_t chunk_len = 48;   // bytes per chunk (the paper's 48 tokens)
   int64_t doc_chunks = 4;   // reading-phase chunks per document
   int64_t facts = 3;        // "<name> lives in <city>." sentences per document
   int64_t candidates = 3;   // cities listed in the query (1 answer + distractors)
+  // 0: facts anywhere among the fillers. k >= 1: the facts lie in the first k chunks only
+  // (each sentence inside one chunk, the chunks padded with spaces); the later chunks are
+  // fillers, so the answer's fact is read at least doc_chunks - k chunks before the query.
+  int64_t fact_chunks = 0;
   int64_t train_size = 4096, valid_size = 256, test_size = 256;
 
   // Throws ConfigError naming the field: counts out of range, or sizes for which the facts
@@ -87,6 +94,9 @@ class QaTask {
   std::pair<double, double> class_weights(int64_t n = 512) const;
 
  private:
+  // Candidates, query text, labels and spans of an example whose document is written.
+  void finish_query(QaExample& ex, struct QaRng& rng, const std::vector<int64_t>& who, const std::vector<int64_t>& where,
+                    int64_t asked) const;
   QaTaskOptions opt_;
 };
 
@@ -102,5 +112,35 @@ struct QaForward {
   torch::Tensor valid;        // [B, Lq] bool
 };
 QaForward qa_forward(MemoryModelImpl& model, const QaBatch& batch);
+
+// The QA task as a TaskSource (task name "qa"), so MTN and its baselines train through
+// core/train like every other model: {"name": "qa", <QaTaskOptions fields>} (a "segments"
+// field, e.g. from a curriculum, sets doc_chunks = segments - 1). Segments: doc_chunks
+// reading chunks (no loss) then the query chunk, with TaskBatch::memory_frozen_from =
+// doc_chunks (the memory after reading is fixed while the query is read). Accuracy and
+// exact match are scored on the candidate cities' bytes (tagged answer or not); the task
+// adds choice_accuracy, recall, fpr, pseudo_precision and pseudo_f1 (core/data/qa_metrics.h)
+// to every evaluation. configure_model switches an MTN-family model to answer tagging with
+// the class weights of QaTask::class_weights(); other models are a ConfigError.
+class QaTaskSource : public TaskSource {
+ public:
+  explicit QaTaskSource(const nlohmann::json& cfg);  // ConfigError naming the option
+  const QaTask& qa() const { return task_; }
+  std::string name() const override { return "qa"; }
+  nlohmann::json to_json() const override;
+  int64_t length() const override { return segments() * segment_len(); }
+  int64_t segments() const override { return task_.options().doc_chunks + 1; }
+  int64_t segment_len() const override { return task_.options().chunk_len; }
+  int64_t split_size(Split s) const override;
+  TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const override;
+  void configure_model(MemoryModelImpl& model) const override;
+  void accumulate_metrics(const TaskBatch& batch, const std::vector<torch::Tensor>& logits,
+                          MetricSums& sums) const override;
+  std::map<std::string, double> finish_metrics(const MetricSums& sums) const override;
+
+ private:
+  QaTask task_;
+  std::pair<double, double> weights_;
+};
 
 }  // namespace mnemo

@@ -1,6 +1,8 @@
 #include "core/data/tasks.h"
 
 #include "core/data/lm_tasks.h"
+#include "core/data/qa_task.h"
+#include "core/data/recall_tasks.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -157,14 +159,24 @@ std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
   auto it = task_registry().find(name);
   if (it != task_registry().end()) return it->second(task);
   if (auto d = make_dataset_task(task)) return d;  // mnist, moby-dick (core/data/lm_tasks.h)
+  if (auto r = make_recall_task(task)) return r;   // copy-recall, assoc-recall (core/data/recall_tasks.h)
+  if (name == "qa") return std::make_shared<QaTaskSource>(task);  // core/data/qa_task.h
   const auto& builtin = TaskConfig::known_tasks();
   if (std::find(builtin.begin(), builtin.end(), name) == builtin.end()) {
     std::string known = "copy, reverse, assoc, quadratic";
     for (const auto& k : dataset_task_kinds()) known += ", " + k;
+    for (const auto& k : recall_task_kinds()) known += ", " + k;
+    known += ", qa";
     for (const auto& [k, v] : task_registry()) known += ", " + k;
     throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: " + known);
   }
   return std::make_shared<Task>(TaskConfig::from_json(task));
+}
+
+std::map<std::string, double> TaskSource::finish_metrics(const MetricSums& sums) const {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : sums) out[k] = v.second > 0 ? v.first / v.second : std::nan("");
+  return out;
 }
 
 std::string TaskExample::text() const {

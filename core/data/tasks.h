@@ -20,7 +20,8 @@
 //
 // The Trainer sees any data set through TaskSource; make_task() builds one from the "task"
 // object of a training config: the synthetic tasks here, or a kind registered with
-// register_task_kind(); the data sets "mnist" and "moby-dick" are built in (core/data/lm_tasks.h).
+// register_task_kind(); the data sets "mnist" and "moby-dick" are built in (core/data/lm_tasks.h),
+// and so are the memory tasks "copy-recall" and "assoc-recall" (core/data/recall_tasks.h).
 #pragma once
 #include "core/errors.h"
 #include "core/models/model.h"
@@ -29,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,7 +75,17 @@ struct TaskBatch {
   std::vector<SegmentInput> segments;  // tokens/valid/targets/target_valid [B, Ls]
   std::vector<torch::Tensor> scored;   // per segment [B, Ls] bool: target_valid positions that are scored
   int64_t examples = 0;
+  // From this segment on the memory is read but not updated: every later segment sees the
+  // memory after segment memory_frozen_from - 1 (the QA task's inference phase, papers'
+  // "memory fixed while answering"). -1: memory flows through every segment.
+  int64_t memory_frozen_from = -1;
+  // Per-example tensors a task's own metrics need (e.g. the QA task's candidate spans).
+  std::map<std::string, torch::Tensor> extra;
 };
+
+// Task-specific metric sums: name -> (sum, count); the value is sum / count unless the
+// task's finish_metrics derives it otherwise.
+using MetricSums = std::map<std::string, std::pair<double, double>>;
 
 // What the Trainer trains and evaluates on. Batches must be deterministic in (split, indices).
 // Scoring: position j of segment t is scored when scored[t][j]; its prediction is the argmax
@@ -89,6 +101,16 @@ class TaskSource {
   virtual int64_t segment_len() const = 0;     // tokens per segment; model.segment_len must be >= this
   virtual int64_t split_size(Split s) const = 0;
   virtual TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const = 0;
+
+  // Hooks for tasks that need more than loss / accuracy / exact match (defaults: nothing).
+  // Called once on a freshly built model (training, eval, the GUI): e.g. the QA task switches
+  // an MTN to answer tagging with its class weights. ConfigError when the model cannot do the task.
+  virtual void configure_model(MemoryModelImpl& model) const {}
+  // Adds this batch's sums; logits[t] = segment t's logits (undefined where none).
+  virtual void accumulate_metrics(const TaskBatch& batch, const std::vector<torch::Tensor>& logits,
+                                  MetricSums& sums) const {}
+  // The final values by name (default: sum / count of each).
+  virtual std::map<std::string, double> finish_metrics(const MetricSums& sums) const;
 };
 
 // Builds the task of a training config's "task" object from its "name": copy | reverse |

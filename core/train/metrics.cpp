@@ -3,6 +3,11 @@
 namespace mnemo {
 
 void ScoreTotals::add(const ScoreTotals& o) {
+  for (const auto& [k, v] : o.extra) {
+    auto& e = extra[k];
+    e.first += v.first;
+    e.second += v.second;
+  }
   chars += o.chars;
   correct += o.correct;
   examples += o.examples;

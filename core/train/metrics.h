@@ -4,6 +4,9 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace mnemo {
@@ -12,6 +15,8 @@ struct ScoreTotals {
   double chars = 0, correct = 0;   // scored positions, correctly predicted ones
   int64_t examples = 0, exact = 0;  // examples, examples with every scored position correct
   double loss_sum = 0, loss_count = 0;
+  // A task's own metric sums (TaskSource::accumulate_metrics): name -> (sum, count).
+  std::map<std::string, std::pair<double, double>> extra;
 
   double accuracy() const { return chars > 0 ? correct / chars : 0.0; }
   double exact_match() const { return examples > 0 ? static_cast<double>(exact) / static_cast<double>(examples) : 0.0; }

@@ -97,8 +97,12 @@ void finish_totals(RolloutResult& r, const std::vector<torch::Tensor>& sums, con
   r.loss = r.loss_count > 0 ? r.loss_sum / r.loss_count : std::numeric_limits<double>::quiet_NaN();
 }
 
+// Whether segment t's output memory is carried on: segments from freeze_from on all see the
+// memory after segment freeze_from - 1.
+bool updates_memory(int64_t t, int64_t freeze_from) { return freeze_from < 0 || t < freeze_from; }
+
 RolloutResult forward_only(MemoryModelImpl& model, const std::vector<SegmentInput>& segs, const MemoryState& in,
-                           const SegmentCallback& cb) {
+                           const SegmentCallback& cb, int64_t freeze_from) {
   torch::NoGradGuard g;
   RolloutResult r;
   MemoryState mem = detach_memory(in);
@@ -108,7 +112,7 @@ RolloutResult forward_only(MemoryModelImpl& model, const std::vector<SegmentInpu
     r.segment_loss_sum.push_back(out.loss_sum.item<double>());
     r.segment_loss_count.push_back(out.loss_count.item<double>());
     if (cb) cb(static_cast<int64_t>(t), segs[t], out);
-    mem = std::move(out.memory);
+    if (updates_memory(static_cast<int64_t>(t), freeze_from)) mem = std::move(out.memory);
   }
   for (size_t t = 0; t < segs.size(); ++t) {
     r.loss_sum += r.segment_loss_sum[t];
@@ -121,7 +125,7 @@ RolloutResult forward_only(MemoryModelImpl& model, const std::vector<SegmentInpu
 
 // Full BPTT: one graph over the whole rollout, one backward of J.
 RolloutResult full_bptt(MemoryModelImpl& model, const std::vector<SegmentInput>& segs, const MemoryState& in,
-                        const SegmentCallback& cb) {
+                        const SegmentCallback& cb, int64_t freeze_from) {
   RolloutResult r;
   MemoryState mem = in;
   torch::Tensor sum, count;
@@ -133,7 +137,7 @@ RolloutResult full_bptt(MemoryModelImpl& model, const std::vector<SegmentInput>&
     sum = sum.defined() ? sum + out.loss_sum : out.loss_sum;
     count = count.defined() ? count + out.loss_count : out.loss_count;
     if (cb) cb(static_cast<int64_t>(t), segs[t], out);
-    mem = std::move(out.memory);
+    if (updates_memory(static_cast<int64_t>(t), freeze_from)) mem = std::move(out.memory);
   }
   auto j = sum / count.detach().clamp_min(1e-12);
   j.backward();
@@ -425,8 +429,11 @@ RolloutResult run_rollout(MemoryModelImpl& model, const std::vector<SegmentInput
                           const MemoryState& memory_in, const RolloutOptions& opt, const SegmentCallback& on_segment) {
   if (segments.empty()) throw std::invalid_argument("rollout: no segments");
   if (opt.depth < -1) throw std::invalid_argument("rollout: depth must be -1 (full) or >= 0");
-  if (!opt.backward) return forward_only(model, segments, memory_in, on_segment);
+  if (!opt.backward) return forward_only(model, segments, memory_in, on_segment, opt.freeze_from);
   const bool full = opt.depth < 0 || opt.depth >= static_cast<int64_t>(segments.size()) - 1;
+  if (opt.freeze_from >= 0 && !(opt.strategy == Strategy::kBptt && full))
+    throw std::invalid_argument("rollout: a batch whose memory is frozen from segment " + std::to_string(opt.freeze_from) +
+                                " (e.g. the qa task) trains with strategy 'bptt' and depth -1 only");
   if (opt.strategy != Strategy::kBptt && !full)
     throw std::invalid_argument(std::string("rollout: strategy '") + strategy_name(opt.strategy) +
                                 "' back-propagates through the whole rollout, so depth must be -1 (got " +
@@ -434,7 +441,7 @@ RolloutResult run_rollout(MemoryModelImpl& model, const std::vector<SegmentInput
                                 "shorter rollout");
   switch (opt.strategy) {
     case Strategy::kBptt:
-      if (full) return full_bptt(model, segments, memory_in, on_segment);
+      if (full) return full_bptt(model, segments, memory_in, on_segment, opt.freeze_from);
       return truncated_bptt(model, segments, memory_in, opt.depth, on_segment);
     case Strategy::kCheckpoint:
       return checkpointed(model, segments, memory_in, on_segment);

@@ -52,6 +52,10 @@ struct RolloutOptions {
   // -1 (or k >= T-1) and throw std::invalid_argument otherwise.
   int64_t depth = -1;
   bool backward = true;  // false: forward only, under NoGradGuard (evaluation)
+  // From this segment on the memory is read but not updated (TaskBatch::memory_frozen_from,
+  // the QA inference phase); -1 = never. Only full BPTT (strategy bptt, depth -1) and
+  // forward-only rollouts support it; the others throw std::invalid_argument.
+  int64_t freeze_from = -1;
 };
 
 struct RolloutResult {

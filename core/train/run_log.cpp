@@ -67,15 +67,20 @@ bool apply_run_record(RunLog& log, const nlohmann::json& r) {
   else if (type == "eval") insert(log.evals);
   else if (type == "probe") insert(log.probes);
   else if (type == "error") insert(log.errors);
+  else if (type == "curriculum") insert(log.curricula);
   else if (type == "resume") {
     const int64_t s = step_of(r);
-    const size_t before = log.steps.size() + log.evals.size() + log.probes.size() + log.errors.size();
+    auto count = [&] {
+      return log.steps.size() + log.evals.size() + log.probes.size() + log.errors.size() + log.curricula.size();
+    };
+    const size_t before = count();
     drop_after(log.steps, s);
     drop_after(log.evals, s);
     drop_after(log.probes, s);
     drop_after(log.errors, s);
+    drop_after(log.curricula, s);
     ++log.resumes;
-    return log.steps.size() + log.evals.size() + log.probes.size() + log.errors.size() != before;
+    return count() != before;
   }
   return false;
 }
@@ -145,31 +150,58 @@ bool RunLogFollower::poll() {
 const std::vector<std::string>& RunLog::curve_names() {
   static const std::vector<std::string> names = {"loss",          "perplexity",  "accuracy",   "lr",
                                                  "grad-norm",     "tokens-per-s", "peak-memory", "probe-loss",
-                                                 "slot-types",    "forget-norm", "block-mass", "hash-entropy"};
+                                                 "slot-types",    "forget-norm", "block-mass", "hash-entropy",
+                                                 "segments"};
   return names;
 }
 
 int64_t RunLog::last_step() const {
   int64_t s = -1;
-  for (const auto* v : {&steps, &evals, &probes, &errors})
+  for (const auto* v : {&steps, &evals, &probes, &errors, &curricula})
     for (const auto& r : *v) s = std::max(s, step_of(r));
   return s;
 }
 
 std::vector<Curve> RunLog::curves(const std::string& name) const {
   std::vector<Curve> out;
-  auto split_is = [](const char* s) {
-    return [s](const nlohmann::json& r) { return r.value("split", std::string()) == s && !r.value("final", false); };
+  auto split_is = [](const char* s, bool zero_memory) {
+    return [s, zero_memory](const nlohmann::json& r) {
+      return r.value("split", std::string()) == s && !r.value("final", false) &&
+             r.value("zero_memory", false) == zero_memory;
+    };
   };
   if (name == "loss" || name == "perplexity" || name == "accuracy") {
     const char* field = name == "accuracy" ? "accuracy" : "loss";
     Curve train = field_curve(steps, "train", field);
-    Curve valid = field_curve(evals, "valid", field, split_is("valid"));
+    Curve valid = field_curve(evals, "valid", field, split_is("valid", false));
+    Curve zeroed = field_curve(evals, kValidZeroMemoryCurve, field, split_is("valid", true));
     if (name == "perplexity")
-      for (auto* c : {&train, &valid})
+      for (auto* c : {&train, &valid, &zeroed})
         for (double& y : c->y) y = std::exp(y);
     push_nonempty(out, std::move(train));
     push_nonempty(out, std::move(valid));
+    push_nonempty(out, std::move(zeroed));
+  } else if (name == "segments") {
+    // The curriculum's segment count: a step function from each change's step on.
+    Curve c;
+    c.name = "segments";
+    for (const auto& r : curricula) {
+      const double to = num(r, "to");
+      if (c.x.empty()) {
+        c.x.push_back(0.0);
+        c.y.push_back(num(r, "from"));
+      }
+      c.x.push_back(static_cast<double>(step_of(r)));
+      c.y.push_back(c.y.back());
+      c.x.push_back(static_cast<double>(step_of(r)));
+      c.y.push_back(to);
+    }
+    if (!c.x.empty()) {
+      const double end = static_cast<double>(std::max<int64_t>(last_step(), static_cast<int64_t>(c.x.back())));
+      c.x.push_back(end);
+      c.y.push_back(c.y.back());
+    }
+    push_nonempty(out, std::move(c));
   } else if (name == "lr") {
     push_nonempty(out, field_curve(steps, "learning rate", "lr"));
   } else if (name == "grad-norm") {

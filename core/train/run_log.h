@@ -4,6 +4,8 @@
 //                    "peak_rss_mib", ["non_finite": true]}
 //   {"type":"eval",  "step", "split", "loss", "accuracy", "exact_match", ...["final": true]}
 //   {"type":"probe", "step", "loss", "slot_types", "forget_norm", "rmt_block_mass", "hash_entropy"}
+//   {"type":"eval", ..., "zero_memory": true}  the same evaluation with the memory zeroed
+//   {"type":"curriculum", "step", "from", "to", "segments", "reason"}  a curriculum change after step
 //   {"type":"resume","step"}   training restarted from the checkpoint of this step
 //   {"type":"error", "step", "message"}
 // NaN/Inf numbers are stored as JSON null and come back as NaN. A "resume" record drops the
@@ -28,14 +30,18 @@ struct Curve {
   std::vector<double> y;  // NaN where the value was NaN/Inf (null in the log)
 };
 
+// Name of the valid curve evaluated with the memory zeroed (in "loss", "accuracy", "perplexity").
+inline constexpr const char* kValidZeroMemoryCurve = "valid, memory zeroed";
+
 struct RunLog {
-  std::vector<nlohmann::json> steps, evals, probes, errors;
+  std::vector<nlohmann::json> steps, evals, probes, errors, curricula;
   int64_t resumes = 0;
 
   // Named curves over training steps. `name` is one of curve_names(); unknown names throw
   // std::invalid_argument listing the known ones. A name may give several curves (train and
-  // valid loss; one per slot type; one per RMT layer and block; ...). Empty when the log has
-  // no such data.
+  // valid loss, and "valid, memory zeroed" when recorded; one per slot type; one per RMT
+  // layer and block; "segments": the curriculum's count as a step function). Empty when the
+  // log has no such data.
   std::vector<Curve> curves(const std::string& name) const;
   static const std::vector<std::string>& curve_names();
   int64_t last_step() const;  // highest step of any record (-1 when none)

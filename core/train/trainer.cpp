@@ -41,6 +41,69 @@ std::string number_label(double v) {
 
 // ---- config ----
 
+void CurriculumConfig::validate() const {
+  if (!enabled) return;
+  auto field = [](const char* f) { return std::string("config field 'train.curriculum.") + f + "'"; };
+  if (start < 0 || start > 4096) throw ConfigError(field("start") + " = " + std::to_string(start) + " is out of range 1..4096");
+  if (max < 0 || max > 4096) throw ConfigError(field("max") + " = " + std::to_string(max) + " is out of range 1..4096");
+  if (start > 0 && max > 0 && max < start)
+    throw ConfigError(field("max") + " = " + std::to_string(max) + " is below 'start' = " + std::to_string(start));
+  if (rule != "accuracy" && rule != "every")
+    throw ConfigError(field("rule") + " = '" + rule + "' must be \"accuracy\" or \"every\"");
+  if (!std::isfinite(threshold) || threshold < 0.0 || threshold > 1.0)
+    throw ConfigError(field("threshold") + " = " + number_label(threshold) + " is out of range [0, 1]");
+  if (min_steps < 0) throw ConfigError(field("min_steps") + " = " + std::to_string(min_steps) + " must be >= 0");
+  if (rule == "every" && every < 1)
+    throw ConfigError(field("every") + " = " + std::to_string(every) + " must be >= 1 with rule \"every\"");
+  if (every < 0) throw ConfigError(field("every") + " = " + std::to_string(every) + " must be >= 0");
+}
+
+nlohmann::json CurriculumConfig::to_json() const {
+  if (!enabled) return nullptr;
+  nlohmann::json j = {{"start", start}, {"max", max}, {"rule", rule}};
+  if (rule == "accuracy") {
+    j["threshold"] = threshold;
+    j["min_steps"] = min_steps;
+  } else {
+    j["every"] = every;
+  }
+  return j;
+}
+
+CurriculumConfig CurriculumConfig::from_json(const nlohmann::json& j) {
+  CurriculumConfig c;
+  if (j.is_null()) return c;
+  if (!j.is_object())
+    throw ConfigError("config field 'train.curriculum' must be a JSON object, e.g. {\"start\": 2, \"max\": 6, "
+                      "\"rule\": \"accuracy\", \"threshold\": 0.99}");
+  c.enabled = true;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    auto need_int = [&](int64_t& dst) {
+      if (!v.is_number_integer())
+        throw ConfigError("config field 'train.curriculum." + k + "' must be an integer, got " + v.dump());
+      dst = v.get<int64_t>();
+    };
+    if (k == "start") need_int(c.start);
+    else if (k == "max") need_int(c.max);
+    else if (k == "min_steps") need_int(c.min_steps);
+    else if (k == "every") need_int(c.every);
+    else if (k == "threshold") {
+      if (!v.is_number()) throw ConfigError("config field 'train.curriculum.threshold' must be a number, got " + v.dump());
+      c.threshold = v.get<double>();
+    } else if (k == "rule") {
+      if (!v.is_string()) throw ConfigError("config field 'train.curriculum.rule' must be a string, got " + v.dump());
+      c.rule = v.get<std::string>();
+    } else {
+      throw ConfigError("config field 'train.curriculum." + k + "' is unknown; known fields: start, max, rule, threshold, "
+                        "min_steps, every");
+    }
+  }
+  c.validate();
+  return c;
+}
+
 void TrainConfig::validate() const {
   check_int("steps", steps, 1, int64_t{1} << 40);
   check_int("batch", batch, 1, 1 << 20);
@@ -68,15 +131,18 @@ void TrainConfig::validate() const {
   check_int("save_every", save_every, 0, int64_t{1} << 40);
   check_int("record_every", record_every, 0, int64_t{1} << 40);
   check_int("record_segments", record_segments, 1, 64);
+  curriculum.validate();
 }
 
 nlohmann::json TrainConfig::to_json() const {
-  return {{"steps", steps},           {"batch", batch},     {"lr", lr},
+  nlohmann::json j = {{"steps", steps},           {"batch", batch},     {"lr", lr},
           {"warmup", warmup},         {"schedule", schedule}, {"min_lr_ratio", min_lr_ratio},
           {"weight_decay", weight_decay}, {"clip", clip},   {"bptt_depth", bptt_depth}, {"strategy", strategy},
           {"eval_every", eval_every}, {"eval_batches", eval_batches}, {"save_every", save_every},
           {"record_every", record_every}, {"record_segments", record_segments},
-          {"seed", seed}};
+          {"eval_zero_memory", eval_zero_memory}, {"seed", seed}};
+  if (curriculum.enabled) j["curriculum"] = curriculum.to_json();
+  return j;
 }
 
 TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
@@ -113,13 +179,20 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     else if (k == "save_every") need_int(c.save_every);
     else if (k == "record_every") need_int(c.record_every);
     else if (k == "record_segments") need_int(c.record_segments);
+    else if (k == "eval_zero_memory") {
+      if (!v.is_boolean()) throw ConfigError("config field 'train.eval_zero_memory' must be true or false, got " + v.dump());
+      c.eval_zero_memory = v.get<bool>();
+    } else if (k == "curriculum") {
+      c.curriculum = CurriculumConfig::from_json(v);
+    }
     else if (k == "seed") {
       if (!v.is_number_integer() || v.get<int64_t>() < 0)
         throw ConfigError("config field 'train.seed' must be a non-negative integer, got " + v.dump());
       c.seed = v.get<uint64_t>();
     } else {
       throw ConfigError("config field 'train." + k + "' is unknown; known fields: steps, batch, lr, warmup, schedule, "
-                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, record_every, record_segments, seed");
+                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, record_every, "
+                        "record_segments, eval_zero_memory, curriculum, seed");
     }
   }
   c.validate();
@@ -137,10 +210,39 @@ void TrainingConfig::validate() const {
   }
   train.validate();
   auto t = make_task();
-  if (model.segment_len < t->segment_len())
-    throw ConfigError("config field 'model.segment_len' = " + std::to_string(model.segment_len) + " is shorter than the " +
-                      "task's segments: " + t->name() + " examples of " + std::to_string(t->length()) + " tokens in " +
-                      std::to_string(t->segments()) + " segments need " + std::to_string(t->segment_len()));
+  auto check_len = [&](const TaskSource& task, const std::string& what) {
+    if (model.segment_len < task.segment_len())
+      throw ConfigError("config field 'model.segment_len' = " + std::to_string(model.segment_len) + " is shorter than the " +
+                        "task's segments" + what + ": " + task.name() + " examples of " + std::to_string(task.length()) +
+                        " tokens in " + std::to_string(task.segments()) + " segments need " +
+                        std::to_string(task.segment_len()));
+  };
+  const auto& cu = train.curriculum;
+  if (!cu.enabled) {
+    check_len(*t, "");
+    return;
+  }
+  const int64_t first = cu.start > 0 ? cu.start : t->segments();
+  const int64_t last = cu.max > 0 ? cu.max : first;
+  if (last < first)
+    throw ConfigError("config field 'train.curriculum.max' = " + std::to_string(last) + " is below the start (" +
+                      std::to_string(first) + " segments)");
+  for (int64_t n = first; n <= last; ++n) {
+    std::shared_ptr<TaskSource> tn;
+    try {
+      tn = mnemo::make_task(task_with_segments(task, n));
+    } catch (const ConfigError& e) {
+      throw ConfigError("config field 'train.curriculum': the task with " + std::to_string(n) + " segments is invalid: " +
+                        e.what());
+    }
+    check_len(*tn, " at curriculum count " + std::to_string(n));
+  }
+}
+
+nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments) {
+  nlohmann::json t = task;
+  t["segments"] = segments;
+  return t;
 }
 
 std::shared_ptr<TaskSource> TrainingConfig::make_task() const { return mnemo::make_task(task); }
@@ -243,22 +345,39 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
     std::vector<int64_t> idx(static_cast<size_t>(bsz));
     for (int64_t i = 0; i < bsz; ++i) idx[static_cast<size_t>(i)] = first + i;
     TaskBatch tb = task.batch(split, idx, dev);
-    MemoryState mem = model.initial_memory(bsz);
-    std::vector<torch::Tensor> preds, targets;
+    const MemoryState initial = model.initial_memory(bsz);
+    MemoryState mem = initial;
+    std::vector<torch::Tensor> preds, targets, logits(tb.segments.size());
     ScoreTotals part;
+    const int64_t frozen = tb.memory_frozen_from;
     for (size_t t = 0; t < tb.segments.size(); ++t) {
+      const auto ti = static_cast<int64_t>(t);
       if (zero_memory && t > 0)
-        for (auto& [k, v] : mem.tensors) v = torch::zeros_like(v);
-      SegmentOutput out = model.step(tb.segments[t], mem, nullptr);
+        for (auto& [k, v] : mem.tensors) {
+          if (!v.defined()) continue;
+          v = v.is_floating_point() ? torch::zeros_like(v) : initial.tensors.at(k).clone();
+        }
+      const auto& in = tb.segments[t];
+      const torch::Tensor target = score_target(in, next);
+      if (initial.empty() && frozen >= 0 && ti < frozen) {
+        // No memory: the segments before a frozen memory carry nothing to the later ones
+        // (the QA baseline "skips the reading phase"); they have no loss by construction.
+        preds.push_back(torch::zeros_like(target));
+        targets.push_back(target);
+        continue;
+      }
+      SegmentOutput out = model.step(in, mem, nullptr);
       preds.push_back(out.logits.argmax(-1));
-      targets.push_back(score_target(tb.segments[t], next));
+      targets.push_back(target);
+      logits[t] = out.logits;
       part.loss_sum += out.loss_sum.item<double>();
       part.loss_count += out.loss_count.item<double>();
-      mem = std::move(out.memory);
+      if (frozen < 0 || ti < frozen) mem = std::move(out.memory);  // segments >= frozen see the memory after frozen-1
     }
     ScoreTotals s = score_predictions(preds, targets, score_masks(tb, next));
     s.loss_sum = part.loss_sum;
     s.loss_count = part.loss_count;
+    task.accumulate_metrics(tb, logits, s.extra);
     sum.add(s);
   }
   if (was_training) model.train();
@@ -269,7 +388,10 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
 
 Trainer::Trainer(TrainingConfig cfg, torch::Device device)
     : cfg_(std::move(cfg)), task_((cfg_.validate(), cfg_.make_task())), device_(device) {
+  segments_ = task_->segments();
+  if (cfg_.train.curriculum.enabled && cfg_.train.curriculum.start > 0) set_segments(cfg_.train.curriculum.start, 0);
   model_ = make_model(cfg_.model, cfg_.train.seed, device_);
+  task_->configure_model(*model_);
   AdamWSettings s;
   s.lr = cfg_.train.lr;
   s.weight_decay = cfg_.train.weight_decay;
@@ -304,6 +426,7 @@ StepMetrics Trainer::train_step() {
   RolloutOptions ro;
   ro.depth = cfg_.train.bptt_depth;
   ro.strategy = parse_strategy(cfg_.train.strategy);
+  ro.freeze_from = tb.memory_frozen_from;
   auto on_segment = [&](int64_t t, const SegmentInput& in, const SegmentOutput& out) {
     preds[static_cast<size_t>(t)] = out.logits.detach().argmax(-1);
     targets[static_cast<size_t>(t)] = score_target(in, next);
@@ -326,12 +449,58 @@ StepMetrics Trainer::train_step() {
   return m;
 }
 
+bool Trainer::has_memory() const { return !model_->initial_memory(1).empty(); }
+
+void Trainer::set_segments(int64_t segments, int64_t since_step) {
+  const auto& cu = cfg_.train.curriculum;
+  if (cu.enabled) {
+    const int64_t first = cu.start > 0 ? cu.start : cfg_.make_task()->segments();
+    const int64_t last = cu.max > 0 ? cu.max : first;
+    if (segments < first || segments > last)
+      throw ConfigError("curriculum segments " + std::to_string(segments) + " are outside the curriculum's " +
+                        std::to_string(first) + ".." + std::to_string(last));
+  }
+  if (segments != segments_ || !task_) {
+    old_tasks_.push_back(task_);
+    task_ = mnemo::make_task(task_with_segments(cfg_.task, segments));
+    segments_ = segments;
+    if (model_) task_->configure_model(*model_);
+  }
+  curriculum_since_ = since_step;
+}
+
+std::optional<CurriculumChange> Trainer::advance_curriculum(const EvalMetrics* valid) {
+  const auto& cu = cfg_.train.curriculum;
+  if (!cu.enabled) return std::nullopt;
+  const int64_t last = cu.max > 0 ? cu.max : segments_;
+  if (segments_ >= last) return std::nullopt;
+  CurriculumChange ch;
+  ch.step = step_;
+  ch.from = segments_;
+  ch.to = segments_ + 1;
+  if (cu.rule == "every") {
+    if (valid || step_ == 0 || step_ % cu.every != 0) return std::nullopt;
+    ch.reason = "every " + std::to_string(cu.every) + " steps";
+  } else {
+    if (!valid || valid->zero_memory || valid->split != Split::kValid) return std::nullopt;
+    if (step_ - curriculum_since_ < cu.min_steps) return std::nullopt;
+    if (!(valid->accuracy >= cu.threshold)) return std::nullopt;
+    std::ostringstream os;
+    os << "valid accuracy " << valid->accuracy << " >= " << cu.threshold;
+    ch.reason = os.str();
+  }
+  set_segments(ch.to, step_);
+  return ch;
+}
+
 EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
   const int64_t batches = opt.batches == -2 ? cfg_.train.eval_batches : opt.batches;
   ScoreTotals s = evaluate_model(*model_, *task_, split, batches, cfg_.train.batch, opt.zero_memory);
   EvalMetrics e;
   e.step = step_;
   e.split = split;
+  e.zero_memory = opt.zero_memory;
+  e.segments = task_->segments();
   e.loss = s.loss();
   e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
   e.perplexity = perplexity(s.loss_sum, s.loss_count);
@@ -340,6 +509,7 @@ EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
   e.exact_match = s.exact_match();
   e.examples = s.examples;
   e.chars = s.chars;
+  e.extra = task_->finish_metrics(s.extra);
   return e;
 }
 
@@ -361,8 +531,20 @@ TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* sto
                   " (lower train.lr or set train.clip)";
       break;
     }
-    if (cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0 && cb.on_eval)
-      cb.on_eval(evaluate(Split::kValid));
+    const bool eval_now = cfg_.train.eval_every > 0 && step_ % cfg_.train.eval_every == 0;
+    std::optional<EvalMetrics> valid;
+    if (eval_now && (cb.on_eval || cfg_.train.curriculum.enabled)) {
+      valid = evaluate(Split::kValid);
+      if (cb.on_eval) cb.on_eval(*valid);
+      if (cb.on_eval && cfg_.train.eval_zero_memory && has_memory()) {
+        EvalOptions zo;
+        zo.zero_memory = true;
+        cb.on_eval(evaluate(Split::kValid, zo));
+      }
+    }
+    std::optional<CurriculumChange> ch = advance_curriculum(nullptr);
+    if (!ch && valid) ch = advance_curriculum(&*valid);
+    if (ch && cb.on_curriculum) cb.on_curriculum(*ch);
     if (cfg_.train.save_every > 0 && step_ % cfg_.train.save_every == 0 && cb.on_save) cb.on_save(step_);
   }
   o.steps_done = step_ - start;
@@ -378,6 +560,10 @@ Checkpoint Trainer::checkpoint() const {
   c.metadata["step"] = std::to_string(step_);
   c.metadata["config"] = cfg_.to_json().dump();
   c.metadata["program_version"] = MNEMO_VERSION;
+  if (cfg_.train.curriculum.enabled) {
+    c.metadata["segments"] = std::to_string(segments_);
+    c.metadata["curriculum_since"] = std::to_string(curriculum_since_);
+  }
   return c;
 }
 
@@ -390,9 +576,25 @@ void Trainer::restore(const Checkpoint& ckpt, const std::string& source) {
     } catch (const nlohmann::json::parse_error&) {
       throw ConfigError(source + ": the checkpoint's config metadata is not valid JSON");
     }
-    if (saved.contains("model") && saved["model"] != cfg_.model.to_json())
-      throw ConfigError(source + ": the checkpoint was made for model config " + saved["model"].dump() +
-                        ", not " + cfg_.model.to_json().dump() + "; pass the config it was trained with");
+    if (saved.contains("model") && saved["model"] != cfg_.model.to_json()) {
+      std::string diff;
+      for (const auto& d : config_differences(saved["model"], cfg_.model.to_json(), "model"))
+        diff += (diff.empty() ? "" : "; ") + d;
+      throw ConfigError(source + ": the checkpoint was made for another model config (the checkpoint's value vs "
+                        "this config's: " + diff + "); pass the config it was trained with");
+    }
+  }
+  if (cfg_.train.curriculum.enabled) {
+    auto get = [&](const char* key, int64_t dflt) {
+      auto m = ckpt.metadata.find(key);
+      if (m == ckpt.metadata.end()) return dflt;
+      try {
+        return static_cast<int64_t>(std::stoll(m->second));
+      } catch (const std::exception&) {
+        throw ConfigError(source + ": the checkpoint's '" + key + "' metadata '" + m->second + "' is not a number");
+      }
+    };
+    set_segments(get("segments", segments_), get("curriculum_since", 0));
   }
   const int64_t step = ckpt.step();
   if (step < 0) throw ConfigError(source + ": the checkpoint has no step");

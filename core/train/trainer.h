@@ -9,7 +9,8 @@
 //     "train": { "steps": 2000, "batch": 32, "lr": 1e-3, "warmup": 100, "schedule": "cosine",
 //                "min_lr_ratio": 0.0, "weight_decay": 0.01, "clip": 1.0, "bptt_depth": -1,
 //                "strategy": "bptt", "eval_every": 200, "eval_batches": 4, "save_every": 500,
-//                "record_every": 100, "record_segments": 8, "seed": 0 }
+//                "record_every": 100, "record_segments": 8, "eval_zero_memory": true,
+//                "curriculum": { ...CurriculumConfig... }, "seed": 0 }
 //   }
 // "model" and "task" are required, "train" fields default as in TrainConfig. Unknown keys
 // and bad values throw ConfigError naming the field ("train.lr", "task.segments", ...).
@@ -31,8 +32,33 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace mnemo {
+
+// A curriculum over the number of segments (the practice of the RMT line of work: train
+// on few segments, add one when the model copes). The task is rebuilt with `segments` =
+// the current count; everything else (model, data order, schedule) stays as it is.
+//   "curriculum": {"start": 2, "max": 6, "rule": "accuracy", "threshold": 0.99, "min_steps": 0}
+//   "curriculum": {"start": 2, "max": 6, "rule": "every", "every": 500}
+// rule "accuracy": after a valid evaluation (train.eval_every) whose per-character accuracy
+// is >= threshold, one segment is added (if at least min_steps steps were trained at the
+// current count); rule "every": one is added after every `every`-th step (step % every == 0).
+// The current count and the step of the last change travel in the checkpoint's metadata
+// ("segments", "curriculum_since"), so --resume continues where the curriculum was.
+struct CurriculumConfig {
+  bool enabled = false;
+  int64_t start = 0;          // segments at step 0; 0 = the task's segments
+  int64_t max = 0;            // the last count; 0 = start
+  std::string rule = "accuracy";  // accuracy | every
+  double threshold = 0.99;    // rule accuracy: valid per-character accuracy that adds a segment
+  int64_t min_steps = 0;      // rule accuracy: steps at a count before the next may be added
+  int64_t every = 0;          // rule every: steps between additions (>= 1)
+
+  void validate() const;  // ConfigError naming "train.curriculum.<field>"
+  nlohmann::json to_json() const;  // null when not enabled
+  static CurriculumConfig from_json(const nlohmann::json& j);
+};
 
 struct TrainConfig {
   int64_t steps = 1000;          // optimizer steps of the whole run
@@ -50,6 +76,8 @@ struct TrainConfig {
   int64_t save_every = 0;        // steps between checkpoints (the caller saves); 0 = never
   int64_t record_every = 100;    // steps between probe recordings (the caller records, core/train/recorder.h); 0 = never
   int64_t record_segments = 8;   // at most this many segments of the probe document (1..64)
+  bool eval_zero_memory = true;  // every evaluation also runs with the memory zeroed (models with memory)
+  CurriculumConfig curriculum;   // over task.segments; off unless given
   uint64_t seed = 0;             // model initialisation
 
   void validate() const;  // ConfigError naming "train.<field>"
@@ -87,11 +115,14 @@ struct StepMetrics {
 struct EvalMetrics {
   int64_t step = 0;
   Split split = Split::kValid;
+  bool zero_memory = false;   // the ablation run: memory zeroed between segments
+  int64_t segments = 0;       // segments per example of the task evaluated (curriculum)
   double loss = 0, accuracy = 0, exact_match = 0;
   double bits_per_token = 0, perplexity = 0;  // from loss (nats per predicted token); MNIST: bits per pixel
   double tokens = 0;                          // predicted tokens the loss averages over
   int64_t examples = 0;
   double chars = 0;
+  std::map<std::string, double> extra;        // the task's own metrics (TaskSource::finish_metrics)
 };
 
 struct EvalOptions {
@@ -99,9 +130,18 @@ struct EvalOptions {
   bool zero_memory = false;   // ablation: every memory tensor zeroed between segments
 };
 
+// A curriculum change: from `from` to `to` segments after step `step`.
+struct CurriculumChange {
+  int64_t step = 0, from = 0, to = 0;
+  std::string reason;  // e.g. "valid accuracy 0.9931 >= 0.99" or "every 500 steps"
+};
+
 struct TrainCallbacks {
   std::function<void(const StepMetrics&)> on_step;
+  // Every evaluation: the valid split, then (eval_zero_memory, models with memory) the same
+  // with the memory zeroed.
   std::function<void(const EvalMetrics&)> on_eval;
+  std::function<void(const CurriculumChange&)> on_curriculum;
   std::function<void(int64_t step)> on_save;  // every save_every steps; the caller writes the checkpoint
 };
 
@@ -118,7 +158,12 @@ class Trainer {
   explicit Trainer(TrainingConfig cfg, torch::Device device = torch::kCPU);
 
   const TrainingConfig& config() const { return cfg_; }
+  // The task at the current curriculum count (rebuilt when the curriculum moves: take the
+  // reference again after a step; earlier tasks stay alive as long as the Trainer).
   const TaskSource& task() const { return *task_; }
+  int64_t segments() const { return segments_; }  // current curriculum count (the task's segments)
+  // The memory-zeroed evaluation applies: the model carries a memory between segments.
+  bool has_memory() const;
   MemoryModel model() const { return model_; }
   int64_t step() const { return step_; }
   double learning_rate() const;  // for the next step
@@ -129,10 +174,17 @@ class Trainer {
   StepMetrics train_step();
   EvalMetrics evaluate(Split split, const EvalOptions& opt = {});
   // Steps until train.steps, the stop flag, or a non-finite loss. Evaluates on the valid
-  // split every eval_every steps and calls on_save every save_every steps.
+  // split every eval_every steps (and with memory zeroed), moves the curriculum, and calls
+  // on_save every save_every steps.
   TrainOutcome run(const TrainCallbacks& cb = {}, const std::atomic<bool>* stop = nullptr);
 
-  // Weights + optimizer state + step + config.
+  // Moves the curriculum by its rule after a step (rule every) or an evaluation (rule
+  // accuracy; pass it). Returns the change, if any (run() calls this itself).
+  std::optional<CurriculumChange> advance_curriculum(const EvalMetrics* valid);
+  // Sets the segment count (tests, restore); rebuilds the task. ConfigError outside start..max.
+  void set_segments(int64_t segments, int64_t since_step);
+
+  // Weights + optimizer state + step + config (+ curriculum state).
   Checkpoint checkpoint() const;
   // Restores a checkpoint of the same model config (ConfigError naming the tensor or field
   // otherwise); the step continues from the checkpoint's.
@@ -145,12 +197,21 @@ class Trainer {
   MemoryModel model_;
   std::unique_ptr<torch::optim::AdamW> opt_;
   int64_t step_ = 0;
+  int64_t segments_ = 0;         // current task segments
+  int64_t curriculum_since_ = 0; // step of the last curriculum change (or 0)
+  std::vector<std::shared_ptr<TaskSource>> old_tasks_;  // keeps references from task() valid
 };
 
 // Forward-only evaluation of `model` on `batches` batches (-1 = all) of `batch` examples
 // of a split (the first ones, in order): loss, per-character accuracy and exact match on
 // scored positions.
+// zero_memory: every floating-point memory tensor is zeroed before each segment but the
+// first; integer ones (indices, e.g. MTN's "source", -1 = empty) are reset to the initial
+// memory's, so the model sees an empty memory rather than one pointing at token 0.
 ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
                            bool zero_memory = false);
+
+// The training config with task.segments set to `segments` (what a curriculum trains on).
+nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments);
 
 }  // namespace mnemo

@@ -1,0 +1,198 @@
+#include "core/data/recall_tasks.h"
+
+#include "core/data/tokenizer.h"
+
+#include <algorithm>
+
+namespace mnemo {
+
+namespace {
+
+uint64_t mix(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// SplitMix64 stream (the same output on every platform, unlike std:: distributions).
+struct Stream {
+  uint64_t s;
+  explicit Stream(uint64_t seed) : s(seed) {}
+  uint64_t next() { return mix(s += 0x9E3779B97F4A7C15ull); }
+  int64_t uniform(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+};
+
+void check_range(const std::string& field, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError("config field 'task." + field + "' = " + std::to_string(v) + " is out of range " +
+                      std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+}  // namespace
+
+const std::vector<std::string>& recall_task_kinds() {
+  static const std::vector<std::string> k = {"copy-recall", "assoc-recall"};
+  return k;
+}
+
+std::shared_ptr<TaskSource> make_recall_task(const nlohmann::json& task) {
+  const std::string name = task.at("name").get<std::string>();
+  const auto& k = recall_task_kinds();
+  if (std::find(k.begin(), k.end(), name) == k.end()) return nullptr;
+  return std::make_shared<RecallTask>(task);
+}
+
+RecallTask::RecallTask(const nlohmann::json& cfg) {
+  if (!cfg.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(cfg.type_name()));
+  kind_ = cfg.at("name").get<std::string>();
+  const bool copy = kind_ == "copy-recall";
+  if (!copy) symbols_ = 26;
+  const char* known = copy ? "name, segments, source_len, symbols, train_size, valid_size, test_size, seed"
+                           : "name, segments, pairs, symbols, train_size, valid_size, test_size, seed";
+  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
+    const std::string& key = it.key();
+    const auto& v = it.value();
+    if (key == "name") continue;
+    if (key == "seed") {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+        throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());
+      seed_ = v.get<uint64_t>();
+      continue;
+    }
+    int64_t* dst = nullptr;
+    if (key == "segments") dst = &segments_;
+    else if (key == "symbols") dst = &symbols_;
+    else if (key == "source_len" && copy) dst = &source_len_;
+    else if (key == "pairs" && !copy) dst = &pairs_;
+    else if (key == "train_size") dst = &sizes_[0];
+    else if (key == "valid_size") dst = &sizes_[1];
+    else if (key == "test_size") dst = &sizes_[2];
+    if (!dst)
+      throw ConfigError("config field 'task." + key + "' is unknown for task '" + kind_ + "'; known fields: " + known);
+    if (!v.is_number_integer()) throw ConfigError("config field 'task." + key + "' must be an integer, got " + v.dump());
+    *dst = v.get<int64_t>();
+  }
+  check_range("segments", segments_, 3, 4096);
+  if (copy) {
+    check_range("source_len", source_len_, 1, 1024);
+    check_range("symbols", symbols_, 2, 26);
+    len_ = source_len_ + 1;
+  } else {
+    check_range("pairs", pairs_, 1, 26);
+    if (symbols_ < pairs_)
+      throw ConfigError("config field 'task.symbols' = " + std::to_string(symbols_) + " gives fewer keys than 'task.pairs' = " +
+                        std::to_string(pairs_) + "; raise symbols to at least " + std::to_string(pairs_));
+    check_range("symbols", symbols_, pairs_, 26);
+    len_ = 2 * pairs_ + 1;
+  }
+  check_range("train_size", sizes_[0], 1, int64_t{1} << 40);
+  check_range("valid_size", sizes_[1], 1, int64_t{1} << 40);
+  check_range("test_size", sizes_[2], 1, int64_t{1} << 40);
+}
+
+nlohmann::json RecallTask::to_json() const {
+  nlohmann::json j = {{"name", kind_},           {"segments", segments_},     {"symbols", symbols_},
+                      {"train_size", sizes_[0]}, {"valid_size", sizes_[1]}, {"test_size", sizes_[2]},
+                      {"seed", seed_}};
+  if (kind_ == "copy-recall") j["source_len"] = source_len_;
+  else j["pairs"] = pairs_;
+  return j;
+}
+
+int64_t RecallTask::split_size(Split s) const { return sizes_[static_cast<int>(s)]; }
+
+double RecallTask::chance() const { return kind_ == "copy-recall" ? 1.0 / static_cast<double>(symbols_) : 0.1; }
+
+TaskExample RecallTask::example(Split s, int64_t index) const {
+  const int64_t n = split_size(s);
+  index = ((index % n) + n) % n;
+  const uint64_t base = mix(mix(seed_ * 0x100000001B3ull + static_cast<uint64_t>(s) * 0x9E3779B1ull + 0xC0FFEEu) ^
+                            (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
+  Stream facts(base);                 // information and question: independent of the segment count
+  Stream noise(mix(base ^ 0x5A5A5A5Aull));  // distractors
+  std::string info, question;
+  std::vector<uint8_t> question_scored;
+  if (kind_ == "copy-recall") {
+    for (int64_t i = 0; i < source_len_; ++i) info.push_back(static_cast<char>('a' + facts.uniform(0, symbols_ - 1)));
+    question = info;
+    question_scored.assign(question.size(), 1);
+  } else {
+    std::string letters;
+    for (int64_t i = 0; i < symbols_; ++i) letters.push_back(static_cast<char>('a' + i));
+    for (int64_t i = 0; i < pairs_; ++i)  // partial Fisher-Yates: distinct keys
+      std::swap(letters[static_cast<size_t>(i)], letters[static_cast<size_t>(facts.uniform(i, symbols_ - 1))]);
+    std::vector<char> values;
+    for (int64_t i = 0; i < pairs_; ++i) {
+      values.push_back(static_cast<char>('0' + facts.uniform(0, 9)));
+      info.push_back(letters[static_cast<size_t>(i)]);
+      info.push_back(values.back());
+    }
+    std::vector<int64_t> order(static_cast<size_t>(pairs_));
+    for (int64_t i = 0; i < pairs_; ++i) order[static_cast<size_t>(i)] = i;
+    for (int64_t i = pairs_ - 1; i > 0; --i)
+      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(facts.uniform(0, i))]);
+    for (int64_t i : order) {
+      question.push_back(letters[static_cast<size_t>(i)]);
+      question.push_back(values[static_cast<size_t>(i)]);
+      question_scored.push_back(0);
+      question_scored.push_back(1);
+    }
+  }
+  TaskExample ex;
+  auto put = [&](char c, bool scored) {
+    ex.ids.push_back(static_cast<unsigned char>(c));
+    ex.target.push_back(scored);
+    ex.scored.push_back(scored);
+  };
+  put('>', false);
+  for (char c : info) put(c, false);
+  for (int64_t t = 1; t + 1 < segments_; ++t) {
+    put('.', false);
+    for (int64_t j = 1; j < len_; ++j) put(static_cast<char>('A' + noise.uniform(0, 25)), false);
+  }
+  put(kQueryMark, false);
+  for (size_t j = 0; j < question.size(); ++j) put(question[j], question_scored[j] != 0);
+  TORCH_CHECK(static_cast<int64_t>(ex.ids.size()) == length(), "recall example has ", ex.ids.size(), " tokens, expected ",
+              length());
+  return ex;
+}
+
+TaskBatch RecallTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
+  TORCH_CHECK(!indices.empty(), "RecallTask::batch: no examples");
+  const int64_t b = static_cast<int64_t>(indices.size()), l = len_, n = segments_, total = n * l;
+  // One extra all-padding segment: the next segment of the last one (no loss there).
+  auto z = torch::full({b, total + l}, ByteTokenizer::kPad, torch::kInt64);
+  auto zvalid = torch::zeros({b, total + l}, torch::kBool);
+  auto zscored = torch::zeros({b, total + l}, torch::kBool);
+  auto zp = z.accessor<int64_t, 2>();
+  auto vp = zvalid.accessor<bool, 2>();
+  auto sp = zscored.accessor<bool, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    TaskExample ex = example(s, indices[static_cast<size_t>(i)]);
+    for (int64_t g = 0; g < total; ++g) {
+      zp[i][g] = ex.ids[static_cast<size_t>(g)];
+      vp[i][g] = true;
+      sp[i][g] = ex.scored[static_cast<size_t>(g)] != 0;
+    }
+  }
+  // Within-sequence targets: position g predicts token g+1 (valid where g+1 is scored).
+  auto targets = z.narrow(1, 1, total);
+  auto tvalid = zscored.narrow(1, 1, total);
+  TaskBatch out;
+  out.examples = b;
+  for (int64_t t = 0; t < n; ++t) {
+    SegmentInput in;
+    in.tokens = z.narrow(1, t * l, l).contiguous().to(device);
+    in.valid = zvalid.narrow(1, t * l, l).contiguous().to(device);
+    in.targets = targets.narrow(1, t * l, l).contiguous().to(device);
+    in.target_valid = tvalid.narrow(1, t * l, l).contiguous().to(device);
+    in.next_tokens = z.narrow(1, (t + 1) * l, l).contiguous().to(device);
+    in.next_valid = zscored.narrow(1, (t + 1) * l, l).contiguous().to(device);
+    out.segments.push_back(std::move(in));
+    out.scored.push_back(tvalid.narrow(1, t * l, l).contiguous().to(device));
+  }
+  return out;
+}
+
+}  // namespace mnemo

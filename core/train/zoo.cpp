@@ -1,0 +1,138 @@
+#include "core/train/zoo.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace mnemo {
+
+namespace {
+
+bool valid_name(const std::string& n) {
+  if (n.empty() || n.size() > 64) return false;
+  for (char c : n)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  return true;
+}
+
+int64_t file_size(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw io::SafetensorsError("'" + path + "' cannot be opened");
+  unsigned char len_bytes[8];
+  if (!in.read(reinterpret_cast<char*>(len_bytes), 8)) throw io::SafetensorsError("'" + path + "' is shorter than 8 bytes");
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+  const int64_t size = file_size(path);
+  if (n > io::kMaxHeaderBytes || size < 0 || n > static_cast<uint64_t>(size) - 8)
+    throw io::SafetensorsError("'" + path + "': header length " + std::to_string(n) + " is past the end of the file");
+  std::string header(static_cast<size_t>(n), '\0');
+  if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw io::SafetensorsError("'" + path + "': short header");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw io::SafetensorsError("'" + path + "': the header is not valid JSON (" + e.what() + ")");
+  }
+  std::map<std::string, std::string> meta;
+  if (j.is_object() && j.contains("__metadata__") && j["__metadata__"].is_object())
+    for (auto it = j["__metadata__"].begin(); it != j["__metadata__"].end(); ++it)
+      if (it.value().is_string()) meta[it.key()] = it.value().get<std::string>();
+  return meta;
+}
+
+ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, const std::string& name,
+                        const std::string& summary, const std::string& card) {
+  if (!valid_name(name))
+    throw ConfigError("zoo model name '" + name + "' must be 1..64 characters of a-z, 0-9 and '-'");
+  if (summary.empty() || summary.find('\n') != std::string::npos)
+    throw ConfigError("zoo model summary must be one non-empty line");
+  WeightsFile f = read_weights_file(checkpoint);
+  if (f.training_config.is_null())
+    throw ConfigError("'" + checkpoint + "' has no training config in its metadata (a " + f.kind +
+                      "); pack a checkpoint written by `mnemoscope train`");
+  std::map<std::string, std::string> meta = {{"format", kZooFormat},
+                                             {"format_version", std::to_string(kZooVersion)},
+                                             {"name", name},
+                                             {"summary", summary},
+                                             {"card", card},
+                                             {"config", f.training_config.dump()},
+                                             {"step", std::to_string(f.step)},
+                                             {"source", checkpoint},
+                                             {"program_version", MNEMO_VERSION}};
+  // The size before writing (data + a generous header estimate), so an oversized model
+  // never replaces a file already at `out`.
+  int64_t estimate = 8;
+  for (const auto& [k, v] : meta) estimate += static_cast<int64_t>(k.size() + v.size()) + 8;
+  for (const auto& [k, t] : f.weights)
+    estimate += static_cast<int64_t>(k.size()) + 96 + t.numel() * static_cast<int64_t>(t.element_size());
+  if (estimate > kZooMaxBytes)
+    throw ConfigError("zoo model '" + name + "' would take about " + std::to_string(estimate) + " bytes, over the " +
+                      std::to_string(kZooMaxBytes) + "-byte budget per model; train a smaller model");
+  const auto parent = std::filesystem::path(out).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  io::save_safetensors(out, f.weights, meta);
+  const int64_t bytes = file_size(out);
+  ZooEntry e;
+  e.path = out;
+  e.name = name;
+  e.summary = summary;
+  e.card = card;
+  e.config = f.training_config;
+  e.step = f.step;
+  e.bytes = bytes;
+  return e;
+}
+
+std::vector<ZooEntry> list_zoo(const std::string& dir) {
+  std::vector<ZooEntry> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  std::vector<std::string> files;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n.size() > 12 && n.compare(n.size() - 12, 12, ".safetensors") == 0) files.push_back(dir + "/" + n);
+  }
+  ::closedir(d);
+  for (const auto& p : files) {
+    std::map<std::string, std::string> meta;
+    try {
+      meta = read_safetensors_metadata(p);
+    } catch (const io::SafetensorsError&) {
+      continue;
+    }
+    auto get = [&](const char* k) { return meta.count(k) ? meta[k] : std::string(); };
+    if (get("format") != kZooFormat) continue;
+    ZooEntry e;
+    e.path = p;
+    e.name = get("name");
+    e.summary = get("summary");
+    e.card = get("card");
+    try {
+      e.config = nlohmann::json::parse(get("config"));
+    } catch (const nlohmann::json::parse_error&) {
+      continue;
+    }
+    try {
+      e.step = std::stoll(get("step"));
+    } catch (const std::exception&) {
+      e.step = -1;
+    }
+    e.bytes = file_size(p);
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const ZooEntry& a, const ZooEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace mnemo

@@ -1,0 +1,44 @@
+// The model zoo: trained models shipped in assets/models/ (docs/zoo/README.md).
+//
+// A zoo model is one safetensors file of model weights only (no optimizer state), with the
+// metadata
+//   format = "mnemoscope-zoo-model", format_version, name, summary (the card's one line),
+//   card (docs/zoo/<name>.md), config (the whole training config; task.segments = the count
+//   the model was trained to), step, source (the checkpoint it was packed from),
+//   program_version
+// so `eval`, `step` and `gui --checkpoint` open it with no --config (core/train/checkpoint.h
+// read_weights_file), and the app's model picker lists the zoo from the headers alone.
+#pragma once
+#include "core/train/checkpoint.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mnemo {
+
+inline constexpr int kZooVersion = 1;
+inline constexpr int64_t kZooMaxBytes = 4 * 1024 * 1024;  // per model (the repository's budget)
+
+struct ZooEntry {
+  std::string path, name, summary, card;
+  nlohmann::json config;  // training config
+  int64_t step = -1;
+  int64_t bytes = 0;
+};
+
+// Packs the weights of `checkpoint` (a training checkpoint with its config) into `out`.
+// name: [a-z0-9-]+; summary: one line. Throws ConfigError (bad name, a checkpoint without
+// config, a file over kZooMaxBytes; nothing is left at `out` then) or io::SafetensorsError.
+ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, const std::string& name,
+                        const std::string& summary, const std::string& card);
+
+// Reads a safetensors file's metadata from its header only (no tensor data).
+// Throws io::SafetensorsError naming the file.
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
+
+// The zoo models in `dir` (files *.safetensors with zoo metadata), sorted by name; files that
+// are not zoo models are skipped. A missing directory gives an empty list.
+std::vector<ZooEntry> list_zoo(const std::string& dir);
+
+}  // namespace mnemo
