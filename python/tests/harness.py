@@ -4,7 +4,9 @@ as skipped (SKIP_RETURN_CODE); skipped tests are listed with their reasons eithe
 
 A test file imports this module first; `require_numpy()` exits 77 when numpy is missing."""
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -42,8 +44,21 @@ def tool(env_name):
     return p if p and os.path.exists(p) else None
 
 
+_TEMP_DIRS = []
+
+
 def temp_dir(tag):
-    return tempfile.mkdtemp(prefix="mnemo-py-%s-" % tag)
+    """A fresh directory, removed when the script ends (kept when MNEMO_KEEP_TMP is set)."""
+    d = tempfile.mkdtemp(prefix="mnemo-py-%s-" % tag)
+    _TEMP_DIRS.append(d)
+    return d
+
+
+@atexit.register
+def _remove_temp_dirs():
+    if not os.environ.get("MNEMO_KEEP_TMP"):
+        for d in _TEMP_DIRS:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def main():
