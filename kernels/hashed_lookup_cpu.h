@@ -1,6 +1,6 @@
-// MemoryFormer hashed lookup (papers/memoryformer.txt Eq. 12-14, DESIGN §3.4): the CPU
+// MemoryFormer hashed lookup (MemoryFormer (docs/references.md#memoryformer) Eq. 12-14, docs/models.md#memoryformer): the CPU
 // reference. Same operations and argument order as kernels/hashed_lookup.cuh, with a
-// ParallelFor in place of the CUDA stream. Knows no LibTorch (DESIGN §1).
+// ParallelFor in place of the CUDA stream. Knows no LibTorch (docs/architecture.md#layers).
 //
 // Layout (all row-major, contiguous):
 //   x       [n, k * tau]        input rows; chunk z_j of row r is x[r, j*tau .. j*tau+tau)
@@ -12,7 +12,7 @@
 //                               s_ji = 1 / (1 + exp(-2 |z_ji| / t)), sign(0) = +1 (matches h)
 //   d_tables[k, 2^tau, d_out]   dT_j[b] = sum over rows r with h(z_j) = b of p(z_j) * dy_r,
 //                               summed in row order (so the result is deterministic)
-// Sizes: n >= 0, k >= 1, 1 <= tau <= 30, d_out >= 1, temperature > 0 (not checked here: the
+// Sizes: n >= 0, k >= 1, kMinHashBits <= tau <= kMaxHashBits (kernels/limits.h), d_out >= 1, temperature > 0 (not checked here: the
 // caller validates; see core/nn/hashed_linear.h).
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// A session directory (DESIGN §4):
+// A session directory (docs/formats.md#sessions):
 //   manifest.json   format version, model/train/data config, creation time, program version
 //   checkpoints/    step-<NNNNNNNNN>.safetensors, each written atomically; `latest` names the
 //                   newest good one (written atomically too); only the last keep_last are kept
@@ -8,6 +8,7 @@
 // removed when the session is opened; a corrupt newest checkpoint falls back to the
 // previous good one, and the fallback is reported.
 #pragma once
+#include "core/errors.h"
 #include "core/io/framed_log.h"
 #include "core/io/safetensors.h"
 
@@ -20,12 +21,24 @@
 
 namespace mnemo::io {
 
-inline constexpr int kSessionFormatVersion = 1;
+// Session format version (docs/formats.md "Format version"): manifest.json's integer
+// "format_version" is the major version, "format_minor" (absent = 0) the minor one. A minor
+// version only adds things an older reader may ignore; a new major version changes what
+// existing files mean, so a reader rejects a newer major version with a message naming both.
+inline constexpr int kSessionFormatVersion = 1;  // major
+inline constexpr int kSessionFormatMinor = 0;
 
 // A session problem a user can act on; what() names the file and the fix.
-struct SessionError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SessionError : FormatError {
+  using FormatError::FormatError;
 };
+
+// Where sessions live by default: `root` when given, else $MNEMO_SESSIONS, else
+// $XDG_DATA_HOME/mnemoscope/sessions (~/.local/share/mnemoscope/sessions).
+std::string sessions_root(const std::string& root = "");
+// Where `train --config F` puts its session without --out: sessions_root(root)/<F's name
+// without directory and .json>.
+std::string default_session_dir(const std::string& config, const std::string& root = "");
 
 struct LoadedCheckpoint {
   int64_t step = -1;
@@ -39,10 +52,18 @@ struct LoadedCheckpoint {
 // run) or replaying one: opening removes nothing, creates nothing, and every write throws.
 enum class SessionAccess { kWrite, kReadOnly };
 
+// Checks manifest.json's format version; `where` names the manifest in the message. Throws
+// SessionError when "format_version" is missing or not a positive integer, when
+// "format_minor" is present but not a non-negative integer, and when the major version is
+// newer than kSessionFormatVersion ("...: session format version 2.0 is newer than the 1.0
+// this reader supports (mnemoscope 0.1.0); update mnemoscope to read it"). A newer minor
+// version of the same major version is accepted.
+void check_session_format(const nlohmann::json& manifest, const std::string& where);
+
 class Session {
  public:
   // Creates `dir` (must not exist or be empty) with its manifest. `manifest` gets
-  // format_version, created and program_version added. Throws SessionError / IoError.
+  // format_version, format_minor, created and program_version added. Throws SessionError / IoError.
   static Session create(const std::string& dir, nlohmann::json manifest, int keep_last = 3);
   // Opens an existing session: reads and checks the manifest; for writing it also removes
   // stale temp files (never open for writing a session another process is still writing).

@@ -1,0 +1,45 @@
+// `mnemoscope info`: LibTorch version, CUDA, devices, threads, the BLAS the process loaded
+// (warning with the fix when it is the reference BLAS), whether the app is built.
+#include "app/commands/commands.h"
+#include "core/platform/blas.h"
+#include "kernels/device_info.h"
+
+#include <torch/torch.h>
+
+namespace mnemo::app {
+
+namespace {
+
+class InfoCommand : public Command {
+ public:
+  CLI::App* add(CLI::App& parent) override {
+    return parent.add_subcommand("info", "LibTorch version, CUDA, devices and threads");
+  }
+  int run(std::ostream& out) override {
+    const platform::BlasInfo blas = platform::probe_blas();
+    out << "mnemoscope " << MNEMO_VERSION << "\n"
+        << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << "\n"
+        << "LibTorch CUDA: " << (torch::cuda::is_available() ? "available" : "not available") << ", devices "
+        << torch::cuda::device_count() << "\n"
+        << "kernels: " << (kernels::built_with_cuda() ? "CUDA" : "CPU reference only (built without CUDA)")
+        << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
+        << "CPU threads (intra-op): " << torch::get_num_threads() << " of " << platform::cpu_cores()
+        << " cores (--threads N)\n"
+        << "BLAS: " << blas.summary() << "\n"
+#ifdef MNEMO_WITH_GUI
+        << "GUI: built\n";
+#else
+        << "GUI: not built (MNEMO_GUI=OFF)\n";
+#endif
+    if (blas.is_reference())
+      out << "warning: the reference BLAS is slow (tens of times slower matrix products than OpenBLAS); "
+          << platform::reference_blas_fix() << "\n";
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_info_command() { return std::make_unique<InfoCommand>(); }
+
+}  // namespace mnemo::app

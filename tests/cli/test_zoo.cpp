@@ -1,0 +1,110 @@
+// The shipped model zoo (assets/models/, docs/zoo/): every model loads by its card's command
+// and a fast evaluation on a fixed slice of the test split reproduces the card's number
+// within the card's tolerance, and with the memory zeroed stays on the right side of the
+// card's bound. A broken model file, loader or task fails here.
+//
+// Each card has one machine-readable block (docs/zoo/README.md "The CI check"):
+//   ```json zoo-check
+//   {"args": "eval --checkpoint assets/models/NAME.safetensors --split test --batches 4 --set train.batch=32",
+//    "metric": "accuracy", "expect": 0.998, "tolerance": 0.01, "zero_memory_max": 0.2, "data": ""}
+//   ```
+// metric is a field of `eval --json`; zero_memory_max / zero_memory_min bound the same
+// metric with --zero-memory; data names a data set the task reads (mnist, moby-dick): when
+// it is not in the cache the check is skipped (bash .ci/fetch-data NAME).
+#include "core/data/dataset_cache.h"
+#include "core/train/zoo.h"
+#include "tests/support/skip.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+using namespace mnemo;
+
+namespace {
+
+const std::string kRoot = MNEMO_SOURCE_DIR;
+
+// The zoo-check block of a card, or null.
+nlohmann::json card_check(const std::string& card) {
+  std::ifstream in(card);
+  if (!in) return nullptr;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string open = "```json zoo-check\n";
+  const auto a = text.find(open);
+  if (a == std::string::npos) return nullptr;
+  const auto b = text.find("```", a + open.size());
+  if (b == std::string::npos) return nullptr;
+  return nlohmann::json::parse(text.substr(a + open.size(), b - a - open.size()));
+}
+
+bool data_cached(const std::string& name) {
+  try {
+    dataset_package_dir(name);
+    return true;
+  } catch (const DatasetError&) {
+    return false;
+  }
+}
+
+nlohmann::json eval_json(const std::string& args) {
+  auto r = test::run_cli("--threads 1 " + args + " --json");
+  INFO(args);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+}
+
+[[maybe_unused]] void check_zoo_model(const std::string& name) {
+  const std::string model = kRoot + "/assets/models/" + name + ".safetensors";
+  const std::string card = kRoot + "/docs/zoo/" + name + ".md";
+  REQUIRE_MESSAGE(test::path_exists(model), "the zoo model " << model << " is missing");
+  REQUIRE_MESSAGE(test::path_exists(card), "the card " << card << " is missing");
+  // The file is a zoo model whose metadata names this card.
+  auto meta = read_safetensors_metadata(model);
+  CHECK(meta["format"] == kZooFormat);
+  CHECK(meta["name"] == name);
+  CHECK(meta["card"] == "docs/zoo/" + name + ".md");
+  CHECK_FALSE(meta["summary"].empty());
+  nlohmann::json check = card_check(card);
+  REQUIRE_MESSAGE(check.is_object(), card << " has no ```json zoo-check block");
+  const std::string data = check.value("data", std::string());
+  if (!data.empty() && !data_cached(data)) MNEMO_SKIP("no " + data + " in the cache (bash .ci/fetch-data " + data + ")");
+  std::string args = check.at("args").get<std::string>();
+  // The card's command names the file relative to the repository root.
+  const std::string rel = "assets/models/" + name + ".safetensors";
+  const auto at = args.find(rel);
+  REQUIRE_MESSAGE(at != std::string::npos, "the card's command must evaluate " << rel);
+  args.replace(at, rel.size(), model);
+  const std::string metric = check.at("metric").get<std::string>();
+  const double expect = check.at("expect").get<double>(), tol = check.at("tolerance").get<double>();
+  auto with = eval_json(args);
+  CAPTURE(with.dump());
+  REQUIRE(with.contains(metric));
+  CHECK(std::abs(with[metric].get<double>() - expect) <= tol);
+  if (check.contains("zero_memory_max") || check.contains("zero_memory_min")) {
+    auto without = eval_json(args + " --zero-memory");
+    CAPTURE(without.dump());
+    CHECK(without["zero_memory"] == true);
+    if (check.contains("zero_memory_max")) CHECK(without[metric].get<double>() <= check["zero_memory_max"].get<double>());
+    if (check.contains("zero_memory_min")) CHECK(without[metric].get<double>() >= check["zero_memory_min"].get<double>());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("zoo: every model in assets/models has a card with a check, and the zoo fits its budget") {
+  const auto entries = list_zoo(kRoot + "/assets/models");
+  int64_t total = 0;
+  for (const auto& e : entries) {
+    CAPTURE(e.name);
+    CHECK(e.bytes <= kZooMaxBytes);
+    total += e.bytes;
+    CHECK(card_check(kRoot + "/" + e.card).is_object());
+  }
+  CHECK(total <= 24 * 1024 * 1024);
+}

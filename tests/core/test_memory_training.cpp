@@ -1,0 +1,507 @@
+// Training that reaches memory use (docs/training.md): the curriculum over segments, the
+// memory-zeroed evaluations, the memory tasks in next-segment form, the QA task through the
+// common trainer, checkpoints that carry their config (step/eval without --config, messages
+// naming the differing fields), zoo packing, and the BLAS probe.
+#include "core/data/qa_task.h"
+#include "core/data/recall_tasks.h"
+#include "core/io/safetensors.h"
+#include "core/io/session.h"
+#include "core/models/factory.h"
+#include "core/platform/blas.h"
+#include "core/train/run_log.h"
+#include "core/train/trainer.h"
+#include "core/train/zoo.h"
+#include "tests/support/skip.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <set>
+
+using namespace mnemo;
+
+namespace {
+
+nlohmann::json tiny_rmt_json() {
+  return nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 7, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 4, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "eval_every": 2, "eval_batches": 1,
+              "record_every": 0, "seed": 4}
+  })");
+}
+
+std::string text_of(const torch::Tensor& ids) {
+  std::string s;
+  auto t = ids.to(torch::kInt64).contiguous();
+  for (int64_t i = 0; i < t.numel(); ++i) s.push_back(static_cast<char>(t.data_ptr<int64_t>()[i]));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("curriculum: config fields are checked by name; every task count start..max must fit the model") {
+  auto rejects = [](const std::function<void(nlohmann::json&)>& edit, const char* needle) {
+    auto j = tiny_rmt_json();
+    edit(j);
+    CHECK_THROWS_WITH_AS(TrainingConfig::from_json(j), doctest::Contains(needle), ConfigError);
+  };
+  rejects([](auto& j) { j["train"]["curriculum"] = {{"start", 2}, {"max", 1}}; }, "train.curriculum.max");
+  rejects([](auto& j) { j["train"]["curriculum"] = {{"start", 2}, {"max", 3}, {"rule", "often"}}; }, "train.curriculum.rule");
+  rejects([](auto& j) { j["train"]["curriculum"] = {{"start", 2}, {"max", 3}, {"rule", "every"}}; }, "train.curriculum.every");
+  rejects([](auto& j) { j["train"]["curriculum"] = {{"start", 2}, {"max", 3}, {"threshold", 1.5}}; },
+          "train.curriculum.threshold");
+  rejects([](auto& j) { j["train"]["curriculum"] = {{"start", 2}, {"speed", 3}}; }, "train.curriculum.speed");
+  // Copy of 4 symbols = 13 tokens: one segment needs segment_len 13 > 7.
+  rejects([](auto& j) { j["train"]["curriculum"] = {{"start", 1}, {"max", 3}}; }, "curriculum count 1");
+  auto j = tiny_rmt_json();
+  j["train"]["curriculum"] = {{"start", 2}, {"max", 4}, {"rule", "every"}, {"every", 2}};
+  auto c = TrainingConfig::from_json(j);
+  CHECK(TrainingConfig::from_json(c.to_json()).to_json() == c.to_json());
+  CHECK(c.to_json()["train"]["curriculum"]["every"] == 2);
+}
+
+TEST_CASE("curriculum: rule every adds a segment every N steps up to max; rule accuracy at an evaluation") {
+  auto j = tiny_rmt_json();
+  j["train"]["curriculum"] = {{"start", 2}, {"max", 4}, {"rule", "every"}, {"every", 2}};
+  j["train"]["steps"] = 8;
+  Trainer t(TrainingConfig::from_json(j));
+  CHECK(t.segments() == 2);
+  CHECK(t.task().segments() == 2);
+  std::vector<CurriculumChange> changes;
+  std::vector<std::pair<int64_t, int64_t>> evals;  // step, segments
+  TrainCallbacks cb;
+  cb.on_curriculum = [&](const CurriculumChange& c) { changes.push_back(c); };
+  cb.on_eval = [&](const EvalMetrics& e) {
+    if (!e.zero_memory) evals.emplace_back(e.step, e.segments);
+  };
+  t.run(cb);
+  REQUIRE(changes.size() == 2);  // 2 -> 3 after step 2, 3 -> 4 after step 4, then at max
+  CHECK(changes[0].step == 2);
+  CHECK(changes[0].from == 2);
+  CHECK(changes[0].to == 3);
+  CHECK(changes[0].reason == "every 2 steps");
+  CHECK(changes[1].step == 4);
+  CHECK(changes[1].to == 4);
+  CHECK(t.segments() == 4);
+  CHECK(t.task().segments() == 4);
+  // The evaluation of a step comes before the change that step makes.
+  CHECK(evals == std::vector<std::pair<int64_t, int64_t>>{{2, 2}, {4, 3}, {6, 4}, {8, 4}});
+
+  // rule accuracy: a threshold every evaluation reaches moves at each evaluation (after
+  // min_steps at the count); one no evaluation reaches never moves.
+  auto a = tiny_rmt_json();
+  a["train"]["curriculum"] = {{"start", 2}, {"max", 3}, {"rule", "accuracy"}, {"threshold", 0.0}, {"min_steps", 3}};
+  Trainer ta(TrainingConfig::from_json(a));
+  std::vector<CurriculumChange> ach;
+  TrainCallbacks acb;
+  acb.on_eval = [](const EvalMetrics&) {};
+  acb.on_curriculum = [&](const CurriculumChange& c) { ach.push_back(c); };
+  ta.run(acb);
+  REQUIRE(ach.size() == 1);
+  CHECK(ach[0].step == 4);  // the evaluation at step 2 is before min_steps = 3
+  CHECK(ach[0].reason.find("valid accuracy") == 0);
+  a["train"]["curriculum"]["threshold"] = 1.0;
+  a["train"]["curriculum"]["min_steps"] = 0;
+  a["train"]["lr"] = 1e-6;
+  Trainer tb(TrainingConfig::from_json(a));
+  tb.run(acb);
+  CHECK(tb.segments() == 2);
+}
+
+TEST_CASE("curriculum: the count survives a checkpoint; --resume continues it; records parse as a segments curve") {
+  auto j = tiny_rmt_json();
+  j["train"]["curriculum"] = {{"start", 2}, {"max", 4}, {"rule", "every"}, {"every", 3}};
+  j["train"]["steps"] = 9;
+  Trainer t(TrainingConfig::from_json(j));
+  for (int i = 0; i < 4; ++i) {
+    t.train_step();
+    t.advance_curriculum(nullptr);
+  }
+  CHECK(t.segments() == 3);
+  Checkpoint ck = t.checkpoint();
+  CHECK(ck.metadata.at("segments") == "3");
+  CHECK(ck.metadata.at("curriculum_since") == "3");
+  Trainer r(TrainingConfig::from_json(j));
+  CHECK(r.segments() == 2);
+  r.restore(ck, "memory");
+  CHECK(r.segments() == 3);
+  CHECK(r.task().segments() == 3);
+  // Same next batch, same loss: the resumed run trains on the same segmentation.
+  CHECK(r.train_step().loss == doctest::Approx(t.train_step().loss).epsilon(1e-6));
+
+  // Through the CLI: interrupted at step 4 (by --steps), resumed to 9.
+  const std::string dir = test::temp_dir("curriculum");
+  std::ofstream(dir + "/c.json") << j.dump();
+  auto first = test::run_cli("train --config " + dir + "/c.json --out " + dir + "/run --steps 4");
+  INFO(first.output);
+  REQUIRE(first.code == 0);
+  CHECK(first.output.find("curriculum: 2 -> 3 segments after step 3") != std::string::npos);
+  auto ev = test::run_cli("eval --checkpoint " + dir + "/run/checkpoints/step-000000004.safetensors --json");
+  INFO(ev.output);
+  REQUIRE(ev.code == 0);
+  CHECK(nlohmann::json::parse(ev.output.substr(ev.output.find('{')))["segments"] == 3);
+  auto res = test::run_cli("train --out " + dir + "/run --resume --steps 9");
+  INFO(res.output);
+  REQUIRE(res.code == 0);
+  CHECK(res.output.find("now at 3 segments") != std::string::npos);
+  CHECK(res.output.find("curriculum: 3 -> 4 segments after step 6") != std::string::npos);
+  CHECK(res.output.find("2 -> 3") == std::string::npos);  // not started over
+  auto log = parse_run_log(io::Session::open(dir + "/run", 3, io::SessionAccess::kReadOnly).read_metrics());
+  REQUIRE(log.curricula.size() == 2);
+  CHECK(log.curricula[0]["from"] == 2);
+  CHECK(log.curricula[1]["to"] == 4);
+  auto seg = log.curves("segments");
+  REQUIRE(seg.size() == 1);
+  CHECK(seg[0].y.front() == 2);
+  CHECK(seg[0].y.back() == 4);
+  CHECK(seg[0].x.back() == 9);
+  // The step function: 2 until step 3, then 3 until step 6, then 4.
+  CHECK(seg[0].x == std::vector<double>{0, 3, 3, 6, 6, 9});
+  CHECK(seg[0].y == std::vector<double>{2, 2, 3, 3, 4, 4});
+  // Final test evaluations ran at 4 segments, with and without memory.
+  int finals = 0;
+  for (const auto& e : log.evals)
+    if (e.value("final", false) && e["split"] == "test" && e["step"] == 9) {
+      ++finals;
+      CHECK(e["segments"] == 4);
+    }
+  CHECK(finals == 2);
+}
+
+TEST_CASE("evaluations: every evaluation also runs with the memory zeroed, recorded as its own curve") {
+  Trainer t(TrainingConfig::from_json(tiny_rmt_json()));
+  CHECK(t.has_memory());
+  std::vector<bool> zero;
+  TrainCallbacks cb;
+  cb.on_eval = [&](const EvalMetrics& e) { zero.push_back(e.zero_memory); };
+  t.run(cb);
+  CHECK(zero == std::vector<bool>{false, true, false, true, false, true});
+  // A model without memory has nothing to zero; eval_zero_memory false turns it off.
+  auto j = tiny_rmt_json();
+  j["model"]["model"] = "transformer";
+  Trainer n(TrainingConfig::from_json(j));
+  CHECK_FALSE(n.has_memory());
+  zero.clear();
+  n.run(cb);
+  CHECK(zero == std::vector<bool>{false, false, false});
+  j = tiny_rmt_json();
+  j["train"]["eval_zero_memory"] = false;
+  Trainer off(TrainingConfig::from_json(j));
+  zero.clear();
+  off.run(cb);
+  CHECK(zero == std::vector<bool>{false, false, false});
+
+  // The log: "valid" and "valid, memory zeroed" apart.
+  std::vector<nlohmann::json> recs = {
+      {{"type", "eval"}, {"step", 2}, {"split", "valid"}, {"loss", 1.0}, {"accuracy", 0.9}},
+      {{"type", "eval"}, {"step", 2}, {"split", "valid"}, {"loss", 2.0}, {"accuracy", 0.1}, {"zero_memory", true}},
+      {{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 0.5}, {"accuracy", 0.95}},
+      {{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 2.1}, {"accuracy", 0.12}, {"zero_memory", true}}};
+  auto curves = parse_run_log(recs).curves("accuracy");
+  REQUIRE(curves.size() == 2);
+  CHECK(curves[0].name == "valid");
+  CHECK(curves[0].y == std::vector<double>{0.9, 0.95});
+  CHECK(curves[1].name == kValidZeroMemoryCurve);
+  CHECK(curves[1].y == std::vector<double>{0.1, 0.12});
+}
+
+TEST_CASE("memory zeroed: float memory becomes zeros, integer memory the initial state (MTN's empty entries)") {
+  // An RMT whose memory is needed: zeroing changes the loss; evaluating twice is deterministic.
+  Trainer t(TrainingConfig::from_json(tiny_rmt_json()));
+  for (int i = 0; i < 3; ++i) t.train_step();
+  EvalOptions z;
+  z.zero_memory = true;
+  const auto a = t.evaluate(Split::kValid), b = t.evaluate(Split::kValid, z);
+  CHECK(a.loss != doctest::Approx(b.loss));
+  CHECK(t.evaluate(Split::kValid, z).loss == doctest::Approx(b.loss));
+  // MTN: with the memory zeroed, the query sees only empty entries, exactly as a model that
+  // starts the query from its initial memory.
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "mtn", "slots": 4, "segment_len": 48, "dim": 16, "heads": 2, "ff": 32, "n1_layers": 1, "n2_layers": 1},
+    "task": {"name": "qa", "chunk_len": 48, "doc_chunks": 2, "facts": 1, "candidates": 2, "train_size": 32,
+             "valid_size": 8, "test_size": 8},
+    "train": {"steps": 2, "batch": 4, "eval_batches": 1, "record_every": 0}})");
+  Trainer m(TrainingConfig::from_json(j));
+  const auto zeroed = m.evaluate(Split::kValid, z);
+  auto& task = dynamic_cast<const QaTaskSource&>(m.task());
+  auto tb = task.batch(Split::kValid, {0, 1, 2, 3}, torch::kCPU);
+  torch::NoGradGuard g;
+  m.model()->eval();
+  auto out = m.model()->step(tb.segments.back(), m.model()->initial_memory(4), nullptr);
+  CHECK(zeroed.loss == doctest::Approx((out.loss_sum / out.loss_count).item<double>()).epsilon(1e-5));
+}
+
+TEST_CASE("copy-recall / assoc-recall: the information is in segment 0 and asked for in the last segment only") {
+  RecallTask copy(nlohmann::json{{"name", "copy-recall"}, {"segments", 4}, {"source_len", 6}, {"symbols", 5}});
+  CHECK(copy.segment_len() == 7);
+  CHECK(copy.length() == 28);
+  CHECK(copy.chance() == doctest::Approx(0.2));
+  auto ex = copy.example(Split::kTest, 3);
+  const std::string text = ex.text();
+  CHECK(text[0] == '>');
+  CHECK(text[7] == '.');
+  CHECK(text[14] == '.');
+  CHECK(text[21] == '?');
+  CHECK(text.substr(1, 6) == text.substr(22, 6));  // the copy
+  for (int i = 1; i <= 6; ++i) CHECK((text[i] >= 'a' && text[i] <= 'e'));
+  for (int i = 8; i < 21; ++i)
+    if (i != 14) CHECK((text[i] >= 'A' && text[i] <= 'Z'));  // distractors carry no symbol
+  for (int i = 0; i < 28; ++i) CHECK(ex.scored[i] == (i >= 22 ? 1 : 0));
+  // Deterministic; another index differs; more segments keep the same facts.
+  CHECK(copy.example(Split::kTest, 3).text() == text);
+  CHECK(copy.example(Split::kTest, 4).text() != text);
+  RecallTask copy6(nlohmann::json{{"name", "copy-recall"}, {"segments", 6}, {"source_len", 6}, {"symbols", 5}});
+  const std::string t6 = copy6.example(Split::kTest, 3).text();
+  CHECK(t6.substr(0, 7) == text.substr(0, 7));
+  CHECK(t6.substr(35) == text.substr(21));
+
+  auto b = copy.batch(Split::kTrain, {0, 1}, torch::kCPU);
+  REQUIRE(b.segments.size() == 4);
+  // Memformer: the decoder of segment 2 predicts segment 3; only its source bytes count.
+  CHECK(b.segments[2].next_valid.sum().item<int64_t>() == 2 * 6);
+  CHECK(b.segments[1].next_valid.sum().item<int64_t>() == 0);
+  CHECK(b.segments[3].next_valid.sum().item<int64_t>() == 0);  // past the end: no loss
+  CHECK(text_of(b.segments[2].next_tokens[0]) == text_of(b.segments[3].tokens[0]));
+  // Decoders: the last token of segment 2 predicts '?' (not scored); '?' predicts the first
+  // source byte (scored), and so on through the segment.
+  CHECK(b.segments[3].target_valid.sum().item<int64_t>() == 2 * 6);
+  CHECK(b.segments[2].target_valid.sum().item<int64_t>() == 0);
+  CHECK(b.scored[3].equal(b.segments[3].target_valid));
+
+  RecallTask assoc(nlohmann::json{{"name", "assoc-recall"}, {"segments", 3}, {"pairs", 3}, {"symbols", 6}});
+  CHECK(assoc.segment_len() == 7);
+  auto ea = assoc.example(Split::kValid, 11);
+  const std::string at = ea.text();
+  std::map<char, char> facts, asked;
+  for (int i = 1; i < 7; i += 2) facts[at[i]] = at[i + 1];
+  for (int i = 15; i < 21; i += 2) {
+    asked[at[i]] = at[i + 1];
+    CHECK(ea.scored[i] == 0);
+    CHECK(ea.scored[i + 1] == 1);
+    CHECK((at[i + 1] >= '0' && at[i + 1] <= '9'));
+  }
+  CHECK(facts.size() == 3);  // distinct keys
+  CHECK(facts == asked);     // every key asked once, with its value
+
+  CHECK_THROWS_WITH_AS(RecallTask(nlohmann::json{{"name", "copy-recall"}, {"segments", 2}}),
+                       doctest::Contains("task.segments"), ConfigError);
+  CHECK_THROWS_WITH_AS(RecallTask(nlohmann::json{{"name", "assoc-recall"}, {"pairs", 8}, {"symbols", 5}}),
+                       doctest::Contains("task.symbols"), ConfigError);
+  CHECK_THROWS_WITH_AS(RecallTask(nlohmann::json{{"name", "copy-recall"}, {"pairs", 3}}), doctest::Contains("task.pairs"),
+                       ConfigError);
+  CHECK(make_task(nlohmann::json{{"name", "assoc-recall"}})->segments() == 3);
+}
+
+TEST_CASE("copy-recall: a Memformer trains on it, scored on the source bytes of the last segment only") {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "memformer", "slots": 4, "segment_len": 5, "dim": 16, "heads": 2, "layers": 1, "dec_layers": 1,
+              "ff": 32},
+    "task": {"name": "copy-recall", "segments": 3, "source_len": 4, "symbols": 4, "train_size": 256, "valid_size": 32,
+             "test_size": 32},
+    "train": {"steps": 2, "batch": 8, "lr": 3e-3, "eval_batches": 4, "record_every": 0}})");
+  Trainer t(TrainingConfig::from_json(j));
+  auto m = t.train_step();
+  CHECK(std::isfinite(m.loss));
+  // Untrained, the loss is about ln(vocabulary); scored chars are the 4 source bytes of 32 examples.
+  auto e = t.evaluate(Split::kValid);
+  CHECK(e.chars == 32 * 4);
+  CHECK(e.segments == 3);
+}
+
+TEST_CASE("qa task through the trainer: reading chunks, a query with the memory fixed, QA metrics per evaluation") {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "mtn", "slots": 4, "segment_len": 48, "dim": 16, "heads": 2, "ff": 32, "n1_layers": 1, "n2_layers": 1},
+    "task": {"name": "qa", "chunk_len": 48, "doc_chunks": 3, "facts": 2, "candidates": 2, "fact_chunks": 1,
+             "train_size": 64, "valid_size": 8, "test_size": 8},
+    "train": {"steps": 2, "batch": 4, "eval_batches": 2, "record_every": 0}})");
+  Trainer t(TrainingConfig::from_json(j));
+  auto& task = dynamic_cast<const QaTaskSource&>(t.task());
+  CHECK(task.segments() == 4);
+  // fact_chunks 1: every fact sentence is in chunk 0, nothing of it later.
+  for (int i = 0; i < 20; ++i) {
+    auto ex = task.qa().example(QaSplit::kTrain, i);
+    CHECK(ex.document.size() == 3 * 48);
+    CHECK(ex.fact_begin < 48);
+    CHECK(ex.document.find(ex.answer, 48) == std::string::npos);
+    CHECK(ex.document.find(" lives in ", 48) == std::string::npos);
+  }
+  auto tb = task.batch(Split::kTrain, {0, 1}, torch::kCPU);
+  CHECK(tb.memory_frozen_from == 3);
+  CHECK(tb.segments.size() == 4);
+  CHECK(tb.segments[0].target_valid.sum().item<int64_t>() == 0);
+  CHECK(tb.scored[3].sum().item<int64_t>() > 0);
+
+  // The trainer's loss equals qa_forward's on the same examples (memory fixed for the query).
+  {
+    torch::NoGradGuard g;
+    t.model()->eval();
+    auto ex0 = task.qa().example(QaSplit::kValid, 0), ex1 = task.qa().example(QaSplit::kValid, 1);
+    auto f = qa_forward(*t.model(), task.qa().batch({ex0, ex1}));
+    auto s = evaluate_model(*t.model(), task, Split::kValid, 1, 2);
+    CHECK(s.loss() == doctest::Approx(f.loss.item<double>()).epsilon(1e-5));
+  }
+  CHECK_FALSE(t.train_step().non_finite);
+  auto e = t.evaluate(Split::kValid);
+  for (const char* k : {"choice_accuracy", "recall", "fpr", "pseudo_precision", "pseudo_f1"}) {
+    CAPTURE(k);
+    REQUIRE(e.extra.count(k));
+    CHECK(e.extra.at(k) >= 0.0);
+    CHECK(e.extra.at(k) <= 1.0);
+  }
+  // The no-memory baseline skips the reading chunks and still scores the query.
+  j["model"]["model"] = "no-memory";
+  Trainer n(TrainingConfig::from_json(j));
+  CHECK(n.evaluate(Split::kValid).extra.count("choice_accuracy"));
+  // Models that cannot tag answers, and strategies that cannot freeze the memory, are refused.
+  j["model"] = {{"model", "rmt"}, {"slots", 2}, {"segment_len", 48}, {"dim", 16}, {"heads", 2}};
+  CHECK_THROWS_WITH_AS(Trainer(TrainingConfig::from_json(j)), doctest::Contains("MTN-family"), ConfigError);
+}
+
+TEST_CASE("checkpoints name their config: read_weights_file, differing fields, weights-only zoo packing") {
+  auto j = tiny_rmt_json();
+  Trainer t(TrainingConfig::from_json(j));
+  t.train_step();
+  const std::string dir = test::temp_dir("ckcfg");
+  save_checkpoint(dir + "/c.safetensors", t.checkpoint());
+  WeightsFile f = read_weights_file(dir + "/c.safetensors");
+  CHECK(f.kind == "training checkpoint");
+  CHECK(f.step == 1);
+  CHECK(f.training_config["task"]["name"] == "copy");
+  CHECK(f.model_config["slots"] == 2);
+  for (const auto& [k, v] : f.weights) CHECK(k.rfind("optim.", 0) != 0);
+
+  CHECK(config_differences(nlohmann::json{{"a", 1}, {"b", {{"c", 2}}}}, nlohmann::json{{"a", 1.0}, {"b", {{"c", 3}}}},
+                           "m") == std::vector<std::string>{"m.b.c: 2 vs 3"});
+  CHECK(config_differences(nlohmann::json{{"a", 1}}, nlohmann::json{{"d", "x"}}) ==
+        std::vector<std::string>{"a: 1 vs absent", "d: absent vs \"x\""});
+
+  ModelConfig other = t.config().model;
+  other.slots = 3;
+  other.dim = 32;
+  auto m = make_model(other, 0);
+  try {
+    load_weights_checked(*m, other, f, "other.json");
+    FAIL("loaded weights of another config");
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("model.slots: 2 vs 3") != std::string::npos);
+    CHECK(msg.find("model.dim: 16 vs 32") != std::string::npos);
+    CHECK(msg.find("other.json") != std::string::npos);
+  }
+
+  // Zoo: weights only, config + summary in the metadata, listed from the header.
+  ZooEntry z = pack_zoo_model(dir + "/c.safetensors", dir + "/zoo/tiny-rmt.safetensors", "tiny-rmt", "a tiny RMT",
+                              "docs/zoo/tiny-rmt.md");
+  CHECK(z.bytes > 0);
+  std::map<std::string, std::string> meta;
+  auto tensors = io::load_safetensors(dir + "/zoo/tiny-rmt.safetensors", &meta);
+  CHECK(meta.at("format") == kZooFormat);
+  CHECK(meta.at("summary") == "a tiny RMT");
+  CHECK(tensors.size() == f.weights.size());
+  CHECK(read_safetensors_metadata(dir + "/zoo/tiny-rmt.safetensors") == meta);
+  auto listed = list_zoo(dir + "/zoo");
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].name == "tiny-rmt");
+  CHECK(listed[0].config["model"]["slots"] == 2);
+  CHECK(read_weights_file(dir + "/zoo/tiny-rmt.safetensors").kind == "zoo model");
+  CHECK_THROWS_WITH_AS(pack_zoo_model(dir + "/c.safetensors", dir + "/x.safetensors", "Bad Name", "s", "c"),
+                       doctest::Contains("a-z"), ConfigError);
+  // Over the 4 MiB budget: refused, nothing written.
+  auto big = tiny_rmt_json();
+  big["model"]["dim"] = 256;
+  big["model"]["ff"] = 1024;
+  big["model"]["layers"] = 2;
+  big["model"]["heads"] = 4;
+  Trainer tb(TrainingConfig::from_json(big));
+  save_checkpoint(dir + "/big.safetensors", tb.checkpoint());
+  CHECK_THROWS_WITH_AS(pack_zoo_model(dir + "/big.safetensors", dir + "/big-zoo.safetensors", "big", "s", "c"),
+                       doctest::Contains("budget"), ConfigError);
+  CHECK_FALSE(test::path_exists(dir + "/big-zoo.safetensors"));
+}
+
+TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config; another config names the fields") {
+  const std::string dir = test::temp_dir("ckcli");
+  std::ofstream(dir + "/c.json") << tiny_rmt_json().dump();
+  auto tr = test::run_cli("train --config " + dir + "/c.json --out " + dir + "/run --steps 2 --threads 1");
+  INFO(tr.output);
+  REQUIRE(tr.code == 0);
+  const std::string ck = dir + "/run/checkpoints/step-000000002.safetensors";
+  std::ofstream(dir + "/doc.txt") << "abcd>abcdabcd efgh>efghefgh";
+  auto st = test::run_cli("step --checkpoint " + ck + " --doc " + dir + "/doc.txt --out " + dir + "/step --to 1 --format csv");
+  INFO(st.output);
+  CHECK(st.code == 0);
+  CHECK(st.output.find("model: rmt weights from") != std::string::npos);
+  CHECK(test::path_exists(dir + "/step/step-0001/trace.safetensors"));
+  auto ev = test::run_cli("eval --checkpoint " + ck + " --json --split valid");
+  INFO(ev.output);
+  CHECK(ev.code == 0);
+  auto ej = nlohmann::json::parse(ev.output.substr(ev.output.find('{')));
+  CHECK(ej["step"] == 2);
+  auto ez = test::run_cli("eval --checkpoint " + ck + " --json --split valid --zero-memory");
+  CHECK(ez.code == 0);
+  CHECK(nlohmann::json::parse(ez.output.substr(ez.output.find('{')))["zero_memory"] == true);
+  // A config whose model does not fit: exit 2, both values of each differing field named.
+  auto other = tiny_rmt_json();
+  other["model"]["slots"] = 3;
+  std::ofstream(dir + "/other.json") << other.dump();
+  auto bad = test::run_cli("step --config " + dir + "/other.json --checkpoint " + ck + " --doc " + dir +
+                           "/doc.txt --out " + dir + "/bad");
+  INFO(bad.output);
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("model.slots: 2 vs 3") != std::string::npos);
+  auto bad_eval = test::run_cli("eval --config " + dir + "/other.json --checkpoint " + ck);
+  CHECK(bad_eval.code == 2);
+  CHECK(bad_eval.output.find("model.slots: 2 vs 3") != std::string::npos);
+  // A weights file with no config cannot be evaluated without --config.
+  {
+    auto w = read_weights_file(ck).weights;
+    io::save_safetensors(dir + "/bare.safetensors", w);
+  }
+  auto bare = test::run_cli("eval --checkpoint " + dir + "/bare.safetensors");
+  CHECK(bare.code == 2);
+  CHECK(bare.output.find("pass --config") != std::string::npos);
+  // zoo pack + list, then eval of the zoo file.
+  auto pk = test::run_cli("zoo pack --session " + dir + "/run --name tiny --summary 'tiny RMT' --out " + dir +
+                          "/zoo/tiny.safetensors");
+  INFO(pk.output);
+  REQUIRE(pk.code == 0);
+  auto ls = test::run_cli("zoo list --dir " + dir + "/zoo");
+  CHECK(ls.output.find("tiny  (") != std::string::npos);
+  CHECK(ls.output.find("tiny RMT") != std::string::npos);
+  auto ze = test::run_cli("eval --checkpoint " + dir + "/zoo/tiny.safetensors --json --split valid");
+  CHECK(ze.code == 0);
+  CHECK(nlohmann::json::parse(ze.output.substr(ze.output.find('{')))["accuracy"] == ej["accuracy"]);
+}
+
+TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS is flagged with the fix") {
+  const platform::BlasInfo b = platform::probe_blas();
+  CAPTURE(b.summary());
+  REQUIRE(b.kind != platform::BlasKind::kUnknown);
+  CHECK_FALSE(b.path.empty());
+  CHECK(test::path_exists(b.real_path));
+  CHECK_FALSE(b.loaded.empty());
+  CHECK(std::find(b.loaded.begin(), b.loaded.end(), b.real_path) != b.loaded.end());
+  if (b.kind == platform::BlasKind::kOpenBlas) CHECK(b.name.find("OpenBLAS") != std::string::npos);
+  auto info = test::run_cli("info");
+  CHECK(info.code == 0);
+  CHECK(info.output.find("BLAS: " + b.summary().substr(0, 8)) != std::string::npos);
+  const std::string ref = "/usr/lib/x86_64-linux-gnu/blas";
+  if (!test::path_exists(ref + "/libblas.so.3"))
+    MNEMO_SKIP("the reference BLAS (Debian package libblas3) is not installed; cannot load it to check the warning");
+  // Loading the reference BLAS first: the probe must see it, and info must warn with the fix.
+  const std::string cmd = "LD_LIBRARY_PATH=" + ref + " " + std::string(MNEMO_BINARY) + " info --threads 1 2>&1";
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  CHECK(::pclose(p) == 0);
+  INFO(out);
+  CHECK(out.find("BLAS: reference BLAS (Netlib)") != std::string::npos);
+  CHECK(out.find("warning: the reference BLAS is slow") != std::string::npos);
+  CHECK(out.find("bash .ci/setup") != std::string::npos);
+  CHECK(out.find("CPU threads (intra-op): 1 of") != std::string::npos);
+}
