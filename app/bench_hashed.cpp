@@ -1,5 +1,6 @@
 #include "app/bench_hashed.h"
 
+#include "app/bench_hashed_cpu.h"
 #include "app/cli.h"
 #include "core/nn/hashed_linear.h"
 #include "kernels/device_info.h"
@@ -84,6 +85,10 @@ CLI::App* add_bench_hashed_command(CLI::App* bench, BenchHashedOptions& o) {
   c->add_option("--repeats", o.repeats, "timed runs per case, median reported (default 7)");
   c->add_option("--zipf", o.zipf, "exponent of the skewed bucket load (default 1.1)");
   c->add_option("--device", o.device, "cpu, cuda or all (default all: CUDA when built with it and present)");
+  c->add_option("--threads", o.threads, "CPU: thread counts to run (default 1,2)")->delimiter(',');
+  c->add_option("--tables", o.tables, "CPU: table dtypes of the hashed layer, fp32 bf16 fp16 (default fp32,bf16)")
+      ->delimiter(',');
+  c->add_option("--cpu-kernels", o.cpu_kernels, "CPU: auto, portable, avx2 or avx512 (default auto)");
   return c;
 }
 
@@ -97,8 +102,7 @@ int run_bench_hashed(const BenchHashedOptions& o, std::ostream& out) {
     if (n < 1 || n > (int64_t{1} << 22)) throw UsageError("--tokens " + std::to_string(n) + " is out of range 1..4194304");
   if (!(o.zipf > 0) || o.zipf > 10) throw UsageError("--zipf must be in (0, 10]");
   const bool cuda_ok = kernels::built_with_cuda() && torch::cuda::is_available();
-  std::vector<torch::Device> devices;
-  if (o.device == "cpu" || o.device == "all") devices.push_back(torch::kCPU);
+  std::vector<torch::Device> devices;  // CUDA only: the CPU cases run in run_bench_hashed_cpu below
   if (o.device == "cuda" && !cuda_ok)
     throw UsageError("--device cuda: no CUDA here (kernels built with CUDA: " +
                      std::string(kernels::built_with_cuda() ? "yes" : "no") + ", LibTorch sees a GPU: " +
@@ -121,6 +125,8 @@ int run_bench_hashed(const BenchHashedOptions& o, std::ostream& out) {
   if (!cuda_ok)
     out << "CUDA: not measured (kernels built with CUDA: " << (kernels::built_with_cuda() ? "yes" : "no")
         << ", GPU visible: " << (torch::cuda::is_available() ? "yes" : "no") << ")\n";
+  if (o.device == "cpu" || o.device == "all") run_bench_hashed_cpu(o, out);
+  if (devices.empty()) return 0;
 
   std::vector<Row> rows;
   for (const auto& dev : devices) {

@@ -18,10 +18,14 @@ struct BenchHashedOptions {
   int64_t repeats = 7;                          // timed runs per case (median reported)
   double zipf = 1.1;                            // exponent of the skewed bucket load
   std::string device = "all";                   // cpu | cuda | all (cuda only when built with and present)
+  // CPU only (app/bench_hashed_cpu.h):
+  std::vector<int64_t> threads = {1, 2};             // LibTorch and OpenBLAS threads per run
+  std::vector<std::string> tables = {"fp32", "bf16"};  // table dtypes of the hashed layer (fp32 | bf16 | fp16)
+  std::string cpu_kernels = "auto";                  // auto | portable | avx2 | avx512
 };
 
-// Adds the "hashed-linear" subcommand (--tokens --dim --bits --repeats --zipf --device) to
-// `bench`, bound to `o`; returns it.
+// Adds the "hashed-linear" subcommand (--tokens --dim --bits --repeats --zipf --device, and for
+// the CPU --threads --tables --cpu-kernels) to `bench`, bound to `o`; returns it.
 CLI::App* add_bench_hashed_command(CLI::App* bench, BenchHashedOptions& o);
 
 // Throws UsageError for invalid options. Returns the exit code.
