@@ -10,9 +10,10 @@
 // bounds them is moving table rows, not arithmetic: every lookup multiply-adds one table row
 // piece, and the 2^tau x d_out tables (32 MiB at d = 512, tau = 8) live in DRAM. So:
 // * Work in column blocks of 32 floats. A block's table "slabs" (2^tau x 32 floats per
-//   table) are packed, a group of tables at a time (about 512 KiB), into a contiguous buffer
-//   that stays in L2: read straight from the tables, rows 4 d_out bytes apart map onto a few
-//   cache sets and evict each other (at d = 512 only about two tables' slabs fit in L2).
+//   table) are packed, a group of tables at a time (2 MiB: all 64 tables at d = 512,
+//   tau = 8), into a contiguous buffer: read straight from the tables, rows 4 d_out bytes
+//   apart map onto a few cache sets and evict each other (at d = 512 only about two
+//   tables' slabs would stay in L2).
 // * Keep the outputs in registers: the forward holds y for 8 rows x 32 columns in 16
 //   vector registers across a group's tables; the table gradient sorts the rows of each table
 //   by bucket (a stable counting sort) and sums each bucket's rows in registers, so each
@@ -288,10 +289,17 @@ void portable_backward_input(const T* x, const E* tables, const int32_t* bucket,
 
 #if MNEMO_X86_SIMD
 
-constexpr int64_t kCols = 32;                        // columns per block: two 16-lane vectors
-constexpr int64_t kSlabBudget = int64_t{512} << 10;  // packed slabs of one block and group: stay in L2 (1 MiB)
-constexpr int64_t kPackBudget = int64_t{2} << 20;    // packed slabs of a super-block and group
-constexpr int64_t kTileBudget = int64_t{4} << 20;    // forward partial sums of a super-block
+constexpr int64_t kCols = 32;  // columns per block: two 16-lane vectors
+// Packed slabs of one column block and group of tables (all 64 tables at d = 512, tau = 8).
+// More than L2 (1 MiB here), but measured faster than groups that fit: with fewer tables per
+// group the partial sums of every row go through memory between groups, and the codes are
+// read once per group.
+constexpr int64_t kSlabBudget = int64_t{2} << 20;
+// Packed slabs of a super-block (column blocks packed together) and group. At d = 512,
+// tau = 8 one block: packing several blocks per pass reads the tables in longer runs, but
+// the gathers then find less of their block's slabs in cache (measured slower).
+constexpr int64_t kPackBudget = int64_t{2} << 20;
+constexpr int64_t kTileBudget = int64_t{4} << 20;  // forward partial sums of a super-block
 // dy rows per packed tile of the table gradient. Over several tiles every d_tables piece is
 // reloaded once per tile, which measured slower than reading a bigger tile from L3, so tiles
 // only start past 64 Ki rows (8 MiB).
@@ -299,9 +307,10 @@ constexpr int64_t kTileRows = int64_t{64} << 10;
 
 // How the tables are read. Slabs (2^tau rows x kCols columns of one table) are packed when
 // they are small enough to stay cached (at most 256 KiB: 2^tau <= 2048 for fp32) and the
-// rows use them enough (at least one lookup per 8 of their rows); otherwise the kernels read the tables in place. Tables go
-// in groups whose slabs for one column block take about kSlabBudget bytes (at least
-// min_group tables), and column blocks in super-blocks packed together.
+// rows use them enough (at least one lookup per 8 of their rows); otherwise the kernels read
+// the tables in place. Tables go in groups whose slabs for one column block take about
+// kSlabBudget bytes (at least min_group tables), and column blocks in super-blocks packed
+// together.
 struct SlabPlan {
   bool packed;
   int64_t group, super;

@@ -92,9 +92,10 @@ void hashed_lookup_backward_input_cpu(const double* x, const double* tables, con
                                       double temperature, const ParallelFor& pf);
 
 // The rate (GB/s) at which the forward's inner loop multiply-adds table pieces that are
-// already in L2 (packed slabs of a group of 2^8-row tables, 2048 rows, random codes, run for
-// about `seconds` of the calling thread's CPU time with the current path): the ceiling of
-// the fp32 forward's table gathers on this core, for benchmarks. 0 on the portable path.
+// already in L2 (packed slabs of 16 tables of 2^8 rows, 2048 rows, random codes; best of five
+// runs taking about `seconds` of the calling thread's CPU time, with the current path): the
+// ceiling of the fp32 forward's table gathers on this core, for benchmarks. 0 on the
+// portable path.
 double hashed_lookup_gather_probe_gbs(double seconds);
 
 }  // namespace mnemo::kernels
