@@ -489,12 +489,38 @@ inline F widen(const Half* p) {
   const __m128i* q = reinterpret_cast<const __m128i*>(p);
   return {_mm256_cvtph_ps(_mm_loadu_si128(q)), _mm256_cvtph_ps(_mm_loadu_si128(q + 1))};
 }
-// Copies one piece of kCols = 32 table elements.
+// One piece of kCols = 32 table elements into a packed slab: copied, except bf16, which is
+// stored as 16 words (col l + 16) << 16 | (col l) so that it widens with a shift and a mask
+// (packed_piece) instead of two zero-extending shuffles.
 template <class E>
-inline void copy_piece(const E* src, E* dst) {
+inline void pack_piece(const E* src, E* dst) {
   const __m256i* s = reinterpret_cast<const __m256i*>(src);
   __m256i* d = reinterpret_cast<__m256i*>(dst);
   for (size_t i = 0; i < 32 * sizeof(E) / 32; ++i) _mm256_storeu_si256(d + i, _mm256_loadu_si256(s + i));
+}
+template <>
+inline void pack_piece(const Bf16* src, Bf16* dst) {
+  const __m128i* s = reinterpret_cast<const __m128i*>(src);
+  __m256i* d = reinterpret_cast<__m256i*>(dst);
+  for (int h = 0; h < 2; ++h)
+    _mm256_storeu_si256(d + h, _mm256_or_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128(s + h)),
+                                               _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(s + 2 + h)), 16)));
+}
+// A packed piece (pack_piece's layout) as floats: columns 0..15 in a, 16..31 in b.
+inline void packed_piece(const float* p, F& a, F& b) {
+  a = load(p);
+  b = load(p + 16);
+}
+inline void packed_piece(const Half* p, F& a, F& b) {
+  a = widen(p);
+  b = widen(p + 16);
+}
+inline void packed_piece(const Bf16* p, F& a, F& b) {
+  const __m256i* q = reinterpret_cast<const __m256i*>(p);
+  const __m256i w0 = _mm256_loadu_si256(q), w1 = _mm256_loadu_si256(q + 1);
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  a = {_mm256_castsi256_ps(_mm256_slli_epi32(w0, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(w1, 16))};
+  b = {_mm256_castsi256_ps(_mm256_and_si256(w0, high)), _mm256_castsi256_ps(_mm256_and_si256(w1, high))};
 }
 
 #include "kernels/hashed_lookup_cpu_simd.inc"
@@ -608,10 +634,29 @@ inline F widen(const Bf16* p) {
 }
 inline F widen(const Half* p) { return {_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))}; }
 template <class E>
-inline void copy_piece(const E* src, E* dst) {
+inline void pack_piece(const E* src, E* dst) {  // as in avx2
   const __m512i* s = reinterpret_cast<const __m512i*>(src);
   __m512i* d = reinterpret_cast<__m512i*>(dst);
   for (size_t i = 0; i < 32 * sizeof(E) / 64; ++i) _mm512_storeu_si512(d + i, _mm512_loadu_si512(s + i));
+}
+template <>
+inline void pack_piece(const Bf16* src, Bf16* dst) {
+  const __m256i* s = reinterpret_cast<const __m256i*>(src);
+  _mm512_storeu_si512(dst, _mm512_or_si512(_mm512_cvtepu16_epi32(_mm256_loadu_si256(s)),
+                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(s + 1)), 16)));
+}
+inline void packed_piece(const float* p, F& a, F& b) {
+  a = load(p);
+  b = load(p + 16);
+}
+inline void packed_piece(const Half* p, F& a, F& b) {
+  a = widen(p);
+  b = widen(p + 16);
+}
+inline void packed_piece(const Bf16* p, F& a, F& b) {
+  const __m512i w = _mm512_loadu_si512(p);
+  a = {_mm512_castsi512_ps(_mm512_slli_epi32(w, 16))};
+  b = {_mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))))};
 }
 
 #include "kernels/hashed_lookup_cpu_simd.inc"
