@@ -1,4 +1,4 @@
-// What the kernels library was built with. Knows no LibTorch (DESIGN §1).
+// What the kernels library was built with. Knows no LibTorch (docs/architecture.md#layers).
 #pragma once
 
 namespace mnemo::kernels {

@@ -1,4 +1,4 @@
-// MemoryFormer hashed lookup on CUDA (papers/memoryformer.txt Eq. 12-14, DESIGN §3.4, §7).
+// MemoryFormer hashed lookup on CUDA (MemoryFormer (docs/references.md#memoryformer) Eq. 12-14, docs/models.md#memoryformer, docs/architecture.md#conventions).
 // One plain host function per operation: raw device pointers, sizes and a stream. The maths,
 // layout and argument order are those of the CPU reference, kernels/hashed_lookup_cpu.h,
 // which the tests compare against. Knows no LibTorch.
@@ -12,7 +12,7 @@
 // naming the call, the CUDA error, and kernels/hashed_lookup.cu:<line>. The functions are
 // asynchronous on `stream` (except the workspace query, which touches no device).
 // Preconditions (the caller validates; see core/nn/hashed_linear.h): all pointers on the
-// current device, rows contiguous, n >= 0, k >= 1, 1 <= tau <= 16, d_out >= 1,
+// current device, rows contiguous, n >= 0, k >= 1, kMinHashBits <= tau <= kMaxHashBits (kernels/limits.h), d_out >= 1,
 // temperature > 0, k * 2^tau < 2^31.
 #pragma once
 #include "kernels/table_type.h"

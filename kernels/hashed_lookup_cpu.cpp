@@ -68,11 +68,11 @@ void run(const ParallelFor& pf, int64_t n, int64_t grain, const std::function<vo
 // kernels touch their slab buffers at random, and 4 KiB pages cost TLB misses there.
 enum Slot : int {
   kSlabSlot,     // task: packed table slabs
-  kTileSlot,     // task: packed dy tile (table gradient)
-  kCursorSlot,   // task: per-bucket read positions (table gradient over several tiles)
+  kTileSlot,     // task: forward partial sums between table groups / packed dy tile (table gradient)
+  kCursorSlot,   // task: per-bucket positions (counting sort; table gradient over several tiles)
   kCoefSlot,     // task: per-row coefficients (input gradient)
-  kOrderSlot,    // call: rows of each table sorted by bucket
-  kSortPSlot,    // call: p in that order
+  kOrderSlot,    // call: codes by row block (forward) / rows of each table sorted by bucket
+  kSortPSlot,    // call: p alongside kOrderSlot
   kStartSlot,    // call: first sorted position of each bucket
   kDotSlot,      // call: dy . T_j[h] per row and table
   kChunkSlot,    // call: chunk index of every input column
@@ -110,17 +110,23 @@ class Scratch {
   Buf bufs_[kSlots];
 };
 
-template <typename T>
-T* scratch(Slot s, size_t count) {
+Scratch& thread_scratch() {
   thread_local Scratch sc;
-  return static_cast<T*>(sc.get(s, std::max<size_t>(count, 1) * sizeof(T)));
+  return sc;
 }
 
-// CPU time of the calling thread, in seconds (wall time where that clock is missing).
+template <typename T>
+T* scratch(Slot s, size_t count) {
+  return static_cast<T*>(thread_scratch().get(s, std::max<size_t>(count, 1) * sizeof(T)));
+}
+
+// CPU time of the calling thread in seconds (the process's, through std::clock, where the
+// thread clock is missing).
 double thread_seconds() {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
   timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 #endif
   return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }

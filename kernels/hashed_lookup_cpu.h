@@ -1,7 +1,8 @@
-// MemoryFormer hashed lookup (Eq. 12-14 of "MemoryFormer: Minimize Transformer Computation by
-// Removing Fully-Connected Layers"): the CPU kernels (design and measurements in
-// docs/benchmarks.md). Same operations and argument order as kernels/hashed_lookup.cuh, with
-// a ParallelFor in place of the CUDA stream. Knows no LibTorch.
+// MemoryFormer hashed lookup (MemoryFormer (docs/references.md#memoryformer) Eq. 12-14,
+// docs/models.md#memoryformer): the CPU kernels (design and measurements: docs/benchmarks.md,
+// "bench hashed-linear"). Same operations and argument order as
+// kernels/hashed_lookup.cuh, with a ParallelFor in place of the CUDA stream. Knows no
+// LibTorch (docs/architecture.md#layers).
 //
 // Layout (all row-major, contiguous):
 //   x       [n, k * tau]        input rows; chunk z_j of row r is x[r, j*tau .. j*tau+tau)
@@ -14,8 +15,9 @@
 //                               s_ji = 1 / (1 + exp(-2 |z_ji| / t)), sign(0) = +1 (matches h)
 //   d_tables[k, 2^tau, d_out]   dT_j[b] = sum over rows r with h(z_j) = b of p(z_j) * dy_r,
 //                               summed in row order (so the result is deterministic)
-// Sizes: 0 <= n < 2^31, k >= 1, 1 <= tau <= 16, d_out >= 1, temperature > 0 (not
-// checked here: the caller validates; see core/nn/hashed_linear.h).
+// Sizes: 0 <= n < 2^31, k >= 1, kMinHashBits <= tau <= kMaxHashBits (kernels/limits.h),
+// d_out >= 1, temperature > 0 (not checked here: the caller validates; see
+// core/nn/hashed_linear.h).
 //
 // Code paths (float only; double always runs the portable one). The sums above are taken in
 // the stated order in every path; the paths differ only in rounding:

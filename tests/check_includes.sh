@@ -1,21 +1,55 @@
 #!/usr/bin/env bash
-# Enforces DESIGN §1 include directions: app -> viz, core; viz -> core/trace (types only);
-# core -> kernels; kernels -> CUDA runtime only. Also: core prints nothing to stdout.
+# Enforces the include directions of docs/architecture.md ("Layers"): nothing includes a
+# layer above it. core -> kernels; viz -> core/trace types and core/errors.h only;
+# app/figures -> viz, core; app/gui/model -> app/figures, core (headers without LibTorch);
+# app/gui/panels -> model, widgets; app/gui/shell -> panels, model, platform;
+# app/cli knows no command; only the command line (cli/, commands/, bench/) throws UsageError.
+# Also: core prints nothing to stdout. A new upward include fails this test (ctest include_directions).
 set -u
 root="${1:-.}"
 cd "$root" || exit 2
 fail=0
-check() {  # check DIR REGEX WHY [EXCLUDE_DIR]
-  local hits
-  hits=$(grep -rnE --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' "$2" "$1" ${4:+--exclude-dir="$4"} 2>/dev/null)
-  if [[ -n "$hits" ]]; then echo "include direction violated ($3):"; echo "$hits"; fail=1; fi
+# check DIR REGEX WHY [GREP_EXCLUDE_ARGS...]; $allow (a regex) lifts single lines.
+allow='^$'
+check() {
+  local dir="$1" re="$2" why="$3" hits
+  shift 3
+  hits=$(grep -rnE --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' "$@" "$re" "$dir" 2>/dev/null | grep -vE "$allow")
+  if [[ -n "$hits" ]]; then echo "include direction violated ($why):"; echo "$hits"; fail=1; fi
 }
-check core    '#include\s*[<"](app|viz)/' "core must not include app/ or viz/"
-check core    '#include\s*[<"](imgui|GLFW|GL/)' "core knows no screen"
+inc='#include\s*[<"]'
+
+check core    "$inc(app|viz)/" "core must not include app/ or viz/"
+check core    "$inc(imgui|GLFW|GL/)" "core knows no screen"
 check core    '(std::cout|\bprintf\(|\bputs\()' "core prints nothing to stdout"
-check kernels '#include\s*[<"](core|app|viz|torch|ATen|c10)/' "kernels know no LibTorch module nor core"
-check viz     '#include\s*[<"](app/|imgui|GLFW|GL/|torch/|ATen/)' "viz knows no window and no LibTorch" ui
-check viz     '#include\s*[<"]core/(data|nn|models|train|engine|io)/' "viz may include core/trace types only" ui
-check viz/ui  '#include\s*[<"](app/|GLFW)' "viz/ui draws with ImGui but knows no window"
+check kernels "$inc(core|app|viz|torch|ATen|c10)/" "kernels know no LibTorch module nor core"
+check viz     "$inc(app/|imgui|GLFW|GL/|torch/|ATen/)" "viz knows no window and no LibTorch"
+check viz     "$inc"'core/(data|nn|models|train|engine|io)/' "viz may include core/trace types and core/errors.h only"
+
+# app/figures: no ImGui, no command line, no GUI; LibTorch only in extract.*
+check app/figures "$inc(imgui|GLFW|GL/|app/cli|app/commands|app/bench|app/gui)" "figures know no window, command line or GUI"
+check app/figures "$inc(torch/|ATen/|c10/|core/engine/|core/nn/|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h)" \
+  "figure builders take StepData, not tensors (only app/figures/extract.* reads a Snapshot)" --exclude='extract.*'
+
+# app/gui/model: no ImGui; its headers compile without LibTorch; it knows no panel, shell or platform.
+check app/gui/model "$inc(imgui|GLFW|GL/|app/gui/(panels|shell|platform)/|app/cli|app/commands|app/bench)" \
+  "the GUI's model layer knows no ImGui, panel, shell, platform or command line"
+heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h|core/train/(trainer|recorder|checkpoint|rollout|optim|metrics|memory_stats|hash_probe|lm_metrics|schedule)\.h|app/figures/extract\.h)'
+check app/gui/model "$inc$heavy" "the GUI's model headers compile without LibTorch" --include='*.h' --exclude='*.cpp'
+# Panels, widgets, shell, platform and the app's entry compile without LibTorch (CMake target mnemo_gui_ui).
+for d in app/gui/panels app/gui/shell app/gui/platform app/gui/app.cpp app/gui/app.h; do
+  check "$d" "$inc$heavy" "the desktop app's UI compiles without LibTorch"
+done
+check app/gui/panels   "$inc(app/gui/(shell|platform)/|app/cli|app/commands|app/bench)" "panels know no shell, platform or command line"
+check app/gui/shell    "$inc(app/cli|app/commands|app/bench)" "the shell knows no command line"
+# (It implements the panels' texture interface, widgets/texture.h, for OpenGL.)
+allow='#include "app/gui/panels/widgets/texture.h"'
+check app/gui/platform "$inc(app/gui/(model|shell|panels)/|app/figures|app/cli|app/commands|app/bench|core/)" \
+  "the platform layer knows nothing of the app above it (but the texture interface it implements)"
+allow='^$'
+check app/cli          "$inc(app/commands|app/bench|app/gui)" "app/cli knows no command"
+check app/figures      'throw UsageError' "UsageError belongs to the command line"
+check app/gui          'throw UsageError' "UsageError belongs to the command line"
+check core             'UsageError' "UsageError belongs to the command line"
 if ((fail)); then exit 1; fi
 echo "include directions OK"

@@ -30,49 +30,6 @@ constexpr float kTickLength = 4;
 
 // ---- small emit helpers ----------------------------------------------------------------
 
-void put_rect(Figure& f, float x, float y, float w, float h, std::optional<Rgb> fill,
-              std::optional<Rgb> stroke = std::nullopt, float stroke_width = 1.0f,
-              bool cell = false) {
-  Rect r;
-  r.x = x;
-  r.y = y;
-  r.w = w;
-  r.h = h;
-  r.fill = fill;
-  r.stroke = stroke;
-  r.stroke_width = stroke_width;
-  r.cell = cell;
-  f.prims.emplace_back(r);
-}
-
-void put_line(Figure& f, float x0, float y0, float x1, float y1, Rgb color, float width = 1.0f,
-              bool dashed = false) {
-  Line l;
-  l.x0 = x0;
-  l.y0 = y0;
-  l.x1 = x1;
-  l.y1 = y1;
-  l.color = color;
-  l.width = width;
-  l.dashed = dashed;
-  f.prims.emplace_back(l);
-}
-
-void put_text(Figure& f, float x, float y, std::string s, float size, Rgb color, Anchor anchor,
-              int rotation = 0, bool bold = false) {
-  if (s.empty()) return;
-  Text t;
-  t.x = x;
-  t.y = y;
-  t.text = std::move(s);
-  t.size = size;
-  t.color = color;
-  t.anchor = anchor;
-  t.rotation = rotation;
-  t.bold = bold;
-  f.prims.emplace_back(std::move(t));
-}
-
 float line_height(float size) { return size * (kAscent + kDescent); }
 
 // Sanitised label, cut at a code point boundary with "…" so it is at most max_w wide.

@@ -17,7 +17,7 @@
 namespace mnemo::viz {
 
 ExportError::ExportError(const std::string& path, const std::string& reason)
-    : std::runtime_error(path.empty() ? reason : "cannot write '" + path + "': " + reason),
+    : mnemo::IoError(path.empty() ? reason : "cannot write '" + path + "': " + reason),
       path_(path),
       reason_(reason) {}
 

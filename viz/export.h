@@ -1,6 +1,7 @@
 // Writers: Figure -> SVG / PNG, matrices and tables -> CSV.
 #pragma once
 
+#include "core/errors.h"
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -14,7 +15,7 @@ namespace mnemo::viz {
 // Thrown by every writer (and by render_rgba / read_png_rgba). what() names the path and
 // the reason, e.g. "cannot write '/no/such/dir/a.png': directory '/no/such/dir' does not
 // exist". path() is empty when no file is involved.
-class ExportError : public std::runtime_error {
+class ExportError : public mnemo::IoError {
  public:
   ExportError(const std::string& path, const std::string& reason);
   const std::string& path() const { return path_; }

@@ -93,4 +93,45 @@ float text_width(const std::string& utf8, float size, bool bold) {
   return detail::layout_text(*face, text, size, nullptr);
 }
 
+
+void put_rect(Figure& f, float x, float y, float w, float h, std::optional<Rgb> fill, std::optional<Rgb> stroke,
+              float stroke_width, bool cell) {
+  Rect r;
+  r.x = x;
+  r.y = y;
+  r.w = w;
+  r.h = h;
+  r.fill = fill;
+  r.stroke = stroke;
+  r.stroke_width = stroke_width;
+  r.cell = cell;
+  f.prims.emplace_back(r);
+}
+
+void put_line(Figure& f, float x0, float y0, float x1, float y1, Rgb color, float width, bool dashed) {
+  Line l;
+  l.x0 = x0;
+  l.y0 = y0;
+  l.x1 = x1;
+  l.y1 = y1;
+  l.color = color;
+  l.width = width;
+  l.dashed = dashed;
+  f.prims.emplace_back(l);
+}
+
+void put_text(Figure& f, float x, float y, std::string s, float size, Rgb color, Anchor anchor, int rotation, bool bold) {
+  if (s.empty()) return;
+  Text t;
+  t.x = x;
+  t.y = y;
+  t.text = std::move(s);
+  t.size = size;
+  t.color = color;
+  t.anchor = anchor;
+  t.rotation = rotation;
+  t.bold = bold;
+  f.prims.emplace_back(std::move(t));
+}
+
 }  // namespace mnemo::viz

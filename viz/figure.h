@@ -56,6 +56,14 @@ struct Figure {
   std::vector<Prim> prims;
 };
 
+// Emit helpers: append one primitive to f.prims (the chart builders and app/figures use them).
+void put_rect(Figure& f, float x, float y, float w, float h, std::optional<Rgb> fill,
+              std::optional<Rgb> stroke = std::nullopt, float stroke_width = 1.0f, bool cell = false);
+void put_line(Figure& f, float x0, float y0, float x1, float y1, Rgb color, float width = 1.0f, bool dashed = false);
+// Nothing is added for empty text.
+void put_text(Figure& f, float x, float y, std::string s, float size, Rgb color, Anchor anchor = Anchor::Start,
+              int rotation = 0, bool bold = false);
+
 // Font. The font file is chosen, first match wins, from: set_font_path() (non-empty),
 // the environment variable MNEMO_FONT, the compile-time MNEMO_FONT_PATH. Bold text uses
 // "<stem>-Bold.ttf" next to it when that exists (DejaVuSans-Bold.ttf), else the regular face.

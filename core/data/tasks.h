@@ -1,4 +1,4 @@
-// Synthetic algorithmic tasks of the RMT paper (papers/recurrent-memory-transformer.txt §4,
+// Synthetic algorithmic tasks of the RMT paper (Recurrent Memory Transformer (docs/references.md#rmt) §4,
 // App. A.1–A.3), character level over the byte tokenizer, deterministic under a seed.
 //
 // Every example is one character sequence, input then target, written as plain bytes so a

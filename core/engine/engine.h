@@ -1,4 +1,4 @@
-// Stepping engine (DESIGN §2): document -> segments -> model steps -> snapshots.
+// Stepping engine (docs/architecture.md#data-flow): document -> segments -> model steps -> snapshots.
 //
 // The engine keeps the memory state before every visited segment, so stepping back is a
 // lookup (no recompute) and jump(n) recomputes only from the nearest kept state.

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <random>
 #include <system_error>
 
@@ -183,6 +184,46 @@ void write_file_atomic(const std::string& path, const std::function<void(std::FI
   if (::fsync(::fileno(f)) != 0) tmp.fail("fsync of the temporary file failed", errno);
   if (std::fclose(guard.release()) != 0) tmp.fail("closing the temporary file failed", errno);
   tmp.publish();
+}
+
+void check_output_dir(const std::string& out, const std::string& what) {
+  auto exists = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0;
+  };
+  auto is_dir = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  };
+  if (out.empty()) throw InputError(what + ": no output directory given");
+  if (exists(out)) {
+    if (!is_dir(out)) throw InputError(what + " '" + out + "' exists and is not a directory; pass a directory");
+    if (::access(out.c_str(), W_OK | X_OK) != 0) throw InputError(what + " '" + out + "' is not writable; pass a writable directory");
+    return;
+  }
+  std::string parent = out;
+  while (!parent.empty() && parent.back() == '/') parent.pop_back();
+  auto slash = parent.find_last_of('/');
+  parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : parent.substr(0, slash));
+  while (!exists(parent)) {
+    auto s = parent.find_last_of('/');
+    parent = s == std::string::npos ? "." : (s == 0 ? "/" : parent.substr(0, s));
+  }
+  if (!is_dir(parent)) throw InputError(what + " '" + out + "' cannot be created: '" + parent + "' is not a directory");
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw InputError(what + " '" + out + "' cannot be created: '" + parent + "' is not writable");
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  for (size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      struct stat st {};
+      if (!cur.empty() && ::stat(cur.c_str(), &st) != 0 && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+        throw IoError("cannot create directory '" + cur + "': " + std::strerror(errno));
+    }
+    if (i < path.size()) cur.push_back(path[i]);
+  }
 }
 
 }  // namespace mnemo::io

@@ -1,4 +1,4 @@
-// Atomic file replacement (DESIGN: checkpoints, `latest` pointers, figure exports).
+// Atomic file replacement (docs/formats.md#safetensors: checkpoints, `latest` pointers, figure exports).
 //
 // write_file_atomic writes to a fresh temporary file in the target's directory, fsyncs it,
 // renames it over the target and fsyncs the directory. Readers see either the old file or
@@ -7,6 +7,7 @@
 // errno text. Renaming replaces a symlink at `path` itself, not the file it points to.
 // The new file gets mode 0666 & ~umask. Uses POSIX open/write/fsync/rename (no stdout).
 #pragma once
+#include "core/errors.h"
 #include <cstddef>
 #include <cstdio>
 #include <functional>
@@ -16,9 +17,7 @@
 namespace mnemo::io {
 
 // Any file-system failure in this module; what() names the path and the errno text.
-struct IoError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using IoError = mnemo::IoError;
 
 // Replaces `path` with exactly `size` bytes from `data` (data may be null when size is 0).
 void write_file_atomic(const std::string& path, const void* data, std::size_t size);
@@ -38,6 +37,15 @@ void write_all(std::FILE* f, const void* data, std::size_t size, const std::stri
 // fsyncs directory `dir` so a rename or create inside it is durable. Throws IoError.
 // File systems that cannot fsync a directory (EINVAL) are accepted silently.
 void fsync_directory(const std::string& dir);
+
+// Checks, before anything is written, that `dir` is a writable directory or can be created
+// inside one. Throws InputError whose message starts with `what` and names the path, e.g.
+// "--out '/x/y' cannot be created: '/x' is not writable".
+void check_output_dir(const std::string& dir, const std::string& what);
+
+// mkdir -p: creates `path` and its missing parents. Throws IoError naming the directory that
+// could not be created.
+void make_dirs(const std::string& path);
 
 // The directory that holds `path` ("." when `path` has no slash).
 std::string parent_directory(const std::string& path);

@@ -1,4 +1,4 @@
-// Append-only framed log (DESIGN §4 metrics.log). Each record:
+// Append-only framed log (docs/formats.md#sessions metrics.log). Each record:
 //   u32 length | u32 masked CRC32C of the 4 length bytes | payload | u32 masked CRC32C of payload
 // all little-endian. A reader returns every complete, checksummed record before the first
 // damage (torn tail after a crash, flipped byte) and reports where and why it stopped.

@@ -1,9 +1,9 @@
-// Safetensors reader/writer (DESIGN: checkpoints and weight import).
+// Safetensors reader/writer (docs/formats.md#safetensors).
 //
 // File layout: u64 little-endian header length N, N bytes of UTF-8 JSON header
 //   {"__metadata__": {str: str}, name: {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}}
 // (offsets relative to the data section that follows the header), then raw little-endian data.
-// Names are module paths such as "encoder.layers.0.self_attn.q.weight".
+// Names are module paths such as "encoder.0.self_attn.q.weight".
 //
 // Writer: "__metadata__" first (omitted when empty), then the tensors in the given order, each
 // entry with keys dtype, shape, data_offsets; compact JSON padded with spaces so the data
@@ -15,6 +15,7 @@
 //
 // Dtypes: F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL. Little-endian hosts only.
 #pragma once
+#include "core/errors.h"
 #include <torch/torch.h>
 
 #include <cstddef>
@@ -29,8 +30,8 @@
 namespace mnemo::io {
 
 // Every rejection by save_safetensors / load_safetensors.
-struct SafetensorsError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SafetensorsError : FormatError {
+  using FormatError::FormatError;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -230,6 +231,22 @@ std::string Session::save_trace(int64_t step, const NamedTensors& tensors,
   const std::string path = trace_path(step);
   save_safetensors(path, tensors, meta);
   return path;
+}
+
+std::string sessions_root(const std::string& root) {
+  if (!root.empty()) return root;
+  if (const char* env = std::getenv("MNEMO_SESSIONS"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/mnemoscope/sessions";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/mnemoscope/sessions";
+  return "runs";
+}
+
+std::string default_session_dir(const std::string& config, const std::string& root) {
+  std::string base = config;
+  auto slash = base.find_last_of('/');
+  if (slash != std::string::npos) base = base.substr(slash + 1);
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
+  return sessions_root(root) + "/" + (base.empty() ? std::string("train") : base);
 }
 
 }  // namespace mnemo::io

@@ -1,4 +1,4 @@
-// A session directory (DESIGN §4):
+// A session directory (docs/formats.md#sessions):
 //   manifest.json   format version, model/train/data config, creation time, program version
 //   checkpoints/    step-<NNNNNNNNN>.safetensors, each written atomically; `latest` names the
 //                   newest good one (written atomically too); only the last keep_last are kept
@@ -8,6 +8,7 @@
 // removed when the session is opened; a corrupt newest checkpoint falls back to the
 // previous good one, and the fallback is reported.
 #pragma once
+#include "core/errors.h"
 #include "core/io/framed_log.h"
 #include "core/io/safetensors.h"
 
@@ -23,9 +24,16 @@ namespace mnemo::io {
 inline constexpr int kSessionFormatVersion = 1;
 
 // A session problem a user can act on; what() names the file and the fix.
-struct SessionError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct SessionError : FormatError {
+  using FormatError::FormatError;
 };
+
+// Where sessions live by default: `root` when given, else $MNEMO_SESSIONS, else
+// $XDG_DATA_HOME/mnemoscope/sessions (~/.local/share/mnemoscope/sessions).
+std::string sessions_root(const std::string& root = "");
+// Where `train --config F` puts its session without --out: sessions_root(root)/<F's name
+// without directory and .json>.
+std::string default_session_dir(const std::string& config, const std::string& root = "");
 
 struct LoadedCheckpoint {
   int64_t step = -1;

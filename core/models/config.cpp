@@ -1,5 +1,7 @@
 #include "core/models/config.h"
 
+#include "kernels/limits.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -44,7 +46,7 @@ void ModelConfig::validate() const {
   check_range("n2_layers", n2_layers, 1, 256);
   if (linear != "dense" && linear != "hashed")
     throw ConfigError("config field 'linear' = '" + linear + "' must be \"dense\" or \"hashed\"");
-  check_range("hash_bits", hash_bits, 1, 16);
+  check_range("hash_bits", hash_bits, kernels::kMinHashBits, kernels::kMaxHashBits);
   if (!(hash_temperature > 0.0))
     throw ConfigError("config field 'hash_temperature' = " + std::to_string(hash_temperature) + " must be > 0");
 }

@@ -1,8 +1,8 @@
 // Model configuration shared by every model kind, read from JSON and CLI flags.
-// Validation messages name the field and the allowed range (DESIGN §4).
+// Validation messages name the field and the allowed range (docs/formats.md#sessions).
 #pragma once
 #include "core/errors.h"
-#include "core/nn/linear.h"
+#include "core/nn/linear_options.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
-// Decoder-only segment language models of the RMT paper (papers/recurrent-memory-transformer.txt
-// §3, DESIGN §3.2, §3.3), one backbone for every kind:
+// Decoder-only segment language models of the RMT paper (Recurrent Memory Transformer (docs/references.md#rmt)
+// §3, docs/models.md#rmt, docs/models.md#transformer-xl), one backbone for every kind:
 //
 //   "transformer"     no memory: each segment alone (the paper's Baseline = Tr-XL, cache 0)
 //   "trxl"            Transformer-XL: per-layer cache of the previous `slots` token states

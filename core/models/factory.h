@@ -1,5 +1,5 @@
 // Builds a model from a config under a seed (same seed, same weights), and moves
-// weights in and out by module path (safetensors names, DESIGN §4).
+// weights in and out by module path (safetensors names, docs/formats.md#sessions).
 #pragma once
 #include "core/models/config.h"
 #include "core/models/model.h"

@@ -169,6 +169,7 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   }
   torch::Tensor enc_valid;
   auto enc = encode(in.tokens, in.valid, slots, &enc_valid, tracer);
+  if (tracer) tracer->put_if_wanted(keys::kEncoderOut, enc);  // [B, L+C, d]: what the writer and decoder read
 
   const bool want_writer =
       tracer && cfg_.memory && (tracer->wants(keys::kWriterAttn) || tracer->wants(keys::kSlotType));

@@ -1,4 +1,4 @@
-// Memformer (papers/memformer.txt, DESIGN §3.1): encoder with memory reading in every
+// Memformer (Memformer (docs/references.md#memformer), docs/models.md#memformer): encoder with memory reading in every
 // layer, a slot-attention memory writer with temperature after the last encoder layer,
 // biased memory normalisation (forgetting), and a decoder that predicts the next segment.
 #pragma once

@@ -1,4 +1,4 @@
-// The interface every memory model implements (DESIGN §2).
+// The interface every memory model implements (docs/architecture.md#data-flow).
 #pragma once
 #include "core/trace/tracer.h"
 

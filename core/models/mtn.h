@@ -1,4 +1,4 @@
-// Memory Transformer Network (papers/memory-transformer-networks.txt §2.1, DESIGN §3.5)
+// Memory Transformer Network (Memory Transformer Networks (docs/references.md#mtn) §2.1, docs/models.md#mtn)
 // and the paper's two baselines (§2.3).
 //
 //   e = M_all^{N2}( [ F_f(M_mem^{N1}(x_mem)) ; M_in^{N1}(E(x_in)) ] )          (Eq. 4)
@@ -26,26 +26,12 @@
 #include "core/models/config.h"
 #include "core/models/model.h"
 #include "core/nn/attention.h"
+#include "core/trace/keys.h"
 
 #include <vector>
 
 namespace mnemo {
 
-// Trace keys of the MTN family (DESIGN §3.6 plus the ones documented in docs/models.md).
-namespace keys {
-inline constexpr const char* kMtnImportance = "mtn.importance";            // [B, m+L] candidates' V_I.e + b_I
-inline constexpr const char* kMtnCandidateSource = "mtn.candidate_source"; // [B, m+L] i64, -1 = no candidate
-inline constexpr const char* kMtnImportancePrev = "mtn.importance_prev";   // [B, m] added to the logits this step
-inline constexpr const char* kMtnKeptSource = "mtn.kept_source";           // [B, m] i64
-inline constexpr const char* kMtnKeptIndex = "mtn.kept_index";             // [B, m] i64 candidate index, -1 empty
-inline constexpr const char* kMtnKeptImportance = "mtn.kept_importance";   // [B, m]
-inline constexpr const char* kMtnAge = "mtn.age";                          // [B, m] i64
-inline constexpr const char* kMtnOutput = "mtn.e";                         // [B, m+L, d] next memory / candidates, chunk
-inline constexpr const char* kMtnJointAttnPrefix = "mtn.joint_attn.";      // [B, H, T, T] per joint layer
-inline constexpr const char* kMtnBlocks = "mtn.blocks";                    // [3] i64 joint rows: memory, chunk, write memory
-inline constexpr const char* kQaAnswerProb = "qa.answer_prob";             // [B, L] P(answer) per chunk token
-inline constexpr const char* kQaLoss = "qa.loss";                          // [B, L] class-weighted NLL per token
-}  // namespace keys
 
 enum class MtnVariant { kMtn, kNaive, kNoMemory };
 

@@ -1,7 +1,9 @@
-// Recurrent Memory Transformer pieces (papers/recurrent-memory-transformer.txt §3, DESIGN §3.2):
+// Recurrent Memory Transformer pieces (Recurrent Memory Transformer (docs/references.md#rmt) §3, docs/models.md#rmt):
 // the layout of one step's sequence, the attention mask rules, and the block masses of
 // an attention map. The model itself is DecoderLmImpl (core/models/decoder_lm.h).
 #pragma once
+#include "core/trace/keys.h"
+
 #include <torch/torch.h>
 
 namespace mnemo {
@@ -26,19 +28,12 @@ torch::Tensor decoder_attention_mask(const SequenceLayout& layout, const torch::
                                      const torch::Tensor& token_valid);
 
 // Block masses of an RMT attention map attn [B, H, T, T], T = 2m + L, order [read, tokens,
-// write] (DESIGN §3.6 rmt.attn): [B, H, 3] =
+// write] (docs/formats.md#trace-keys rmt.attn): [B, H, 3] =
 //   reading   = mean over valid token rows of the mass on read columns,
 //   writing   = mean over write rows of the mass on valid token columns,
 //   rewriting = mean over write rows of the mass on read columns.
 // token_valid [B, L] bool, or undefined for all valid.
 torch::Tensor rmt_block_mass(const torch::Tensor& attn, int64_t m, const torch::Tensor& token_valid);
 
-namespace keys {
-inline constexpr const char* kRmtAttnPrefix = "rmt.attn.";              // [B, H, T, T]
-inline constexpr const char* kRmtBlockMassPrefix = "rmt.block_mass.";   // [B, H, 3]
-inline constexpr const char* kRmtMemoryPrev = "rmt.memory_prev";        // [B, m, d]
-inline constexpr const char* kRmtMemory = "rmt.memory";                 // [B, m, d]
-inline constexpr const char* kTrxlAttnPrefix = "trxl.attn.";            // [B, H, L, P + R + L + W]
-}  // namespace keys
 
 }  // namespace mnemo

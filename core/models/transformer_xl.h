@@ -1,4 +1,4 @@
-// Transformer-XL pieces (Dai et al. 2019; DESIGN §3.3): sinusoidal relative position
+// Transformer-XL pieces (Dai et al. 2019; docs/models.md#transformer-xl): sinusoidal relative position
 // embeddings and multi-head attention with relative positions,
 //   A_ij = (q_i + u) . k_j + (q_i + v) . W_r R_{pos(i) - pos(j)}
 // used by every decoder-only model (core/models/decoder_lm.h). Positions live in one frame

@@ -1,5 +1,7 @@
 #include "core/nn/hashed_linear.h"
 
+#include "kernels/limits.h"
+
 #include "core/errors.h"
 #include "core/trace/hash_stats.h"
 #include "kernels/hashed_lookup_cpu.h"
@@ -267,8 +269,9 @@ class MemoryLayerFunction : public torch::autograd::Function<MemoryLayerFunction
 }  // namespace
 
 void validate_hash_settings(int64_t in, int64_t bits, double temperature) {
-  if (bits < 1 || bits > 16)
-    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " is out of range 1..16");
+  if (bits < kernels::kMinHashBits || bits > kernels::kMaxHashBits)
+    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " is out of range " +
+                      std::to_string(kernels::kMinHashBits) + ".." + std::to_string(kernels::kMaxHashBits));
   if (in % bits != 0)
     throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " does not divide the input width " +
                       std::to_string(in) + " of a hashed projection (d_in must be a multiple of hash_bits; "
@@ -278,7 +281,8 @@ void validate_hash_settings(int64_t in, int64_t bits, double temperature) {
 }
 
 MemoryLayerOutput memory_layer(const torch::Tensor& x, const torch::Tensor& tables, const MemoryLayerOptions& opt) {
-  TORCH_CHECK(opt.bits >= 1 && opt.bits <= 16, "memory_layer: bits must be 1..16, got ", opt.bits);
+  TORCH_CHECK(opt.bits >= kernels::kMinHashBits && opt.bits <= kernels::kMaxHashBits, "memory_layer: bits must be ",
+              kernels::kMinHashBits, "..", kernels::kMaxHashBits, ", got ", opt.bits);
   TORCH_CHECK(opt.temperature > 0 && std::isfinite(opt.temperature), "memory_layer: temperature must be > 0");
   TORCH_CHECK(x.defined() && x.dim() >= 1, "memory_layer: x must have at least one dimension");
   TORCH_CHECK(tables.defined() && tables.dim() == 3, "memory_layer: tables must be [K, 2^bits, d_out]");
@@ -326,7 +330,7 @@ void HashedProjectionImpl::set_tracer(Tracer* tracer, std::string path) {
 MemoryLayerOutput HashedProjectionImpl::forward_full(const torch::Tensor& x) {
   auto out = memory_layer(x, tables, MemoryLayerOptions{bits, temperature, deterministic});
   if (tracer_) {
-    const std::string kb = hash_bucket_key(trace_path_), kp = hash_p_key(trace_path_), kc = hash_counts_key(trace_path_);
+    const std::string kb = keys::hash_bucket_key(trace_path_), kp = keys::hash_p_key(trace_path_), kc = keys::hash_counts_key(trace_path_);
     const Trace& tr = tracer_->trace();
     // Called again in the same step (e.g. the writer's k on memory and on tokens): append.
     if (tracer_->wants(kb))
@@ -350,11 +354,12 @@ torch::Tensor HashedProjectionImpl::forward(const torch::Tensor& x) { return for
 MemoryBlockImpl::MemoryBlockImpl(int64_t dim_, int64_t bits_, double temperature, bool input_norm)
     : dim(dim_), bits(bits_) {
   validate_hash_settings(dim_, bits_, temperature);
-  if (bits_ + 2 > 16)
+  if (bits_ + 2 > kernels::kMaxHashBits)
     throw ConfigError("config field 'hash_bits' = " + std::to_string(bits_) +
                       " is too large for the Memory Block (the FFN with \"linear\": \"hashed\"): its second layer "
-                      "hashes chunks of hash_bits + 2 = " + std::to_string(bits_ + 2) +
-                      " bits, at most 16; use hash_bits <= 14");
+                      "hashes chunks of hash_bits + 2 = " + std::to_string(bits_ + 2) + " bits, at most " +
+                      std::to_string(kernels::kMaxHashBits) + "; use hash_bits <= " +
+                      std::to_string(kernels::kMaxHashBits - 2));
   hidden = (bits_ + 2) * (dim_ / bits_);
   if (input_norm) in_norm = register_module("in_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({dim_})));
   fc1 = std::make_shared<HashedProjectionImpl>(dim_, hidden, bits_, temperature);

@@ -1,4 +1,4 @@
-// MemoryFormer hashed layers (papers/memoryformer.txt §2.2-2.4, Eq. 12-14; DESIGN §3.4).
+// MemoryFormer hashed layers (MemoryFormer (docs/references.md#memoryformer) §2.2-2.4, Eq. 12-14; docs/models.md#memoryformer).
 //
 // Memory Layer (d_in -> d_out, tau bits, temperature t): x is split into K = d_in / tau
 // chunks z_k; each chunk picks the row h(z_k) = sum_i [z_ki >= 0] 2^i of its own table T_k

@@ -1,7 +1,9 @@
 // Projections: every Linear in attention and FFN is built here, so one config switch
-// makes them dense or MemoryFormer-hashed (DESIGN §3.4). Output heads stay dense and use
+// makes them dense or MemoryFormer-hashed (docs/models.md#memoryformer). Output heads stay dense and use
 // torch::nn::Linear directly.
 #pragma once
+#include "core/nn/linear_options.h"
+
 #include <torch/torch.h>
 
 #include <memory>
@@ -9,11 +11,6 @@
 
 namespace mnemo {
 
-struct LinearOptions {
-  std::string kind = "dense";   // "dense" | "hashed"
-  int64_t hash_bits = 8;        // tau: bits per chunk (hashed)
-  double hash_temperature = 1;  // t in p(z) (hashed)
-};
 
 // A y = f(x) projection d_in -> d_out over the last dimension.
 class ProjectionImpl : public torch::nn::Module {

@@ -1,4 +1,4 @@
-// The one place where LibTorch-version-specific code lives (DESIGN §6).
+// The one place where LibTorch-version-specific code lives (docs/architecture.md#build).
 #pragma once
 #include <torch/torch.h>
 #include <torch/version.h>

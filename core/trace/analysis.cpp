@@ -5,25 +5,6 @@
 
 namespace mnemo {
 
-const char* slot_type_name(SlotType t) {
-  switch (t) {
-    case SlotType::kRetain: return "retain";
-    case SlotType::kMix: return "mix";
-    case SlotType::kOverwrite: return "overwrite";
-  }
-  return "?";
-}
-
-void validate_thresholds(const SlotThresholds& th) {
-  if (!(th.retain_min >= 0.f && th.retain_min <= 1.f))
-    throw std::invalid_argument("slot thresholds: retain_min must be in [0, 1], got " + std::to_string(th.retain_min));
-  if (!(th.overwrite_max >= 0.f && th.overwrite_max <= 1.f))
-    throw std::invalid_argument("slot thresholds: overwrite_max must be in [0, 1], got " + std::to_string(th.overwrite_max));
-  if (th.overwrite_max > th.retain_min)
-    throw std::invalid_argument("slot thresholds: overwrite_max (" + std::to_string(th.overwrite_max) +
-                                ") must not exceed retain_min (" + std::to_string(th.retain_min) + ")");
-}
-
 torch::Tensor writer_self_mass(const torch::Tensor& writer_attn) {
   TORCH_CHECK(writer_attn.dim() == 4, "writer_attn must be [B, H, k, 1+L], got ", writer_attn.sizes());
   return writer_attn.select(3, 0).to(torch::kFloat32).mean(1);

@@ -9,10 +9,6 @@ namespace {
 constexpr const char* kCountsSuffix = ".counts";
 }
 
-std::string hash_bucket_key(const std::string& path) { return keys::kHashPrefix + path + ".bucket"; }
-std::string hash_p_key(const std::string& path) { return keys::kHashPrefix + path + ".p"; }
-std::string hash_counts_key(const std::string& path) { return keys::kHashPrefix + path + kCountsSuffix; }
-
 std::vector<std::string> hash_paths(const Trace& trace) {
   std::vector<std::string> out;
   const std::string prefix = keys::kHashPrefix, suffix = kCountsSuffix;
@@ -94,7 +90,7 @@ HashStats hash_stats(const torch::Tensor& counts) {
 int64_t HashStatsAccumulator::add(const Trace& trace) {
   int64_t n = 0;
   for (const auto& path : hash_paths(trace)) {
-    add(path, trace.at(hash_counts_key(path)));
+    add(path, trace.at(keys::hash_counts_key(path)));
     ++n;
   }
   if (n > 0) ++steps_;

@@ -1,4 +1,4 @@
-// Bucket-load statistics of MemoryFormer hash tables (DESIGN §3.4 "Trace", §3.6).
+// Bucket-load statistics of MemoryFormer hash tables (docs/models.md#memoryformer "Trace", §3.6).
 //
 // Trace keys of a hashed projection at module path P (see core/nn/hashed_linear.h):
 //   hash.P.bucket [N, K] int32   bucket of each row in each table
@@ -17,13 +17,6 @@
 
 namespace mnemo {
 
-namespace keys {
-inline constexpr const char* kHashPrefix = "hash.";
-}  // namespace keys
-
-std::string hash_bucket_key(const std::string& path);  // "hash." + path + ".bucket"
-std::string hash_p_key(const std::string& path);       // "hash." + path + ".p"
-std::string hash_counts_key(const std::string& path);  // "hash." + path + ".counts"
 
 // Module paths that have hash.P.counts in `trace`, sorted.
 std::vector<std::string> hash_paths(const Trace& trace);

@@ -1,9 +1,12 @@
-// Tracer and TraceSpec: named tensors captured from a model step (DESIGN §2, §3.6).
+// Tracer and TraceSpec: named tensors captured from a model step (docs/architecture.md#data-flow, docs/formats.md#trace-keys).
 //
 // A model asks `tracer && tracer->wants(key)` before it materialises anything for a key,
 // so tracing costs nothing when the tracer is null or the spec does not ask for the key.
 // `put` stores a detached, contiguous CPU copy; the model's own tensors are never aliased.
 #pragma once
+#include "core/trace/keys.h"
+#include "core/trace/slot_types.h"
+
 #include <torch/torch.h>
 
 #include <map>
@@ -11,13 +14,6 @@
 #include <vector>
 
 namespace mnemo {
-
-// Slot-type thresholds on the writer's self-attention mass (mean over heads).
-// retain: self >= retain_min; overwrite: self <= overwrite_max; mix: between.
-struct SlotThresholds {
-  float retain_min = 0.9f;
-  float overwrite_max = 0.1f;
-};
 
 // Which keys to capture. A pattern is an exact key, a prefix ending in '*'
 // ("memformer.read_attn.*"), or "*" for everything.
@@ -61,17 +57,5 @@ class Tracer {
   Trace trace_;
 };
 
-// Canonical keys (DESIGN §3.6).
-namespace keys {
-inline constexpr const char* kInputTokens = "input.tokens";
-inline constexpr const char* kInputOffsets = "input.offsets";
-inline constexpr const char* kLmLoss = "lm.loss";
-inline constexpr const char* kWriterAttn = "memformer.writer_attn";
-inline constexpr const char* kReadAttnPrefix = "memformer.read_attn.";
-inline constexpr const char* kMemoryPrev = "memformer.memory_prev";
-inline constexpr const char* kMemory = "memformer.memory";
-inline constexpr const char* kForgetNorm = "memformer.forget_norm";
-inline constexpr const char* kSlotType = "memformer.slot_type";
-}  // namespace keys
 
 }  // namespace mnemo

@@ -1,4 +1,4 @@
-// Training checkpoints: one safetensors file (DESIGN §4) holding the model weights by module
+// Training checkpoints: one safetensors file (docs/formats.md#sessions) holding the model weights by module
 // path, the AdamW state ("optim.<param>.exp_avg" / ".exp_avg_sq" / ".step"), and in the
 // metadata the format, the step and the whole training config JSON. Written atomically.
 // A checkpoint is also a weights file: `--checkpoint F` elsewhere skips the "optim." tensors.

@@ -1,4 +1,4 @@
-// Probe recording (DESIGN §4 "traces/"): every `record_every` training steps the trainer's
+// Probe recording (docs/formats.md#sessions "traces/"): every `record_every` training steps the trainer's
 // caller steps a fixed probe document through the model (no gradients, eval mode, memory
 // from the model's initial state) and stores every segment's traces, so a dashboard can
 // show the live maps of the latest recorded step and a finished session can be replayed
@@ -7,7 +7,7 @@
 // A recording is one safetensors file (Session::save_trace):
 //   "probe.ids"          [N] int64   the probe document's token ids
 //   "probe.bytes"        [N'] uint8  its bytes
-//   "s<i>/<trace key>"   each traced tensor of segment i (keys of DESIGN §3.6)
+//   "s<i>/<trace key>"   each traced tensor of segment i (keys of docs/formats.md#trace-keys)
 //   metadata "probe"     JSON {"segments", "segment_len", "loss": [per segment, null = none],
 //                               "non_finite": [first non-finite key per segment, "" = none]}
 //   metadata "step"      the training step it was recorded at
@@ -29,7 +29,7 @@
 
 namespace mnemo {
 
-// What a recording traces by default: every key of DESIGN §3.6 and the models' own keys.
+// What a recording traces by default: every key of docs/formats.md#trace-keys and the models' own keys.
 TraceSpec recording_trace_spec();
 
 // The probe document of a task: the valid tokens of test example 0, at most `max_segments`

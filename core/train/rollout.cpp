@@ -316,7 +316,7 @@ RolloutResult checkpointed(MemoryModelImpl& model, const std::vector<SegmentInpu
   return r;
 }
 
-// --- Memory Replay Back-Propagation (papers/memformer.txt Algorithm 1) ---
+// --- Memory Replay Back-Propagation (Memformer (docs/references.md#memformer) Algorithm 1) ---
 //
 // 1. No-grad pass along the critical path only (the targets are dropped, so Memformer runs
 //    no decoder): keeps M_t..M_T (detached) and each segment's generator state.

@@ -1,6 +1,6 @@
 // A rollout: one model run over consecutive segments with memory carried between them,
-// with the gradients of a chosen training strategy (DESIGN §3.1 "Training",
-// papers/memformer.txt §3.5 and Algorithm 1).
+// with the gradients of a chosen training strategy (docs/models.md#memformer "Training",
+// Memformer (docs/references.md#memformer) §3.5 and Algorithm 1).
 //
 // The objective of a rollout is the token-weighted mean loss over all its segments:
 //   J = sum_t loss_sum_t / sum_t loss_count_t

@@ -1,5 +1,7 @@
 #include "core/train/run_log.h"
 
+#include "core/io/session.h"
+
 #include "core/io/framed_log.h"
 #include "core/train/trainer.h"
 
@@ -80,6 +82,12 @@ bool apply_run_record(RunLog& log, const nlohmann::json& r) {
   return false;
 }
 
+nlohmann::json eval_record(const EvalMetrics& e) {
+  return {{"type", "eval"},         {"step", e.step},        {"split", split_name(e.split)}, {"loss", e.loss},
+          {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars},
+          {"bits_per_token", e.bits_per_token}, {"perplexity", e.perplexity}, {"tokens", e.tokens}};
+}
+
 nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib) {
   nlohmann::json rec = {{"type", "step"},       {"step", m.step},         {"loss", m.loss},
                         {"accuracy", m.accuracy}, {"lr", m.lr},             {"grad_norm", m.grad_norm},
@@ -98,6 +106,8 @@ RunLog parse_run_log(const std::vector<nlohmann::json>& records) {
 }
 
 RunLogFollower::RunLogFollower(std::string session_dir) : dir_(std::move(session_dir)) {}
+
+RunLogFollower::~RunLogFollower() = default;
 
 bool RunLogFollower::poll() {
   bool changed = false;
@@ -128,7 +138,7 @@ bool RunLogFollower::poll() {
   }
   if (!session_) {
     try {
-      session_.emplace(io::Session::open(dir_, 3, io::SessionAccess::kReadOnly));
+      session_ = std::make_unique<io::Session>(io::Session::open(dir_, 3, io::SessionAccess::kReadOnly));
     } catch (const io::SessionError&) {
       // No manifest yet: nothing recorded to list.
     }

@@ -1,4 +1,4 @@
-// A training session's metrics.log read back as curves (DESIGN §4; written by
+// A training session's metrics.log read back as curves (docs/formats.md#sessions; written by
 // `mnemoscope train`, app/cmd_train.cpp). Record types:
 //   {"type":"step",  "step", "loss", "accuracy", "lr", "grad_norm", "tokens_per_s", "seconds",
 //                    "peak_rss_mib", ["non_finite": true]}
@@ -10,17 +10,20 @@
 // step/eval/probe records of steps after its step that were written before it (the steps a
 // crash lost and the resumed run does again), so the curves are continuous.
 #pragma once
-#include "core/io/session.h"
-
 #include <nlohmann/json.hpp>
 
-#include <optional>
-
+#include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mnemo {
+
+namespace io {
+class Session;
+}
 
 struct Curve {
   std::string name;
@@ -47,6 +50,9 @@ RunLog parse_run_log(const std::vector<nlohmann::json>& records);
 // null; a non-finite step is marked and carries the number of the step that failed).
 struct StepMetrics;
 nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib);
+// The "eval" record of one evaluation (add "final": true for the end-of-run ones).
+struct EvalMetrics;
+nlohmann::json eval_record(const EvalMetrics& e);
 // Applies one more record to `log` (what parse_run_log does per record). Returns true when
 // a "resume" record dropped earlier records (curves must be rebuilt, not appended to).
 bool apply_run_record(RunLog& log, const nlohmann::json& record);
@@ -58,6 +64,7 @@ bool apply_run_record(RunLog& log, const nlohmann::json& record);
 class RunLogFollower {
  public:
   explicit RunLogFollower(std::string session_dir);
+  ~RunLogFollower();
   // Returns true when the log or the list of recorded steps changed.
   bool poll();
   const RunLog& log() const { return log_; }
@@ -72,7 +79,7 @@ class RunLogFollower {
 
  private:
   std::string dir_;
-  std::optional<io::Session> session_;  // opened read-only once its manifest exists
+  std::unique_ptr<io::Session> session_;  // opened read-only once its manifest exists
   RunLog log_;
   uint64_t offset_ = 0, epoch_ = 0, version_ = 0;
   std::vector<int64_t> trace_steps_;

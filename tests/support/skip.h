@@ -6,6 +6,7 @@
 // kSkipExitCode, which CTest maps to "Skipped" (SKIP_RETURN_CODE) — so a ctest run of one
 // test case per process reports the skip, and `.ci/run` counts and lists them.
 #pragma once
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,17 @@ void mark_skipped(const std::string& reason);
 const std::vector<SkippedTest>& skipped_tests();
 
 }  // namespace mnemo::test
+
+// For tests that need a GPU: skipped without one — except when MNEMO_REQUIRE_CUDA is set
+// (the GPU run, .ci/gpu), where a missing GPU is a failure: no GPU test may be skipped there.
+#define MNEMO_SKIP_WITHOUT_CUDA(reason)                                             \
+  do {                                                                              \
+    if (::std::getenv("MNEMO_REQUIRE_CUDA")) {                                      \
+      FAIL("MNEMO_REQUIRE_CUDA is set but CUDA cannot run here: " << (reason));     \
+      return;                                                                       \
+    }                                                                               \
+    MNEMO_SKIP(reason);                                                             \
+  } while (0)
 
 // Marks the current test case as skipped with a reason and returns from it.
 #define MNEMO_SKIP(reason)                  \

@@ -1,0 +1,18 @@
+// The members of `mnemoscope bench` (app/bench/stats.h has what they measure with).
+#pragma once
+#include "app/cli/cli.h"
+
+#include <memory>
+
+namespace mnemo::app {
+
+std::unique_ptr<Command> make_bench_step();                 // step: tracing off vs writer-only vs everything
+std::unique_ptr<Command> make_bench_hashed_linear();        // hashed-linear: MemoryFormer layer vs dense Linear
+std::unique_ptr<Command> make_bench_training_strategies();  // training-strategies: BPTT vs checkpointing vs MRBP
+std::unique_ptr<Command> make_bench_recording();            // recording: training with session recording on vs off
+#ifdef MNEMO_WITH_GUI
+std::unique_ptr<Command> make_bench_ui();         // ui: frame times with every panel open (needs a display)
+std::unique_ptr<Command> make_bench_dashboard();  // dashboard: the training dashboard with 4 x 10^6 points
+#endif
+
+}  // namespace mnemo::app

@@ -1,0 +1,38 @@
+// app/bench — `mnemoscope bench <name>`: one file per benchmark, each running its contender
+// and its baseline in the same process (or in fresh children of the same binary when peak
+// memory must be clean) and printing ratios. Results go to docs/benchmarks.md with the exact
+// command, the machine, its load and the BLAS in use; tests never time anything.
+// This header: what every benchmark measures with.
+#pragma once
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace mnemo::app::bench {
+
+double median(std::vector<double> v);
+// Nearest-rank percentile, p in [0, 1] (0.5 = median, 1 = max). 0 for an empty sample.
+double percentile(std::vector<double> v, double p);
+
+// CPU time in ms: of this process (all threads) / of the calling thread. CPU time is robust
+// against other processes competing for the cores.
+double process_cpu_ms();
+double thread_cpu_ms();
+double ms_since(std::chrono::steady_clock::time_point t0);
+
+// Wall and process CPU time of one call.
+struct Timing {
+  double wall_ms = 0, cpu_ms = 0;
+};
+template <class F>
+Timing time_call(F&& f) {
+  const double c0 = process_cpu_ms();
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return {ms_since(t0), process_cpu_ms() - c0};
+}
+
+// "machine: N hardware threads, load average at the end: a b c" for reports.
+std::string machine_line();
+
+}  // namespace mnemo::app::bench

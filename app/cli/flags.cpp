@@ -1,0 +1,243 @@
+#include "app/cli/flags.h"
+
+#include "core/io/atomic_file.h"
+#include "core/io/safetensors.h"
+#include "core/models/factory.h"
+#include "core/train/checkpoint.h"
+#include "kernels/limits.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace mnemo::app {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+void check_out_dir(const std::string& out) { io::check_output_dir(out, "--out"); }
+
+void make_dirs(const std::string& path) { io::make_dirs(path); }
+
+FigureFormats parse_formats(const std::string& list) {
+  FigureFormats f;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "png") f.png = true;
+    else if (item == "svg") f.svg = true;
+    else if (item == "csv") f.csv = true;
+    else throw UsageError("--format: unknown format '" + item + "'; use a comma list of png, svg, csv");
+  }
+  if (!f.png && !f.svg && !f.csv) throw UsageError("--format: no format given; use a comma list of png, svg, csv");
+  return f;
+}
+
+void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std::string& flag) {
+  *lo = 0;
+  *hi = std::numeric_limits<int64_t>::max();
+  if (s.empty()) return;
+  auto bad = [&]() {
+    return UsageError(flag + " '" + s + "': use A-B, A-, -B or A with non-negative step numbers and A <= B, e.g. " + flag +
+                      " 100-500");
+  };
+  auto parse = [&](const std::string& t, int64_t* v) {
+    if (t.empty()) return;
+    size_t used = 0;
+    try {
+      *v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (used != t.size() || *v < 0) throw bad();
+  };
+  const auto dash = s.find('-');
+  if (dash == std::string::npos) {
+    parse(s, lo);
+    *hi = *lo;
+    return;
+  }
+  if (s.find('-', dash + 1) != std::string::npos) throw bad();
+  parse(s.substr(0, dash), lo);
+  parse(s.substr(dash + 1), hi);
+  if (*lo > *hi) throw bad();
+}
+
+TrainingConfig load_training_config(const std::string& path, const std::vector<std::string>& sets) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--config: file '" + path + "' cannot be opened; check the path");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError("--config: '" + path + "' is not valid JSON: " + e.what());
+  }
+  return config_with_sets(j, sets, "--config: '" + path + "'");
+}
+
+TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source) {
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.segments=4");
+    std::string ptr;
+    std::stringstream keys(s.substr(0, eq));
+    for (std::string part; std::getline(keys, part, '.');) ptr += "/" + part;
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(s.substr(eq + 1));
+    } catch (const nlohmann::json::parse_error&) {
+      value = s.substr(eq + 1);  // a bare word: a string
+    }
+    try {
+      j[nlohmann::json::json_pointer(ptr)] = value;
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("--set '" + s + "': " + e.what());
+    }
+  }
+  try {
+    return TrainingConfig::from_json(j);
+  } catch (const ConfigError& e) {
+    throw UsageError(source + (sets.empty() ? "" : " with --set") + ": " + e.what());
+  }
+}
+
+void ModelFlags::add_to(CLI::App* c) {
+  // A flag given twice takes its last value (handy for overriding a scripted command line).
+  c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  c->add_option("--config", config, "model config JSON (sessions/*.json)");
+  o_model = c->add_option("--model", model,
+                          "model kind: memformer, rmt, rmt-write-only, trxl, trxl-rmt, transformer, mtn, mtn-naive, no-memory");
+  o_slots = c->add_option("--slots", slots, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)");
+  o_len = c->add_option("--segment-len", segment_len, "tokens per segment (1..65536)");
+  o_heads = c->add_option("--heads", heads, "attention heads");
+  o_layers = c->add_option("--layers", layers, "(encoder) layers");
+  o_dec = c->add_option("--dec-layers", dec_layers, "decoder layers (Memformer)");
+  o_dim = c->add_option("--dim", dim, "model width d");
+  o_temp = c->add_option("--temperature", temperature, "Memformer writer temperature tau (> 0)");
+  c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
+  o_linear = c->add_option("--linear", linear, "every attention / FFN Linear: dense or hashed (MemoryFormer)");
+  o_bits = c->add_option("--hash-bits", hash_bits, "MemoryFormer tau, bits per hashed chunk (1..16; dim must be a multiple)");
+  c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
+  c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
+}
+
+ModelConfig ModelFlags::resolve() const {
+  ModelConfig cfg;
+  if (!config.empty()) {
+    try {
+      cfg = ModelConfig::load(config);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--config: ") + e.what());
+    }
+  } else {
+    cfg = ModelConfig::from_json(nlohmann::json::parse(R"({})"));
+  }
+  auto range = [](const char* flag, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi)
+      throw UsageError(std::string(flag) + " " + std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
+                       std::to_string(hi));
+  };
+  if (o_model && o_model->count()) {
+    const auto& known = ModelConfig::known_models();
+    if (std::find(known.begin(), known.end(), model) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw UsageError("--model '" + model + "' is not available; known models: " + list);
+    }
+    cfg.model = model;
+  }
+  if (o_slots && o_slots->count()) {
+    range("--slots", slots, 1, 65536);
+    cfg.slots = slots;
+  }
+  if (o_len && o_len->count()) {
+    range("--segment-len", segment_len, 1, 65536);
+    cfg.segment_len = segment_len;
+  }
+  if (o_heads && o_heads->count()) {
+    range("--heads", heads, 1, 1024);
+    cfg.heads = heads;
+  }
+  if (o_layers && o_layers->count()) {
+    range("--layers", layers, 1, 256);
+    cfg.layers = layers;
+  }
+  if (o_dec && o_dec->count()) {
+    range("--dec-layers", dec_layers, 1, 256);
+    cfg.dec_layers = dec_layers;
+  }
+  if (o_dim && o_dim->count()) {
+    range("--dim", dim, 1, 65536);
+    cfg.dim = dim;
+  }
+  if (o_temp && o_temp->count()) {
+    if (!(temperature > 0.0) || temperature > 100.0)
+      throw UsageError("--temperature " + std::to_string(temperature) + " must be > 0 (and <= 100)");
+    cfg.temperature = temperature;
+  }
+  if (no_forgetting) cfg.forgetting = false;
+  if (o_linear && o_linear->count()) {
+    if (linear != "dense" && linear != "hashed")
+      throw UsageError("--linear '" + linear + "' is not available; use dense or hashed");
+    cfg.linear = linear;
+  }
+  if (o_bits && o_bits->count()) {
+    range("--hash-bits", hash_bits, kernels::kMinHashBits, kernels::kMaxHashBits);
+    cfg.hash_bits = hash_bits;
+  }
+  if (cfg.dim % cfg.heads != 0)
+    throw UsageError("--dim " + std::to_string(cfg.dim) + " must be divisible by --heads " + std::to_string(cfg.heads));
+  try {
+    cfg.validate();
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  return cfg;
+}
+
+MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
+  MemoryModel m;
+  try {
+    m = make_model(cfg, seed);
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--model: ") + e.what());
+  }
+  if (!checkpoint.empty()) {
+    try {
+      auto w = io::load_safetensors(checkpoint);
+      load_weights(*m, model_weights_only(w), checkpoint);  // a training checkpoint also holds "optim." state
+    } catch (const io::SafetensorsError& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    }
+    log << "model: " << cfg.model << " weights from " << checkpoint << "\n";
+  } else {
+    log << "model: " << cfg.model << " with no checkpoint: randomly initialised (seed " << seed
+        << "); pass --checkpoint F for trained weights\n";
+  }
+  return m;
+}
+
+Document load_doc_flag(const std::string& path) {
+  try {
+    return load_document(path);
+  } catch (const DocumentError& e) {
+    throw UsageError(std::string("--doc: ") + e.what());
+  }
+}
+
+}  // namespace mnemo::app

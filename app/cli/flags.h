@@ -1,0 +1,58 @@
+// Flags and inputs several subcommands share: the model flags (--config, --model, --slots,
+// ...), --doc, --out, --format, --steps A-B ranges and training configs with --set
+// overrides. Every check happens before anything is written; problems throw UsageError
+// (exit code 2) or the core error that names the file.
+#pragma once
+#include "app/cli/cli.h"
+#include "app/figures/figures.h"
+#include "core/data/document.h"
+#include "core/models/config.h"
+#include "core/models/model.h"
+#include "core/train/trainer.h"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+bool is_dir(const std::string& p);
+bool exists(const std::string& p);
+// --out must be a writable directory or creatable inside one (InputError naming --out).
+void check_out_dir(const std::string& out);
+// mkdir -p (IoError naming the directory).
+void make_dirs(const std::string& path);
+// Loads --doc; a missing, empty or unreadable file throws UsageError naming --doc.
+Document load_doc_flag(const std::string& path);
+// "png,svg,csv" (any non-empty subset); UsageError naming --format otherwise.
+FigureFormats parse_formats(const std::string& list);
+// "A-B", "A-", "-B", "A" -> [lo, hi] (inclusive; hi = INT64_MAX when open); UsageError naming `flag`.
+void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std::string& flag = "--steps");
+
+// A training config file with --set overrides (key.path=value, the value read as JSON, a
+// bare word a string), validated. UsageError naming --config / --set and the field.
+TrainingConfig load_training_config(const std::string& path, const std::vector<std::string>& sets);
+// The same for a config already read (`source` names where it came from in messages).
+TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source);
+
+// The model flags every model kind shares (--slots is the memory size of whichever model).
+struct ModelFlags {
+  std::string config, model = "memformer", checkpoint, linear;
+  int64_t slots = 0, segment_len = 0, heads = 0, layers = 0, dec_layers = 0, dim = 0, hash_bits = 0;
+  double temperature = 0;
+  bool no_forgetting = false;
+  uint64_t seed = 0;
+  CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{}, *o_linear{}, *o_bits{};
+
+  // Adds --config --model --slots --segment-len --heads --layers --dec-layers --dim
+  // --temperature --no-forgetting --linear --hash-bits --seed --checkpoint to `c`.
+  void add_to(CLI::App* c);
+  // The config file (if any) with the given flags applied, validated.
+  ModelConfig resolve() const;
+  // Builds the model; loads the checkpoint or says it is randomly initialised.
+  MemoryModel build(const ModelConfig& cfg, std::ostream& log) const;
+};
+
+}  // namespace mnemo::app

@@ -1,0 +1,39 @@
+#include "app/cli/format.h"
+
+#include "core/train/trainer.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+namespace mnemo::app {
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const auto t = static_cast<int64_t>(s + 0.5);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(t / 3600), static_cast<long long>(t / 60 % 60));
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(t / 60), static_cast<long long>(t % 60));
+  else std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(t));
+  return buf;
+}
+
+std::string fmt_rate(double v) {
+  char buf[32];
+  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.1fM", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+std::string eval_line(const EvalMetrics& e) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s @ step %lld: loss %.4f  bits/token %.4f  perplexity %.3f  per-char accuracy %.4f  exact match %.4f  "
+                "(%lld examples)",
+                split_name(e.split), static_cast<long long>(e.step), e.loss, e.bits_per_token, e.perplexity, e.accuracy,
+                e.exact_match, static_cast<long long>(e.examples));
+  return buf;
+}
+
+}  // namespace mnemo::app

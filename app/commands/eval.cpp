@@ -1,0 +1,104 @@
+// `mnemoscope eval` (core/train/trainer.h):
+//   eval --config F --checkpoint CKPT [--split test] [--batches N] [--zero-memory] [--json] [--set k=v]...
+//     Prints loss, per-character accuracy and exact match of a checkpoint (a training
+//     checkpoint or a weights-only file); --zero-memory zeroes every memory tensor between
+//     segments (the ablation that shows what the memory carries).
+#include "app/cli/flags.h"
+#include "app/cli/format.h"
+#include "app/commands/commands.h"
+#include "core/io/safetensors.h"
+#include "core/models/factory.h"
+#include "core/train/checkpoint.h"
+#include "core/train/lm_metrics.h"
+#include "core/train/run_log.h"
+#include "core/train/trainer.h"
+
+namespace mnemo::app {
+
+namespace {
+
+struct EvalOptions {
+  std::string config, checkpoint, split = "test";
+  int64_t batches = -2;
+  bool zero_memory = false, json = false;
+  std::vector<std::string> sets;
+};
+
+int run_eval(const EvalOptions& c, std::ostream& out) {
+  TrainingConfig cfg = load_training_config(c.config, c.sets);
+  Split split;
+  try {
+    split = parse_split(c.split, "--split");
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  if (c.batches == 0 || c.batches < -2) throw UsageError("--batches must be >= 1, or -1 for the whole split");
+  MemoryModel model;
+  try {
+    model = make_model(cfg.model, cfg.train.seed);
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--config: ") + e.what());
+  }
+  std::map<std::string, std::string> meta;
+  try {
+    auto tensors = io::load_safetensors(c.checkpoint, &meta);
+    load_weights(*model, model_weights_only(tensors), c.checkpoint);
+  } catch (const io::SafetensorsError& e) {
+    throw UsageError(std::string("--checkpoint: ") + e.what());
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--checkpoint: ") + e.what());
+  }
+  auto task = cfg.make_task();
+  const int64_t batches = c.batches == -2 ? cfg.train.eval_batches : c.batches;
+  ScoreTotals s = evaluate_model(*model, *task, split, batches, cfg.train.batch, c.zero_memory);
+  EvalMetrics e;
+  e.step = meta.count("step") ? std::stoll(meta["step"]) : -1;
+  e.split = split;
+  e.loss = s.loss();
+  e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
+  e.perplexity = perplexity(s.loss_sum, s.loss_count);
+  e.tokens = s.loss_count;
+  e.accuracy = s.accuracy();
+  e.exact_match = s.exact_match();
+  e.examples = s.examples;
+  e.chars = s.chars;
+  if (c.json) {
+    auto j = eval_record(e);
+    j["checkpoint"] = c.checkpoint;
+    j["model"] = cfg.model.model;
+    j["task"] = task->name();
+    j["segments"] = task->segments();
+    j["zero_memory"] = c.zero_memory;
+    out << j.dump() << "\n";
+  } else {
+    out << cfg.model.model << " on " << task->name() << " (" << task->segments() << " segments)"
+        << (c.zero_memory ? ", memory zeroed between segments" : "") << "\n"
+        << eval_line(e) << "\n";
+  }
+  return 0;
+}
+
+class EvalCommand : public Command {
+ public:
+  CLI::App* add(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("eval", "evaluate a checkpoint on a task split");
+    c->add_option("--config", o_.config, "training config JSON the checkpoint was made with")->required();
+    c->add_option("--checkpoint", o_.checkpoint, "checkpoint (.safetensors) from train")->required();
+    c->add_option("--split", o_.split, "train | valid | test (default test)");
+    c->add_option("--batches", o_.batches, "batches of train.batch examples (default train.eval_batches; -1 = all)");
+    c->add_flag("--zero-memory", o_.zero_memory, "ablation: zero the memory between segments");
+    c->add_flag("--json", o_.json, "print one JSON object");
+    c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
+    return c;
+  }
+  int run(std::ostream& out) override { return run_eval(o_, out); }
+
+ private:
+  EvalOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_eval_command() { return std::make_unique<EvalCommand>(); }
+
+}  // namespace mnemo::app

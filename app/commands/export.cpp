@@ -1,0 +1,137 @@
+// `mnemoscope export`: figures of a recorded training session in batch (docs/training.md#export, docs/formats.md#sessions).
+//
+//   export --session DIR [--figure NAME[,NAME...]] [--steps A-B] [--format svg,png,csv] [--out OUT]
+//     NAME: a curve of the metrics log (core/train/run_log.h curve_names(): loss, perplexity,
+//     accuracy, lr, grad-norm, tokens-per-s, peak-memory, probe-loss, slot-types,
+//     forget-norm, block-mass, hash-entropy), `maps` (every figure of every probe segment of
+//     each recorded step in A-B, as `mnemoscope step` writes them), or `all` (default).
+//     --steps limits curves and maps to training steps A..B (either side may be left out:
+//     "100-", "-500"). OUT defaults to DIR/export. Nothing is recomputed: no model is built.
+#include "app/commands/commands.h"
+
+#include "app/cli/cli.h"
+#include "app/cli/flags.h"
+#include "app/figures/extract.h"
+#include "app/figures/figures.h"
+#include "app/figures/session.h"
+#include "core/io/session.h"
+#include "core/train/recorder.h"
+#include "core/train/run_log.h"
+#include "viz/export.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace mnemo::app {
+
+struct ExportCommand {
+  CLI::App* cmd = nullptr;
+  std::string session, figure = "all", steps, format = "png,svg,csv", out;
+};
+
+
+
+static CLI::App* add_export_command(CLI::App& app, ExportCommand& c) {
+  c.cmd = app.add_subcommand("export", "figures of a recorded training session (curves and probe maps), no model needed");
+  c.cmd->add_option("--session", c.session, "session directory written by `mnemoscope train --out`")->required();
+  c.cmd->add_option("--figure", c.figure, "all | maps | a curve name, or a comma list (see --help of the docs)");
+  c.cmd->add_option("--steps", c.steps, "training steps A-B (A-, -B, A)");
+  c.cmd->add_option("--format", c.format, "figure formats: png,svg,csv");
+  c.cmd->add_option("--out", c.out, "output directory (default SESSION/export)");
+  return c.cmd;
+}
+
+static int run_export_command(const ExportCommand& c, std::ostream& out) {
+  // Validate everything before writing anything.
+  FigureFormats fm = parse_formats(c.format);
+  int64_t lo = 0, hi = 0;
+  parse_step_range(c.steps, &lo, &hi);
+  std::vector<std::string> curves;
+  bool maps = false;
+  {
+    std::stringstream ss(c.figure);
+    for (std::string name; std::getline(ss, name, ',');) {
+      if (name == "all") {
+        curves = RunLog::curve_names();
+        maps = true;
+      } else if (name == "maps") {
+        maps = true;
+      } else {
+        const auto& known = RunLog::curve_names();
+        if (std::find(known.begin(), known.end(), name) == known.end()) {
+          std::string list;
+          for (const auto& n : known) list += n + ", ";
+          throw UsageError("--figure '" + name + "' is not a figure; use all, maps, or one of: " + list.substr(0, list.size() - 2));
+        }
+        if (std::find(curves.begin(), curves.end(), name) == curves.end()) curves.push_back(name);
+      }
+    }
+    if (curves.empty() && !maps) throw UsageError("--figure is empty; use all, maps or a curve name");
+  }
+  std::optional<io::Session> session;
+  try {
+    session = io::Session::open(c.session, 3, io::SessionAccess::kReadOnly);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--session: ") + e.what());
+  }
+  io::LogReadResult read;
+  RunLog log = parse_run_log(session->read_metrics(&read));
+  if (!read.clean) out << "note: metrics.log stops at byte " << read.good_bytes << " of " << read.file_bytes << " ("
+                         << read.stop_reason << "); exporting the records before it\n";
+  const std::string dir = c.out.empty() ? c.session + "/export" : c.out;
+  make_dirs(dir);
+
+  int64_t files = 0;
+  for (const auto& name : curves) {
+    const auto written = write_session_curve(log, name, lo, hi, dir, fm);
+    if (written.empty()) continue;  // this model / run has no such data
+    files += static_cast<int64_t>(written.size());
+    out << "  " << name << " -> " << dir << "/" << name << " (" << log.curves(name).size() << " series)\n";
+  }
+  if (maps) {
+    int64_t recorded = 0;
+    for (int64_t step : session->trace_steps()) {
+      if (step < lo || step > hi) continue;
+      const std::string path = session->trace_path(step);
+      std::map<std::string, std::string> meta;
+      ReplayedProbe probe;
+      try {
+        probe = read_recording(io::load_safetensors(path, &meta), meta, path);
+      } catch (const std::exception& e) {
+        out << "warning: skipped " << path << ": " << e.what() << "\n";
+        continue;
+      }
+      char name[48];
+      std::snprintf(name, sizeof name, "/maps/step-%09lld", static_cast<long long>(step));
+      for (const auto& snap : probe.segments) {
+        char seg[32];
+        std::snprintf(seg, sizeof seg, "/segment-%04lld", static_cast<long long>(snap->segment));
+        const std::string sd = dir + name + seg;
+        make_dirs(sd);
+        files += static_cast<int64_t>(write_step_figures(make_step_data(*snap, probe.doc), probe.doc, sd, fm).size());
+      }
+      ++recorded;
+    }
+    out << "  maps of " << recorded << " recorded step(s) -> " << dir << "/maps\n";
+  }
+  out << "exported " << files << " files from " << c.session << " to " << dir << "\n";
+  return 0;
+}
+
+namespace {
+class ExportCmd : public Command {
+ public:
+  CLI::App* add(CLI::App& parent) override { return add_export_command(parent, c_); }
+  int run(std::ostream& out) override { return run_export_command(c_, out); }
+
+ private:
+  ExportCommand c_;
+};
+}  // namespace
+
+std::unique_ptr<Command> make_export_command() { return std::make_unique<ExportCmd>(); }
+
+}  // namespace mnemo::app

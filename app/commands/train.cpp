@@ -1,0 +1,342 @@
+// `mnemoscope train` (core/train/trainer.h).
+//
+//   train --config sessions/<name>.json [--out DIR | --sessions ROOT] [--steps N] [--set key=value]... [--resume]
+//     Trains into a session directory DIR (default ROOT/<name>, ROOT = $MNEMO_SESSIONS or
+//     ~/.local/share/mnemoscope/sessions): manifest.json, traces/ (probe recordings),
+//     checkpoints/step-N.safetensors + latest, metrics.log (docs/formats.md#sessions). Shows a progress
+//     line (\r updates on a TTY, plain lines otherwise), evaluates every eval_every steps,
+//     saves every save_every steps and at the end; Ctrl-C stops after the current step and
+//     saves. --resume continues DIR from its latest checkpoint. --set overrides one field of
+//     the config by its dotted path, the value read as JSON (a bare word is a string):
+//     --set task.segments=4 --set model.segment_len=19 --set model.slots=19
+//     --hash-stats-every N (models with "linear": "hashed"): at the start and every N steps,
+//     a forward pass over the first train.batch valid examples records the bucket statistics
+//     of the first and last table of every hashed projection in DIR/hash_stats.csv
+//     (core/train/hash_probe.h; columns step,path,table,tables,buckets,lookups,entropy,...).
+#include "app/commands/commands.h"
+
+#include "app/cli/format.h"
+
+#include "core/train/hash_probe.h"
+#include "core/train/lm_metrics.h"
+
+#include "app/cli/cli.h"
+#include "app/cli/flags.h"
+#include "core/io/atomic_file.h"
+#include "core/io/session.h"
+#include "core/models/factory.h"
+#include "core/train/memory_stats.h"
+#include "core/train/recorder.h"
+#include "core/train/run_log.h"
+#include "core/train/trainer.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+
+namespace mnemo::app {
+
+namespace {
+
+struct TrainOptions {
+  std::string config, out, sessions;
+  int64_t steps = 0;
+  bool resume = false;
+  int64_t hash_stats_every = 0;   // --hash-stats-every N: bucket statistics to DIR/hash_stats.csv
+  std::vector<std::string> sets;  // --set key=value
+  CLI::Option* o_steps = nullptr;
+};
+
+std::atomic<bool> g_stop_requested{false};
+
+std::atomic<bool> g_checkpoint_requested{false};
+
+extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+extern "C" void on_sigusr1(int) { g_checkpoint_requested.store(true); }
+
+// Ctrl-C (SIGINT) or SIGTERM sets the stop flag while a run is in progress: the run stops
+// after the current step and saves; a second one kills as usual (SA_RESETHAND). SIGUSR1
+// asks for a checkpoint after the current step (the desktop app's "Checkpoint now").
+class SigintGuard {
+ public:
+  SigintGuard() {
+    g_stop_requested.store(false);
+    g_checkpoint_requested.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    installed_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
+    installed_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
+    struct sigaction su {};
+    su.sa_handler = on_sigusr1;
+    sigemptyset(&su.sa_mask);
+    installed_usr1_ = ::sigaction(SIGUSR1, &su, &old_usr1_) == 0;
+  }
+  ~SigintGuard() {
+    if (installed_int_) ::sigaction(SIGINT, &old_int_, nullptr);
+    if (installed_term_) ::sigaction(SIGTERM, &old_term_, nullptr);
+    if (installed_usr1_) ::sigaction(SIGUSR1, &old_usr1_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {}, old_usr1_ {};
+  bool installed_int_ = false, installed_term_ = false, installed_usr1_ = false;
+};
+
+
+
+
+
+
+
+
+
+
+int run_train(const TrainOptions& c, std::ostream& out) {
+  if (c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
+  if (c.resume && c.out.empty() && c.config.empty()) throw UsageError("--resume: pass the session directory with --out DIR");
+  const std::string dir = c.out.empty() ? io::default_session_dir(c.config, c.sessions) : c.out;
+  std::optional<io::Session> session;
+  std::optional<io::LoadedCheckpoint> resume_from;
+  TrainingConfig cfg;
+  if (c.resume) {
+    try {
+      session = io::Session::open(dir);
+      resume_from = session->load_latest();
+    } catch (const io::SessionError& e) {
+      throw UsageError(std::string("--out: ") + e.what());
+    }
+    if (!resume_from) throw UsageError("--resume: '" + dir + "' has no checkpoint to resume from");
+    for (const auto& s : resume_from->skipped) out << "warning: skipped damaged checkpoint " << s << "\n";
+    try {
+      if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
+    } catch (const io::IoError& e) {
+      throw UsageError(std::string("--resume: ") + e.what());
+    }
+    if (!c.config.empty()) {
+      cfg = load_training_config(c.config, c.sets);
+    } else {
+      if (!session->manifest().contains("config"))
+        throw UsageError("--resume: the session's manifest has no config; pass --config");
+      cfg = config_with_sets(session->manifest()["config"], c.sets, "--resume: " + dir + "/manifest.json");
+    }
+  } else {
+    cfg = load_training_config(c.config, c.sets);
+    check_out_dir(dir);
+  }
+  if (c.o_steps && c.o_steps->count()) {
+    if (c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
+    cfg.train.steps = c.steps;
+  }
+
+  Trainer trainer(cfg);
+  if (resume_from) {
+    Checkpoint ck;
+    ck.tensors = resume_from->tensors;
+    ck.metadata = resume_from->metadata;
+    try {
+      trainer.restore(ck, resume_from->path);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--resume: ") + e.what());
+    }
+    out << "resuming " << dir << " from step " << trainer.step() << " (" << resume_from->path << ")\n";
+    // Records after this step (written before a crash) are superseded by what follows.
+    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from->path}}, true);
+  } else {
+    nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
+    try {
+      make_dirs(dir);
+      session = io::Session::create(dir, manifest);
+    } catch (const io::SessionError& e) {
+      throw UsageError(std::string("--out: ") + e.what());
+    }
+  }
+
+  const TaskSource& task = trainer.task();
+  out << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", layers " << cfg.model.layers
+      << ", heads " << cfg.model.heads << ", memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
+      << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
+      << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
+      << cfg.train.bptt_depth << " -> " << dir << "\n";
+  if (trainer.step() >= cfg.train.steps) {
+    out << "already at step " << trainer.step() << " of " << cfg.train.steps << "; pass --steps N to train longer\n";
+    return 0;
+  }
+
+  const bool tty = ::isatty(::fileno(stdout)) != 0 && &out == &std::cout;
+  const int64_t total = cfg.train.steps, first = trainer.step();
+  const int64_t log_every = std::max<int64_t>(1, (total - first) / 50);
+  const auto t_start = std::chrono::steady_clock::now();
+  auto last_draw = t_start - std::chrono::seconds(1);
+  bool line_open = false;
+  int64_t last_saved = trainer.step();
+
+  auto save = [&](int64_t step) {
+    Checkpoint ck = trainer.checkpoint();
+    const std::string path = session->save_checkpoint(step, ck.tensors, ck.metadata);
+    last_saved = step;
+    return path;
+  };
+  auto end_line = [&]() {
+    if (line_open) out << "\n";
+    line_open = false;
+  };
+
+  // Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
+  std::optional<Document> probe;
+  if (cfg.train.record_every > 0) {
+    try {
+      probe = probe_document(task, cfg.train.record_segments);
+    } catch (const std::exception& e) {
+      out << "warning: no probe recordings: " << e.what() << "\n";
+    }
+  }
+  int64_t last_recorded = -1;
+  auto record = [&](int64_t step) {
+    if (!probe || step == last_recorded) return;
+    last_recorded = step;
+    try {
+      record_into_session(*session, trainer.model(), *probe, task.segment_len(), step);
+    } catch (const io::SessionError&) {
+      throw;
+    } catch (const io::IoError&) {
+      throw;
+    } catch (const std::exception& e) {
+      end_line();
+      out << "warning: probe recording at step " << step << " failed and is switched off: " << e.what() << "\n";
+      probe.reset();
+    }
+  };
+
+  if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
+  std::optional<TaskBatch> probe_batch;
+  const std::string hash_csv = dir + "/hash_stats.csv";
+  auto record_hash_stats = [&](int64_t step) {
+    if (!probe_batch) {
+      std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg.train.batch, task.split_size(Split::kValid))));
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
+      probe_batch = task.batch(Split::kValid, idx, trainer.model()->device());
+    }
+    const HashStatsAccumulator acc = probe_hash_counts(*trainer.model(), *probe_batch);
+    const bool fresh = ::access(hash_csv.c_str(), F_OK) != 0;
+    std::ofstream f(hash_csv, std::ios::app);
+    if (fresh) f << kHashStatsCsvHeader << "\n";
+    f << hash_stats_csv_rows(step, acc);
+  };
+  if (c.hash_stats_every > 0) {
+    if (probe_hash_counts(*trainer.model(), task.batch(Split::kValid, {0}, trainer.model()->device())).empty())
+      out << "warning: --hash-stats-every: the model has no hashed projection; no " << hash_csv << "\n";
+    else if (trainer.step() == 0)
+      record_hash_stats(0);
+  }
+
+  TrainCallbacks cb;
+  cb.on_step = [&](const StepMetrics& m) {
+    if (c.hash_stats_every > 0 && !m.non_finite && m.step % c.hash_stats_every == 0) record_hash_stats(m.step);
+    const HostMemory mem = host_memory();
+    const nlohmann::json rec = step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0));
+    session->append_metrics(rec);
+    if (!m.non_finite && cfg.train.record_every > 0 && m.step % cfg.train.record_every == 0) record(m.step);
+    if (!m.non_finite && g_checkpoint_requested.exchange(false)) {
+      const std::string path = save(m.step);
+      end_line();
+      out << "  saved " << path << " (requested)\n" << std::flush;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const double elapsed = std::chrono::duration<double>(now - t_start).count();
+    const double per_step = elapsed / static_cast<double>(std::max<int64_t>(1, m.step - first));
+    const bool last = m.step >= total;
+    if (tty ? (now - last_draw < std::chrono::milliseconds(200) && !last) : (m.step % log_every != 0 && !last)) return;
+    last_draw = now;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "step %lld/%lld  loss %.4f  acc %.3f  lr %.2e  |g| %.2f  %s tok/s  ETA %s",
+                  static_cast<long long>(m.step), static_cast<long long>(total), m.loss, m.accuracy, m.lr, m.grad_norm,
+                  fmt_rate(m.tokens_per_s).c_str(), fmt_duration(per_step * static_cast<double>(total - m.step)).c_str());
+    if (tty) {
+      out << "\r" << buf << "\033[K" << std::flush;
+      line_open = true;
+    } else {
+      out << buf << "\n" << std::flush;
+    }
+  };
+  cb.on_eval = [&](const EvalMetrics& e) {
+    end_line();
+    out << "  " << eval_line(e) << "\n" << std::flush;
+    session->append_metrics(eval_record(e));
+  };
+  cb.on_save = [&](int64_t step) {
+    const std::string path = save(step);
+    if (!tty) out << "  saved " << path << "\n";
+  };
+
+  if (first == 0) record(0);
+  TrainOutcome o;
+  {
+    SigintGuard guard;
+    o = trainer.run(cb, &g_stop_requested);
+  }
+  end_line();
+  if (o.non_finite) {
+    session->append_metrics({{"type", "error"}, {"step", trainer.step() + 1}, {"message", o.message}});
+    out << "training stopped: " << o.message << "\n";
+    if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << " (the last finite weights)\n";
+    return 1;
+  }
+  if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << "\n";
+  if (cfg.train.record_every > 0) record(trainer.step());
+  if (o.stopped) {
+    out << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << dir
+        << " --resume\n";
+    return 130;
+  }
+  for (Split s : {Split::kValid, Split::kTest}) {
+    EvalMetrics e = trainer.evaluate(s);
+    out << "final " << eval_line(e) << "\n";
+    auto j = eval_record(e);
+    j["final"] = true;
+    session->append_metrics(j);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  out << "done: " << o.steps_done << " steps in " << fmt_duration(secs) << "; checkpoints in " << dir
+      << "/checkpoints\n";
+  return 0;
+}
+
+
+
+class TrainCommand : public Command {
+ public:
+  CLI::App* add(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("train", "train a model on a task (sessions/<task>-<model>.json)");
+    c->add_option("--config", o_.config, "training config JSON: {model, task, train}");
+    c->add_option("--out", o_.out, "session directory (default SESSIONS/<config name>)");
+    c->add_option("--sessions", o_.sessions,
+                  "where sessions live when --out is not given (default $MNEMO_SESSIONS, else ~/.local/share/mnemoscope/sessions)");
+    o_.o_steps = c->add_option("--steps", o_.steps, "total optimizer steps (overrides train.steps)");
+    c->add_option("--hash-stats-every", o_.hash_stats_every,
+                  "every N steps (and at the start), bucket statistics of the hashed projections to DIR/hash_stats.csv");
+    c->add_flag("--resume", o_.resume, "continue --out from its latest checkpoint");
+    c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
+    return c;
+  }
+  int run(std::ostream& out) override { return run_train(o_, out); }
+
+ private:
+  TrainOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_train_command() { return std::make_unique<TrainCommand>(); }
+
+}  // namespace mnemo::app

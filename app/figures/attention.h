@@ -1,0 +1,27 @@
+// Attention maps of the decoder-style models — the Recurrent Memory Transformer over
+// [read | tokens | write], Transformer-XL's token rows over [cache | tokens] (docs/models.md#rmt),
+// the MTN family's joint layers over [memory | chunk | write] (docs/models.md#mtn) — with
+// their blocks outlined and named, and the block masses (reading, writing, rewriting) per
+// layer. Built from AttentionData (app/figures/step_data.h), whichever family it holds.
+#pragma once
+#include "app/figures/figures.h"
+
+namespace mnemo::app {
+
+// The map of layer index li (into a.layers) and head (-1 = mean over heads) of step `st`.
+viz::HeatmapSpec attention_map_spec(const AttentionData& a, int64_t segment, int li, int head);
+// Block masses per layer (mean over heads, or one head) as grouped bars.
+viz::BarSpec attention_mass_spec(const AttentionData& a, int64_t segment, int head);
+
+// File name of a map as `mnemoscope step` names it: "rmt_attention", "trxl_attention" or
+// "mtn_attention" by the trace the map came from.
+std::string attention_file_stem(const AttentionData& a);
+
+// The map (heatmap + CSV matrix) of one layer index and head.
+void write_attention_map(const AttentionData& a, int64_t segment, int li, int head, const std::string& base,
+                         const FigureFormats& fm, std::vector<std::string>& out);
+// The block-mass bars (head -1: mean) and base.csv with every layer and head (layer, head, masses...).
+void write_attention_masses(const AttentionData& a, int64_t segment, int head, const std::string& base,
+                            const FigureFormats& fm, std::vector<std::string>& out);
+
+}  // namespace mnemo::app

@@ -1,0 +1,489 @@
+#include "app/figures/extract.h"
+
+#include "app/figures/figures.h"
+#include "app/figures/mtn.h"
+#include "core/trace/keys.h"
+#include "core/trace/analysis.h"
+#include "core/trace/hash_stats.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+namespace mnemo::app {
+
+namespace {
+std::vector<float> to_vector(const torch::Tensor& t) {
+  auto c = t.to(torch::kCPU).to(torch::kFloat32).contiguous();
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+float finite_max(const std::vector<float>& v, bool absolute) {
+  float m = 0.f;
+  for (float x : v)
+    if (std::isfinite(x)) m = std::max(m, absolute ? std::fabs(x) : x);
+  return m;
+}
+
+std::vector<int64_t> to_ivector(const torch::Tensor& t) {
+  auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+std::vector<int> layers_with(const Trace& tr, const std::string& prefix) {
+  std::vector<int> out;
+  for (const auto& k : tr.keys_with_prefix(prefix)) {
+    const std::string rest = k.substr(prefix.size());
+    if (rest.empty() || !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      continue;
+    try {
+      out.push_back(std::stoi(rest));
+    } catch (const std::exception&) {
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string doc_token(const Document& doc, int64_t t) { return t >= 0 && t < doc.size() ? token_text(doc, t) : "-"; }
+
+// Fills values / block_max of `a` from attn [B, H, R, C] of every layer, keeping rows / cols.
+void fill_maps(AttentionData& a, const Trace& tr, const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
+  auto ri = torch::tensor(rows, torch::kInt64), ci = torch::tensor(cols, torch::kInt64);
+  std::vector<torch::Tensor> all;
+  for (int l : a.layers) {
+    auto m = tr.at(a.source + std::to_string(l))[0].to(torch::kFloat32).index_select(1, ri).index_select(2, ci);  // [H, R, C]
+    all.push_back(torch::cat({m.mean(0, true), m}, 0));
+  }
+  a.values = to_vector(torch::stack(all, 0));
+  const size_t block = static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols);
+  for (size_t b = 0; b < a.layers.size() * static_cast<size_t>(a.blocks()); ++b) {
+    float hi = 0.f;
+    for (size_t i = b * block; i < (b + 1) * block; ++i)
+      if (std::isfinite(a.values[i])) hi = std::max(hi, a.values[i]);
+    a.block_max.push_back(hi > 0.f ? hi : 1.f);
+  }
+}
+
+struct MassDef {
+  int row_block, col_block;
+  const char* name;
+  const char* help;
+};
+
+// Mean over the rows of a row block of the mass on the columns of a column block, per layer and block.
+void compute_masses(AttentionData& a, const std::vector<MassDef>& defs) {
+  for (const auto& d : defs) {
+    a.mass_names.push_back(d.name);
+    a.mass_help.push_back(d.help);
+  }
+  const size_t nb = static_cast<size_t>(a.blocks());
+  a.mass.assign(a.layers.size() * nb * defs.size(), NAN);
+  for (size_t li = 0; li < a.layers.size(); ++li)
+    for (size_t b = 0; b < nb; ++b) {
+      const float* m = a.values.data() + (li * nb + b) * static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols);
+      for (size_t k = 0; k < defs.size(); ++k) {
+        const AttnBlock& rb = a.row_blocks[static_cast<size_t>(defs[k].row_block)];
+        const AttnBlock& cb = a.col_blocks[static_cast<size_t>(defs[k].col_block)];
+        if (rb.count <= 0) continue;
+        double total = 0;
+        for (int r = rb.first; r < rb.first + rb.count; ++r)
+          for (int c = cb.first; c < cb.first + cb.count; ++c) total += m[static_cast<size_t>(r) * static_cast<size_t>(a.cols) + static_cast<size_t>(c)];
+        a.mass[(li * nb + b) * defs.size() + k] = static_cast<float>(total / rb.count);
+      }
+    }
+}
+
+int64_t padded_len(const Snapshot& snap) {
+  return snap.trace.has(keys::kInputTokens) ? snap.trace.at(keys::kInputTokens).size(1) : snap.length;
+}
+
+// Transformer-XL (and the decoder-only baseline, and the cache attention of Transformer-XL
+// + RMT): the segment's token rows over [cache c | read m | tokens n | write m] columns.
+AttentionData extract_trxl_attention(const Snapshot& snap, const Document& doc) {
+  AttentionData a;
+  const Trace& tr = snap.trace;
+  const int64_t lp = padded_len(snap), n = snap.length, first = snap.first_token;
+  if ((a.layers = layers_with(tr, keys::kTrxlAttnPrefix)).empty()) return {};
+  a.source = keys::kTrxlAttnPrefix;
+  const auto& t0 = tr.at(keys::layer_key(keys::kTrxlAttnPrefix, a.layers[0]));
+  int64_t m = 0;  // RMT memory tokens beside the cache (Transformer-XL + RMT)
+  const std::string rmt0 = keys::layer_key(keys::kRmtAttnPrefix, a.layers[0]);
+  if (tr.has(rmt0)) m = (tr.at(rmt0).size(2) - lp) / 2;
+  const int64_t c = t0.size(3) - lp - 2 * m;
+  if (c < 0 || m < 0 || t0.size(2) != lp) return {};
+  a.kind = m > 0 ? "Transformer-XL + RMT (cache)" : (c > 0 ? "Transformer-XL" : "Transformer");
+  a.heads = static_cast<int>(t0.size(1));
+  std::vector<int64_t> rows, cols;
+  for (int64_t j = 0; j < n; ++j) {
+    rows.push_back(j);
+    a.row_labels.push_back(doc_token(doc, first + j));
+    a.row_token.push_back(first + j);
+  }
+  auto col = [&](int64_t index, const std::string& label, int64_t token) {
+    cols.push_back(index);
+    a.col_labels.push_back(label);
+    a.col_token.push_back(token);
+  };
+  for (int64_t k = 0; k < c; ++k) {
+    const int64_t tok = first - c + k;  // the cache holds the c tokens before the segment
+    col(k, doc_token(doc, tok), tok >= 0 ? tok : -1);
+  }
+  for (int64_t i = 0; i < m; ++i) col(c + i, "r" + std::to_string(i), -1);
+  for (int64_t j = 0; j < n; ++j) col(c + m + j, doc_token(doc, first + j), first + j);
+  for (int64_t i = 0; i < m; ++i) col(c + m + lp + i, "w" + std::to_string(i), -1);
+  a.rows = static_cast<int>(rows.size());
+  a.cols = static_cast<int>(cols.size());
+  a.row_blocks = {{0, a.rows, "tokens"}};
+  const int ci = static_cast<int>(c), mi = static_cast<int>(m), ni = static_cast<int>(n);
+  if (c > 0) a.col_blocks.push_back({0, ci, "cache"});
+  if (m > 0) a.col_blocks.push_back({ci, mi, "read"});
+  a.col_blocks.push_back({ci + mi, ni, "tokens"});
+  if (m > 0) a.col_blocks.push_back({ci + mi + ni, mi, "write"});
+  fill_maps(a, tr, rows, cols);
+  if (c > 0)
+    compute_masses(a, {{0, 0, "cache", "tokens -> cache: how much the segment reads from the previous tokens' states"},
+                       {0, m > 0 ? 2 : 1, "tokens", "tokens -> tokens: attention within the segment"}});
+  return a;
+}
+
+AttentionData extract_attention(const Snapshot& snap, const Document& doc, const std::string& model) {
+  AttentionData a;
+  const Trace& tr = snap.trace;
+  const int64_t lp = padded_len(snap), n = snap.length, first = snap.first_token;
+  auto token_rows = [&](std::vector<int64_t>& idx, std::vector<std::string>& labels, std::vector<int64_t>& tok, int64_t offset) {
+    for (int64_t j = 0; j < n; ++j) {
+      idx.push_back(offset + j);
+      labels.push_back(doc_token(doc, first + j));
+      tok.push_back(first + j);
+    }
+  };
+  if (!(a.layers = layers_with(tr, keys::kRmtAttnPrefix)).empty()) {
+    // RMT family: rows = cols = [read m | tokens n | write m] of T = 2m + Lp.
+    a.source = keys::kRmtAttnPrefix;
+    const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
+    const int64_t t = t0.size(2), m = (t - lp) / 2;
+    if (m < 1 || 2 * m + lp != t || t0.size(3) != t) return {};
+    const bool write_only = model == "rmt-write-only";
+    a.kind = model == "trxl-rmt" ? "Transformer-XL + RMT" : (write_only ? "RMT (write only)" : "RMT");
+    a.heads = static_cast<int>(t0.size(1));
+    std::vector<int64_t> idx;
+    std::vector<std::string> labels;
+    std::vector<int64_t> tok;
+    const std::string rp = write_only ? "pw" : "r";
+    for (int64_t i = 0; i < m; ++i) {
+      idx.push_back(i);
+      labels.push_back(rp + std::to_string(i));
+      tok.push_back(-1);
+    }
+    token_rows(idx, labels, tok, m);
+    for (int64_t i = 0; i < m; ++i) {
+      idx.push_back(m + lp + i);
+      labels.push_back("w" + std::to_string(i));
+      tok.push_back(-1);
+    }
+    a.rows = a.cols = static_cast<int>(idx.size());
+    const int mi = static_cast<int>(m), ni = static_cast<int>(n);
+    a.row_blocks = a.col_blocks = {{0, mi, write_only ? "previous write" : "read"}, {mi, ni, "tokens"}, {mi + ni, mi, "write"}};
+    a.row_labels = a.col_labels = labels;
+    a.row_token = a.col_token = tok;
+    fill_maps(a, tr, idx, idx);
+    auto mass_layers = layers_with(tr, keys::kRmtBlockMassPrefix);
+    if (mass_layers == a.layers) {
+      a.traced_mass = true;
+      a.mass_names = {"reading", "writing", "rewriting"};
+      a.mass_help = {"tokens -> read block: how much the segment's tokens read from memory",
+                     "write -> tokens: how much the new memory takes from the segment",
+                     "write -> read block: how much the new memory keeps of the old"};
+      for (int l : a.layers) {
+        auto bm = tr.at(keys::kRmtBlockMassPrefix + std::to_string(l))[0].to(torch::kFloat32);  // [H, 3]
+        auto all = torch::cat({bm.mean(0, true), bm}, 0);
+        auto v = to_vector(all);
+        a.mass.insert(a.mass.end(), v.begin(), v.end());
+      }
+    } else {
+      compute_masses(a, {{1, 0, "reading", "tokens -> read block"}, {2, 1, "writing", "write -> tokens"},
+                         {2, 0, "rewriting", "write -> read block"}});
+    }
+    return a;
+  }
+  if (!(a.layers = layers_with(tr, keys::kTrxlAttnPrefix)).empty()) {
+    a = extract_trxl_attention(snap, doc);
+    if (!a.empty()) return a;
+  }
+  if (!(a.layers = layers_with(tr, keys::kMtnJointAttnPrefix)).empty()) {
+    // MTN family joint layers: [memory m | chunk | write memory w].
+    a.source = keys::kMtnJointAttnPrefix;
+    const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
+    const int64_t t = t0.size(2);
+    int64_t m = t - lp, w = 0;
+    if (tr.has(keys::kMtnBlocks)) {
+      auto b = to_ivector(tr.at(keys::kMtnBlocks));
+      if (b.size() == 3) {
+        m = b[0];
+        w = b[2];
+      }
+    }
+    if (m < 0 || m + lp + w != t || t0.size(3) != t) return {};
+    const bool mtn = tr.has(keys::kMtnKeptSource);
+    a.kind = mtn ? "MTN" : (m > 0 ? "MTN naive memory" : "MTN no memory");
+    a.heads = static_cast<int>(t0.size(1));
+    std::vector<int64_t> src;
+    if (tr.has(keys::kMtnCandidateSource)) src = to_ivector(tr.at(keys::kMtnCandidateSource)[0]);
+    std::vector<int64_t> idx, tok;
+    std::vector<std::string> labels;
+    int n_mem = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t s = i < static_cast<int64_t>(src.size()) ? src[static_cast<size_t>(i)] : -2;
+      if (s == -1) continue;  // an empty entry: masked everywhere
+      idx.push_back(i);
+      labels.push_back(s >= 0 ? doc_token(doc, s) : "<mem" + std::to_string(i) + ">");
+      tok.push_back(s >= 0 ? s : -1);
+      ++n_mem;
+    }
+    token_rows(idx, labels, tok, m);
+    int n_write = 0;
+    for (int64_t i = 0; i < w; ++i) {
+      const int64_t s = i < static_cast<int64_t>(src.size()) ? src[static_cast<size_t>(i)] : -2;
+      if (s == -1) continue;
+      idx.push_back(m + lp + i);
+      labels.push_back("w" + std::to_string(i));
+      tok.push_back(-1);
+      ++n_write;
+    }
+    a.rows = a.cols = static_cast<int>(idx.size());
+    const int ni = static_cast<int>(n);
+    a.row_blocks = a.col_blocks = {{0, n_mem, "memory"}, {n_mem, ni, "chunk"}, {n_mem + ni, n_write, "write"}};
+    a.row_labels = a.col_labels = labels;
+    a.row_token = a.col_token = tok;
+    fill_maps(a, tr, idx, idx);
+    if (m > 0)
+      compute_masses(a, {{1, 0, "reading", "chunk -> memory: how much the chunk reads from memory"},
+                         {2, 1, "writing", "write -> chunk: how much the new memory takes from the chunk"},
+                         {2, 2, "rewriting", "write -> write block: how much the new memory keeps of the old (in language "
+                                             "modelling the write rows read the memory through their own block)"}});
+    return a;
+  }
+  return {};
+}
+
+
+// One projection's arrays from its counts [K, 2^tau] (and p [N, K] when defined).
+bool fill_hash_path(HashPathData& d, const std::string& path, const torch::Tensor& counts, const torch::Tensor& p) {
+  d.path = path;
+  std::tie(d.group, d.projection) = split_hash_path(path);
+  if (counts.dim() != 2 || counts.size(0) < 1 || counts.size(1) < 1) return false;
+  d.tables = static_cast<int>(counts.size(0));
+  d.buckets = static_cast<int>(counts.size(1));
+  d.counts = to_vector(counts);
+  d.load.resize(d.counts.size());
+  const HashStats st = hash_stats(counts);
+  for (int k = 0; k < d.tables; ++k) {
+    const HashTableStats& t = st.tables[static_cast<size_t>(k)];
+    d.entropy.push_back(t.entropy);
+    d.dead_fraction.push_back(t.dead_fraction);
+    d.max_load.push_back(t.max_load);
+    d.lookups.push_back(t.lookups);
+    const double mean = static_cast<double>(t.lookups) / d.buckets;
+    for (int b = 0; b < d.buckets; ++b) {
+      const size_t i = static_cast<size_t>(k) * static_cast<size_t>(d.buckets) + static_cast<size_t>(b);
+      d.load[i] = mean > 0 ? static_cast<float>(d.counts[i] / mean) : 0.f;
+    }
+  }
+  const HashTableStats mean = st.mean();
+  d.mean_entropy = mean.entropy;
+  d.mean_dead = mean.dead_fraction;
+  d.mean_max_load = mean.max_load;
+  if (p.defined()) {
+    d.p = to_vector(p.flatten());
+    d.p_hist.assign(HashPathData::kPBins, 0.f);
+    double sum = 0;
+    for (float v : d.p) {
+      if (!std::isfinite(v)) continue;
+      const int b = std::min(HashPathData::kPBins - 1, std::max(0, static_cast<int>(v * HashPathData::kPBins)));
+      d.p_hist[static_cast<size_t>(b)] += 1.f;
+      sum += v;
+      ++d.p_count;
+    }
+    d.p_mean = d.p_count > 0 ? sum / static_cast<double>(d.p_count) : 0.0;
+  }
+  return true;
+}
+
+void add_hash_path(HashData& h, HashPathData d) {
+  if (std::find(h.groups.begin(), h.groups.end(), d.group) == h.groups.end()) h.groups.push_back(d.group);
+  h.paths.push_back(std::move(d));
+}
+
+MtnData extract_mtn(const Snapshot& snap, const Document& doc) {
+  MtnData d;
+  const Trace& tr = snap.trace;
+  if (!tr.has(keys::kMtnKeptSource)) return d;
+  auto src = to_ivector(tr.at(keys::kMtnKeptSource)[0]);
+  std::vector<float> imp(src.size(), 0.f);
+  std::vector<int64_t> age(src.size(), -1);
+  if (tr.has(keys::kMtnKeptImportance)) imp = to_vector(tr.at(keys::kMtnKeptImportance)[0]);
+  if (tr.has(keys::kMtnAge)) age = to_ivector(tr.at(keys::kMtnAge)[0]);
+  if (imp.size() != src.size() || age.size() != src.size()) return d;
+  d.present = true;
+  float lo = INFINITY, hi = -INFINITY;
+  int64_t oldest = snap.first_token;
+  for (size_t i = 0; i < src.size(); ++i) {
+    MtnEntry e;
+    e.source = src[i];
+    e.importance = imp[i];
+    e.age = age[i];
+    if (e.source >= 0) {
+      ++d.kept;
+      d.max_age = std::max(d.max_age, e.age);
+      oldest = std::min(oldest, e.source);
+      if (std::isfinite(e.importance)) {
+        lo = std::min(lo, e.importance);
+        hi = std::max(hi, e.importance);
+      }
+    }
+    d.entries.push_back(e);
+  }
+  if (tr.has(keys::kMtnImportance) && tr.has(keys::kMtnCandidateSource)) {
+    auto ci = to_vector(tr.at(keys::kMtnImportance)[0]);
+    auto cs = to_ivector(tr.at(keys::kMtnCandidateSource)[0]);
+    std::vector<int64_t> kept_index;
+    if (tr.has(keys::kMtnKeptIndex)) kept_index = to_ivector(tr.at(keys::kMtnKeptIndex)[0]);
+    std::set<int64_t> kept(kept_index.begin(), kept_index.end());
+    const int64_t m = static_cast<int64_t>(cs.size()) - padded_len(snap);
+    for (size_t c = 0; c < cs.size() && c < ci.size(); ++c) {
+      if (cs[c] < 0) continue;
+      d.cand_source.push_back(cs[c]);
+      d.cand_importance.push_back(ci[c]);
+      d.cand_kept.push_back(kept.count(static_cast<int64_t>(c)) ? 1 : 0);
+      if (static_cast<int64_t>(c) < m) ++d.n_mem_candidates;
+      if (std::isfinite(ci[c])) {
+        lo = std::min(lo, ci[c]);
+        hi = std::max(hi, ci[c]);
+      }
+    }
+  }
+  d.imp_min = hi >= lo ? lo : 0.f;
+  d.imp_max = hi >= lo ? hi : 1.f;
+  // The document from the oldest kept token (or kDocumentContext tokens before the chunk)
+  // to the end of the chunk, at most kMaxDocumentView tokens (as the CLI figure).
+  const int64_t end = std::min(doc.size(), snap.first_token + snap.length);
+  const int64_t l = std::max<int64_t>(1, padded_len(snap));
+  int64_t start = std::max(std::min(oldest, snap.first_token - kDocumentContext), end - kMaxDocumentView);
+  start = std::max<int64_t>(0, (start / l) * l);  // from a chunk start
+  d.view_first = start;
+  d.view_end = std::max(start, end);
+  d.entry_of.assign(static_cast<size_t>(d.view_end - d.view_first), -1);
+  for (size_t i = 0; i < d.entries.size(); ++i) {
+    const int64_t s = d.entries[i].source;
+    if (s >= d.view_first && s < d.view_end) d.entry_of[static_cast<size_t>(s - d.view_first)] = static_cast<int>(i);
+  }
+  return d;
+}
+}  // namespace
+
+StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model) {
+  StepData d;
+  torch::NoGradGuard no_grad;
+  d.segment = snap.segment;
+  d.num_segments = snap.num_segments;
+  d.first_token = snap.first_token;
+  d.length = snap.length;
+  d.segment_len = padded_len(snap);
+  d.loss = snap.loss;
+  d.non_finite = snap.non_finite;
+  d.non_finite_key = snap.non_finite_key;
+  const Trace& tr = snap.trace;
+
+  if (tr.has(keys::kWriterAttn)) {
+    const auto& attn = tr.at(keys::kWriterAttn);  // [B, H, k, 1 + Lp + C]
+    const int64_t h = attn.size(1), k = attn.size(2), all = attn.size(3);
+    const int64_t lp = tr.has(keys::kInputTokens) ? tr.at(keys::kInputTokens).size(1) : snap.length;
+    const int64_t n_cls = std::max<int64_t>(0, all - 1 - lp);
+    std::vector<int64_t> keep{0};
+    for (int64_t j = 0; j < snap.length && 1 + j < all; ++j) keep.push_back(1 + j);
+    for (int64_t c = 0; c < n_cls; ++c) keep.push_back(1 + lp + c);
+    auto sel = attn[0].to(torch::kFloat32).index_select(2, torch::tensor(keep, torch::kInt64));  // [H, k, cols]
+    auto blocks = torch::cat({sel.mean(0, true), sel}, 0);                                         // [H+1, k, cols]
+    d.heads = static_cast<int>(h);
+    d.slots = static_cast<int>(k);
+    d.cols = static_cast<int>(keep.size());
+    d.n_cls = static_cast<int>(n_cls);
+    d.writer = to_vector(blocks);
+    d.writer_max = finite_max(d.writer, false);
+    const size_t block = static_cast<size_t>(k) * keep.size();
+    for (int64_t b = 0; b <= h; ++b) {
+      float lo = INFINITY, hi = -INFINITY;
+      for (size_t i = static_cast<size_t>(b) * block; i < static_cast<size_t>(b + 1) * block; ++i)
+        if (std::isfinite(d.writer[i])) {
+          lo = std::min(lo, d.writer[i]);
+          hi = std::max(hi, d.writer[i]);
+        }
+      d.block_min.push_back(hi >= lo ? lo : 0.f);
+      d.block_max.push_back(hi >= lo ? hi : 1.f);
+    }
+    d.self_mass.resize(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) d.self_mass[static_cast<size_t>(i)] = d.writer[static_cast<size_t>(i * d.cols)];
+    d.col_labels.reserve(keep.size());
+    d.col_labels.push_back("self");
+    for (int64_t j = 0; j < snap.length && 1 + j < all; ++j) {
+      const int64_t t = snap.first_token + j;
+      d.col_labels.push_back(t < doc.size() ? token_text(doc, t) : "?");
+    }
+    for (int64_t c = 0; c < n_cls; ++c) d.col_labels.push_back(n_cls == 1 ? "<cls>" : "<cls" + std::to_string(c) + ">");
+  }
+  if (tr.has(keys::kForgetNorm)) d.forget_norm = to_vector(tr.at(keys::kForgetNorm).flatten());
+  if (tr.has(keys::kMemory)) {
+    auto m = tr.at(keys::kMemory)[0].to(torch::kFloat32);  // [k, d]
+    d.dim = static_cast<int>(m.size(1));
+    if (d.slots == 0) d.slots = static_cast<int>(m.size(0));
+    d.memory = to_vector(m);
+    d.memory_absmax = finite_max(d.memory, true);
+    d.slot_norm = to_vector(m.norm(2, 1));
+    if (tr.has(keys::kMemoryPrev)) {
+      auto p = tr.at(keys::kMemoryPrev)[0].to(torch::kFloat32);
+      auto dot = (p * m).sum(1);
+      auto den = p.norm(2, 1) * m.norm(2, 1);
+      auto cos = torch::where(den > 0, dot / den.clamp_min(1e-30), torch::full_like(dot, NAN));
+      d.cos_prev = to_vector(cos);
+    }
+  }
+  d.attention = extract_attention(snap, doc, model);
+  if (d.attention.source == keys::kRmtAttnPrefix) {
+    AttentionData cache = extract_trxl_attention(snap, doc);
+    if (!cache.empty()) d.extra_attention.push_back(std::move(cache));
+  }
+  d.hash = hash_data_of(tr);
+  d.mtn = extract_mtn(snap, doc);
+  if (tr.has(keys::kLmLoss)) {
+    auto l = tr.at(keys::kLmLoss)[0];
+    const int64_t next_first = snap.first_token + l.size(0);
+    const int64_t next_len = std::max<int64_t>(0, std::min<int64_t>(l.size(0), doc.size() - next_first));
+    if (snap.segment + 1 < snap.num_segments && next_len > 0) d.next_loss = to_vector(l.slice(0, 0, next_len));
+  }
+  return d;
+}
+
+HashData hash_data_of(const Trace& tr) {
+  torch::NoGradGuard no_grad;
+  HashData h;
+  for (const auto& path : hash_paths(tr)) {
+    HashPathData d;
+    const torch::Tensor p = tr.has(keys::hash_p_key(path)) ? tr.at(keys::hash_p_key(path)) : torch::Tensor();
+    if (fill_hash_path(d, path, tr.at(keys::hash_counts_key(path)), p)) add_hash_path(h, std::move(d));
+  }
+  return h;
+}
+
+HashData hash_data_of(const HashStatsAccumulator& acc) {
+  torch::NoGradGuard no_grad;
+  HashData h;
+  for (const auto& path : acc.paths()) {
+    HashPathData d;
+    if (fill_hash_path(d, path, acc.counts(path), torch::Tensor())) add_hash_path(h, std::move(d));
+  }
+  return h;
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,22 @@
+// From an engine Snapshot (LibTorch tensors) to the plain arrays every figure and panel
+// draws (app/figures/step_data.h). The only place in app/figures/ that reads tensors; it
+// runs on the worker thread (the app) or in the command (`mnemoscope step`).
+#pragma once
+#include "app/figures/step_data.h"
+#include "core/data/document.h"
+#include "core/engine/engine.h"
+#include "core/trace/hash_stats.h"
+
+#include <string>
+
+namespace mnemo::app {
+
+// Extracts a step's arrays; keys missing from the trace leave their arrays empty. `model` is
+// the config's model kind (names the attention blocks; "" = guess from the trace keys).
+StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model = "");
+
+// The hashed projections of a trace (hash.* keys), or of bucket counts added over steps.
+HashData hash_data_of(const Trace& trace);
+HashData hash_data_of(const HashStatsAccumulator& acc);
+
+}  // namespace mnemo::app

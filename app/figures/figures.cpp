@@ -1,0 +1,91 @@
+#include "app/figures/figures.h"
+
+#include "app/figures/attention.h"
+#include "app/figures/hash.h"
+#include "app/figures/memformer.h"
+#include "app/figures/mtn.h"
+#include "core/trace/keys.h"
+#include "viz/export.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace mnemo::app {
+
+std::string token_text(const Document& doc, int64_t t) {
+  if (t < 0 || t >= doc.size()) return "-";
+  const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+  return viz::token_label(std::string_view(doc.bytes).substr(static_cast<size_t>(b), static_cast<size_t>(e - b)));
+}
+
+std::string fmt_value(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+void write_figure(const viz::Figure& fig, const std::string& base, const FigureFormats& fm, std::vector<std::string>& out) {
+  if (fm.png) {
+    viz::write_png(fig, base + ".png", 2.0f);
+    out.push_back(base + ".png");
+  }
+  if (fm.svg) {
+    viz::write_svg(fig, base + ".svg");
+    out.push_back(base + ".svg");
+  }
+}
+
+void write_heatmap(const viz::HeatmapSpec& spec, const std::string& base, const FigureFormats& fm,
+                   std::vector<std::string>& out) {
+  if (spec.rows <= 0 || spec.cols <= 0) return;
+  write_figure(viz::make_heatmap(spec), base, fm, out);
+  if (fm.csv) {
+    viz::write_csv_matrix(base + ".csv", spec.rows, spec.cols, spec.values, spec.row_labels, spec.col_labels);
+    out.push_back(base + ".csv");
+  }
+}
+
+void write_table(const std::string& path, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows, const FigureFormats& fm, std::vector<std::string>& out) {
+  if (!fm.csv) return;
+  viz::write_csv_table(path, header, rows);
+  out.push_back(path);
+}
+
+std::vector<std::string> write_step_figures(const StepData& st, const Document& doc, const std::string& dir,
+                                            const FigureFormats& fm) {
+  std::vector<std::string> out;
+  if (st.has_writer())
+    for (int h = -1; h < st.heads; ++h)
+      write_writer_attention(st, h, -1, dir + "/writer_attention_" + (h < 0 ? std::string("mean") : "head" + std::to_string(h)),
+                             fm, out);
+  write_slot_types(st, SlotThresholds{}, dir + "/slot_types", fm, out);
+  write_forgetting(st, dir + "/forgetting", fm, out);
+  // MemoryFormer hash tables ("linear": "hashed"): loads, one table's bars, p(z), stats.
+  write_hash_figures(st.hash, dir, fm, "segment " + std::to_string(st.segment), out);
+  // Memory Transformer Network family: kept tokens, importance, document view.
+  write_mtn_memory(st, doc, dir + "/mtn_memory", dir + "/mtn_document", dir + "/mtn_importance", fm, out);
+  // Attention maps with their memory blocks (RMT, Transformer-XL, MTN joint layers), block masses.
+  std::vector<const AttentionData*> maps;
+  if (!st.attention.empty()) maps.push_back(&st.attention);
+  for (const auto& a : st.extra_attention) maps.push_back(&a);
+  for (const AttentionData* a : maps) {
+    const std::string stem = dir + "/" + attention_file_stem(*a);
+    if (a->source == keys::kMtnJointAttnPrefix) {
+      // The MTN family: the last joint layer, mean over heads (one map per step).
+      write_attention_map(*a, st.segment, static_cast<int>(a->layers.size()) - 1, -1, stem, fm, out);
+      continue;
+    }
+    for (size_t li = 0; li < a->layers.size(); ++li)
+      for (int h = -1; h < a->heads; ++h)
+        write_attention_map(*a, st.segment, static_cast<int>(li), h,
+                            stem + "_l" + std::to_string(a->layers[li]) + "_" + (h < 0 ? std::string("mean") : "head" + std::to_string(h)),
+                            fm, out);
+    if (a->traced_mass) write_attention_masses(*a, st.segment, -1, dir + "/rmt_block_mass", fm, out);
+  }
+  return out;
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,47 @@
+// app/figures — figures of traces and sessions, built with viz/ (no ImGui, no command line):
+// one builder per figure, one file per model family (memformer, attention for the RMT /
+// Transformer-XL / MTN maps, hash, mtn, session curves), all taking the one input type
+// StepData (app/figures/step_data.h; app/figures/extract.h fills it from a Snapshot). The
+// same builders serve `mnemoscope step`, `mnemoscope export`, the dashboard and every
+// panel's Export, so a figure looks the same wherever it is made. Colours come from
+// app/figures/palette.h. Writers append the paths they wrote; a failed write throws
+// viz::ExportError naming the path.
+#pragma once
+#include "app/figures/step_data.h"
+#include "core/data/document.h"
+#include "viz/charts.h"
+#include "viz/figure.h"
+
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+struct FigureFormats {
+  bool png = false, svg = false, csv = false;
+  static FigureFormats all() { return {true, true, true}; }
+};
+
+// Label of document token `t` (bytes escaped for display); "-" outside the document.
+std::string token_text(const Document& doc, int64_t t);
+// A number for CSV cells (%.9g: round-trips a float).
+std::string fmt_value(double v);
+
+// base.png (2x) and base.svg, as chosen.
+void write_figure(const viz::Figure& fig, const std::string& base, const FigureFormats& fm, std::vector<std::string>& out);
+// The heatmap as write_figure, plus its matrix as base.csv when csv is chosen.
+void write_heatmap(const viz::HeatmapSpec& spec, const std::string& base, const FigureFormats& fm,
+                   std::vector<std::string>& out);
+// A CSV table at `path` when csv is chosen.
+void write_table(const std::string& path, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows, const FigureFormats& fm, std::vector<std::string>& out);
+
+// Every figure of one step into `dir` (which must exist), as `mnemoscope step` writes them:
+// Memformer writer_attention_mean / _head<h>, slot_types, forgetting; the RMT / Transformer-XL
+// maps rmt_attention_l<l>_<mean|head h>, rmt_block_mass, trxl_attention_l<l>_...; the MTN
+// mtn_memory, mtn_document, mtn_importance, mtn_attention; hash/ for hashed projections.
+// Only what the step holds is written. Returns the paths.
+std::vector<std::string> write_step_figures(const StepData& st, const Document& doc, const std::string& dir,
+                                            const FigureFormats& fm);
+
+}  // namespace mnemo::app

@@ -1,0 +1,37 @@
+// Figures of a recorded training session's curves (core/train/run_log.h), shared by
+// `mnemoscope export --session` and the desktop app's dashboard export.
+#pragma once
+#include "app/figures/figures.h"
+#include "core/train/run_log.h"
+#include "viz/charts.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+// Titles and axis label of a curve name (RunLog::curve_names()): the figure's title and the
+// dashboard chart's short one.
+struct SessionCurveInfo {
+  const char* title;
+  const char* short_title;
+  const char* y_label;
+  bool log_y;
+};
+SessionCurveInfo session_curve_info(const std::string& name);
+
+// Line chart of curve `name` for training steps lo..hi: at most two points (min/max) per
+// column of the figure, NaN/Inf points kept (drawn as markers). With `compare`, that
+// session's curves are added with "(B)" after their names. Empty series when no data.
+viz::LineSpec session_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
+                                 const RunLog* compare = nullptr);
+
+// Writes <dir>/<name>.png/.svg (the chart) and .csv (every point: series,step,value) in the
+// chosen formats; returns the paths, empty when the log has no such data. Throws
+// viz::ExportError naming the path when a write fails.
+std::vector<std::string> write_session_curve(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
+                                             const std::string& dir, const FigureFormats& fm,
+                                             const RunLog* compare = nullptr);
+
+}  // namespace mnemo::app

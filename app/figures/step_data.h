@@ -1,0 +1,165 @@
+// The one input type of every figure (app/figures/) and panel (app/gui/panels/): what a
+// model step shows, as plain arrays and strings — no LibTorch, so the panels and the figure
+// builders compile without it and the UI thread never runs a tensor op. The worker fills
+// it from an engine Snapshot (app/figures/extract.h); nothing here refers back to tensors.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mnemo::app {
+
+// A run of rows or columns of an attention map that belong together (read memory, segment
+// tokens, write memory, Transformer-XL cache, MTN memory).
+struct AttnBlock {
+  int first = 0, count = 0;
+  std::string name;
+};
+
+// Attention maps of a decoder-style model (RMT family, Transformer-XL, the decoder-only
+// baseline, the MTN family's joint layers), every traced layer and head, as plain arrays.
+// Padding and empty memory entries are left out. Empty when the trace has none.
+struct AttentionData {
+  std::string kind;      // "RMT", "Transformer-XL", "Transformer", "MTN", ... (for titles)
+  std::string source;    // trace key prefix the maps came from: "rmt.attn.", "trxl.attn.", "mtn.joint_attn."
+  std::vector<int> layers;  // traced layers, ascending
+  int heads = 0, rows = 0, cols = 0;
+  // [layer index][block][rows][cols], block 0 = mean over heads, block 1 + h = head h.
+  std::vector<float> values;
+  std::vector<float> block_max;  // finite max of each (layer index, block)
+  std::vector<std::string> row_labels, col_labels;
+  // Document token index of each row / column (-1: a memory entry, not a token).
+  std::vector<int64_t> row_token, col_token;
+  std::vector<AttnBlock> row_blocks, col_blocks;
+  // Block masses: names (e.g. "reading", "writing", "rewriting"), what each one measures,
+  // and values [layer index][block (mean, heads)][name]; traced_mass = from rmt.block_mass.*
+  // (else computed here from the maps shown).
+  std::vector<std::string> mass_names, mass_help;
+  std::vector<float> mass;
+  bool traced_mass = false;
+
+  bool empty() const { return layers.empty() || rows <= 0 || cols <= 0 || values.empty(); }
+  int blocks() const { return heads + 1; }
+  // The rows x cols map of layer index li (0..layers-1) and head (-1 = mean); null when empty.
+  const float* map(int li, int head) const;
+  float map_max(int li, int head) const;
+  // Mass k of layer index li, head (-1 = mean); NaN when absent.
+  float mass_at(int li, int head, int k) const;
+  // Name of the block holding row / column i ("" when none).
+  const AttnBlock* row_block(int i) const;
+  const AttnBlock* col_block(int i) const;
+};
+
+// One hashed projection's bucket loads (hash.<path>.counts) and p(z) (hash.<path>.p).
+struct HashPathData {
+  std::string path;        // module path, e.g. "layers.0.attn.q"
+  std::string group;       // the layer part of the path ("layers.0"; the path itself when it has no index)
+  std::string projection;  // the rest ("attn.q")
+  int tables = 0, buckets = 0;     // K, 2^tau
+  std::vector<float> counts;       // [K x R] lookups per bucket
+  std::vector<float> load;         // [K x R] lookups / mean lookups of its table (1 = uniform)
+  std::vector<double> entropy, dead_fraction, max_load;  // per table
+  std::vector<int64_t> lookups;                          // per table
+  double mean_entropy = 0, mean_dead = 0, mean_max_load = 0;
+  static constexpr int kPBins = 40;
+  std::vector<float> p;            // p(z_k) of every row and table [N x K] (empty when not traced)
+  std::vector<float> p_hist;       // kPBins bins over [0, 1] (empty when p was not traced)
+  int64_t p_count = 0;
+  double p_mean = 0;
+};
+
+struct HashData {
+  std::vector<HashPathData> paths;  // sorted by path
+  std::vector<std::string> groups;  // distinct groups in order of first appearance
+  bool empty() const { return paths.empty(); }
+};
+
+// The Memory Transformer Network's memory after the step, as the document's own tokens.
+struct MtnEntry {
+  int64_t source = -1;      // document token index (-1: empty entry)
+  float importance = 0.f;   // V_I.e + b_I
+  int64_t age = -1;         // keep_m_max operations survived (0 = kept from this chunk)
+};
+// The MTN document view: from the oldest kept token, or this many tokens before the chunk if
+// that is earlier (from a chunk start), at most kMaxDocumentView tokens in all.
+inline constexpr int64_t kDocumentContext = 320;
+inline constexpr int64_t kMaxDocumentView = 1536;
+
+struct MtnData {
+  bool present = false;            // mtn.kept_source was traced
+  std::vector<MtnEntry> entries;   // memory order (decreasing importance), empty entries included
+  int64_t kept = 0, max_age = 0;
+  float imp_min = 0.f, imp_max = 0.f;  // over kept entries and candidates
+  // keep_m_max's candidates (previous memory then chunk tokens; empty ones left out).
+  std::vector<int64_t> cand_source;
+  std::vector<float> cand_importance;
+  std::vector<uint8_t> cand_kept;  // 1 when kept for the next chunk
+  int n_mem_candidates = 0;
+  // Document view: tokens [view_first, view_end); entry of each (-1: not in memory).
+  int64_t view_first = 0, view_end = 0;
+  std::vector<int> entry_of;
+};
+
+// One step as plain arrays: the input of every figure and panel. Extracted from an engine
+// Snapshot (app/figures/extract.h) on the worker thread, or read back from a recording.
+struct StepData {
+  int64_t segment = -1, num_segments = 0, first_token = 0, length = 0;
+  int64_t segment_len = 0;  // L the model was given (length <= L; the last segment is padded)
+  double loss = std::nan("");
+  bool non_finite = false;
+  std::string non_finite_key;
+
+  // Writer attention: blocks of slots x cols, block 0 = mean over heads, block 1 + h = head h.
+  // cols = 1 (self) + length (real tokens) + n_cls; empty when the model has no writer.
+  int slots = 0, heads = 0, cols = 0, n_cls = 0;
+  std::vector<float> writer;
+  std::vector<std::string> col_labels;  // "self", token labels, "<cls>"
+  float writer_max = 0.f;               // max over every block (for a shared colour scale)
+  std::vector<float> block_min, block_max;  // finite min / max of each block (heads + 1)
+  std::vector<float> self_mass;         // [slots], mean over heads (column 0)
+
+  std::vector<float> forget_norm;       // [slots] ||v_bias||, empty when not traced
+
+  int dim = 0;
+  std::vector<float> memory;            // [slots x dim] after the step, empty when not traced
+  float memory_absmax = 0.f;
+  std::vector<float> slot_norm;         // [slots] ||m_i|| after the step
+  std::vector<float> cos_prev;          // [slots] cos(m_i before, m_i after); NaN for a zero slot
+
+  // Loss of predicting each token of the next segment (lm.loss), empty when none.
+  std::vector<float> next_loss;
+
+  AttentionData attention;  // RMT / Transformer-XL / MTN joint attention (empty for Memformer)
+  // Further attention maps of the same step: Transformer-XL's cache attention of a
+  // Transformer-XL + RMT model (whose primary map is the RMT one).
+  std::vector<AttentionData> extra_attention;
+  HashData hash;            // hashed projections ("linear": "hashed")
+  MtnData mtn;              // MTN kept tokens
+
+  bool has_writer() const { return cols > 0 && slots > 0 && !writer.empty(); }
+  // The slots x cols block of `head` (-1 = mean).
+  const float* writer_block(int head) const;
+};
+
+// Splits a hashed projection's module path into its layer part and the rest:
+// "layers.0.attn.q" -> {"layers.0", "attn.q"}; a path without a numeric part -> {path, ""}.
+std::pair<std::string, std::string> split_hash_path(const std::string& path);
+
+// What is kept of a visited segment (for the slot timeline and token losses).
+struct SegmentRecord {
+  std::vector<float> self_mass;  // [slots]
+  std::vector<float> next_loss;  // loss of the next segment's tokens
+};
+
+// The visited segments of a session, by segment index.
+using VisitedSegments = std::map<int64_t, std::shared_ptr<const SegmentRecord>>;
+
+// Loss of document token t as predicted by the step of the segment before it (NaN when that
+// segment was not visited, or t lies in segment 0).
+float token_loss(const VisitedSegments& visited, int64_t segment_len, int64_t t);
+
+}  // namespace mnemo::app

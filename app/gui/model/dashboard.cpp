@@ -1,0 +1,189 @@
+#include "app/gui/model/dashboard.h"
+
+#include "app/gui/model/replay.h"
+#include "core/io/atomic_file.h"
+#include "core/io/session.h"
+#include "core/train/trainer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace mnemo::app {
+
+void DashboardModel::open(const std::string& dir, ReplayController* replay) {
+  main_ = Source{};
+  main_.dir = dir;
+  main_.follower = std::make_unique<RunLogFollower>(dir);
+  replay_ = replay;
+  recording_index_ = -1;
+  follow_latest_ = true;
+  poll();
+}
+
+void DashboardModel::compare_with(const std::string& dir) {
+  other_ = Source{};
+  if (dir.empty()) return;
+  other_.dir = dir;
+  other_.follower = std::make_unique<RunLogFollower>(dir);
+  poll();
+}
+
+void DashboardModel::load_synthetic(int curves, int64_t points) {
+  main_ = Source{};
+  main_.dir = "(synthetic)";
+  const char* names[] = {"loss", "accuracy", "grad-norm", "tokens-per-s"};
+  for (int c = 0; c < curves; ++c) {
+    Chart& ch = main_.charts[names[c % 4]];
+    ch.names.push_back("series " + std::to_string(c));
+    ch.series.emplace_back();
+    auto& s = ch.series.back();
+    for (int64_t i = 0; i < points; ++i) {
+      float y = 2.f * std::exp(-static_cast<float>(i) / static_cast<float>(points / 4 + 1)) +
+                0.1f * std::sin(static_cast<float>(i) * 0.37f + static_cast<float>(c));
+      if (i % 100000 == 99999) y = std::numeric_limits<float>::quiet_NaN();
+      s.append(static_cast<double>(i), y);
+    }
+  }
+}
+
+const std::vector<int64_t>& DashboardModel::recording_steps() const {
+  static const std::vector<int64_t> none;
+  return main_.follower ? main_.follower->trace_steps() : none;
+}
+
+bool DashboardModel::select_recording(int index) {
+  const auto& steps = recording_steps();
+  if (!replay_ || steps.empty()) return false;
+  index = std::clamp(index, 0, static_cast<int>(steps.size()) - 1);
+  if (!replay_->select_recording(steps[static_cast<size_t>(index)])) return false;
+  recording_index_ = index;
+  return true;
+}
+
+bool DashboardModel::edit_config(const std::string& path, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    if (error) *error = "cannot open config '" + path + "'; check the path (e.g. sessions/copy-rmt-tiny.json)";
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (1 << 20)) {
+    if (error) *error = "config '" + path + "' is larger than 1 MiB; it is not a training config";
+    return false;
+  }
+  edit_text_ = ss.str();
+  std::string base = path;
+  if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
+  edit_save_as_ = base + "-edited.json";
+  edit_error_.clear();
+  editing_ = true;
+  return true;
+}
+
+bool DashboardModel::save_config(const std::string& text, const std::string& save_as, std::string* error) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+    TrainingConfig::from_json(j).validate();
+  } catch (const nlohmann::json::parse_error& e) {
+    if (error) *error = std::string("not valid JSON: ") + e.what();
+    return false;
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+  if (save_as.empty()) {
+    if (error) *error = "give a file name to save the config as";
+    return false;
+  }
+  try {
+    io::write_file_atomic(save_as, j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+  train_config_ = save_as;
+  editing_ = false;
+  return true;
+}
+
+bool DashboardModel::start_training(const std::string& config, const std::string& out, std::string* error) {
+  const std::string dir = out.empty() ? io::default_session_dir(config) : out;
+  const bool resume = config.empty();
+  if (!train_.start(config, dir, resume, {}, error)) return false;
+  waiting_for_ = dir;
+  return true;
+}
+
+void DashboardModel::poll() {
+  train_.poll();
+  if (!waiting_for_.empty() && ::access((waiting_for_ + "/manifest.json").c_str(), F_OK) == 0) {
+    const std::string dir = waiting_for_;
+    waiting_for_.clear();
+    try {
+      if (replay_) replay_->reopen(dir);
+      open(dir, replay_);
+      error_.clear();
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  }
+  for (Source* s : {&main_, &other_}) {
+    if (!s->follower) continue;
+    try {
+      s->follower->poll();
+      sync(*s);
+    } catch (const std::exception& e) {
+      error_ = e.what();
+    }
+  }
+  // Follow the newest recording.
+  const auto& steps = recording_steps();
+  if (replay_ && !steps.empty()) {
+    const int last = static_cast<int>(steps.size()) - 1;
+    if (follow_latest_ && recording_index_ != last) select_recording(last);
+  }
+}
+
+void DashboardModel::sync(Source& s) {
+  const RunLogFollower& f = *s.follower;
+  if (f.version() == s.synced_version) return;
+  if (f.epoch() != s.synced_epoch) {  // records were dropped: rebuild every chart
+    s.charts.clear();
+    s.steps = s.evals = s.probes = 0;
+    s.synced_epoch = f.epoch();
+  }
+  const RunLog& log = f.log();
+  RunLog fresh;
+  fresh.steps.assign(log.steps.begin() + static_cast<std::ptrdiff_t>(std::min(s.steps, log.steps.size())), log.steps.end());
+  fresh.evals.assign(log.evals.begin() + static_cast<std::ptrdiff_t>(std::min(s.evals, log.evals.size())), log.evals.end());
+  fresh.probes.assign(log.probes.begin() + static_cast<std::ptrdiff_t>(std::min(s.probes, log.probes.size())), log.probes.end());
+  s.steps = log.steps.size();
+  s.evals = log.evals.size();
+  s.probes = log.probes.size();
+  for (const auto& name : RunLog::curve_names()) {
+    for (const Curve& c : fresh.curves(name)) {
+      Chart& ch = s.charts[name];
+      auto it = std::find(ch.names.begin(), ch.names.end(), c.name);
+      if (it == ch.names.end()) {
+        ch.names.push_back(c.name);
+        ch.series.emplace_back();
+        it = ch.names.end() - 1;
+      }
+      viz::MinMaxSeries& ms = ch.series[static_cast<size_t>(it - ch.names.begin())];
+      for (size_t i = 0; i < c.x.size(); ++i) {
+        if (!ms.empty() && c.x[i] < ms.x(ms.size() - 1)) continue;  // out of order: not drawable
+        ms.append(c.x[i], static_cast<float>(c.y[i]));
+      }
+    }
+  }
+  s.synced_version = f.version();
+}
+
+}  // namespace mnemo::app

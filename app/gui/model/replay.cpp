@@ -1,0 +1,126 @@
+#include "app/gui/model/replay.h"
+
+#include "app/figures/extract.h"
+#include "core/io/session.h"
+#include "core/train/recorder.h"
+
+#include <algorithm>
+
+namespace mnemo::app {
+
+ReplayController::ReplayController(std::string dir)
+    : dir_(std::move(dir)),
+      session_(std::make_unique<io::Session>(io::Session::open(dir_, 3, io::SessionAccess::kReadOnly))),  // SessionError naming dir
+      probe_(std::make_shared<const ReplayedProbe>()) {
+  const auto& m = session_->manifest();
+  if (m.contains("config") && m["config"].is_object() && m["config"].contains("model")) {
+    try {
+      cfg_ = ModelConfig::from_json(m["config"]["model"]);
+    } catch (const std::exception&) {
+      // An unreadable model config only costs the labels that come from it.
+    }
+  }
+  latest_ = std::make_shared<SessionView>();
+}
+
+ReplayController::~ReplayController() = default;
+ReplayController::ReplayController(ReplayController&&) noexcept = default;
+ReplayController& ReplayController::operator=(ReplayController&&) noexcept = default;
+
+void ReplayController::reopen(const std::string& dir) {
+  ReplayController fresh(dir);
+  fresh.next_info_id_ = next_info_id_;
+  fresh.version_ = version_;
+  *this = std::move(fresh);
+  publish();
+}
+
+std::vector<std::string> ReplayController::take_errors() {
+  std::vector<std::string> e;
+  e.swap(errors_);
+  return e;
+}
+
+bool ReplayController::select_recording(int64_t train_step) {
+  if (train_step == step_ && info_) return true;
+  const std::string path = session_->trace_path(train_step);
+  auto p = std::make_shared<ReplayedProbe>();
+  try {
+    std::map<std::string, std::string> meta;
+    io::NamedTensors t = io::load_safetensors(path, &meta);
+    *p = read_recording(t, meta, path);
+  } catch (const std::exception& e) {
+    errors_.push_back(std::string("cannot replay step ") + std::to_string(train_step) + ": " + e.what());
+    return false;
+  }
+  probe_ = std::move(p);
+  step_ = train_step;
+  auto info = std::make_shared<SessionInfo>();
+  info->id = next_info_id_++;
+  info->doc = std::make_shared<const Document>(probe_->doc);
+  info->cfg = cfg_;
+  info->cfg.segment_len = probe_->segment_len;
+  info->checkpoint = "recorded at training step " + std::to_string(train_step);
+  info->segment_len = probe_->segment_len;
+  info->num_segments = static_cast<int64_t>(probe_->segments.size());
+  info->line_starts = line_starts_of(probe_->doc);
+  info_ = info;
+  visited_.clear();
+  ++visited_version_;
+  const int64_t keep = position_ < 0 ? 0 : std::min<int64_t>(position_, info->num_segments - 1);
+  show(keep);
+  return true;
+}
+
+void ReplayController::open_document(const std::string&) {
+  errors_.push_back("replaying " + dir_ + ": the document is the session's recorded probe; start `mnemoscope gui` without --session to open other files");
+}
+
+void ReplayController::apply_model(const ModelConfig&, uint64_t, const std::string&) {
+  errors_.push_back("replaying " + dir_ + ": the maps are recorded traces; there is no model to change (start `mnemoscope gui --checkpoint` on a checkpoint of the session to run it)");
+}
+
+void ReplayController::step(int delta) {
+  if (!info_) return;
+  const int64_t n = info_->num_segments;
+  const int64_t to = std::clamp<int64_t>(position_ + delta, 0, n - 1);
+  if (to != position_) show(to);
+}
+
+void ReplayController::jump(int64_t segment) {
+  if (!info_) return;
+  show(std::clamp<int64_t>(segment, 0, info_->num_segments - 1));
+}
+
+void ReplayController::reset() {
+  position_ = -1;
+  shown_.reset();
+  publish();
+}
+
+void ReplayController::show(int64_t segment) {
+  if (!info_ || segment < 0 || segment >= static_cast<int64_t>(probe_->segments.size())) return;
+  auto data = std::make_shared<StepData>(make_step_data(*probe_->segments[static_cast<size_t>(segment)], probe_->doc));
+  auto rec = std::make_shared<SegmentRecord>();
+  rec->self_mass = data->self_mass;
+  rec->next_loss = data->next_loss;
+  visited_[segment] = rec;
+  ++visited_version_;
+  shown_ = data;
+  position_ = segment;
+  publish();
+}
+
+void ReplayController::publish() {
+  auto v = std::make_shared<SessionView>();
+  v->version = ++version_;
+  v->info = info_;
+  v->step = shown_;
+  v->position = shown_ ? position_ : -1;
+  v->visited = visited_;
+  v->visited_version = visited_version_;
+  v->model_note = "replay of " + dir_ + (step_ >= 0 ? " at training step " + std::to_string(step_) : "");
+  latest_ = v;
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,48 @@
+// What the UI draws, published by the worker thread as immutable shared_ptr<const ...>
+// (docs/architecture.md#data-flow): the opened document and model, plain arrays of the shown step (so the UI
+// thread never runs LibTorch), and what is remembered of every visited segment.
+#pragma once
+#include "app/figures/step_data.h"
+#include "core/data/document.h"
+#include "core/models/config.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mnemo::app {
+
+// The opened document and model. Replaced (with a new id) whenever either changes.
+struct SessionInfo {
+  uint64_t id = 0;
+  std::shared_ptr<const Document> doc;
+  ModelConfig cfg;
+  uint64_t seed = 0;
+  std::string checkpoint;  // "" = randomly initialised under `seed`
+  int64_t segment_len = 0, num_segments = 0;
+  std::vector<int64_t> line_starts;  // token index of each line's first token (after '\n')
+};
+
+struct SessionView {
+  uint64_t version = 0;                       // bumps on every publication
+  std::shared_ptr<const SessionInfo> info;    // null until a document is open
+  std::shared_ptr<const StepData> step;       // null before the first step
+  int64_t position = -1;
+  uint64_t visited_version = 0;               // bumps when `visited` changes
+  VisitedSegments visited;
+  std::string model_note;                     // "randomly initialised (seed 0)" / "weights from F"
+
+  // Loss of document token t as predicted by the step of the segment before it (NaN when
+  // that segment was not visited, or t is in segment 0).
+  float token_loss(int64_t t) const;
+  bool is_visited(int64_t segment) const { return visited.count(segment) != 0; }
+};
+using SessionPtr = std::shared_ptr<const SessionView>;
+
+// Line starts of a document (token 0 and every token after a '\n').
+std::vector<int64_t> line_starts_of(const Document& doc);
+
+}  // namespace mnemo::app

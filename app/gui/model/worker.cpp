@@ -1,0 +1,287 @@
+#include "app/gui/model/worker.h"
+
+#include "app/figures/extract.h"
+#include "core/engine/engine.h"
+
+#include "core/io/safetensors.h"
+#include "core/models/factory.h"
+#include "core/trace/keys.h"
+#include "core/trace/hash_stats.h"
+
+#include <algorithm>
+
+namespace mnemo::app {
+
+// What the panels draw (and export): Memformer's writer and memory, the attention maps of
+// the RMT / Transformer-XL / MTN families with RMT block masses, every hashed projection's
+// buckets, and the MTN memory. A model traces only the keys it has.
+std::vector<std::string> gui_trace_keys() {
+  auto all = [](const char* prefix) { return std::string(prefix) + "*"; };
+  return std::vector<std::string>({keys::kInputTokens, keys::kInputOffsets, keys::kLmLoss, keys::kWriterAttn, keys::kMemoryPrev,
+                        keys::kMemory, keys::kForgetNorm, keys::kSlotType, all(keys::kRmtAttnPrefix),
+                        all(keys::kRmtBlockMassPrefix), all(keys::kTrxlAttnPrefix), all(keys::kMtnJointAttnPrefix),
+                        keys::kMtnBlocks, keys::kMtnImportance, keys::kMtnCandidateSource, keys::kMtnKeptSource,
+                        keys::kMtnKeptIndex, keys::kMtnKeptImportance, keys::kMtnAge, all(keys::kHashPrefix)});
+}
+
+namespace {
+MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note) {
+  io::NamedTensors weights;
+  if (!checkpoint.empty()) {
+    std::map<std::string, std::string> meta;
+    weights = io::load_safetensors(checkpoint, &meta);
+    if (auto it = meta.find("model"); it != meta.end()) {
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(it->second);
+      } catch (const std::exception& e) {
+        throw ConfigError("checkpoint '" + checkpoint + "': its \"model\" metadata is not JSON (" + e.what() + ")");
+      }
+      *cfg = ModelConfig::from_json(j);
+    }
+  }
+  if (cfg->heads > 0 && cfg->dim % cfg->heads != 0)
+    throw ConfigError("heads: dim " + std::to_string(cfg->dim) + " must be divisible by heads " +
+                      std::to_string(cfg->heads) + "; change dim or heads");
+  cfg->validate();
+  MemoryModel m = make_model(*cfg, seed);
+  if (!checkpoint.empty()) {
+    load_weights(*m, weights, checkpoint);
+    *note = cfg->model + ", weights from " + checkpoint;
+  } else {
+    *note = cfg->model + ", randomly initialised (seed " + std::to_string(seed) + ")";
+  }
+  return m;
+}
+}  // namespace
+
+std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint) {
+  std::string note;
+  build_gui_model(cfg, seed, checkpoint, &note);
+  return note;
+}
+
+Worker::Worker(std::function<void()> on_publish) : on_publish_(std::move(on_publish)) {
+  latest_ = std::make_shared<SessionView>();
+  thread_ = std::thread([this] { run(); });
+}
+
+Worker::~Worker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cancel_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::post(Command c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(c));
+  }
+  cv_.notify_all();
+}
+
+void Worker::start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) {
+  post(Start{doc_path, cfg, seed, checkpoint});
+}
+void Worker::open_document(const std::string& path) { post(Open{path}); }
+void Worker::apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) {
+  post(Apply{cfg, seed, checkpoint});
+}
+void Worker::step(int delta) { post(Step{delta}); }
+void Worker::jump(int64_t segment) { post(Jump{segment}); }
+void Worker::reset() { post(Reset{}); }
+
+void Worker::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.clear();
+  cancel_ = true;
+}
+
+bool Worker::busy() const {
+  if (running_.load()) return true;
+  std::lock_guard<std::mutex> lock(mu_);
+  return !queue_.empty();
+}
+
+SessionPtr Worker::latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+std::vector<std::string> Worker::take_errors() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  out.swap(errors_);
+  return out;
+}
+
+void Worker::error(const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  errors_.push_back(message);
+}
+
+void Worker::run() {
+  for (;;) {
+    Command c;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_.load() || !queue_.empty(); });
+      if (stop_) return;
+      c = std::move(queue_.front());
+      queue_.pop_front();
+      // A jump followed by another jump is superseded (dragging the slider posts many).
+      while (std::holds_alternative<Jump>(c) && !queue_.empty() && std::holds_alternative<Jump>(queue_.front())) {
+        c = std::move(queue_.front());
+        queue_.pop_front();
+        ++finished_;
+      }
+      cancel_ = false;
+      running_ = true;
+    }
+    progress_ = -1.f;
+    try {
+      execute(c);
+    } catch (const std::exception& e) {
+      // Anything the checks below did not anticipate still leaves the app running.
+      error(std::string("unexpected problem: ") + e.what());
+    }
+    progress_ = -1.f;
+    running_ = false;
+    ++finished_;
+    publish();
+  }
+}
+
+bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uint64_t seed,
+                     const std::string& checkpoint, const std::shared_ptr<const Document>& reuse_doc) {
+  std::shared_ptr<const Document> doc = reuse_doc;
+  if (!doc) {
+    try {
+      doc = std::make_shared<const Document>(load_document(doc_path));
+    } catch (const DocumentError& e) {
+      error(std::string("Cannot open the document: ") + e.what());
+      return false;
+    }
+  }
+  ModelConfig cfg = cfg_in;
+  std::string note;
+  MemoryModel model;
+  try {
+    model = build_gui_model(&cfg, seed, checkpoint, &note);
+  } catch (const io::SafetensorsError& e) {
+    error(std::string("Cannot load the checkpoint: ") + e.what());
+    return false;
+  } catch (const ConfigError& e) {
+    error(std::string(checkpoint.empty() ? "Invalid model config: " : "The checkpoint does not fit: ") + e.what());
+    return false;
+  } catch (const std::exception& e) {
+    error(std::string("Cannot build the model: ") + e.what());
+    return false;
+  }
+  std::unique_ptr<Engine> engine;
+  try {
+    engine = std::make_unique<Engine>(model, *doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));
+  } catch (const std::exception& e) {
+    error(std::string("Cannot step this document: ") + e.what());
+    return false;
+  }
+  engine->progress = [this](int64_t done, int64_t total) {
+    progress_ = total > 0 ? static_cast<float>(done) / static_cast<float>(total) : -1.f;
+    return !cancel_.load() && !stop_.load();
+  };
+  auto info = std::make_shared<SessionInfo>();
+  info->id = next_info_id_++;
+  info->doc = doc;
+  info->cfg = cfg;
+  info->seed = seed;
+  info->checkpoint = checkpoint;
+  info->segment_len = cfg.segment_len;
+  info->num_segments = engine->num_segments();
+  info->line_starts = (info_ && info_->doc == doc) ? info_->line_starts : line_starts_of(*doc);
+  engine_ = std::move(engine);
+  info_ = info;
+  step_.reset();
+  visited_.clear();
+  ++visited_version_;
+  model_note_ = note;
+  return true;
+}
+
+void Worker::execute(const Command& c) {
+  if (auto* s = std::get_if<Start>(&c)) {
+    install(s->path, s->cfg, s->seed, s->checkpoint, nullptr);
+    return;
+  }
+  if (auto* o = std::get_if<Open>(&c)) {
+    if (!info_) {
+      error("Cannot open '" + o->path + "': no model is set up yet");
+      return;
+    }
+    install(o->path, info_->cfg, info_->seed, info_->checkpoint, nullptr);
+    return;
+  }
+  if (auto* a = std::get_if<Apply>(&c)) {
+    if (!info_) {
+      error("Open a document before applying a model config");
+      return;
+    }
+    install(info_->doc->path, a->cfg, a->seed, a->checkpoint, info_->doc);
+    return;
+  }
+  if (!engine_) return;
+  if (std::holds_alternative<Reset>(c)) {
+    engine_->reset();
+    step_.reset();
+    visited_.clear();
+    ++visited_version_;
+    return;
+  }
+  int64_t target = engine_->position();
+  if (auto* s = std::get_if<Step>(&c)) target += s->delta;
+  if (auto* j = std::get_if<Jump>(&c)) target = j->segment;
+  target = std::max<int64_t>(0, std::min<int64_t>(target, engine_->num_segments() - 1));
+  if (target == engine_->position() && step_) return;
+  SnapshotPtr snap;
+  try {
+    snap = engine_->jump(target);
+  } catch (const std::exception& e) {
+    error("Cannot compute segment " + std::to_string(target) + ": " + e.what());
+    return;
+  }
+  if (!snap) return;  // cancelled; the kept states computed so far stay
+  show(*snap);
+}
+
+void Worker::show(const Snapshot& snap) {
+  auto data = std::make_shared<StepData>(make_step_data(snap, *info_->doc, info_->cfg.model));
+  auto rec = std::make_shared<SegmentRecord>();
+  rec->self_mass = data->self_mass;
+  rec->next_loss = data->next_loss;
+  visited_[snap.segment] = rec;
+  ++visited_version_;
+  step_ = data;
+}
+
+void Worker::publish() {
+  auto v = std::make_shared<SessionView>();
+  v->version = ++version_;
+  v->info = info_;
+  v->step = step_;
+  v->position = engine_ ? engine_->position() : -1;
+  if (!step_) v->position = -1;
+  v->visited = visited_;
+  v->visited_version = visited_version_;
+  v->model_note = model_note_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    latest_ = v;
+  }
+  if (on_publish_) on_publish_();
+}
+
+}  // namespace mnemo::app

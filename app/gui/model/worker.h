@@ -1,0 +1,97 @@
+// The model side of the desktop app: a thread that owns the Engine (docs/architecture.md#data-flow). The UI
+// posts commands (Controller) and reads the latest published SessionView; neither side
+// ever waits for the other beyond a short mutex-protected pointer swap.
+#pragma once
+#include "app/gui/model/controller.h"
+#include "app/gui/model/session.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+namespace mnemo {
+class Engine;
+struct Snapshot;
+}  // namespace mnemo
+
+namespace mnemo::app {
+
+class Worker : public Controller {
+ public:
+  // on_publish runs on the worker thread after each publication (e.g. to wake the UI loop).
+  explicit Worker(std::function<void()> on_publish = {});
+  ~Worker() override;  // cancels and joins
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Starts a session on the worker thread (same checks and errors as open/apply).
+  void start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint);
+
+  void open_document(const std::string& path) override;
+  void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override;
+  void step(int delta) override;
+  void jump(int64_t segment) override;
+  void reset() override;
+  void cancel() override;
+  bool busy() const override;
+  float progress() const override { return progress_.load(); }
+
+  // The latest publication (never null; empty before the first document opens).
+  SessionPtr latest() const;
+  // Problems since the last call, each a message for a popup ("what, where, how to fix").
+  std::vector<std::string> take_errors();
+  // Number of commands finished so far (for --steps: wait until N are done).
+  int64_t finished() const { return finished_.load(); }
+
+ private:
+  struct Open { std::string path; };
+  struct Apply { ModelConfig cfg; uint64_t seed; std::string checkpoint; };
+  struct Start { std::string path; ModelConfig cfg; uint64_t seed; std::string checkpoint; };
+  struct Step { int delta; };
+  struct Jump { int64_t segment; };
+  struct Reset {};
+  using Command = std::variant<Open, Apply, Start, Step, Jump, Reset>;
+
+  void post(Command c);
+  void run();
+  void execute(const Command& c);
+  void show(const Snapshot& snap);
+  void publish();
+  void error(const std::string& message);
+  bool install(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
+               const std::shared_ptr<const Document>& reuse_doc);
+
+  std::function<void()> on_publish_;
+  mutable std::mutex mu_;               // guards queue_, latest_, errors_
+  std::condition_variable cv_;
+  std::deque<Command> queue_;
+  SessionPtr latest_;
+  std::vector<std::string> errors_;
+  std::atomic<bool> stop_{false}, cancel_{false}, running_{false};
+  std::atomic<float> progress_{-1.f};
+  std::atomic<int64_t> finished_{0};
+
+  // Worker-thread state.
+  std::unique_ptr<Engine> engine_;
+  std::shared_ptr<const SessionInfo> info_;
+  std::shared_ptr<const StepData> step_;
+  std::map<int64_t, std::shared_ptr<const SegmentRecord>> visited_;
+  uint64_t visited_version_ = 0, version_ = 0, next_info_id_ = 1;
+  std::string model_note_;
+  std::thread thread_;  // last: starts after every member above exists
+};
+
+// The trace keys (patterns) the worker asks the engine for: what the panels draw and export.
+std::vector<std::string> gui_trace_keys();
+
+// Checks that the model of `cfg` under `seed` builds and that `checkpoint` ("" = none) loads
+// into it, as the worker will do — so `mnemoscope gui` can refuse a bad model before the
+// window opens. A checkpoint whose metadata names its config replaces *cfg. Returns the
+// one-line description the app shows; throws mnemo::Error subclasses naming the problem.
+std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint);
+
+}  // namespace mnemo::app

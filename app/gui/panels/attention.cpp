@@ -1,0 +1,205 @@
+// Attention: the full map of an RMT-family step over [read | tokens | write] (Transformer-XL:
+// the segment's tokens over [cache | tokens]; the MTN family: its joint layers over
+// [memory | chunk | write]), one layer and one head or the mean, as one texture with the
+// blocks outlined and labelled; hover names the query and key and the exact weight. Below,
+// the block masses (RMT: reading, writing, rewriting) of every layer as bars.
+#include "app/gui/panels/panels.h"
+
+#include "app/figures/palette.h"
+
+#include "app/gui/panels/widgets/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace mnemo::app {
+
+namespace {
+
+
+std::string describe(const AttentionData& a, bool row, int i, int64_t first_token) {
+  const AttnBlock* b = row ? a.row_block(i) : a.col_block(i);
+  const auto& labels = row ? a.row_labels : a.col_labels;
+  const auto& tokens = row ? a.row_token : a.col_token;
+  const std::string label = i >= 0 && static_cast<size_t>(i) < labels.size() ? labels[static_cast<size_t>(i)] : "?";
+  const int64_t tok = i >= 0 && static_cast<size_t>(i) < tokens.size() ? tokens[static_cast<size_t>(i)] : -1;
+  std::string s = "[" + (b ? b->name : std::string("?")) + "]  ";
+  if (tok >= 0) {
+    s += "'" + label + "'  token #" + std::to_string(tok);
+    if (tok >= first_token) s += ", position " + std::to_string(tok - first_token) + " in the segment";
+    else s += ", before the segment";
+  } else {
+    s += label + (b ? "  (memory entry " + std::to_string(i - b->first) + " of " + std::to_string(b->count) + ")" : "");
+  }
+  return s;
+}
+
+}  // namespace
+
+void AttentionPanel::draw(PanelContext& ctx) {
+  image_.set_api(&ctx.textures);
+  colorbar_.set_api(&ctx.textures);
+  const auto& step = ctx.session.step;
+  if (!step || step->attention.empty()) {
+    ImGui::TextDisabled(step ? "This model's trace has no attention maps (rmt.attn.*, trxl.attn.*, mtn.joint_attn.*)."
+                             : "Step to a segment to see the attention.");
+    return;
+  }
+  const AttentionData& a = step->attention;
+  const int nl = static_cast<int>(a.layers.size());
+  // Selectors clamp to what this step has.
+  layer_ = std::min(std::max(0, layer_), nl - 1);
+  if (head_ < -1 || head_ >= a.heads) head_ = -1;
+
+  // The combos' previews name what they select, so they carry no labels (narrow windows).
+  const std::string lname = "layer " + std::to_string(a.layers[static_cast<size_t>(layer_)]);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize(lname.c_str()).x + ImGui::GetFrameHeight() + 12.f);
+  if (ImGui::BeginCombo("##layer", lname.c_str())) {
+    for (int i = 0; i < nl; ++i) {
+      const std::string n = "layer " + std::to_string(a.layers[static_cast<size_t>(i)]);
+      if (ImGui::Selectable(n.c_str(), i == layer_)) layer_ = i;
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer");
+  ImGui::SameLine();
+  const std::string hname = head_ < 0 ? "mean of " + std::to_string(a.heads) + " heads" : "head " + std::to_string(head_);
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("mean of 00 heads").x + ImGui::GetFrameHeight() + 12.f);
+  if (ImGui::BeginCombo("##head", hname.c_str())) {
+    if (ImGui::Selectable("mean over heads", head_ < 0)) head_ = -1;
+    for (int h = 0; h < a.heads; ++h) {
+      const std::string n = "head " + std::to_string(h);
+      if (ImGui::Selectable(n.c_str(), h == head_)) head_ = h;
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("attention head, or the mean over heads");
+  ImGui::SameLine();
+  static const char* kScales[] = {"0..max", "0..1"};
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("0..max").x + ImGui::GetFrameHeight() + 12.f);
+  ImGui::Combo("##scale", &scale_, kScales, 2);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("colour scale. 0..max: zero to this map's largest weight (as the exported figures). 0..1: the full range.");
+  char what[96];
+  std::snprintf(what, sizeof what, "%s, segment %lld", a.kind.c_str(), static_cast<long long>(step->segment));
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(what).x) ImGui::NewLine();  // narrow window: own line
+  ImGui::TextDisabled("%s", what);
+  export_button(ctx, PanelId::kAttention);
+
+  if (step != last_step_ || layer_ != last_layer_ || head_ != last_head_ || scale_ != last_scale_) {
+    ++key_;
+    last_step_ = step;
+    last_layer_ = layer_;
+    last_head_ = head_;
+    last_scale_ = scale_;
+    vmax_ = scale_ == 1 ? 1.f : a.map_max(layer_, head_);
+    if (!(vmax_ > 0.f)) vmax_ = 1.f;
+  }
+  const float* m = a.map(layer_, head_);
+  image_.update(key_, m, a.rows, a.cols, 0.f, vmax_, viz::Colormap::Viridis);
+
+  // Masses below the map: one row of bars per layer.
+  const int nm = static_cast<int>(a.mass_names.size());
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const float mass_h = nm > 0 ? line * (1.6f + static_cast<float>(nl)) + 6.f : line * 1.2f;
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  avail.y = std::max(60.f, avail.y - mass_h);
+
+  ui::HeatmapAxes axes;
+  axes.row_labels = &a.row_labels;
+  axes.col_labels = &a.col_labels;
+  for (const auto& b : a.col_blocks) {
+    if (b.count <= 0) continue;
+    if (b.first > 0) axes.col_separators.push_back(b.first);
+    axes.col_groups.push_back({b.first, b.name});
+  }
+  if (a.row_blocks.size() > 1)
+    for (const auto& b : a.row_blocks) {
+      if (b.count <= 0) continue;
+      if (b.first > 0) axes.row_separators.push_back(b.first);
+      axes.row_groups.push_back({b.first, b.name});
+    }
+  axes.colorbar = &colorbar_;
+  axes.vmin = 0.f;
+  axes.vmax = vmax_;
+  axes.colorbar_label = "weight";
+  // A square map when the window allows (RMT's rows and columns are the same sequence).
+  ImVec2 size = avail;
+  if (a.rows == a.cols) {
+    const float extra_x = ui::colorbar_width() + ImGui::GetFontSize() * 9.f;
+    const float side = std::min(avail.x - extra_x, avail.y - line * 2.f);
+    if (side > 80.f) size.x = std::min(avail.x, side + extra_x);
+  }
+  auto hit = ui::draw_heatmap("##attention", image_, size, axes);
+  if (hit.hovered && m) {
+    // Outline the hovered cell (visible even when cells are thinner than a pixel).
+    const float cw = (hit.plot_max.x - hit.plot_min.x) / static_cast<float>(a.cols);
+    const float rh = (hit.plot_max.y - hit.plot_min.y) / static_cast<float>(a.rows);
+    const ImVec2 c0(hit.plot_min.x + cw * static_cast<float>(hit.col), hit.plot_min.y + rh * static_cast<float>(hit.row));
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(c0.x - 1.f, c0.y - 1.f), ImVec2(c0.x + std::max(cw, 2.f) + 1.f, c0.y + std::max(rh, 2.f) + 1.f),
+                                        IM_COL32(255, 214, 10, 255), 0.f, 0, 1.5f);
+    const float v = m[static_cast<size_t>(hit.row) * static_cast<size_t>(a.cols) + static_cast<size_t>(hit.col)];
+    ImGui::BeginTooltip();
+    ImGui::Text("query %s", describe(a, true, hit.row, step->first_token).c_str());
+    ImGui::Text("key   %s", describe(a, false, hit.col, step->first_token).c_str());
+    ImGui::Text("weight %.6f  (%s, %s)", v, lname.c_str(), hname.c_str());
+    ImGui::EndTooltip();
+  }
+
+  // Block masses.
+  if (nm == 0) {
+    ImGui::TextDisabled(a.kind == "Transformer" || a.kind == "MTN no memory"
+                            ? "No memory: every token attends within its segment only."
+                            : "No block masses for this map.");
+    return;
+  }
+  ImGui::TextUnformatted("block masses");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("%s, %s: a query row's attention mass on a block of keys, averaged over the rows of its block",
+                      a.traced_mass ? "traced (rmt.block_mass)" : "computed from the maps", hname.c_str());
+  for (int k = 0; k < nm; ++k) {
+    const char* name = a.mass_names[static_cast<size_t>(k)].c_str();
+    const float item_w = line * 0.6f + 3.f + ImGui::CalcTextSize(name).x + ImGui::GetStyle().ItemSpacing.x;
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < item_w) ImGui::NewLine();
+    ImGui::ColorButton(("##mc" + std::to_string(k)).c_str(), ImGui::ColorConvertU32ToFloat4(ui::im_color(palette::mass(static_cast<int>(k)))),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(line * 0.6f, line * 0.6f));
+    ImGui::SameLine(0.f, 3.f);
+    ImGui::TextUnformatted(name);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", a.mass_help[static_cast<size_t>(k)].c_str());
+  }
+  // One line per layer: label, then nm bars sharing the width, each with its value.
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float label_w = ImGui::CalcTextSize("layer 00 ").x;
+  for (int li = 0; li < nl; ++li) {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float w = std::max(30.f, ImGui::GetContentRegionAvail().x - label_w);
+    const float h = ImGui::GetTextLineHeight();
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "layer %d", a.layers[static_cast<size_t>(li)]);
+    dl->AddText(p, li == layer_ ? IM_COL32(255, 214, 10, 255) : ImGui::GetColorU32(ImGuiCol_Text), buf);
+    const float bw = w / static_cast<float>(nm);
+    for (int k = 0; k < nm; ++k) {
+      const float v = a.mass_at(li, head_, k);
+      const float x0 = p.x + label_w + bw * static_cast<float>(k), x1 = x0 + bw - 6.f;
+      dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x1, p.y + h), IM_COL32(255, 255, 255, 18));
+      if (std::isfinite(v)) {
+        dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x0 + (x1 - x0) * std::min(1.f, std::max(0.f, v)), p.y + h), ui::im_color(palette::mass(static_cast<int>(k))));
+        std::snprintf(buf, sizeof buf, "%.3f", v);
+      } else {
+        std::snprintf(buf, sizeof buf, "n/a");
+      }
+      dl->AddText(ImVec2(x0 + 4.f, p.y), IM_COL32(255, 255, 255, 255), buf);
+      if (ImGui::IsMouseHoveringRect(ImVec2(x0, p.y), ImVec2(x1, p.y + h)) && ImGui::IsWindowHovered())
+        ImGui::SetTooltip("layer %d, %s = %.6f\n%s\nscale: 0..1 (a row's attention sums to 1)", a.layers[static_cast<size_t>(li)],
+                          a.mass_names[static_cast<size_t>(k)].c_str(), v, a.mass_help[static_cast<size_t>(k)].c_str());
+    }
+    ImGui::Dummy(ImVec2(w + label_w, h + 2.f));
+    if (ImGui::IsItemClicked()) layer_ = li;
+  }
+}
+
+}  // namespace mnemo::app

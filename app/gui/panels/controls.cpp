@@ -1,0 +1,217 @@
+// Controls: stepping (previous / next / play with speed / jump / reset), the model config
+// with Apply, checkpoint and document loading, and the progress of a long jump (cancellable).
+#include "app/gui/panels/panels.h"
+
+#include "app/gui/panels/widgets/widgets.h"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace mnemo::app {
+
+void ControlsPanel::sync_fields(const SessionInfo& info) {
+  synced_info_ = info.id;
+  slots_ = info.cfg.slots;
+  segment_len_ = info.cfg.segment_len;
+  heads_ = info.cfg.heads;
+  layers_ = info.cfg.layers;
+  dec_layers_ = info.cfg.dec_layers;
+  dim_ = info.cfg.dim;
+  temperature_ = static_cast<float>(info.cfg.temperature);
+  forgetting_ = info.cfg.forgetting;
+  seed_ = info.seed;
+  checkpoint_ = info.checkpoint;
+}
+
+void ControlsPanel::draw(PanelContext& ctx) {
+  const SessionView& s = ctx.session;
+  const bool have = s.info != nullptr;
+  const int64_t n = have ? s.info->num_segments : 0;
+  if (have && s.info->id != synced_info_) sync_fields(*s.info);
+  const bool busy = ctx.control.busy();
+
+  // --- Transport ---
+  ImGui::BeginDisabled(!have || ctx.preview);
+  if (ImGui::Button("|<")) ctx.control.jump(0);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("first segment (Home)");
+  ImGui::SameLine();
+  if (ImGui::Button("< Prev")) ctx.control.step(-1);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("previous segment (Left arrow)");
+  ImGui::SameLine();
+  if (ImGui::Button(ctx.transport.playing ? "Pause" : "Play", ImVec2(ImGui::CalcTextSize("Pause").x + 16.f, 0)))
+    ctx.transport.playing = !ctx.transport.playing;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("step forward continuously (Space)");
+  ImGui::SameLine();
+  if (ImGui::Button("Next >")) ctx.control.step(+1);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("next segment (Right arrow)");
+  ImGui::SameLine();
+  if (ImGui::Button(">|") && n > 0) ctx.control.jump(n - 1);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("last segment (End); long documents show progress");
+  ImGui::SameLine();
+  if (ImGui::Button("Reset")) {
+    ctx.transport.playing = false;
+    ctx.control.reset();
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("forget every step: back to before segment 0");
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("segments/s").x - 8.f);
+  ImGui::SliderFloat("segments/s", &ctx.transport.speed, 0.5f, 60.f, "%.1f", ImGuiSliderFlags_Logarithmic);
+
+  // Jump slider: follows the position; a release jumps.
+  if (!slider_active_) slider_ = static_cast<int>(std::max<int64_t>(0, s.position));
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("segments/s").x - 8.f);
+  ImGui::SliderInt("segment", &slider_, 0, static_cast<int>(std::max<int64_t>(0, n - 1)), s.position < 0 ? "(none yet)" : "%d");
+  slider_active_ = ImGui::IsItemActive();
+  if (ImGui::IsItemDeactivatedAfterEdit()) ctx.control.jump(slider_);
+  ImGui::EndDisabled();
+
+  // --- Progress of the running command ---
+  if (busy && !ctx.preview) {
+    const float p = ctx.control.progress();
+    ImGui::ProgressBar(p >= 0.f ? p : 0.f, ImVec2(ImGui::GetContentRegionAvail().x - 80.f, 0), p >= 0.f ? nullptr : "working...");
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", ImVec2(72.f, 0))) {
+      ctx.transport.playing = false;
+      ctx.control.cancel();
+    }
+  }
+
+  // --- Status ---
+  if (!have) {
+    ImGui::TextDisabled("No document open (Ctrl+O).");
+  } else if (!s.step) {
+    ImGui::Text("%lld segments; none stepped yet. Press Right or Play.", static_cast<long long>(n));
+  } else {
+    const StepData& st = *s.step;
+    ImGui::Text("segment %lld of %lld  (tokens %lld..%lld)", static_cast<long long>(st.segment), static_cast<long long>(n - 1),
+                static_cast<long long>(st.first_token), static_cast<long long>(st.first_token + st.length - 1));
+    if (std::isfinite(st.loss)) ImGui::Text("loss of the next segment: %.4f nats/token", st.loss);
+    else if (std::isnan(st.loss) && !st.non_finite) ImGui::TextDisabled("loss: none (last segment)");
+    if (st.non_finite)
+      ImGui::TextColored(ImVec4(1.f, 0.3f, 0.8f, 1.f), "NaN/Inf in '%s' at segment %lld", st.non_finite_key.c_str(),
+                         static_cast<long long>(st.segment));
+  }
+  if (have) ImGui::TextDisabled("%s", s.model_note.c_str());
+
+  // --- Document ---
+  ImGui::Separator();
+  if (have) {
+    const std::string path = ui::elide_left(s.info->doc->path, ImGui::GetContentRegionAvail().x - 90.f);
+    ImGui::TextUnformatted(path.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.info->doc->path.c_str());
+    ImGui::SameLine();
+  }
+  ui::align_right(ImGui::CalcTextSize("Open...").x + 2.f * ImGui::GetStyle().FramePadding.x);
+  ImGui::BeginDisabled(ctx.preview);
+  if (ImGui::Button("Open...")) ctx.requests.open_dialog = true;
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("open another document (Ctrl+O, or drop a file on the window)");
+
+  // --- Model ---
+  if (ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen)) {
+    // Fields shrink with the panel so their labels stay readable (negative width = leave room).
+    const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
+    auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
+    // Fields the model does not use are greyed out (they keep their value for Apply).
+    const std::string model = have ? s.info->cfg.model : std::string("memformer");
+    const bool memformer = model == "memformer";
+    const bool mtn_family = model == "mtn" || model == "mtn-naive" || model == "no-memory";
+    const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
+    auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {
+      ImGui::BeginDisabled(!used);
+      ImGui::SetNextItemWidth(width());
+      ImGui::InputScalar(label, ImGuiDataType_S64, v);
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", used ? tip : unused.c_str());
+    };
+    if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
+      ImGui::TableNextColumn();
+      field("slots", &slots_,
+            memformer ? "memory slots k (1..65536)"
+                      : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries");
+      ImGui::TableNextColumn();
+      field("segment len", &segment_len_, "tokens per segment L (1..65536)");
+      ImGui::TableNextColumn();
+      field("heads", &heads_, "attention heads (must divide dim)");
+      ImGui::TableNextColumn();
+      field("dim", &dim_, "model width d");
+      ImGui::TableNextColumn();
+      field("layers", &layers_, memformer ? "encoder layers" : "layers", !mtn_family);
+      ImGui::TableNextColumn();
+      field("dec layers", &dec_layers_, "decoder layers", memformer);
+      ImGui::TableNextColumn();
+      ImGui::BeginDisabled(!memformer);
+      ImGui::SetNextItemWidth(width());
+      ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", memformer ? "writer temperature tau (> 0); small = sharper writer attention" : unused.c_str());
+      ImGui::TableNextColumn();
+      ImGui::SetNextItemWidth(width());
+      ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
+      ImGui::TableNextColumn();
+      ImGui::BeginDisabled(!memformer);
+      ImGui::Checkbox("forgetting", &forgetting_);
+      ImGui::EndDisabled();
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", memformer ? "biased memory normalisation with v_bias (off = ablation)" : unused.c_str());
+      ImGui::EndTable();
+    }
+    ImGui::BeginDisabled(!have || ctx.preview);
+    if (ImGui::Button("Apply")) {
+      ModelConfig cfg = s.info->cfg;
+      cfg.slots = slots_;
+      cfg.segment_len = segment_len_;
+      cfg.heads = heads_;
+      cfg.layers = layers_;
+      cfg.dec_layers = dec_layers_;
+      cfg.dim = dim_;
+      cfg.temperature = temperature_;
+      cfg.forgetting = forgetting_;
+      // Checked here too, so a bad value gets its popup without a round trip.
+      std::string problem;
+      if (cfg.heads > 0 && cfg.dim % cfg.heads != 0)
+        problem = "heads: dim " + std::to_string(cfg.dim) + " must be divisible by heads " + std::to_string(cfg.heads);
+      else if (!(temperature_ > 0.f) || !std::isfinite(temperature_))
+        problem = "temperature " + std::to_string(temperature_) + " must be > 0";
+      if (problem.empty()) {
+        try {
+          cfg.validate();
+        } catch (const std::exception& e) {
+          problem = e.what();
+        }
+      }
+      if (!problem.empty()) {
+        ctx.requests.errors.push_back("Invalid model config: " + problem + ". The model was not changed.");
+      } else {
+        ctx.transport.playing = false;
+        ctx.control.apply_model(cfg, seed_, "");
+      }
+    }
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("rebuild the model with these values and random weights; stepping starts over");
+    ImGui::SameLine();
+    if (ImGui::Button("Revert") && have) sync_fields(*s.info);
+    ImGui::EndDisabled();
+
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Load checkpoint").x - 24.f);
+    ImGui::InputTextWithHint("##ckpt", "checkpoint.safetensors", &checkpoint_);
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!have || ctx.preview);
+    if (ImGui::Button("Load checkpoint")) {
+      if (checkpoint_.empty()) {
+        ctx.requests.errors.push_back("Checkpoint: no file given. Type the path of a .safetensors file (from export-weights or training).");
+      } else {
+        ctx.transport.playing = false;
+        ctx.control.apply_model(s.info->cfg, seed_, checkpoint_);
+      }
+    }
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("load weights; a checkpoint that names its model config brings that config");
+  }
+}
+
+}  // namespace mnemo::app

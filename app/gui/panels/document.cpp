@@ -1,0 +1,287 @@
+// Document: the text in a monospace grid, one cell per token (a multi-byte character spans
+// the cells of its byte tokens), underlines marking token boundaries, the current segment
+// highlighted and visited segments tinted. Hover a token for its id, bytes and loss; click
+// to go to its segment. Only the visible rows are laid out (long documents stay cheap).
+#include "app/gui/panels/panels.h"
+
+#include "viz/charts.h"
+#include "viz/figure.h"
+#include "app/gui/panels/widgets/heatmap.h"
+#include "app/gui/panels/widgets/widgets.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+
+namespace mnemo::app {
+
+namespace {
+
+const ImU32 kCurrent = IM_COL32(255, 186, 8, 90);
+const ImU32 kVisited = IM_COL32(70, 130, 220, 55);
+const ImU32 kBoundary = IM_COL32(255, 186, 8, 230);
+const ImU32 kUnderline = IM_COL32(255, 255, 255, 45);
+const ImU32 kText = IM_COL32(230, 230, 230, 255);
+const ImU32 kDim = IM_COL32(140, 140, 150, 255);
+const ImU32 kGutter = IM_COL32(255, 186, 8, 200);  // like the segment bars
+constexpr float kMaxLossScale = 6.f;  // ~ ln(vocabulary): the loss of a uniform guess
+
+// What one token cell shows: text glyph (normal colour) or a placeholder (dim colour).
+struct Cell {
+  std::string glyph;  // UTF-8 of one character, "" for blank
+  bool dim = false;
+  int span = 1;       // cells covered (a multi-byte character's tokens)
+};
+
+Cell cell_of(const Document& doc, int64_t t) {
+  Cell c;
+  const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+  if (e - b != 1) {
+    c.glyph = "\xE2\x96\xAA";  // ▪ (a token of several bytes cannot share the grid)
+    c.dim = true;
+    return c;
+  }
+  const unsigned char ch = static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]);
+  if (ch == ' ') return c;
+  if (ch == '\n') {
+    c.glyph = "\xE2\x86\xB5";  // ↵
+    c.dim = true;
+    return c;
+  }
+  if (ch == '\t') {
+    c.glyph = "\xE2\x86\x92";  // →
+    c.dim = true;
+    return c;
+  }
+  if (ch >= 0x21 && ch < 0x7F) {
+    c.glyph.assign(1, static_cast<char>(ch));
+    return c;
+  }
+  if (ch >= 0xC0) {
+    size_t i = static_cast<size_t>(b);
+    char32_t cp = 0;
+    if (viz::decode_utf8(doc.bytes, i, cp) && cp >= 0xA0) {
+      c.glyph = doc.bytes.substr(static_cast<size_t>(b), i - static_cast<size_t>(b));
+      c.span = static_cast<int>(i - static_cast<size_t>(b));
+      return c;
+    }
+  }
+  c.glyph = "\xC2\xB7";  // · control, invalid or continuation byte
+  c.dim = true;
+  return c;
+}
+
+bool is_continuation(const Document& doc, int64_t t) {
+  const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+  if (e - b != 1) return false;
+  return (static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]) & 0xC0) == 0x80;
+}
+
+std::string describe_bytes(const Document& doc, int64_t t) {
+  const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+  std::string s;
+  char buf[8];
+  for (int64_t i = b; i < e; ++i) {
+    std::snprintf(buf, sizeof buf, "%s0x%02X", i == b ? "" : " ", static_cast<unsigned char>(doc.bytes[static_cast<size_t>(i)]));
+    s += buf;
+  }
+  return s;
+}
+
+}  // namespace
+
+void DocumentPanel::draw(PanelContext& ctx) {
+  const SessionView& s = ctx.session;
+  if (!s.info || !s.info->doc) {
+    ImGui::TextDisabled("No document. Open one with Ctrl+O or drop a file on the window.");
+    return;
+  }
+  const SessionInfo& info = *s.info;
+  const Document& doc = *info.doc;
+  const int64_t L = std::max<int64_t>(1, info.segment_len);
+  const int64_t cur_first = s.position >= 0 ? s.position * L : -1;
+  const int64_t cur_last = s.position >= 0 ? std::min(doc.size(), cur_first + L) : -1;
+
+  // Header: where we are, the legend, the loss tint switch.
+  ImGui::Text("%lld tokens, %lld segments of %lld", static_cast<long long>(doc.size()),
+              static_cast<long long>(info.num_segments), static_cast<long long>(L));
+  export_button(ctx, PanelId::kDocument);
+  ImGui::ColorButton("##cur", ImGui::ColorConvertU32ToFloat4(kCurrent | IM_COL32(0, 0, 0, 255)),
+                     ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+  ImGui::SameLine(0, 3);
+  ImGui::TextUnformatted("current");
+  ImGui::SameLine();
+  ImGui::ColorButton("##vis", ImGui::ColorConvertU32ToFloat4(IM_COL32(70, 130, 220, 255)), ImGuiColorEditFlags_NoTooltip,
+                     ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+  ImGui::SameLine(0, 3);
+  ImGui::TextUnformatted("visited");
+  ImGui::SameLine();
+  ImGui::Checkbox("tint by loss", &tint_loss_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Colour visited tokens by the loss of predicting them (magma, 0..%.0f nats)", kMaxLossScale);
+  ui::help_marker(
+      "One cell per token (bytes: a character of several bytes spans their cells); underlines mark token\n"
+      "boundaries, amber bars segment starts, with the segment's number in the margin.\n"
+      "Hover a token for its id, bytes and loss; click it to go to its segment.");
+
+  ImFont* font = ctx.mono ? ctx.mono : ImGui::GetFont();
+  const float fs = font->FontSize;
+  const float cw = font->CalcTextSizeA(fs, FLT_MAX, 0.f, "M").x;
+  const float row_h = fs + 5.f;
+  char gutter_buf[32];
+  std::snprintf(gutter_buf, sizeof gutter_buf, "%lld ", static_cast<long long>(std::max<int64_t>(info.num_segments - 1, 0)));
+  const float gutter_w = font->CalcTextSizeA(fs, FLT_MAX, 0.f, gutter_buf).x + 4.f;
+
+  if (!ImGui::BeginChild("##doctext", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
+    ImGui::EndChild();
+    return;
+  }
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const int cols = std::max(8, static_cast<int>((avail_w - gutter_w) / cw));
+  const auto& ls = info.line_starts;
+  const int64_t n_lines = static_cast<int64_t>(ls.size());
+  if (layout_info_ != info.id || layout_cols_ != cols || row_prefix_.size() != ls.size() + 1) {
+    row_prefix_.assign(ls.size() + 1, 0);
+    for (int64_t i = 0; i < n_lines; ++i) {
+      const int64_t len = (i + 1 < n_lines ? ls[static_cast<size_t>(i + 1)] : doc.size()) - ls[static_cast<size_t>(i)];
+      row_prefix_[static_cast<size_t>(i + 1)] = row_prefix_[static_cast<size_t>(i)] + std::max<int64_t>(1, (len + cols - 1) / cols);
+    }
+    layout_info_ = info.id;
+    layout_cols_ = cols;
+  }
+  auto row_of_token = [&](int64_t t) {
+    const int64_t line = static_cast<int64_t>(std::upper_bound(ls.begin(), ls.end(), t) - ls.begin()) - 1;
+    return row_prefix_[static_cast<size_t>(line)] + (t - ls[static_cast<size_t>(line)]) / cols;
+  };
+  // Bring the current segment into view when it changes.
+  if (s.position != scrolled_to_ || scrolled_info_ != info.id) {
+    scrolled_to_ = s.position;
+    scrolled_info_ = info.id;
+    if (cur_first >= 0 && cur_first < doc.size()) {
+      const float y0 = static_cast<float>(row_of_token(cur_first)) * row_h;
+      const float y1 = static_cast<float>(row_of_token(std::max(cur_first, cur_last - 1)) + 1) * row_h;
+      const float top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
+      if (y0 < top || y1 > top + h) ImGui::SetScrollY(std::max(0.f, y0 - 0.3f * h));
+    }
+  }
+
+  const int64_t total_rows = row_prefix_.back();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ui::ColorLut lut(viz::Colormap::Magma);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const bool hovered_window = ImGui::IsWindowHovered();
+  int64_t hover_token = -1;
+  std::string text, dim;
+
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(std::min<int64_t>(total_rows, INT32_MAX)), row_h);
+  while (clipper.Step()) {
+    for (int r = clipper.DisplayStart; r < clipper.DisplayEnd; ++r) {
+      const int64_t line =
+          static_cast<int64_t>(std::upper_bound(row_prefix_.begin(), row_prefix_.end(), static_cast<int64_t>(r)) - row_prefix_.begin()) - 1;
+      const int64_t line_end = line + 1 < n_lines ? ls[static_cast<size_t>(line + 1)] : doc.size();
+      const int64_t start = ls[static_cast<size_t>(line)] + (r - row_prefix_[static_cast<size_t>(line)]) * cols;
+      const int64_t end = std::min<int64_t>(start + cols, line_end);
+      const float y = origin.y + static_cast<float>(r) * row_h;
+      const float x0 = origin.x + gutter_w;
+
+      // Gutter: the segment that starts in this row (or the row's segment on a line start).
+      const int64_t first_seg = (start + L - 1) / L;
+      if (first_seg * L < end) {
+        std::snprintf(gutter_buf, sizeof gutter_buf, "%lld", static_cast<long long>(first_seg));
+        dl->AddText(font, fs, ImVec2(origin.x, y + 1.f), kGutter, gutter_buf);
+      }
+
+      // Backgrounds, merged into runs of equal colour.
+      ImU32 run_col = 0;
+      int64_t run_start = start;
+      auto bg_of = [&](int64_t t) -> ImU32 {
+        if (t >= cur_first && t < cur_last) return kCurrent;
+        const int64_t seg = t / L;
+        if (tint_loss_) {
+          const float loss = s.token_loss(t);
+          if (std::isfinite(loss)) {
+            const float q = std::floor(loss / kMaxLossScale * 16.f) / 16.f;  // 16 levels: runs stay long
+            return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 150);
+          }
+        }
+        return s.is_visited(seg) ? kVisited : 0u;
+      };
+      for (int64_t t = start; t <= end; ++t) {
+        const ImU32 c = t < end ? bg_of(t) : ~0u;
+        if (t == end || c != run_col) {
+          if (run_col != 0 && t > run_start)
+            dl->AddRectFilled(ImVec2(x0 + static_cast<float>(run_start - start) * cw, y),
+                              ImVec2(x0 + static_cast<float>(t - start) * cw, y + row_h - 1.f), run_col);
+          run_col = c;
+          run_start = t;
+        }
+      }
+      // Token boundaries (underlines) and segment boundaries (bars).
+      for (int64_t t = start; t < end; ++t) {
+        const float x = x0 + static_cast<float>(t - start) * cw;
+        dl->AddLine(ImVec2(x + 1.f, y + fs + 2.f), ImVec2(x + cw - 1.f, y + fs + 2.f), kUnderline);
+        if (t % L == 0) dl->AddLine(ImVec2(x, y), ImVec2(x, y + row_h - 1.f), kBoundary, 2.f);
+      }
+      // Text: two strings per row (normal and dim glyphs), one cell per token.
+      text.clear();
+      dim.clear();
+      for (int64_t t = start; t < end;) {
+        if (t == start && is_continuation(doc, t)) {  // a character begun on the previous row
+          text += ' ';
+          dim += ' ';
+          ++t;
+          continue;
+        }
+        const Cell c = cell_of(doc, t);
+        const int span = static_cast<int>(std::min<int64_t>(c.span, end - t));
+        if (c.glyph.empty()) {
+          text += ' ';
+          dim += ' ';
+        } else if (c.dim) {
+          text += ' ';
+          dim += c.glyph;
+        } else {
+          text += c.glyph;
+          dim += ' ';
+        }
+        for (int i = 1; i < span; ++i) {
+          text += ' ';
+          dim += ' ';
+        }
+        t += span;
+      }
+      dl->AddText(font, fs, ImVec2(x0, y + 1.f), kText, text.data(), text.data() + text.size());
+      dl->AddText(font, fs, ImVec2(x0, y + 1.f), kDim, dim.data(), dim.data() + dim.size());
+
+      if (hovered_window && mouse.y >= y && mouse.y < y + row_h && mouse.x >= x0) {
+        const int64_t c = static_cast<int64_t>((mouse.x - x0) / cw);
+        if (c < end - start) hover_token = start + c;
+      }
+    }
+  }
+  ImGui::Dummy(ImVec2(gutter_w + static_cast<float>(cols) * cw, 0.f));
+
+  if (hover_token >= 0) {
+    const int64_t t = hover_token, seg = t / L;
+    const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+    ImGui::BeginTooltip();
+    ImGui::Text("token #%lld  (segment %lld, position %lld)", static_cast<long long>(t), static_cast<long long>(seg),
+                static_cast<long long>(t - seg * L));
+    ImGui::Text("id %lld, bytes %s  '%s'", static_cast<long long>(doc.ids[static_cast<size_t>(t)]), describe_bytes(doc, t).c_str(),
+                viz::token_label(doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b))).c_str());
+    const float loss = s.token_loss(t);
+    if (std::isfinite(loss)) ImGui::Text("loss %.4f nats (predicted by the step of segment %lld)", loss, static_cast<long long>(seg - 1));
+    else if (std::isnan(loss) && seg == 0) ImGui::TextDisabled("loss: none (segment 0 is never predicted)");
+    else if (std::isnan(loss) && !s.is_visited(seg - 1)) ImGui::TextDisabled("loss: step segment %lld to compute it", static_cast<long long>(seg - 1));
+    else ImGui::TextColored(ImVec4(1, 0, 1, 1), "loss: %f (non-finite)", loss);
+    if (!ctx.preview) ImGui::TextDisabled("click: go to segment %lld", static_cast<long long>(seg));
+    ImGui::EndTooltip();
+    if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,243 @@
+// The desktop app's panels, one class per file in app/panels/ (docs/architecture.md#conventions). A panel draws
+// its content into the current ImGui window (the shell owns Begin/End, so the gallery can
+// draw the same panels into child regions) from a PanelContext, and keeps only
+// presentation state of its own (textures, sort order, scroll); the selected slot and the
+// thresholds live in the shared ViewModel. Contract for every draw(): call between
+// ImGui::NewFrame and ImGui::Render, inside a window; it never blocks on the model.
+#pragma once
+#include "app/gui/model/controller.h"
+#include "app/gui/model/session.h"
+#include "app/gui/model/view_model.h"
+#include "app/gui/panels/widgets/heatmap.h"
+#include "app/gui/panels/widgets/texture.h"
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+enum class PanelId {
+  kControls, kDocument, kWriterAttention, kSlotTypes, kForgetting, kMemory, kTimeline, kGallery,
+  kAttention, kHashBuckets, kMtnMemory, kDashboard
+};
+inline constexpr int kPanelCount = 12;
+// Window title (also its imgui.ini key) and the base name of its exported files.
+const char* panel_title(PanelId id);
+const char* panel_file_name(PanelId id);
+// Whether a panel applies to the session's model: Memformer panels to "memformer" (and to
+// no session yet), Attention to the RMT / Transformer-XL / MTN families, Hash buckets to
+// models built with "linear": "hashed", MTN memory to "mtn". When not, *why (if non-null)
+// says what the panel needs.
+bool panel_applies(PanelId id, const SessionView& s, std::string* why = nullptr);
+
+// Play state shared by the Controls panel and the keyboard (Space).
+struct Transport {
+  bool playing = false;
+  float speed = 4.f;  // segments per second
+};
+
+// What panels ask of the shell (handled after the frame's panels are drawn).
+struct ShellRequests {
+  bool open_dialog = false;        // the Ctrl+O dialog
+  int export_panel = -1;           // a PanelId to export
+  std::vector<std::string> errors; // popups
+};
+
+struct PanelContext {
+  const SessionView& session;
+  ViewModel& vm;
+  ui::TextureApi& textures;
+  Controller& control;
+  Transport& transport;
+  ShellRequests& requests;
+  ImFont* mono = nullptr;  // document font (monospace)
+  bool preview = false;    // drawn in the gallery: no model commands, no export
+};
+
+// Slot-type colours shared by every panel (retain blue, mix grey, overwrite red, as the CLI figures).
+ImU32 slot_type_color(SlotType t, int alpha = 255);
+// A small "Export…" button at the right end of the current line (no-op in previews).
+void export_button(PanelContext& ctx, PanelId id);
+// Tooltip lines for a slot (its type and self mass) appended to the current tooltip.
+void slot_tooltip_lines(const PanelContext& ctx, int slot);
+
+class ControlsPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  void sync_fields(const SessionInfo& info);
+  uint64_t synced_info_ = 0;
+  int64_t slots_ = 0, segment_len_ = 0, heads_ = 0, layers_ = 0, dec_layers_ = 0, dim_ = 0;
+  float temperature_ = 0.f;
+  bool forgetting_ = true;
+  uint64_t seed_ = 0;
+  std::string checkpoint_;
+  int slider_ = 0;
+  bool slider_active_ = false;
+};
+
+class DocumentPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  uint64_t layout_info_ = 0;
+  int layout_cols_ = 0;
+  std::vector<int64_t> row_prefix_;  // visual rows before each line (size lines + 1)
+  int64_t scrolled_to_ = -2;
+  uint64_t scrolled_info_ = 0;
+  bool tint_loss_ = false;
+};
+
+class WriterAttentionPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  ui::HeatmapImage image_;
+  ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  int last_head_ = -2;
+  int scale_ = 0, last_scale_ = -1;  // 0: 0..max, 1: min..max, 2: 0..1
+  float vmin_ = 0.f, vmax_ = 1.f;
+};
+
+class SlotTypesPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  ui::HeatmapImage strip_;
+  uint64_t key_ = 0, last_types_ = ~uint64_t{0};
+  std::vector<uint8_t> rgba_;
+};
+
+class ForgettingPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  SortOrder order_ = SortOrder::kSlot;
+  std::vector<int> rows_;
+  std::shared_ptr<const StepData> sorted_for_;
+  SortOrder sorted_order_ = SortOrder::kSlot;
+  uint64_t scrolled_selection_ = 0;
+};
+
+class MemoryPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  ui::HeatmapImage image_;
+  ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  int sort_column_ = 0;  // 0 slot, 1 norm, 2 drift
+  SortOrder order_ = SortOrder::kSlot;
+  std::vector<int> rows_;
+  std::shared_ptr<const StepData> sorted_for_;
+  int sorted_column_ = -1;
+  SortOrder sorted_order_ = SortOrder::kSlot;
+  std::vector<float> drift_;
+  uint64_t scrolled_selection_ = 0;
+};
+
+class TimelinePanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  ui::HeatmapImage image_;
+  ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0, last_visited_ = ~uint64_t{0}, last_info_ = ~uint64_t{0};
+  std::vector<int64_t> segments_;   // column -> segment
+  std::vector<float> values_;       // slots x columns
+  std::vector<std::string> labels_;
+  int slots_ = 0;
+};
+
+// Attention of an RMT-family model over [read | tokens | write] (Transformer-XL: token rows
+// over [cache | tokens]; MTN family: its joint layers), one layer and head (or the mean),
+// blocks outlined and labelled, hover values, and the block masses as bars.
+class AttentionPanel {
+ public:
+  void draw(PanelContext& ctx);
+  int layer_index() const { return layer_; }  // index into AttentionData::layers
+  int head() const { return head_; }          // -1 = mean over heads
+  // Clamped to what the shown step has (an out-of-range value falls back to 0 / the mean).
+  void select(int layer_index, int head) {
+    layer_ = layer_index;
+    head_ = head;
+  }
+
+ private:
+  ui::HeatmapImage image_;
+  ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  int last_layer_ = -2, last_head_ = -2, last_scale_ = -1;
+  int layer_ = 0, head_ = -1, scale_ = 0;  // scale 0: 0..max, 1: 0..1
+  float vmax_ = 1.f;
+};
+
+// MemoryFormer hash tables of one projection: heat strip of every table's bucket loads, one
+// table's bars against the uniform line, the stats table and the p(z) distribution.
+class HashBucketsPanel {
+ public:
+  void draw(PanelContext& ctx);
+  const std::string& path() const { return path_; }  // selected projection ("" before a step)
+  int table() const { return table_; }
+  // Selects a projection by group (layer) and index within it; clamped when drawn.
+  void select(int group, int projection, int table) {
+    group_ = group;
+    projection_ = projection;
+    table_ = table;
+  }
+
+ private:
+  ui::HeatmapImage strip_;
+  ui::ColorbarImage colorbar_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  std::string last_path_, path_;
+  int group_ = 0, projection_ = 0, table_ = 0;
+};
+
+// The MTN memory as the document's own words: the kept entries (token in context, importance,
+// age) beside the document with kept tokens highlighted in their age colour.
+class MtnMemoryPanel {
+ public:
+  void draw(PanelContext& ctx);
+
+ private:
+  ui::HeatmapImage strip_;
+  uint64_t key_ = 0;
+  std::shared_ptr<const StepData> last_step_;
+  int hovered_entry_ = -1, selected_entry_ = -1;
+  std::shared_ptr<const StepData> scrolled_for_;
+};
+
+// Every panel on synthetic traces of a chosen size: the living documentation.
+class GalleryPanel {
+ public:
+  GalleryPanel();
+  ~GalleryPanel();
+  void draw(PanelContext& ctx);
+  // Sizes offered (slots x tokens); index into them.
+  static int size_count();
+  static const char* size_name(int i);
+  void set_size(int i);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace mnemo::app

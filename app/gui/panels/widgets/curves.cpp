@@ -1,0 +1,271 @@
+#include "app/gui/panels/widgets/curves.h"
+
+#include "viz/charts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace mnemo::app::ui {
+
+namespace {
+
+constexpr ImU32 kMarker = IM_COL32(220, 30, 30, 255);
+
+float to_axis(float v, bool log_y) { return log_y ? (v > 0 ? std::log10(v) : std::numeric_limits<float>::quiet_NaN()) : v; }
+
+// Finite y range of the points of every series inside [x0, x1].
+bool visible_y_range(const std::vector<CurveSeries>& series, double x0, double x1, bool log_y, float* lo, float* hi) {
+  *lo = std::numeric_limits<float>::infinity();
+  *hi = -std::numeric_limits<float>::infinity();
+  for (const auto& s : series) {
+    if (!s.data || s.data->empty()) continue;
+    // Index range of points with x in [x0, x1] through the columns API (one column).
+    for (const auto& c : s.data->columns(x0, x1, 1)) {
+      if (!c.has_finite()) continue;
+      float a = to_axis(c.min, log_y), b = to_axis(c.max, log_y);
+      if (log_y && !(b == b)) continue;
+      if (log_y && !(a == a)) a = b;  // min <= 0 on a log axis: the smallest positive is unknown; use max
+      *lo = std::min(*lo, a);
+      *hi = std::max(*hi, b);
+    }
+  }
+  if (!(*lo <= *hi)) return false;
+  if (*lo == *hi) {
+    const float pad = std::abs(*lo) > 0 ? std::abs(*lo) * 0.05f : 0.5f;
+    *lo -= pad;
+    *hi += pad;
+  } else {
+    const float pad = (*hi - *lo) * 0.04f;
+    *lo -= pad;
+    *hi += pad;
+  }
+  return true;
+}
+
+bool data_x_range(const std::vector<CurveSeries>& series, double* x0, double* x1) {
+  *x0 = std::numeric_limits<double>::infinity();
+  *x1 = -std::numeric_limits<double>::infinity();
+  for (const auto& s : series) {
+    if (!s.data || s.data->empty()) continue;
+    *x0 = std::min(*x0, s.data->x(0));
+    *x1 = std::max(*x1, s.data->x(s.data->size() - 1));
+  }
+  if (!(*x0 <= *x1)) return false;
+  if (*x0 == *x1) {
+    *x0 -= 0.5;
+    *x1 += 0.5;
+  }
+  return true;
+}
+
+void dashed_polyline(ImDrawList* dl, const std::vector<ImVec2>& p, ImU32 col, float thick) {
+  float carry = 0;
+  const float on = 6.f, period = 10.f;
+  for (size_t i = 1; i < p.size(); ++i) {
+    const ImVec2 a = p[i - 1], b = p[i];
+    const float len = std::hypot(b.x - a.x, b.y - a.y);
+    if (len <= 0) continue;
+    for (float t = -carry; t < len; t += period) {
+      const float s0 = std::max(0.f, t), s1 = std::min(len, t + on);
+      if (s1 > s0)
+        dl->AddLine(ImVec2(a.x + (b.x - a.x) * s0 / len, a.y + (b.y - a.y) * s0 / len),
+                    ImVec2(a.x + (b.x - a.x) * s1 / len, a.y + (b.y - a.y) * s1 / len), col, thick);
+    }
+    carry = std::fmod(carry + len, period);
+  }
+}
+
+}  // namespace
+
+void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, float y1, bool log_y, float width, float height,
+                    std::vector<ImVec2>* points, std::vector<ImVec2>* markers) {
+  points->clear();
+  if (markers) markers->clear();
+  if (s.empty() || !(x1 > x0) || width < 1 || height < 1) return;
+  const int ncol = std::max(1, static_cast<int>(width));
+  const double xscale = width / (x1 - x0);
+  const float ya = to_axis(y0, log_y), yb = to_axis(y1, log_y);
+  auto py = [&](float v) {
+    const float a = to_axis(v, log_y);
+    const float t = (a - ya) / (yb - ya);
+    return height - std::clamp(t, -0.05f, 1.05f) * height;
+  };
+  const auto cols = s.columns(x0, x1, ncol);
+  for (int k = 0; k < ncol; ++k) {
+    const auto& c = cols[static_cast<size_t>(k)];
+    if (!c.has_finite()) continue;
+    const float lo = to_axis(c.min, log_y), hi = to_axis(c.max, log_y);
+    if (!(lo == lo) || !(hi == hi)) continue;  // not drawable on a log axis (<= 0)
+    const float px = static_cast<float>(k) + 0.5f;
+    // Min then max when the column rises, max then min when it falls, so the line joins its
+    // neighbours at the right ends.
+    const float first = py(c.min), second = py(c.max);
+    const bool ascending = s.y(c.first) <= s.y(c.last - 1);
+    points->push_back(ImVec2(px, ascending ? first : second));
+    if (c.min != c.max) points->push_back(ImVec2(px, ascending ? second : first));
+  }
+  if (markers) {
+    for (size_t i : s.non_finite()) {
+      const double x = s.x(i);
+      if (x < x0 || x > x1) continue;
+      const float px = static_cast<float>((x - x0) * xscale);
+      const float y = s.y(i);
+      markers->push_back(ImVec2(px, y > 0 && std::isinf(y) ? 0.f : height));
+    }
+  }
+}
+
+CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view) {
+  CurveHit hit;
+  ImGui::PushID(id);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float line = ImGui::GetTextLineHeight();
+  size.x = std::max(size.x, 40.f);
+  size.y = std::max(size.y, 3 * line + 10.f);
+  ImGui::InvisibleButton("##plot", size, ImGuiButtonFlags_MouseButtonLeft);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool active = ImGui::IsItemActive();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+
+  // Title and legend on the first line.
+  float lx = origin.x + 2;
+  dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_Text), title);
+  lx += ImGui::CalcTextSize(title).x + 12;
+  bool any_bad = false;
+  for (const auto& s : series) {
+    if (!s.data) continue;
+    any_bad |= !s.data->non_finite().empty();
+    dl->AddLine(ImVec2(lx, origin.y + line * 0.55f), ImVec2(lx + 14, origin.y + line * 0.55f), s.color, 2.f);
+    lx += 18;
+    dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), s.name.c_str());
+    lx += ImGui::CalcTextSize(s.name.c_str()).x + 10;
+  }
+  if (any_bad) {
+    dl->AddText(ImVec2(lx, origin.y), kMarker, "x non-finite");
+  }
+
+  const float left = ImGui::CalcTextSize("-0.0000").x + 6, bottom = line + 4;
+  const float right = ImGui::CalcTextSize("00000").x * 0.5f + 4;  // room for the last x tick label
+  const ImVec2 p0(origin.x + left, origin.y + line + 4), p1(origin.x + size.x - right, origin.y + size.y - bottom);
+  const float pw = std::max(1.f, p1.x - p0.x), ph = std::max(1.f, p1.y - p0.y);
+  dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
+
+  double dx0 = 0, dx1 = 1;
+  const bool has_data = data_x_range(series, &dx0, &dx1);
+  if (!has_data) {
+    dl->AddText(ImVec2(p0.x + 6, p0.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no data yet");
+    dl->PopClipRect();
+    ImGui::PopID();
+    return hit;
+  }
+  if (view->follow) {
+    view->x0 = dx0;
+    view->x1 = dx1;
+  }
+  // Pan and zoom.
+  const ImGuiIO& io = ImGui::GetIO();
+  const double span = view->x1 - view->x0;
+  if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 1.f)) {
+    const double d = -io.MouseDelta.x / pw * span;
+    view->x0 += d;
+    view->x1 += d;
+    view->follow = false;
+  }
+  if (hovered && io.MouseWheel != 0) {
+    const double mx = view->x0 + (io.MousePos.x - p0.x) / pw * span;
+    const double f = std::pow(0.85, io.MouseWheel);
+    const double ns = std::max(span * f, 1e-9);
+    view->x0 = mx - (mx - view->x0) * ns / span;
+    view->x1 = view->x0 + ns;
+    view->follow = false;
+  }
+  if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    view->follow = true;
+    view->x0 = dx0;
+    view->x1 = dx1;
+  }
+  if (!(view->x1 > view->x0)) view->x1 = view->x0 + 1;
+
+  float ylo = 0, yhi = 1;
+  const bool has_y = visible_y_range(series, view->x0, view->x1, view->log_y, &ylo, &yhi);
+  if (!has_y) {
+    ylo = 0;
+    yhi = 1;
+  }
+  // Grid and tick labels (axis units: log10 on a log axis).
+  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border, 0.5f), label = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  {
+    const auto ty = viz::nice_ticks(ylo, yhi, std::max(2, static_cast<int>(ph / (line * 2.2f))));
+    const double step = ty.size() > 1 ? ty[1] - ty[0] : 1.0;
+    for (double v : ty) {
+      const float y = p1.y - static_cast<float>((v - ylo) / (yhi - ylo)) * ph;
+      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), grid);
+      std::string t = view->log_y ? "1e" + viz::format_tick(v, step) : viz::format_tick(v, step);
+      const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
+      dl->AddText(ImVec2(p0.x - ts.x - 4, y - ts.y * 0.5f), label, t.c_str());
+    }
+    const auto tx = viz::nice_ticks(view->x0, view->x1, std::max(2, static_cast<int>(pw / 80)));
+    const double xstep = tx.size() > 1 ? tx[1] - tx[0] : 1.0;
+    for (double v : tx) {
+      const float x = p0.x + static_cast<float>((v - view->x0) / (view->x1 - view->x0)) * pw;
+      dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), grid);
+      const std::string t = viz::format_tick(v, xstep);
+      const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
+      dl->AddText(ImVec2(x - ts.x * 0.5f, p1.y + 2), label, t.c_str());
+    }
+  }
+  // Series.
+  const float y0 = view->log_y ? std::pow(10.f, ylo) : ylo, y1 = view->log_y ? std::pow(10.f, yhi) : yhi;
+  std::vector<ImVec2> pts, marks;
+  dl->PushClipRect(p0, p1, true);
+  for (const auto& s : series) {
+    if (!s.data) continue;
+    curve_polyline(*s.data, view->x0, view->x1, y0, y1, view->log_y, pw, ph, &pts, &marks);
+    for (auto& p : pts) p = ImVec2(p.x + p0.x, p.y + p0.y);
+    if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.5f, s.color);
+    else if (s.dashed) dashed_polyline(dl, pts, s.color, 1.5f);
+    else if (pts.size() > 1) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), s.color, 0, 1.5f);
+    for (const auto& m : marks) {
+      const ImVec2 c(m.x + p0.x, std::clamp(m.y + p0.y, p0.y + 5, p1.y - 5));
+      dl->AddLine(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), kMarker, 2.f);
+      dl->AddLine(ImVec2(c.x - 4, c.y + 4), ImVec2(c.x + 4, c.y - 4), kMarker, 2.f);
+    }
+  }
+  dl->PopClipRect();
+
+  // Hover: nearest point of every series at the mouse's x.
+  if (hovered && io.MousePos.x >= p0.x && io.MousePos.x <= p1.x) {
+    hit.hovered = true;
+    hit.x = view->x0 + (io.MousePos.x - p0.x) / pw * (view->x1 - view->x0);
+    dl->AddLine(ImVec2(io.MousePos.x, p0.y), ImVec2(io.MousePos.x, p1.y), ImGui::GetColorU32(ImGuiCol_Text, 0.4f));
+    ImGui::BeginTooltip();
+    double best = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < series.size(); ++k) {
+      const auto* d = series[k].data;
+      if (!d || d->empty()) continue;
+      const size_t i = d->nearest(hit.x);
+      if (i >= d->size()) continue;
+      const double dist = std::abs(d->x(i) - hit.x);
+      if (dist < best) {
+        best = dist;
+        hit.series = static_cast<int>(k);
+        hit.index = i;
+      }
+      const float y = d->y(i);
+      char buf[160];
+      if (std::isfinite(y)) std::snprintf(buf, sizeof buf, "%s  step %.0f: %.6g", series[k].name.c_str(), d->x(i), y);
+      else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", series[k].name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(std::isfinite(y) ? series[k].color : kMarker), "%s", buf);
+    }
+    ImGui::TextDisabled("drag: pan  wheel: zoom  double-click: fit");
+    ImGui::EndTooltip();
+  }
+  dl->PopClipRect();
+  ImGui::PopID();
+  return hit;
+}
+
+}  // namespace mnemo::app::ui

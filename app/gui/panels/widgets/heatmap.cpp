@@ -1,0 +1,356 @@
+#include "app/gui/panels/widgets/heatmap.h"
+
+#include "viz/charts.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mnemo::app::ui {
+
+namespace {
+
+uint32_t pack(viz::Rgb c) { return IM_COL32(c.r, c.g, c.b, 255); }
+
+// 1, 2, 5, 10, 20, 50, ... >= n (strides that read naturally on an axis).
+int nice_stride(double n) {
+  if (!(n > 1.0)) return 1;
+  for (int base = 1;; base *= 10) {
+    for (int m : {1, 2, 5})
+      if (base * m >= n) return base * m;
+    if (base > 100000000) return base;
+  }
+}
+
+std::string label_of(const std::vector<std::string>* labels, int offset, int i) {
+  if (labels) return static_cast<size_t>(i) < labels->size() ? (*labels)[static_cast<size_t>(i)] : std::string();
+  return std::to_string(offset + i);
+}
+
+// Widest of labels [from, to) (index labels: the widest number).
+float widest(const std::vector<std::string>* labels, int offset, int from, int to) {
+  if (to <= from) return 0.f;
+  if (!labels) return ImGui::CalcTextSize(std::to_string(offset + to - 1).c_str()).x;
+  float w = 0.f;
+  const int m = std::min<int>(to, static_cast<int>(labels->size()));
+  // Measuring thousands of labels each frame is wasteful; sample evenly beyond 512.
+  const int step = std::max(1, (m - from) / 512);
+  for (int i = from; i < m; i += step) w = std::max(w, ImGui::CalcTextSize((*labels)[static_cast<size_t>(i)].c_str()).x);
+  return w;
+}
+float widest(const std::vector<std::string>* labels, int offset, int n) { return widest(labels, offset, 0, n); }
+
+const ImU32 kLabel = IM_COL32(200, 200, 205, 255);
+const ImU32 kHighlight = IM_COL32(255, 214, 10, 255);
+const ImU32 kSeparator = IM_COL32(255, 255, 255, 200);
+
+}  // namespace
+
+ColorLut::ColorLut(viz::Colormap map) : map_(map) {
+  for (int i = 0; i < 256; ++i) table_[i] = pack(viz::sample(map, static_cast<float>(i) / 255.f));
+  nan_ = pack(viz::nan_color(map));
+  table_[256] = nan_;
+}
+
+uint32_t ColorLut::at(float t) const {
+  if (std::isnan(t)) return nan_;
+  const float c = std::min(1.f, std::max(0.f, t));
+  return table_[static_cast<int>(c * 255.f + 0.5f)];
+}
+
+void heatmap_rgba(const float* values, int rows, int cols, float vmin, float vmax, const ColorLut& lut, int max_side,
+                  std::vector<uint8_t>* out, int* w, int* h) {
+  const int ow = std::max(1, std::min(cols, max_side));
+  const int oh = std::max(1, std::min(rows, max_side));
+  out->resize(static_cast<size_t>(ow) * static_cast<size_t>(oh) * 4);
+  const float range = vmax - vmin;
+  const bool flat = !(range > 0.f && std::isfinite(range));
+  // index = round((v - vmin) / range * 255), clamped; non-finite values take the marker
+  // entry (they are markers, never clamped into the scale: docs/architecture.md#errors).
+  const float scale = flat ? 0.f : 255.f / range;
+  const float offset = flat ? 128.f : 0.5f - vmin * scale;
+  const uint32_t* table = lut.table();
+  auto* px = reinterpret_cast<uint32_t*>(out->data());
+  for (int y = 0; y < oh; ++y) {
+    const int r = oh == rows ? y : static_cast<int>((static_cast<int64_t>(y) * rows) / oh);
+    const float* row = values + static_cast<size_t>(r) * static_cast<size_t>(cols);
+    uint32_t* dst = px + static_cast<size_t>(y) * static_cast<size_t>(ow);
+    for (int x = 0; x < ow; ++x) {
+      const float v = ow == cols ? row[x] : row[(static_cast<int64_t>(x) * cols) / ow];
+      int idx = 256;
+      if (std::isfinite(v)) {
+        const float f = v * scale + offset;
+        idx = f <= 0.f ? 0 : (f >= 255.f ? 255 : static_cast<int>(f));
+      }
+      dst[x] = table[idx];
+    }
+  }
+  *w = ow;
+  *h = oh;
+}
+
+bool HeatmapImage::update(uint64_t key, const float* values, int rows, int cols, float vmin, float vmax, viz::Colormap map) {
+  if (key == key_ && tex_.valid() == (rows > 0 && cols > 0)) return false;
+  key_ = key;
+  rows_ = rows;
+  cols_ = cols;
+  if (rows <= 0 || cols <= 0 || !values || !tex_.api()) {
+    tex_.reset();
+    return false;
+  }
+  if (lut_.map() != map) lut_ = ColorLut(map);
+  int w = 0, h = 0;
+  heatmap_rgba(values, rows, cols, vmin, vmax, lut_, tex_.api()->max_size(), &pixels_, &w, &h);
+  tex_.upload(w, h, pixels_.data());
+  return true;
+}
+
+bool HeatmapImage::update_rgba(uint64_t key, const uint8_t* rgba, int rows, int cols) {
+  if (key == key_ && tex_.valid() == (rows > 0 && cols > 0)) return false;
+  key_ = key;
+  rows_ = rows;
+  cols_ = cols;
+  if (rows <= 0 || cols <= 0 || !rgba || !tex_.api()) {
+    tex_.reset();
+    return false;
+  }
+  const int max_side = tex_.api()->max_size();
+  if (rows <= max_side && cols <= max_side) {
+    tex_.upload(cols, rows, rgba);
+    return true;
+  }
+  const int ow = std::min(cols, max_side), oh = std::min(rows, max_side);
+  pixels_.resize(static_cast<size_t>(ow) * static_cast<size_t>(oh) * 4);
+  auto* src = reinterpret_cast<const uint32_t*>(rgba);
+  auto* dst = reinterpret_cast<uint32_t*>(pixels_.data());
+  for (int y = 0; y < oh; ++y)
+    for (int x = 0; x < ow; ++x)
+      dst[static_cast<size_t>(y) * ow + x] =
+          src[static_cast<size_t>((static_cast<int64_t>(y) * rows) / oh) * cols + (static_cast<int64_t>(x) * cols) / ow];
+  tex_.upload(ow, oh, pixels_.data());
+  return true;
+}
+
+const Texture& ColorbarImage::texture(viz::Colormap map) {
+  if (!made_ || map != map_ || !tex_.valid()) {
+    if (tex_.api()) {
+      uint32_t px[256];
+      ColorLut lut(map);
+      for (int i = 0; i < 256; ++i) px[i] = lut.at(static_cast<float>(255 - i) / 255.f);  // top = max
+      tex_.upload(1, 256, reinterpret_cast<const uint8_t*>(px), true);
+    }
+    map_ = map;
+    made_ = true;
+  }
+  return tex_;
+}
+
+float colorbar_width() { return ImGui::CalcTextSize("-0.000").x + 34.f; }
+
+HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, const HeatmapAxes& axes) {
+  HeatmapHit hit;
+  size.x = std::max(size.x, 8.f);
+  size.y = std::max(size.y, 8.f);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const bool pressed = ImGui::InvisibleButton(id, size);
+  const bool item_hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line_h = ImGui::GetTextLineHeight();
+  const int rows = image.rows(), cols = image.cols();
+  if (image.empty()) {
+    dl->AddText(ImVec2(origin.x + 4, origin.y + 4), kLabel, "(no data)");
+    return hit;
+  }
+
+  const bool row_labels = !(axes.row_labels && axes.row_labels->empty());
+  const bool col_labels = !(axes.col_labels && axes.col_labels->empty());
+  float group_w = 0.f;
+  for (const auto& g : axes.row_groups) group_w = std::max(group_w, ImGui::CalcTextSize(g.second.c_str()).x);
+  if (group_w > 0.f) group_w += 10.f;
+  const float left = group_w + (row_labels ? widest(axes.row_labels, axes.row_label_offset, rows) + 6.f : 2.f);
+  const bool top_line = !axes.col_groups.empty() || !axes.y_title.empty() || (axes.colorbar && !axes.colorbar_label.empty());
+  const float top = top_line ? line_h + 4.f : 2.f;
+  const float bottom = (col_labels ? line_h + 3.f : 2.f) + (axes.x_title.empty() ? 0.f : line_h + 2.f);
+  const float right = axes.colorbar ? colorbar_width() : 2.f;
+  ImVec2 pmin(origin.x + left, origin.y + top);
+  ImVec2 pmax(origin.x + size.x - right, origin.y + size.y - bottom);
+  if (pmax.x - pmin.x < 4.f) pmax.x = pmin.x + 4.f;
+  if (pmax.y - pmin.y < 4.f) pmax.y = pmin.y + 4.f;
+  hit.plot_min = pmin;
+  hit.plot_max = pmax;
+  const float cw = (pmax.x - pmin.x) / static_cast<float>(cols);
+  const float rh = (pmax.y - pmin.y) / static_cast<float>(rows);
+
+  dl->AddImage(image.texture().id(), pmin, pmax);
+
+  for (int c : axes.col_separators) {
+    if (c <= 0 || c >= cols) continue;
+    const float x = std::round(pmin.x + cw * static_cast<float>(c));
+    dl->AddLine(ImVec2(x, pmin.y), ImVec2(x, pmax.y), kSeparator, 1.5f);
+  }
+
+  for (int r : axes.row_separators) {
+    if (r <= 0 || r >= rows) continue;
+    const float y = std::round(pmin.y + rh * static_cast<float>(r));
+    dl->AddLine(ImVec2(pmin.x, y), ImVec2(pmax.x, y), kSeparator, 1.5f);
+  }
+  // Row group captions in a margin left of the row labels, centred on their span with a
+  // bracket line beside them; clipped to the span so neighbours never overlap.
+  for (size_t g = 0; g < axes.row_groups.size(); ++g) {
+    const int r0 = std::max(0, axes.row_groups[g].first);
+    const int r1 = g + 1 < axes.row_groups.size() ? axes.row_groups[g + 1].first : rows;
+    if (r0 >= rows || r1 <= r0) continue;
+    const float y0 = pmin.y + rh * static_cast<float>(r0), y1 = pmin.y + rh * static_cast<float>(r1);
+    const float bx = origin.x + group_w - 5.f;
+    dl->AddLine(ImVec2(bx, y0 + 1.f), ImVec2(bx, y1 - 1.f), kLabel, 1.f);
+    const char* text = axes.row_groups[g].second.c_str();
+    float y = 0.5f * (y0 + y1 - line_h);
+    y = std::max(y0, std::min(y, y1 - line_h));
+    dl->PushClipRect(ImVec2(origin.x, y0), ImVec2(bx - 1.f, std::max(y1, y0 + 1.f)), true);
+    dl->AddText(ImVec2(origin.x + 1.f, y), kLabel, text);
+    dl->PopClipRect();
+  }
+
+  // Column group captions above the map, centred on their span; a caption wider than its
+  // span (the one-column "self") may spill into the margin beside the map, never over the
+  // neighbouring group.
+  for (size_t g = 0; g < axes.col_groups.size(); ++g) {
+    const int c0 = std::max(0, axes.col_groups[g].first);
+    const int c1 = g + 1 < axes.col_groups.size() ? axes.col_groups[g + 1].first : cols;
+    if (c0 >= cols || c1 <= c0) continue;
+    const float x0 = pmin.x + cw * static_cast<float>(c0), x1 = pmin.x + cw * static_cast<float>(c1);
+    const float lo = g == 0 ? origin.x : x0;
+    const float hi = g + 1 == axes.col_groups.size() ? origin.x + size.x : x1;
+    const char* text = axes.col_groups[g].second.c_str();
+    const float tw = ImGui::CalcTextSize(text).x;
+    float x = 0.5f * (x0 + x1 - tw);
+    x = std::max(lo, std::min(x, hi - tw));
+    dl->PushClipRect(ImVec2(lo, origin.y), ImVec2(std::max(hi, lo + 1.f), pmin.y), true);
+    dl->AddText(ImVec2(x, origin.y + 1.f), kLabel, text);
+    dl->PopClipRect();
+  }
+  if (!axes.y_title.empty() && axes.col_groups.empty())
+    dl->AddText(ImVec2(origin.x + 1.f, origin.y + 1.f), kLabel, axes.y_title.c_str());
+
+  // Row labels, right-aligned, thinned to a nice stride.
+  if (row_labels) {
+    const int stride = nice_stride((line_h + 1.f) / std::max(rh, 1e-3f));
+    auto draw_row_label = [&](int r, ImU32 col) {
+      const std::string s = label_of(axes.row_labels, axes.row_label_offset, r);
+      const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+      dl->AddText(ImVec2(pmin.x - 4.f - ts.x, pmin.y + rh * (static_cast<float>(r) + 0.5f) - 0.5f * ts.y), col, s.c_str());
+    };
+    const int hr = axes.highlight_row;
+    const float min_gap = line_h;
+    for (int r = 0; r < rows; r += stride) {
+      if (hr >= 0 && hr < rows && std::fabs(static_cast<float>(r - hr) * rh) < min_gap && r != hr) continue;
+      draw_row_label(r, kLabel);
+    }
+    if (hr >= 0 && hr < rows) draw_row_label(hr, kHighlight);
+  }
+
+  // Column labels below, centred under their cells. The first and last columns (e.g. "self"
+  // and "<cls>") and the highlighted one always get theirs; the others are thinned to a
+  // stride that fits the widest of them.
+  if (col_labels) {
+    const int hc = axes.highlight_col;
+    const float lw = (axes.col_labels && cols > 2 ? widest(axes.col_labels, 0, 1, cols - 1)
+                                                  : widest(axes.col_labels, axes.col_label_offset, cols)) + 4.f;
+    const int stride = nice_stride(lw / std::max(cw, 1e-3f));
+    struct Span {
+      float x0, x1;
+    };
+    std::vector<Span> fixed;
+    auto place = [&](int c) {
+      const std::string s = label_of(axes.col_labels, axes.col_label_offset, c);
+      const float tw = ImGui::CalcTextSize(s.c_str()).x;
+      float x = pmin.x + cw * (static_cast<float>(c) + 0.5f) - 0.5f * tw;
+      x = std::max(origin.x, std::min(x, origin.x + size.x - tw));
+      return std::make_pair(s, Span{x, x + tw});
+    };
+    auto collides = [&](const Span& a) {
+      for (const Span& f : fixed)
+        if (a.x0 < f.x1 + 3.f && f.x0 < a.x1 + 3.f) return true;
+      return false;
+    };
+    std::vector<int> always;
+    if (hc >= 0 && hc < cols) always.push_back(hc);
+    if (axes.col_labels) {
+      always.push_back(0);
+      if (cols > 1) always.push_back(cols - 1);
+    }
+    for (int c : always) {
+      auto [s, sp] = place(c);
+      if (c != hc && collides(sp)) continue;
+      dl->AddText(ImVec2(sp.x0, pmax.y + 2.f), c == hc ? kHighlight : kLabel, s.c_str());
+      fixed.push_back(sp);
+    }
+    for (int c = 0; c < cols; c += stride) {
+      if (std::find(always.begin(), always.end(), c) != always.end()) continue;
+      auto [s, sp] = place(c);
+      if (collides(sp)) continue;
+      dl->AddText(ImVec2(sp.x0, pmax.y + 2.f), kLabel, s.c_str());
+    }
+  }
+  if (!axes.x_title.empty()) {
+    const float tw = ImGui::CalcTextSize(axes.x_title.c_str()).x;
+    dl->AddText(ImVec2(0.5f * (pmin.x + pmax.x - tw), origin.y + size.y - line_h - 1.f), kLabel, axes.x_title.c_str());
+  }
+
+  // Highlights: an outline that stays visible even when a row is thinner than a pixel.
+  if (axes.highlight_row >= 0 && axes.highlight_row < rows) {
+    float y0 = pmin.y + rh * static_cast<float>(axes.highlight_row), y1 = y0 + rh;
+    if (y1 - y0 < 3.f) {
+      const float c = 0.5f * (y0 + y1);
+      y0 = c - 1.5f;
+      y1 = c + 1.5f;
+    }
+    dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), IM_COL32(0, 0, 0, 255), 0.f, 0, 3.f);
+    dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), kHighlight, 0.f, 0, 1.5f);
+  }
+  if (axes.highlight_col >= 0 && axes.highlight_col < cols) {
+    float x0 = pmin.x + cw * static_cast<float>(axes.highlight_col), x1 = x0 + cw;
+    if (x1 - x0 < 3.f) {
+      const float c = 0.5f * (x0 + x1);
+      x0 = c - 1.5f;
+      x1 = c + 1.5f;
+    }
+    dl->AddRect(ImVec2(x0 - 1, pmin.y - 1), ImVec2(x1 + 1, pmax.y + 1), IM_COL32(0, 0, 0, 255), 0.f, 0, 3.f);
+    dl->AddRect(ImVec2(x0 - 1, pmin.y - 1), ImVec2(x1 + 1, pmax.y + 1), IM_COL32(255, 255, 255, 255), 0.f, 0, 1.5f);
+  }
+
+  // Colorbar with nice ticks.
+  if (axes.colorbar) {
+    const Texture& bar = axes.colorbar->texture(axes.cmap);
+    const float bx0 = pmax.x + 10.f, bx1 = bx0 + 14.f;
+    if (bar.valid()) dl->AddImage(bar.id(), ImVec2(bx0, pmin.y), ImVec2(bx1, pmax.y));
+    dl->AddRect(ImVec2(bx0, pmin.y), ImVec2(bx1, pmax.y), IM_COL32(120, 120, 120, 255));
+    const double lo = axes.vmin, hi = axes.vmax;
+    if (std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
+      const int max_ticks = std::max(2, static_cast<int>((pmax.y - pmin.y) / (line_h * 2.2f)));
+      auto ticks = viz::nice_ticks(lo, hi, max_ticks);
+      const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : (hi - lo);
+      for (double v : ticks) {
+        const float y = pmax.y - static_cast<float>((v - lo) / (hi - lo)) * (pmax.y - pmin.y);
+        dl->AddLine(ImVec2(bx1, y), ImVec2(bx1 + 4.f, y), kLabel);
+        const std::string s = viz::format_tick(v, step);
+        dl->AddText(ImVec2(bx1 + 6.f, y - 0.5f * line_h), kLabel, s.c_str());
+      }
+    }
+    if (!axes.colorbar_label.empty()) {
+      const float tw = ImGui::CalcTextSize(axes.colorbar_label.c_str()).x;
+      dl->AddText(ImVec2(std::max(pmax.x - tw + right, pmin.x), origin.y + 1.f), kLabel, axes.colorbar_label.c_str());
+    }
+  }
+
+  // Hover and click.
+  const ImVec2 m = ImGui::GetIO().MousePos;
+  if (item_hovered && m.x >= pmin.x && m.x < pmax.x && m.y >= pmin.y && m.y < pmax.y) {
+    hit.hovered = true;
+    hit.col = std::min(cols - 1, std::max(0, static_cast<int>((m.x - pmin.x) / cw)));
+    hit.row = std::min(rows - 1, std::max(0, static_cast<int>((m.y - pmin.y) / rh)));
+    hit.clicked = pressed;
+  }
+  return hit;
+}
+
+}  // namespace mnemo::app::ui

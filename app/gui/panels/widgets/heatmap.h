@@ -1,0 +1,113 @@
+// Heatmaps in ImGui: a matrix becomes one texture (uploaded once per change) drawn as one
+// quad with row / column labels, an optional colorbar, highlights and hover hit-testing.
+// Never one rectangle per cell: a 1024 x 512 map costs the same to draw as a 2 x 2 one.
+#pragma once
+#include "viz/colormap.h"
+#include "app/gui/panels/widgets/texture.h"
+
+#include <imgui.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mnemo::app::ui {
+
+// 256-entry colour table of a colormap: t in [0,1] -> packed RGBA (R in the low byte).
+class ColorLut {
+ public:
+  explicit ColorLut(viz::Colormap map = viz::Colormap::Viridis);
+  viz::Colormap map() const { return map_; }
+  uint32_t at(float t) const;  // NaN -> the map's marker colour; t clamped to [0,1]
+  ImU32 im_color(float t) const { return at(t); }  // ImGui's IM_COL32 byte order is the same
+  // Entries 0..255 along the map, entry 256 the marker colour (for tight conversion loops).
+  const uint32_t* table() const { return table_; }
+
+ private:
+  viz::Colormap map_;
+  uint32_t table_[257];
+  uint32_t nan_;
+};
+
+// values (rows x cols, row-major) -> RGBA pixels. When a side exceeds max_side the image is
+// nearest-sampled down to max_side on that side; *w / *h receive the image size.
+void heatmap_rgba(const float* values, int rows, int cols, float vmin, float vmax, const ColorLut& lut,
+                  int max_side, std::vector<uint8_t>* out, int* w, int* h);
+
+// A matrix held as one texture. update() converts and uploads only when `key` differs from
+// the key of the previous upload (the caller bumps it when the data, range or map change).
+class HeatmapImage {
+ public:
+  explicit HeatmapImage(TextureApi* api = nullptr) : tex_(api) {}
+  // A different api drops the texture (it belongs to the old one); the same api is a no-op.
+  void set_api(TextureApi* api) {
+    if (api == tex_.api()) return;
+    tex_.set_api(api);
+    key_ = ~uint64_t{0};
+  }
+  // Returns true when it uploaded. rows or cols == 0 clears the image.
+  bool update(uint64_t key, const float* values, int rows, int cols, float vmin, float vmax, viz::Colormap map);
+  // The same with ready RGBA pixels (one per cell).
+  bool update_rgba(uint64_t key, const uint8_t* rgba, int rows, int cols);
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  bool empty() const { return rows_ == 0 || cols_ == 0 || !tex_.valid(); }
+  const Texture& texture() const { return tex_; }
+
+ private:
+  Texture tex_;
+  uint64_t key_ = ~uint64_t{0};
+  int rows_ = 0, cols_ = 0;
+  std::vector<uint8_t> pixels_;
+  ColorLut lut_;
+};
+
+// A vertical colour scale (one 1 x 256 texture per colormap, created on first draw).
+class ColorbarImage {
+ public:
+  explicit ColorbarImage(TextureApi* api = nullptr) : tex_(api) {}
+  void set_api(TextureApi* api) { tex_.set_api(api); }
+  const Texture& texture(viz::Colormap map);
+
+ private:
+  Texture tex_;
+  viz::Colormap map_ = viz::Colormap::Viridis;
+  bool made_ = false;
+};
+
+// What draw_heatmap shows besides the image. Labels are optional (null -> indices, empty
+// vector -> none); they are thinned to every n-th when cells are too small, but a
+// highlighted row / column always gets its label.
+struct HeatmapAxes {
+  const std::vector<std::string>* row_labels = nullptr;
+  const std::vector<std::string>* col_labels = nullptr;
+  int row_label_offset = 0, col_label_offset = 0;  // index labels start here
+  std::string x_title, y_title;
+  std::vector<int> col_separators;                  // vertical lines before these columns
+  std::vector<std::pair<int, std::string>> col_groups;  // (first column, caption) above the map
+  std::vector<int> row_separators;                  // horizontal lines before these rows
+  std::vector<std::pair<int, std::string>> row_groups;  // (first row, caption) left of the row labels
+  int highlight_row = -1, highlight_col = -1;
+  // Colorbar right of the map when non-null.
+  ColorbarImage* colorbar = nullptr;
+  viz::Colormap cmap = viz::Colormap::Viridis;
+  float vmin = 0.f, vmax = 1.f;
+  std::string colorbar_label;
+};
+
+struct HeatmapHit {
+  bool hovered = false;   // the mouse is over a cell (row, col valid)
+  int row = -1, col = -1;
+  bool clicked = false;   // left click released on that cell this frame
+  ImVec2 plot_min{}, plot_max{};
+};
+
+// Draws at the cursor, filling `size` (labels and colorbar inside it), and advances the
+// layout by `size`. Call inside a window. An empty image draws a placeholder text.
+HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, const HeatmapAxes& axes);
+
+// Width the colorbar with its tick labels takes at the current font size.
+float colorbar_width();
+
+}  // namespace mnemo::app::ui

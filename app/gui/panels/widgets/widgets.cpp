@@ -1,0 +1,61 @@
+#include "app/gui/panels/widgets/widgets.h"
+
+#include <algorithm>
+
+namespace mnemo::app::ui {
+
+void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void inline_bar(float fraction, ImU32 color, float height, const char* overlay) {
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = std::max(1.f, ImGui::GetContentRegionAvail().x);
+  const float f = std::min(1.f, std::max(0.f, fraction));
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p, ImVec2(p.x + w, p.y + height), IM_COL32(255, 255, 255, 18));
+  if (f > 0.f) dl->AddRectFilled(p, ImVec2(p.x + w * f, p.y + height), color);
+  if (overlay) {
+    const float th = ImGui::GetTextLineHeight();
+    dl->AddText(ImVec2(p.x + 4.f, p.y + 0.5f * (height - th)), IM_COL32(255, 255, 255, 255), overlay);
+  }
+  ImGui::Dummy(ImVec2(w, height));
+}
+
+bool button_enabled(const char* label, bool enabled, ImVec2 size) {
+  ImGui::BeginDisabled(!enabled);
+  const bool pressed = ImGui::Button(label, size);
+  ImGui::EndDisabled();
+  return pressed && enabled;
+}
+
+void align_right(float width) {
+  const float avail = ImGui::GetContentRegionAvail().x;
+  ImGui::SameLine();
+  const float x = ImGui::GetCursorPosX() + ImGui::GetContentRegionAvail().x - width;
+  if (avail > width + 8.f && x > ImGui::GetCursorPosX()) ImGui::SetCursorPosX(x);
+  else ImGui::NewLine();
+}
+
+std::string elide_left(const std::string& s, float max_width) {
+  if (ImGui::CalcTextSize(s.c_str()).x <= max_width) return s;
+  const std::string ell = "\xE2\x80\xA6";  // …
+  size_t start = 0;
+  while (start < s.size()) {
+    ++start;
+    while (start < s.size() && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80) ++start;  // whole code points
+    const std::string t = ell + s.substr(start);
+    if (ImGui::CalcTextSize(t.c_str()).x <= max_width) return t;
+  }
+  return ell;
+}
+
+}  // namespace mnemo::app::ui

@@ -1,0 +1,31 @@
+// Small ImGui helpers shared by the panels (drawing only; no application state).
+#pragma once
+#include "viz/colormap.h"
+
+#include <imgui.h>
+
+#include <string>
+
+namespace mnemo::app::ui {
+
+inline ImU32 im_color(viz::Rgb c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
+inline ImVec4 im_color4(viz::Rgb c, float alpha = 1.f) { return ImVec4(c.r / 255.f, c.g / 255.f, c.b / 255.f, alpha); }
+
+// A dimmed "(?)" that shows `text` as a tooltip when hovered (same line as the previous item).
+void help_marker(const char* text);
+
+// A horizontal bar filling `fraction` (clamped to [0,1]) of the available width, `height`
+// px tall, with optional text drawn over it. Advances the layout like an item.
+void inline_bar(float fraction, ImU32 color, float height, const char* overlay = nullptr);
+
+// A button that is drawn disabled (and returns false) when `enabled` is false.
+bool button_enabled(const char* label, bool enabled, ImVec2 size = ImVec2(0, 0));
+
+// Places the next item so that an item of `width` ends at the right edge of the content region
+// (on the same line as the previous item when there is room).
+void align_right(float width);
+
+// Text of `s` shortened with a leading "…" so it fits `max_width` px.
+std::string elide_left(const std::string& s, float max_width);
+
+}  // namespace mnemo::app::ui

@@ -1,0 +1,159 @@
+#include "app/gui/shell/export.h"
+
+#include "app/figures/attention.h"
+#include "app/figures/hash.h"
+#include "app/figures/memformer.h"
+#include "app/figures/mtn.h"
+#include "app/figures/session.h"
+#include "core/errors.h"
+#include "core/io/atomic_file.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+namespace mnemo::app {
+
+std::string default_export_dir(const SessionView& s) {
+  std::string dir = ".";
+  if (s.info && s.info->doc && !s.info->doc->path.empty()) {
+    const std::string& p = s.info->doc->path;
+    const auto slash = p.find_last_of('/');
+    dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+  }
+  return dir + "/mnemoscope-export";
+}
+
+namespace {
+
+void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, std::vector<std::string>& out) {
+  const SessionView& v = *r.session;
+  const StepData& st = *v.step;
+  const Document& doc = *v.info->doc;
+  const FigureFormats fm = FigureFormats::all();
+  const std::string base = prefix + panel_file_name(id);
+  switch (id) {
+    case PanelId::kDocument:
+      write_token_losses(v.visited, doc, v.info->segment_len, base, fm, out);
+      break;
+    case PanelId::kWriterAttention:
+      write_writer_attention(st, r.head, r.selected_slot, base + (r.head < 0 ? "_mean" : "_head" + std::to_string(r.head)),
+                             fm, out);
+      break;
+    case PanelId::kSlotTypes:
+      write_slot_types(st, r.thresholds, base, fm, out);
+      break;
+    case PanelId::kForgetting:
+      write_forgetting(st, base, fm, out);
+      break;
+    case PanelId::kMemory:
+      write_memory(st, r.selected_slot, base, fm, out);
+      break;
+    case PanelId::kTimeline:
+      write_timeline(v.visited, r.selected_slot, base, fm, out);
+      break;
+    case PanelId::kAttention: {
+      const AttentionData& a = st.attention;
+      if (a.empty()) break;
+      const int li = r.attn_layer >= 0 && r.attn_layer < static_cast<int>(a.layers.size()) ? r.attn_layer : 0;
+      const int head = r.attn_head >= 0 && r.attn_head < a.heads ? r.attn_head : -1;
+      const int layer = a.layers[static_cast<size_t>(li)];
+      write_attention_map(a, st.segment, li, head,
+                          base + "_l" + std::to_string(layer) + (head < 0 ? "_mean" : "_head" + std::to_string(head)), fm, out);
+      write_attention_masses(a, st.segment, head, base + "_mass", fm, out);
+      break;
+    }
+    case PanelId::kHashBuckets:
+      write_hash_projection(st.hash, r.hash_path, r.hash_table, base, base + "_stats.csv",
+                            "segment " + std::to_string(st.segment), fm, out);
+      break;
+    case PanelId::kMtnMemory:
+      write_mtn_memory(st, doc, base, base + "_document", base + "_importance", fm, out);
+      break;
+    case PanelId::kControls:
+    case PanelId::kGallery:
+    case PanelId::kDashboard:  // curves, written by export_panel itself
+      break;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> export_panel(const ExportRequest& r) {
+  const bool curves_only = r.panel == PanelId::kDashboard ||
+                           (r.panel == PanelId::kControls && r.run_log && (!r.session || !r.session->step));
+  if (r.panel == PanelId::kDashboard && !r.run_log)
+    throw InputError("the dashboard has no session to export; start with --session DIR");
+  if (!curves_only && (!r.session || !r.session->info || !r.session->step))
+    throw InputError("nothing to export yet: step to a segment first");
+  if (r.panel == PanelId::kGallery) throw InputError("the gallery shows synthetic traces; export a panel of the live session");
+  if (r.dir.empty()) throw InputError("export: no folder given");
+  io::check_output_dir(r.dir, "export folder");
+  try {
+    io::make_dirs(r.dir);
+  } catch (const IoError& e) {
+    throw InputError(std::string("export folder: ") + e.what());
+  }
+  std::vector<std::string> out;
+  // Dashboard curves: <dir>/dashboard/<curve>.{png,svg,csv}, every point in the CSV.
+  if (r.run_log && (r.panel == PanelId::kDashboard || r.panel == PanelId::kControls)) {
+    const std::string cd = r.dir + "/dashboard";
+    io::make_dirs(cd);
+    for (const auto& name : RunLog::curve_names()) {
+      auto paths = write_session_curve(*r.run_log, name, 0, std::numeric_limits<int64_t>::max(), cd, FigureFormats::all(),
+                                       r.compare_log.get());
+      out.insert(out.end(), paths.begin(), paths.end());
+    }
+  }
+  if (curves_only) return out;
+  char prefix[48];
+  std::snprintf(prefix, sizeof prefix, "/seg-%04lld-", static_cast<long long>(r.session->step->segment));
+  const std::string p = r.dir + prefix;
+  if (r.panel == PanelId::kControls) {
+    for (PanelId id : {PanelId::kDocument, PanelId::kWriterAttention, PanelId::kSlotTypes, PanelId::kForgetting,
+                       PanelId::kMemory, PanelId::kTimeline, PanelId::kAttention, PanelId::kHashBuckets,
+                       PanelId::kMtnMemory})
+      export_one(id, r, p, out);
+  } else {
+    export_one(r.panel, r, p, out);
+  }
+  return out;
+}
+
+ExportJob::~ExportJob() {
+  if (thread_.joinable()) thread_.join();
+}
+
+bool ExportJob::start(ExportRequest req) {
+  if (running_.load()) return false;
+  if (thread_.joinable()) thread_.join();
+  running_ = true;
+  thread_ = std::thread([this, req = std::move(req)] {
+    std::vector<std::string> paths;
+    std::string error;
+    try {
+      paths = export_panel(req);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      paths_ = std::move(paths);
+      error_ = std::move(error);
+      has_result_ = true;
+    }
+    running_ = false;
+  });
+  return true;
+}
+
+bool ExportJob::take_result(std::vector<std::string>* paths, std::string* error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!has_result_) return false;
+  has_result_ = false;
+  *paths = std::move(paths_);
+  *error = std::move(error_);
+  return true;
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,58 @@
+// Export from the desktop app: each panel as PNG (2x), SVG and CSV, with the figure builders
+// the CLI uses (app/figures/), on a background thread (large maps take a while to rasterise).
+#pragma once
+#include "app/gui/model/session.h"
+#include "app/gui/panels/panels.h"
+#include "core/train/run_log.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace mnemo::app {
+
+struct ExportRequest {
+  PanelId panel = PanelId::kControls;  // kControls exports every panel
+  SessionPtr session;
+  int head = -1;                       // writer attention head (-1 mean)
+  SlotThresholds thresholds;
+  int selected_slot = -1;              // highlighted in the heatmaps
+  int attn_layer = 0;                  // Attention: index into StepData::attention.layers
+  int attn_head = -1;                  // Attention: head (-1 mean)
+  std::string hash_path;               // Hash buckets: projection ("" = the first)
+  int hash_table = 0;                  // Hash buckets: the table drawn as bars
+  std::shared_ptr<const RunLog> run_log;      // Training dashboard: the session's curves
+  std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
+  std::string dir;
+};
+
+// Writes the panel's files into req.dir (created) as <dir>/seg-NNNN-<name>.{png,svg,csv}
+// (the dashboard's curves as <dir>/dashboard/<curve>.*); returns the paths. Throws
+// InputError (nothing to export, a bad folder) or IoError (a write failed), naming the path.
+std::vector<std::string> export_panel(const ExportRequest& req);
+
+// Default folder for exports: "<document's directory>/mnemoscope-export".
+std::string default_export_dir(const SessionView& s);
+
+// One export at a time on a background thread (large maps take a while to rasterise).
+class ExportJob {
+ public:
+  ~ExportJob();
+  bool running() const { return running_.load(); }
+  // Starts unless one is running (returns false then).
+  bool start(ExportRequest req);
+  // When a finished job has results not yet taken: fills paths or error and returns true.
+  bool take_result(std::vector<std::string>* paths, std::string* error);
+
+ private:
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  std::mutex mu_;
+  bool has_result_ = false;
+  std::vector<std::string> paths_;
+  std::string error_;
+};
+
+}  // namespace mnemo::app

@@ -1,0 +1,381 @@
+#include "app/gui/shell/shell.h"
+
+#include "app/gui/shell/layout.h"
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+namespace mnemo::app {
+
+namespace {
+
+const PanelId kOrder[] = {PanelId::kControls,   PanelId::kDocument,  PanelId::kWriterAttention, PanelId::kTimeline,
+                          PanelId::kSlotTypes,  PanelId::kForgetting, PanelId::kMemory,         PanelId::kAttention,
+                          PanelId::kMtnMemory,  PanelId::kHashBuckets, PanelId::kDashboard,      PanelId::kGallery};
+
+ImGuiWindowFlags panel_flags(PanelId id) {
+  switch (id) {
+    case PanelId::kWriterAttention:
+    case PanelId::kTimeline:
+    case PanelId::kMemory:
+    case PanelId::kAttention:
+      // These fill their window exactly; a scrollbar would only flicker.
+      return ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
+    default: return 0;
+  }
+}
+
+void centre_next_window() {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x * 0.5f, vp->Pos.y + vp->Size.y * 0.5f), ImGuiCond_Appearing,
+                          ImVec2(0.5f, 0.5f));
+}
+
+// GLFW key codes of letters are their upper-case ASCII codes (the backend fills io.KeysDown by them).
+bool ctrl_key(char upper) { return ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed(upper, false); }
+
+}  // namespace
+
+Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log)
+    : textures_(textures), fonts_(fonts), settings_(settings), log_(log) {}
+
+void Shell::frame(const SessionPtr& session, Controller& control) {
+  static const SessionView kEmpty;
+  const SessionView& s = session ? *session : kEmpty;
+  if (s.step != synced_step_) {
+    synced_step_ = s.step;
+    if (s.step) vm_.set_step(s.step->slots, s.step->self_mass);
+    else vm_.set_step(0, {});
+  }
+  if (s.info && s.info->id != synced_info_) {
+    synced_info_ = s.info->id;
+    if (settings_ && s.info->doc && !s.info->doc->path.empty() && s.info->doc->path != "synthetic")
+      settings_->add_recent(absolute_path(s.info->doc->path));
+    export_dir_ = dashboard_.model().is_open() ? dashboard_.model().dir() + "/export" : default_export_dir(s);
+  }
+  if (!dropped_.empty()) {
+    open_path(dropped_, control);
+    dropped_.clear();
+  }
+
+  draw_menu(s, control);
+  draw_panels(s, control);
+  handle_keys(s, control);
+
+  // Play: one step per 1/speed seconds, never queueing ahead of the worker.
+  if (transport_.playing) {
+    const int64_t n = s.info ? s.info->num_segments : 0;
+    const double now = ImGui::GetTime();
+    if (n == 0 || (s.position >= n - 1 && !control.busy())) {
+      transport_.playing = false;
+    } else if (!control.busy() && now >= next_play_) {
+      control.step(+1);
+      next_play_ = now + 1.0 / std::max(0.1f, transport_.speed);
+    }
+  }
+  draw_modals(session, control);
+}
+
+void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
+  dashboard_.model().open(dir, replay);
+  open_[static_cast<int>(PanelId::kDashboard)] = true;
+  export_dir_ = dir + "/export";
+  reset_layout_ = true;
+}
+
+void Shell::open_path(const std::string& path, Controller& control) {
+  if (path.empty()) {
+    errors_.push_back("Open: no path given. Type the path of a document (any file) or pick a recent one.");
+    return;
+  }
+  transport_.playing = false;
+  control.open_document(absolute_path(path));
+}
+
+void Shell::draw_menu(const SessionView& s, Controller& control) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open...", "Ctrl+O")) requests_.open_dialog = true;
+    const bool have_recent = settings_ && !settings_->recent().empty();
+    if (ImGui::BeginMenu("Open recent", have_recent)) {
+      for (const auto& r : settings_->recent())
+        if (ImGui::MenuItem(r.c_str())) open_path(r, control);
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
+    const bool can_export = s.step != nullptr || dashboard_.model().is_open();
+    if (ImGui::MenuItem("Export focused panel...", "Ctrl+E", false, can_export)) requests_.export_panel = static_cast<int>(focused_);
+    if (ImGui::MenuItem("Export all panels...", nullptr, false, can_export))
+      requests_.export_panel = static_cast<int>(PanelId::kControls);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (PanelId id : kOrder) {
+      std::string why;
+      const bool applies = panel_applies(id, s, &why);
+      ImGui::MenuItem(panel_title(id), nullptr, &open_[static_cast<int>(id)], applies);
+      if (!applies && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Reset layout")) reset_layout_ = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::TextUnformatted("Right / Left     next / previous segment");
+    ImGui::TextUnformatted("Home / End       first / last segment");
+    ImGui::TextUnformatted("Space            play / pause");
+    ImGui::TextUnformatted("Ctrl+O           open a document (or drop a file on the window)");
+    ImGui::TextUnformatted("Ctrl+E           export the focused panel (PNG, SVG, CSV)");
+    ImGui::TextUnformatted("Click a slot in any panel to select it in all of them.");
+    ImGui::Separator();
+    ImGui::TextDisabled("Mnemoscope %s, Dear ImGui %s", MNEMO_VERSION, IMGUI_VERSION);
+    ImGui::EndMenu();
+  }
+  // Right side: where we are.
+  std::string status;
+  if (s.info && s.info->doc) {
+    const std::string& p = s.info->doc->path;
+    status = p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
+    status += s.position >= 0 ? "  |  segment " + std::to_string(s.position) + " / " + std::to_string(s.info->num_segments - 1)
+                              : "  |  not stepped yet";
+  }
+  if (control.busy()) status += "  |  computing...";
+  if (!status.empty()) {
+    const float w = ImGui::CalcTextSize(status.c_str()).x + 12.f;
+    const float x = ImGui::GetWindowWidth() - w;
+    if (x > ImGui::GetCursorPosX()) {
+      ImGui::SetCursorPosX(x);
+      ImGui::TextDisabled("%s", status.c_str());
+    }
+  }
+  ImGui::EndMainMenuBar();
+}
+
+void Shell::draw_panels(const SessionView& s, Controller& control) {
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float menu_h = ImGui::GetFrameHeight();
+  const ImVec2 work_pos(vp->Pos.x, vp->Pos.y + menu_h);
+  const ImVec2 work_size(vp->Size.x, std::max(1.f, vp->Size.y - menu_h));
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const bool display_changed =
+      last_display_.x > 0.f && (std::fabs(display.x - last_display_.x) > 0.5f || std::fabs(display.y - last_display_.y) > 0.5f);
+
+  // A model with other panels (another kind, hashed or not) gets their default places.
+  LayoutHint hint = layout_hint(s);
+  hint.dashboard = dashboard_.model().is_open() && open_[static_cast<int>(PanelId::kDashboard)];
+  if (have_hint_ && hint != hint_) reset_layout_ = true;
+  hint_ = hint;
+  have_hint_ = s.info != nullptr;
+
+  PanelContext ctx{s, vm_, *textures_, control, transport_, requests_, fonts_.mono, false};
+  for (PanelId id : kOrder) {
+    const int i = static_cast<int>(id);
+    if (!open_[i] || !panel_applies(id, s)) continue;
+    const PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
+    const ImGuiCond cond = reset_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    if (display_changed && have_rect_[i] && !reset_layout_) {
+      const PanelRect r = rescale_rect(last_rect_[i], last_display_, display, work_pos);
+      ImGui::SetNextWindowPos(r.pos, ImGuiCond_Always);
+      ImGui::SetNextWindowSize(r.size, ImGuiCond_Always);
+    } else {
+      ImGui::SetNextWindowPos(def.pos, cond);
+      ImGui::SetNextWindowSize(def.size, cond);
+    }
+    ImGui::SetNextWindowSizeConstraints(ImVec2(160.f, 90.f), ImVec2(FLT_MAX, FLT_MAX));
+    const bool visible = ImGui::Begin(panel_title(id), &open_[i], panel_flags(id));
+    // Keep a window reachable when the display shrank since imgui.ini was written.
+    ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    if (pos.x > display.x - 60.f || pos.y > display.y - 40.f || pos.x + size.x < 60.f || pos.y < work_pos.y - 1.f) {
+      pos.x = std::min(std::max(0.f, pos.x), std::max(0.f, display.x - std::min(size.x, display.x)));
+      pos.y = std::min(std::max(work_pos.y, pos.y), std::max(work_pos.y, display.y - std::min(size.y, work_size.y)));
+      ImGui::SetWindowPos(pos);
+    }
+    last_rect_[i] = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
+    have_rect_[i] = true;
+    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) focused_ = id;
+    if (visible) {
+      switch (id) {
+        case PanelId::kControls: controls_.draw(ctx); break;
+        case PanelId::kDocument: document_.draw(ctx); break;
+        case PanelId::kWriterAttention: writer_.draw(ctx); break;
+        case PanelId::kSlotTypes: types_.draw(ctx); break;
+        case PanelId::kForgetting: forgetting_.draw(ctx); break;
+        case PanelId::kMemory: memory_.draw(ctx); break;
+        case PanelId::kTimeline: timeline_.draw(ctx); break;
+        case PanelId::kGallery: gallery_.draw(ctx); break;
+        case PanelId::kAttention: attention_.draw(ctx); break;
+        case PanelId::kHashBuckets: hash_.draw(ctx); break;
+        case PanelId::kMtnMemory: mtn_.draw(ctx); break;
+        case PanelId::kDashboard: dashboard_.draw(ctx); break;
+      }
+    }
+    ImGui::End();
+  }
+  last_display_ = display;
+  reset_layout_ = false;
+}
+
+void Shell::handle_keys(const SessionView& s, Controller& control) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) return;
+  const int64_t n = s.info ? s.info->num_segments : 0;
+  if (ctrl_key('O')) requests_.open_dialog = true;
+  if (ctrl_key('E') && (s.step || (dashboard_.model().is_open() && focused_ == PanelId::kDashboard)))
+    requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
+  if (ctrl_key('Q')) quit_ = true;
+  if (io.KeyCtrl || n == 0) return;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) control.step(+1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) control.step(-1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) control.jump(0);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) control.jump(n - 1);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) transport_.playing = !transport_.playing;
+}
+
+void Shell::draw_modals(const SessionPtr& session, Controller& control) {
+  for (auto& e : requests_.errors) errors_.push_back(std::move(e));
+  requests_.errors.clear();
+  if (modal_ == Modal::kNone) {
+    if (!errors_.empty()) {
+      modal_ = Modal::kError;
+      ImGui::OpenPopup("Problem");
+    } else if (requests_.open_dialog) {
+      modal_ = Modal::kOpen;
+      open_path_.clear();
+      ImGui::OpenPopup("Open document");
+    } else if (requests_.export_panel >= 0) {
+      modal_ = Modal::kExport;
+      export_panel_ = static_cast<PanelId>(requests_.export_panel);
+      export_paths_.clear();
+      export_done_ = false;
+      ImGui::OpenPopup("Export");
+    }
+  }
+  requests_.open_dialog = false;
+  requests_.export_panel = -1;
+  const float wrap = ImGui::GetFontSize() * 36.f;
+
+  if (modal_ == Modal::kError) {
+    centre_next_window();
+    if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+      ImGui::PushTextWrapPos(wrap);
+      ImGui::TextUnformatted(errors_.empty() ? "" : errors_.front().c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::TextDisabled("The app keeps its previous state.");
+      if (ImGui::Button("OK", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
+          ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        if (!errors_.empty()) errors_.pop_front();
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::EndPopup();
+    } else {
+      modal_ = Modal::kNone;
+    }
+  } else if (modal_ == Modal::kOpen) {
+    centre_next_window();
+    ImGui::SetNextWindowSize(ImVec2(wrap + 40.f, 0.f), ImGuiCond_Appearing);
+    if (ImGui::BeginPopupModal("Open document", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+      ImGui::TextUnformatted("Path of a document (any file; bytes that are not UTF-8 are shown escaped):");
+      if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+      ImGui::SetNextItemWidth(wrap);
+      bool go = ImGui::InputText("##path", &open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
+      if (settings_ && !settings_->recent().empty()) {
+        ImGui::TextDisabled("Recent (double-click to open):");
+        if (ImGui::BeginChild("##recent", ImVec2(wrap, ImGui::GetTextLineHeightWithSpacing() * 6.f), true)) {
+          for (const auto& r : settings_->recent()) {
+            if (ImGui::Selectable(r.c_str(), r == open_path_, ImGuiSelectableFlags_AllowDoubleClick)) {
+              open_path_ = r;
+              if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) go = true;
+            }
+          }
+        }
+        ImGui::EndChild();
+      }
+      ImGui::TextDisabled("You can also drop a file on the window.");
+      if (ImGui::Button("Open", ImVec2(120, 0)) || go) {
+        open_path(open_path_, control);
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::SameLine();
+      if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::EndPopup();
+    } else {
+      modal_ = Modal::kNone;
+    }
+  } else if (modal_ == Modal::kExport) {
+    std::string err;
+    std::vector<std::string> paths;
+    bool close = false;
+    if (export_job_.take_result(&paths, &err)) {
+      if (!err.empty()) {
+        errors_.push_back("Export failed: " + err);
+        close = true;
+      } else {
+        export_done_ = true;
+        export_paths_ = std::move(paths);
+        if (log_) {
+          *log_ << "exported " << export_paths_.size() << " files:\n";
+          for (const auto& p : export_paths_) *log_ << "  " << p << "\n";
+          log_->flush();
+        }
+      }
+    }
+    centre_next_window();
+    if (ImGui::BeginPopupModal("Export", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+      const bool all = export_panel_ == PanelId::kControls;
+      ImGui::Text("Export %s as PNG (2x), SVG and CSV", all ? "every panel" : panel_title(export_panel_));
+      ImGui::BeginDisabled(export_job_.running() || export_done_);
+      ImGui::SetNextItemWidth(wrap);
+      ImGui::InputText("folder", &export_dir_);
+      ImGui::EndDisabled();
+      if (export_job_.running()) {
+        ImGui::TextUnformatted("Writing files...");
+      } else if (export_done_) {
+        ImGui::Text("Wrote %zu files:", export_paths_.size());
+        if (ImGui::BeginChild("##paths", ImVec2(wrap, ImGui::GetTextLineHeightWithSpacing() * std::min<float>(10.f, 1.f + export_paths_.size())), true))
+          for (const auto& p : export_paths_) ImGui::TextUnformatted(p.c_str());
+        ImGui::EndChild();
+        if (ImGui::Button("Close", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) close = true;
+      } else {
+        if (ImGui::Button("Export", ImVec2(120, 0))) {
+          ExportRequest req;
+          req.panel = export_panel_;
+          req.session = session;
+          req.head = vm_.head();
+          req.thresholds = vm_.thresholds();
+          req.selected_slot = vm_.selected_slot();
+          req.attn_layer = attention_.layer_index();
+          req.attn_head = attention_.head();
+          req.hash_path = hash_.path();
+          req.hash_table = hash_.table();
+          if (dashboard_.model().run_log()) {
+            req.run_log = std::make_shared<const RunLog>(*dashboard_.model().run_log());
+            if (dashboard_.model().compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard_.model().compare_log());
+          }
+          req.dir = export_dir_;
+          export_job_.start(std::move(req));
+        }
+        ImGui::SameLine();
+        if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) close = true;
+      }
+      if (close) {
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::EndPopup();
+    } else if (!export_job_.running()) {
+      modal_ = Modal::kNone;
+    }
+  }
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,58 @@
+// The canonical trace keys: every name a model, the recorder, the app, the Python package
+// and the tests use for a traced tensor. Shapes are batch first, float32 unless noted; the
+// same names are used in exported trace files (docs/formats.md, "Trace keys", lists each
+// with its meaning). Keys ending in '.' are prefixes completed by a layer index (or, for
+// hash keys, by a module path and a suffix).
+//
+// Plain constants only: this header includes nothing heavier than <string>, so code that
+// only needs the names (the app's panels, the session readers) does not compile LibTorch.
+#pragma once
+#include <string>
+
+namespace mnemo::keys {
+
+// --- Every model ---
+inline constexpr const char* kInputTokens = "input.tokens";    // [B, L] int64 token ids of the segment
+inline constexpr const char* kInputOffsets = "input.offsets";  // [B, L, 2] int64 byte range of each token
+inline constexpr const char* kLmLoss = "lm.loss";              // [B, L] per-token cross-entropy of the predicted tokens
+
+// --- Memformer (docs/models.md#memformer) ---
+inline constexpr const char* kWriterAttn = "memformer.writer_attn";  // [B, H, k, 1+L+C]; column 0 = the slot itself
+inline constexpr const char* kReadAttnPrefix = "memformer.read_attn.";  // + layer: [B, H, L+C, k]
+inline constexpr const char* kMemoryPrev = "memformer.memory_prev";  // [B, k, d] memory before the step
+inline constexpr const char* kMemory = "memformer.memory";           // [B, k, d] memory after the step
+inline constexpr const char* kForgetNorm = "memformer.forget_norm";  // [k] ||v_bias^i||
+inline constexpr const char* kSlotType = "memformer.slot_type";      // [B, k] int8: 0 retain, 1 mix, 2 overwrite
+inline constexpr const char* kEncoderOut = "memformer.enc";          // [B, L+C, d] final encoder states (enc_norm applied)
+
+// --- Recurrent Memory Transformer and Transformer-XL (docs/models.md#rmt) ---
+inline constexpr const char* kRmtAttnPrefix = "rmt.attn.";             // + layer: [B, H, T, T], T = 2m+L, [read | tokens | write]
+inline constexpr const char* kRmtBlockMassPrefix = "rmt.block_mass.";  // + layer: [B, H, 3] reading, writing, rewriting
+inline constexpr const char* kRmtMemoryPrev = "rmt.memory_prev";       // [B, m, d]
+inline constexpr const char* kRmtMemory = "rmt.memory";                // [B, m, d]
+inline constexpr const char* kTrxlAttnPrefix = "trxl.attn.";           // + layer: [B, H, L, P + R + L + W]
+
+// --- Memory Transformer Network (docs/models.md#mtn) ---
+inline constexpr const char* kMtnImportance = "mtn.importance";            // [B, m+L] candidates' V_I.e + b_I
+inline constexpr const char* kMtnCandidateSource = "mtn.candidate_source"; // [B, m+L] int64, -1 = no candidate
+inline constexpr const char* kMtnImportancePrev = "mtn.importance_prev";   // [B, m] added to the logits this step
+inline constexpr const char* kMtnKeptSource = "mtn.kept_source";           // [B, m] int64 document token index
+inline constexpr const char* kMtnKeptIndex = "mtn.kept_index";             // [B, m] int64 candidate index, -1 empty
+inline constexpr const char* kMtnKeptImportance = "mtn.kept_importance";   // [B, m]
+inline constexpr const char* kMtnAge = "mtn.age";                          // [B, m] int64 keep_m_max operations survived
+inline constexpr const char* kMtnOutput = "mtn.e";                         // [B, m+L, d] next memory / candidates, chunk
+inline constexpr const char* kMtnJointAttnPrefix = "mtn.joint_attn.";      // + layer: [B, H, T, T]
+inline constexpr const char* kMtnBlocks = "mtn.blocks";                    // [3] int64 joint rows: memory, chunk, write memory
+inline constexpr const char* kQaAnswerProb = "qa.answer_prob";             // [B, L] P(answer) per chunk token
+inline constexpr const char* kQaLoss = "qa.loss";                          // [B, L] class-weighted NLL per token
+
+// --- MemoryFormer hashed projections at module path P (docs/models.md#memoryformer) ---
+inline constexpr const char* kHashPrefix = "hash.";
+inline std::string hash_bucket_key(const std::string& path) { return kHashPrefix + path + ".bucket"; }  // [N, K] int32
+inline std::string hash_p_key(const std::string& path) { return kHashPrefix + path + ".p"; }            // [N, K] p(z_k)
+inline std::string hash_counts_key(const std::string& path) { return kHashPrefix + path + ".counts"; }  // [K, 2^tau] int64
+
+// "<prefix><layer>", e.g. layer_key(kRmtAttnPrefix, 0) == "rmt.attn.0".
+inline std::string layer_key(const char* prefix, int layer) { return prefix + std::to_string(layer); }
+
+}  // namespace mnemo::keys

@@ -1,0 +1,142 @@
+// The mnemoscope CLI, run as a user would: bad input exits 2 naming the flag or file
+// and writes nothing; a good run writes traces and figures.
+#include "core/io/safetensors.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+namespace {
+
+using Run = mnemo::test::CliRun;
+Run run(const std::string& args) { return mnemo::test::run_cli(args); }
+bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
+
+const std::string kTiny = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
+
+}  // namespace
+
+TEST_CASE("cli: bad input exits 2 with a message naming the flag or file, and writes nothing") {
+  const std::string dir = mnemo::test::temp_dir("cli");
+  const std::string good = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  { std::ofstream(dir + "/empty.txt"); }
+  { std::ofstream(dir + "/afile") << "x"; }
+  struct Case {
+    std::string args, expect;
+  };
+  const std::string out = dir + "/out";
+  std::vector<Case> cases = {
+      {"step --doc " + dir + "/missing.txt --out " + out + kTiny, "--doc: document '" + dir + "/missing.txt' cannot be opened"},
+      {"step --doc " + dir + "/empty.txt --out " + out + kTiny, "is empty"},
+      {"step --doc " + dir + " --out " + out + kTiny, "is a directory"},
+      {"step --doc " + good + " --out " + out + kTiny + " --segment-len 0", "--segment-len 0 is out of range 1..65536"},
+      {"step --doc " + good + " --out " + out + kTiny + " --segment-len 65537", "--segment-len 65537 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --slots 0", "--slots 0 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --temperature 0", "--temperature"},
+      {"step --doc " + good + " --out " + out + kTiny + " --temperature -1", "must be > 0"},
+      {"step --doc " + good + " --out " + dir + "/afile/sub" + kTiny, "--out '" + dir + "/afile/sub' cannot be created"},
+      {"step --doc " + good + " --out " + dir + "/afile" + kTiny, "exists and is not a directory"},
+      {"step --doc " + good + " --out " + out + kTiny + " --format png,gif", "--format: unknown format 'gif'"},
+      {"step --doc " + good + " --out " + out + kTiny + " --config " + dir + "/missing.json", "--config"},
+      {"step --doc " + good + " --out " + out + kTiny + " --checkpoint " + dir + "/afile", "--checkpoint"},
+      {"step --doc " + good + " --out " + out + kTiny + " --from 999", "--from 999 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --model nope", "--model 'nope' is not available"},
+      {"step --out " + out, "--doc"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear sparse", "--linear 'sparse' is not available"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 17", "--hash-bits 17 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 5", "hash_bits"},
+#ifdef MNEMO_WITH_GUI
+      // Checked before any window opens (so also without a display).
+      {"gui --doc " + good + kTiny + " --model rmt --linear hashed --hash-bits 5 --quit", "hash_bits"},
+      {"gui --doc " + good + kTiny + " --model mtn --linear dense --hash-bits 0 --quit", "--hash-bits 0 is out of range"},
+#endif
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    Run r = run(c.args);
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find(c.expect) != std::string::npos);
+    CHECK_FALSE(exists(out));
+  }
+}
+
+TEST_CASE("cli: a binary file steps; step writes traces with the canonical keys and figures") {
+  const std::string dir = mnemo::test::temp_dir("cli-ok");
+  {
+    std::ofstream f(dir + "/blob.bin", std::ios::binary);
+    for (int i = 0; i < 40; ++i) f.put(static_cast<char>((i * 37) & 0xff));
+  }
+  Run r = run("step --doc " + dir + "/blob.bin --out " + dir + "/out" + kTiny + " --from 0 --to 2 --format png,svg,csv");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("randomly initialised") != std::string::npos);
+  for (const char* f : {"step-0000/trace.safetensors", "step-0002/writer_attention_mean.png",
+                        "step-0002/writer_attention_head1.svg", "step-0002/writer_attention_mean.csv",
+                        "step-0001/slot_types.png", "step-0001/slot_types.csv", "step-0001/forgetting.svg",
+                        "manifest.json"}) {
+    CAPTURE(f);
+    CHECK(exists(dir + "/out/" + f));
+  }
+  CHECK_FALSE(exists(dir + "/out/step-0003"));
+  auto t = mnemo::io::load_safetensors(dir + "/out/step-0001/trace.safetensors");
+  std::map<std::string, torch::Tensor> m(t.begin(), t.end());
+  for (const char* k : {"input.tokens", "input.offsets", "lm.loss", "memformer.writer_attn", "memformer.read_attn.0",
+                        "memformer.memory_prev", "memformer.memory", "memformer.forget_norm", "memformer.slot_type"}) {
+    CAPTURE(k);
+    CHECK(m.count(k) == 1);
+  }
+  CHECK(m["memformer.writer_attn"].sizes() == torch::IntArrayRef({1, 2, 4, 1 + 16 + 1}));
+  CHECK((m["memformer.slot_type"].scalar_type() == torch::kInt8));
+  CHECK(m["input.tokens"][0][0].item<int64_t>() == ((16 * 37) & 0xff));
+}
+
+TEST_CASE("cli: export-weights then step --checkpoint reproduces the same traces") {
+  const std::string dir = mnemo::test::temp_dir("cli-ckpt");
+  const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  Run w = run("export-weights --out " + dir + "/w.safetensors --seed 5" + kTiny);
+  CAPTURE(w.output);
+  REQUIRE(w.code == 0);
+  Run a = run("step --doc " + doc + " --out " + dir + "/a --seed 5 --format csv --to 1" + kTiny);
+  Run b = run("step --doc " + doc + " --out " + dir + "/b --seed 99 --checkpoint " + dir + "/w.safetensors --format csv --to 1" + kTiny);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  CHECK(b.output.find("weights from") != std::string::npos);
+  auto ta = mnemo::io::load_safetensors(dir + "/a/step-0001/trace.safetensors");
+  auto tb = mnemo::io::load_safetensors(dir + "/b/step-0001/trace.safetensors");
+  REQUIRE(ta.size() == tb.size());
+  for (size_t i = 0; i < ta.size(); ++i) CHECK(torch::equal(ta[i].second, tb[i].second));
+  // A checkpoint for another config is refused by name.
+  Run c = run("step --doc " + doc + " --out " + dir + "/c --checkpoint " + dir + "/w.safetensors --slots 5 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1");
+  CHECK(c.code == 2);
+  CHECK(c.output.find("v_bias") != std::string::npos);
+}
+
+TEST_CASE("cli: info reports LibTorch and CUDA") {
+  Run r = run("info");
+  CHECK(r.code == 0);
+  CHECK(r.output.find("LibTorch") != std::string::npos);
+  CHECK(r.output.find("kernels:") != std::string::npos);
+}
+
+TEST_CASE("cli: plot draws one series per group from a CSV and rejects unknown columns") {
+  const std::string dir = mnemo::test::temp_dir("plot");
+  {
+    std::ofstream f(dir + "/c.csv");
+    f << "run,step,loss\na,1,3.0\na,2,2.5\nb,1,3.2\nb,2,\nb,3,2.0\n";
+  }
+  Run ok = run("plot --csv " + dir + "/c.csv --x step --y loss --group run --title T --out " + dir + "/fig");
+  CHECK(ok.code == 0);
+  CHECK(ok.output.find("(2 series)") != std::string::npos);
+  CHECK(exists(dir + "/fig.png"));
+  CHECK(exists(dir + "/fig.svg"));
+  Run bad = run("plot --csv " + dir + "/c.csv --x step --y nope --out " + dir + "/bad");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("no column 'nope'") != std::string::npos);
+  CHECK(!exists(dir + "/bad.png"));
+}

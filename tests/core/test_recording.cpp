@@ -1,0 +1,307 @@
+// Recorded training sessions: probe recordings round-trip into the snapshots the
+// engine made, the metrics log reads back as continuous curves across a resume (NaN kept),
+// `mnemoscope export --session` writes curves and maps without a model, and `train` killed
+// with SIGKILL at random moments always leaves a loadable latest checkpoint and resumes.
+#include "core/io/session.h"
+#include "core/models/factory.h"
+#include "core/train/recorder.h"
+#include "core/train/run_log.h"
+#include "core/train/trainer.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <thread>
+
+using namespace mnemo;
+
+namespace {
+
+nlohmann::json tiny_json(const std::string& model) {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
+              "eval_every": 2, "eval_batches": 2, "save_every": 3, "record_every": 2, "seed": 4}
+  })");
+  j["model"]["model"] = model;
+  if (model == "memformer") {
+    j["model"]["slots"] = 3;
+    j["model"]["dec_layers"] = 1;
+  }
+  return j;
+}
+
+using Run = mnemo::test::CliRun;
+Run run_cli(const std::string& args) { return mnemo::test::run_cli(args); }
+bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
+
+std::vector<std::string> list_dir(const std::string& d) {
+  std::vector<std::string> out;
+  if (DIR* dir = ::opendir(d.c_str())) {
+    while (dirent* e = ::readdir(dir))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+    ::closedir(dir);
+  }
+  return out;
+}
+
+int count_temp_files(const std::string& session) {
+  int n = 0;
+  for (const char* sub : {"", "/checkpoints", "/traces"})
+    for (const auto& f : list_dir(session + sub))
+      if (f.find(".tmp") != std::string::npos) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("recording: a probe recording reads back into the engine's snapshots, and summarises by model") {
+  for (std::string model : {"rmt", "memformer"}) {
+    CAPTURE(model);
+    TrainingConfig cfg = TrainingConfig::from_json(tiny_json(model));
+    Trainer trainer(cfg);
+    Document probe = probe_document(trainer.task(), 8);
+    // The probe is test example 0 of the task: "<src>><src><src>" of 3 symbols.
+    CHECK(probe.size() == 3 + 1 + 6);
+    CHECK(probe.bytes[3] == '>');
+    CHECK(probe.bytes.substr(4, 3) == probe.bytes.substr(0, 3));
+
+    const bool was_training = trainer.model()->is_training();
+    ProbeRecording rec = record_probe(trainer.model(), probe, trainer.task().segment_len(), 7);
+    CHECK(trainer.model()->is_training() == was_training);  // the training mode is restored
+    const std::string dir = test::temp_dir("recording-" + model);
+    auto session = io::Session::create(dir + "/s", {{"kind", "test"}});
+    const std::string path = session.save_trace(7, rec.tensors, rec.metadata);
+    std::map<std::string, std::string> meta;
+    ReplayedProbe back = read_recording(io::load_safetensors(path, &meta), meta, path);
+    CHECK(back.train_step == 7);
+    CHECK(back.doc.bytes == probe.bytes);
+    REQUIRE(back.segments.size() == 2);
+
+    // The same model stepped by a fresh engine gives the same traces.
+    Engine engine(trainer.model(), probe, trainer.task().segment_len(), recording_trace_spec());
+    trainer.model()->eval();
+    for (int64_t i = 0; i < 2; ++i) {
+      SnapshotPtr s = engine.step_forward();
+      const auto& r = *back.segments[static_cast<size_t>(i)];
+      CHECK(r.segment == i);
+      CHECK(r.first_token == s->first_token);
+      CHECK(r.length == s->length);
+      CHECK(r.trace.tensors.size() == s->trace.tensors.size());
+      for (const auto& [k, t] : s->trace.tensors) {
+        CAPTURE(k);
+        REQUIRE(r.trace.has(k));
+        CHECK(torch::equal(r.trace.at(k), t));
+      }
+      if (std::isfinite(s->loss)) CHECK(r.loss == doctest::Approx(s->loss));
+    }
+    trainer.model()->train();
+
+    nlohmann::json sum = summarize_recording(back);
+    if (model == "rmt") {
+      REQUIRE(sum.contains("rmt_block_mass"));
+      for (const auto& [layer, v] : sum["rmt_block_mass"].items()) {
+        REQUIRE(v.size() == 3);
+        for (const auto& x : v) CHECK((x.get<double>() >= 0.0 && x.get<double>() <= 1.0 + 1e-6));
+      }
+      CHECK_FALSE(sum.contains("slot_types"));
+    } else {
+      REQUIRE(sum.contains("slot_types"));
+      const double total = sum["slot_types"]["retain"].get<double>() + sum["slot_types"]["mix"].get<double>() +
+                           sum["slot_types"]["overwrite"].get<double>();
+      CHECK(total == doctest::Approx(1.0));
+      REQUIRE(sum.contains("forget_norm"));
+      CHECK(sum["forget_norm"]["min"].get<double>() <= sum["forget_norm"]["p50"].get<double>());
+      CHECK(sum["forget_norm"]["p50"].get<double>() <= sum["forget_norm"]["max"].get<double>());
+    }
+  }
+}
+
+TEST_CASE("recording: a file that is not a recording is rejected naming it") {
+  io::NamedTensors t = {{"x", torch::zeros({2})}};
+  CHECK_THROWS_WITH_AS(read_recording(t, {}, "traces/step-1.safetensors"),
+                       doctest::Contains("recording 'traces/step-1.safetensors' has no \"probe\" metadata"), std::runtime_error);
+  std::map<std::string, std::string> meta = {{"probe", R"({"segments": 3, "segment_len": 4})"}};
+  auto bytes = torch::full({5}, 'a', torch::kUInt8);
+  io::NamedTensors t2 = {{"probe.bytes", bytes}};
+  // 5 bytes in segments of 4 is 2 segments, not 3.
+  CHECK_THROWS_WITH_AS(read_recording(t2, meta, "f"), doctest::Contains("says 3 segments"), std::runtime_error);
+}
+
+TEST_CASE("run log: a resume drops the records a crash lost, NaN comes back as NaN, curves by name") {
+  std::vector<nlohmann::json> recs;
+  for (int s = 1; s <= 5; ++s) recs.push_back({{"type", "step"}, {"step", s}, {"loss", 1.0 / s}, {"lr", 0.1}});
+  recs.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 0.5}, {"accuracy", 0.25}});
+  recs.push_back({{"type", "probe"}, {"step", 4}, {"slot_types", {{"retain", 0.5}, {"mix", 0.25}, {"overwrite", 0.25}}}});
+  recs.push_back({{"type", "resume"}, {"step", 3}});  // steps 4 and 5 were lost
+  recs.push_back({{"type", "step"}, {"step", 4}, {"loss", nullptr}, {"lr", 0.1}, {"non_finite", true}});
+  recs.push_back({{"type", "error"}, {"step", 4}, {"message", "loss is NaN at step 4"}});
+  RunLog log = parse_run_log(recs);
+  CHECK(log.resumes == 1);
+  REQUIRE(log.steps.size() == 4);
+  CHECK(log.evals.empty());
+  CHECK(log.probes.empty());
+  CHECK(log.errors.size() == 1);
+  auto loss = log.curves("loss");
+  REQUIRE(loss.size() == 1);  // no valid evaluations left
+  CHECK(loss[0].x == std::vector<double>{1, 2, 3, 4});
+  CHECK(loss[0].y[2] == doctest::Approx(1.0 / 3));
+  CHECK(std::isnan(loss[0].y[3]));
+  CHECK(log.curves("perplexity")[0].y[0] == doctest::Approx(std::exp(1.0)));
+  CHECK(log.curves("slot-types").empty());
+  CHECK(log.last_step() == 4);
+  CHECK_THROWS_WITH_AS(log.curves("losss"), doctest::Contains("unknown curve 'losss'; known: loss"), std::invalid_argument);
+}
+
+TEST_CASE("run log follower: reads only what was appended, sees new recordings, rebuilds after a resume") {
+  const std::string dir = test::temp_dir("follow-run") + "/s";
+  auto s = io::Session::create(dir, {{"kind", "test"}});
+  RunLogFollower f(dir);
+  CHECK_FALSE(f.poll());  // nothing yet
+  s.append_metrics({{"type", "step"}, {"step", 1}, {"loss", 2.0}});
+  s.append_metrics({{"type", "step"}, {"step", 2}, {"loss", 1.0}});
+  CHECK(f.poll());
+  CHECK(f.log().steps.size() == 2);
+  const uint64_t e0 = f.epoch();
+  CHECK_FALSE(f.poll());
+  s.save_trace(2, {{"probe.bytes", torch::zeros({1}, torch::kUInt8)}});
+  s.append_metrics({{"type", "step"}, {"step", 3}, {"loss", 0.5}});
+  CHECK(f.poll());
+  CHECK(f.log().steps.size() == 3);
+  CHECK(f.trace_steps() == std::vector<int64_t>{2});
+  CHECK(f.epoch() == e0);  // appended only
+  s.append_metrics({{"type", "resume"}, {"step", 2}});
+  s.append_metrics({{"type", "step"}, {"step", 3}, {"loss", 0.25}});
+  CHECK(f.poll());
+  CHECK(f.epoch() == e0 + 1);  // step 3 of the lost run was dropped
+  REQUIRE(f.log().steps.size() == 3);
+  CHECK(f.log().steps[2]["loss"].get<double>() == 0.25);
+  CHECK(f.problem().empty());
+}
+
+TEST_CASE("cli: train records probe traces; export writes curves and maps without a model; bad flags exit 2") {
+  const std::string dir = test::temp_dir("export-cli");
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << tiny_json("rmt").dump(2);
+  const std::string out = dir + "/run";
+  auto r = run_cli("train --config " + cfg + " --out " + out);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  auto session = io::Session::open(out);
+  CHECK(session.trace_steps() == std::vector<int64_t>{0, 2, 4, 6});
+  RunLog log = parse_run_log(session.read_metrics());
+  CHECK(log.probes.size() == 4);
+  CHECK(log.curves("block-mass").size() == 3);  // one layer: reading, writing, rewriting
+  CHECK(log.steps.back()["peak_rss_mib"].get<double>() > 1.0);
+
+  auto e = run_cli("export --session " + out + " --figure loss,block-mass,maps --steps 2-4 --format csv,svg --out " + dir + "/fig");
+  INFO(e.output);
+  CHECK(e.code == 0);
+  CHECK(exists(dir + "/fig/loss.svg"));
+  CHECK(exists(dir + "/fig/loss.csv"));
+  CHECK(exists(dir + "/fig/block-mass.svg"));
+  CHECK_FALSE(exists(dir + "/fig/lr.svg"));
+  CHECK_FALSE(exists(dir + "/fig/maps/step-000000000"));  // outside --steps
+  CHECK(exists(dir + "/fig/maps/step-000000002/segment-0001"));
+  CHECK(exists(dir + "/fig/maps/step-000000004/segment-0000"));
+  {
+    std::ifstream in(dir + "/fig/loss.csv");
+    std::string header, row;
+    std::getline(in, header);
+    CHECK(header == "series,step,value");
+    int rows = 0;
+    while (std::getline(in, row)) ++rows;
+    CHECK(rows == 3 + 2);  // train steps 2, 3, 4 and the valid evaluations at 2 and 4
+  }
+
+  // Without --out the session goes under --sessions (default: the user data directory).
+  auto rs = run_cli("train --config " + cfg + " --sessions " + dir + "/root --steps 2 --set train.record_every=0");
+  INFO(rs.output);
+  CHECK(rs.code == 0);
+  CHECK(exists(dir + "/root/tiny/manifest.json"));
+  CHECK(io::Session::open(dir + "/root/tiny").trace_steps().empty());  // recording off
+
+  auto bad = run_cli("export --session " + out + " --figure lost");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("--figure 'lost' is not a figure") != std::string::npos);
+  auto bad2 = run_cli("export --session " + out + " --steps 9-3");
+  CHECK(bad2.code == 2);
+  CHECK(bad2.output.find("--steps '9-3'") != std::string::npos);
+  auto bad3 = run_cli("export --session " + dir + "/nothing");
+  CHECK(bad3.code == 2);
+  CHECK(bad3.output.find("--session") != std::string::npos);
+}
+
+// MNEMO_KILL_TRIALS=50 ./build/mnemo_tests -tc='*SIGKILL*' runs the full 50 trials.
+TEST_CASE("train killed with SIGKILL at random moments: latest always loads, no temp files remain, resume finishes") {
+  int trials = 3;
+  if (const char* env = std::getenv("MNEMO_KILL_TRIALS")) trials = std::max(1, std::atoi(env));
+  const std::string dir = test::temp_dir("kill9");
+  auto j = tiny_json("rmt");
+  j["train"]["steps"] = 60;
+  j["train"]["save_every"] = 1;  // checkpoint every step: kills land inside writes
+  j["train"]["record_every"] = 3;
+  j["train"]["eval_every"] = 10;
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << j.dump(2);
+  std::mt19937 rng(1234);
+  int killed_mid_run = 0;
+  for (int t = 0; t < trials; ++t) {
+    CAPTURE(t);
+    const std::string out = dir + "/run" + std::to_string(t);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      const int null_fd = ::open("/dev/null", O_WRONLY);
+      ::dup2(null_fd, 1);
+      ::dup2(null_fd, 2);
+      ::execl(MNEMO_BINARY, MNEMO_BINARY, "train", "--config", cfg.c_str(), "--out", out.c_str(), (char*)nullptr);
+      ::_exit(127);
+    }
+    // Wait for the first checkpoint, then kill after a random delay.
+    const auto start = std::chrono::steady_clock::now();
+    while (!exists(out + "/checkpoints/latest") && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 400000)(rng)));
+    ::kill(pid, SIGKILL);
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    const bool was_killed = WIFSIGNALED(st);
+    killed_mid_run += was_killed;
+
+    auto session = io::Session::open(out);  // removes temp files of the interrupted write
+    CHECK(count_temp_files(out) == 0);
+    auto latest = session.load_latest();
+    REQUIRE(latest.has_value());
+    CHECK(latest->skipped.empty());
+    CHECK(latest->step >= 1);
+    // Resume finishes the run from there.
+    auto res = run_cli("train --out " + out + " --resume");
+    INFO(res.output);
+    CHECK(res.code == 0);
+    if (was_killed) CHECK(res.output.find("resuming " + out + " from step " + std::to_string(latest->step)) != std::string::npos);
+    auto done = io::Session::open(out).load_latest();
+    REQUIRE(done.has_value());
+    CHECK(done->step == 60);
+    // Metrics are continuous: steps 1..60 exactly once after the resume record.
+    RunLog log = parse_run_log(io::Session::open(out).read_metrics());
+    REQUIRE(log.steps.size() == 60);
+    for (size_t i = 0; i < log.steps.size(); ++i) CHECK(log.steps[i]["step"].get<int64_t>() == static_cast<int64_t>(i) + 1);
+  }
+  MESSAGE(killed_mid_run << " of " << trials << " trials were killed mid-run");
+  CHECK(killed_mid_run >= 1);
+}

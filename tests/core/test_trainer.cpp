@@ -1,0 +1,289 @@
+// Trainer (core/train/trainer.h): config validation by field name, schedules, metrics,
+// checkpoint save -> load -> resume, NaN stop, stop flag, and the train/eval CLI.
+#include "core/io/safetensors.h"
+#include "core/models/factory.h"
+#include "core/train/trainer.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+using namespace mnemo;
+
+namespace {
+TrainingConfig tiny_config(const std::string& model = "rmt") {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0, "bptt_depth": -1,
+              "eval_every": 2, "eval_batches": 2, "save_every": 3, "seed": 4}
+  })");
+  j["model"]["model"] = model;
+  return TrainingConfig::from_json(j);
+}
+
+using Run = mnemo::test::CliRun;
+Run run_cli(const std::string& args) { return mnemo::test::run_cli(args); }
+bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
+}  // namespace
+
+TEST_CASE("training config: bad fields are rejected by name") {
+  auto rejects = [](const std::function<void(nlohmann::json&)>& edit, const char* needle) {
+    auto j = tiny_config().to_json();
+    edit(j);
+    try {
+      TrainingConfig::from_json(j);
+      FAIL("accepted " << j.dump());
+    } catch (const ConfigError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(needle) != std::string::npos, e.what());
+    }
+  };
+  rejects([](auto& j) { j["train"]["lr"] = 0; }, "train.lr");
+  rejects([](auto& j) { j["train"]["lr"] = "fast"; }, "train.lr");
+  rejects([](auto& j) { j["train"]["steps"] = 0; }, "train.steps");
+  rejects([](auto& j) { j["train"]["batch"] = 1.5; }, "train.batch");
+  rejects([](auto& j) { j["train"]["schedule"] = "step"; }, "train.schedule");
+  rejects([](auto& j) { j["train"]["bptt_depth"] = -2; }, "train.bptt_depth");
+  rejects([](auto& j) { j["train"]["strategy"] = "magic"; }, "train.strategy");
+  rejects([](auto& j) {
+    j["train"]["strategy"] = "mrbp";
+    j["train"]["bptt_depth"] = 1;
+  }, "train.strategy");
+  rejects([](auto& j) { j["train"]["eval_batches"] = 0; }, "train.eval_batches");
+  rejects([](auto& j) { j["train"]["clip"] = -1; }, "train.clip");
+  rejects([](auto& j) { j["train"]["momentum"] = 0.9; }, "train.momentum");
+  rejects([](auto& j) { j["model"]["dim"] = 15; }, "model.dim");
+  rejects([](auto& j) { j["model"]["widht"] = 15; }, "model.widht");
+  rejects([](auto& j) { j["model"]["segment_len"] = 4; }, "model.segment_len");
+  rejects([](auto& j) { j["task"]["name"] = "sort"; }, "task.name");
+  rejects([](auto& j) { j.erase("task"); }, "'task' is missing");
+  rejects([](auto& j) { j["optimizer"] = "sgd"; }, "'optimizer' is unknown");
+  auto c = tiny_config();
+  CHECK(TrainingConfig::from_json(c.to_json()).to_json() == c.to_json());
+}
+
+TEST_CASE("schedules: warm-up then constant, linear or cosine decay") {
+  ScheduleOptions o;
+  o.lr = 1.0;
+  o.warmup = 4;
+  o.total = 14;
+  o.kind = "linear";
+  CHECK(learning_rate_at(o, 0) == doctest::Approx(0.25));
+  CHECK(learning_rate_at(o, 3) == doctest::Approx(1.0));
+  CHECK(learning_rate_at(o, 4) == doctest::Approx(1.0));
+  CHECK(learning_rate_at(o, 9) == doctest::Approx(0.5));
+  CHECK(learning_rate_at(o, 14) == doctest::Approx(0.0));
+  o.kind = "cosine";
+  o.min_lr_ratio = 0.1;
+  CHECK(learning_rate_at(o, 9) == doctest::Approx(0.55));
+  CHECK(learning_rate_at(o, 14) == doctest::Approx(0.1));
+  o.kind = "constant";
+  CHECK(learning_rate_at(o, 13) == doctest::Approx(1.0));
+}
+
+TEST_CASE("metrics: per-character accuracy and exact match on scored positions") {
+  auto pred = torch::tensor({{1, 2, 3}, {1, 9, 3}}, torch::kInt64);
+  auto tgt = torch::tensor({{1, 2, 3}, {1, 2, 3}}, torch::kInt64);
+  auto scored = torch::tensor({{false, true, true}, {false, true, true}});
+  auto s = score_predictions({pred}, {tgt}, {scored});
+  CHECK(s.chars == 4);
+  CHECK(s.correct == 3);
+  CHECK(s.exact == 1);
+  CHECK(s.accuracy() == doctest::Approx(0.75));
+  CHECK(s.exact_match() == doctest::Approx(0.5));
+}
+
+TEST_CASE("trainer: checkpoint save -> load -> resume continues with the identical next-step loss") {
+  for (const char* kind : {"rmt", "trxl", "transformer"}) {
+    CAPTURE(kind);
+    const std::string dir = test::temp_dir("ckpt");
+    Trainer a(tiny_config(kind));
+    for (int i = 0; i < 3; ++i) CHECK_FALSE(a.train_step().non_finite);
+    save_checkpoint(dir + "/c.safetensors", a.checkpoint());
+    auto next_a = a.train_step();
+    auto after_a = a.train_step();
+
+    Trainer b(tiny_config(kind));
+    b.restore(load_checkpoint(dir + "/c.safetensors"), "c.safetensors");
+    CHECK(b.step() == 3);
+    auto next_b = b.train_step();
+    auto after_b = b.train_step();
+    CHECK(next_b.loss == next_a.loss);
+    CHECK(next_b.lr == next_a.lr);
+    CHECK(after_b.loss == after_a.loss);  // the optimizer state came back too
+    // The checkpoint holds weights, AdamW state, the step and the config.
+    std::map<std::string, std::string> meta;
+    auto t = io::load_safetensors(dir + "/c.safetensors", &meta);
+    CHECK(meta.at("step") == "3");
+    CHECK(nlohmann::json::parse(meta.at("config")) == tiny_config(kind).to_json());
+    bool has_optim = false;
+    for (auto& [n, v] : t) has_optim = has_optim || n.rfind("optim.", 0) == 0;
+    CHECK(has_optim);
+    // A checkpoint is usable as plain weights.
+    auto m = make_model(tiny_config(kind).model, 9);
+    load_weights(*m, model_weights_only(t), "c");
+  }
+  // Another model config is refused by name.
+  const std::string dir = test::temp_dir("ckpt2");
+  Trainer a(tiny_config("rmt"));
+  save_checkpoint(dir + "/c.safetensors", a.checkpoint());
+  auto other = tiny_config("rmt");
+  other.model.slots = 3;
+  Trainer b(other);
+  CHECK_THROWS_WITH_AS(b.restore(load_checkpoint(dir + "/c.safetensors"), "c"),
+                       doctest::Contains("pass the config it was trained with"), ConfigError);
+}
+
+TEST_CASE("trainer: run evaluates and saves on schedule, honours the stop flag, stops on NaN with the step") {
+  Trainer t(tiny_config());
+  std::vector<int64_t> evals, saves, steps;
+  TrainCallbacks cb;
+  cb.on_step = [&](const StepMetrics& m) {
+    steps.push_back(m.step);
+    CHECK(std::isfinite(m.loss));
+    CHECK(m.lr > 0);
+    CHECK(m.tokens_per_s > 0);
+    CHECK(m.accuracy >= 0);
+  };
+  cb.on_eval = [&](const EvalMetrics& e) {
+    evals.push_back(e.step);
+    CHECK(e.examples == 8);
+  };
+  cb.on_save = [&](int64_t s) { saves.push_back(s); };
+  auto o = t.run(cb);
+  CHECK(o.steps_done == 6);
+  CHECK(steps == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
+  CHECK(evals == std::vector<int64_t>{2, 4, 6});
+  CHECK(saves == std::vector<int64_t>{3, 6});
+
+  // Stop flag set from a callback (as a UI thread or SIGINT handler would).
+  auto cfg = tiny_config();
+  cfg.train.steps = 100;
+  Trainer s(cfg);
+  std::atomic<bool> stop{false};
+  TrainCallbacks cb2;
+  cb2.on_step = [&](const StepMetrics& m) {
+    if (m.step == 2) stop = true;
+  };
+  auto o2 = s.run(cb2, &stop);
+  CHECK(o2.stopped);
+  CHECK(o2.steps_done == 2);
+
+  // A NaN weight makes the loss NaN: the run stops naming the step, weights are not updated.
+  Trainer n(tiny_config());
+  n.train_step();
+  {
+    torch::NoGradGuard g;
+    auto dec = n.model();
+    for (auto& p : dec->named_parameters()) {
+      if (p.key() == "head.bias") p.value().fill_(std::nan(""));
+    }
+  }
+  auto o3 = n.run();
+  CHECK(o3.non_finite);
+  CHECK(o3.steps_done == 0);
+  CHECK(o3.message.find("loss is NaN at step 2") != std::string::npos);
+  CHECK(n.step() == 1);
+}
+
+TEST_CASE("trainer: evaluation with memory zeroed differs from evaluation with memory") {
+  Trainer t(tiny_config());
+  auto e = t.evaluate(Split::kValid);
+  CHECK(e.examples == 8);
+  CHECK(e.chars == 8 * 6);
+  EvalOptions all;
+  all.batches = -1;
+  CHECK(t.evaluate(Split::kTest, all).examples == 16);
+}
+
+TEST_CASE("cli: train, resume and eval a tiny session; bad configs exit 2") {
+  const std::string dir = test::temp_dir("traincli");
+  const std::string cfg = dir + "/tiny.json";
+  {
+    std::ofstream(cfg) << tiny_config().to_json().dump(2);
+  }
+  const std::string out = dir + "/run";
+  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 4");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("step 4/4") != std::string::npos);
+  CHECK(r.output.find("final test @ step 4") != std::string::npos);
+  CHECK(exists(out + "/manifest.json"));
+  CHECK(exists(out + "/metrics.log"));
+  CHECK(exists(out + "/checkpoints/step-000000004.safetensors"));
+
+  auto again = run_cli("train --config " + cfg + " --out " + out + " --steps 4");
+  CHECK(again.code == 2);
+  CHECK(again.output.find("--resume") != std::string::npos);
+
+  auto res = run_cli("train --out " + out + " --resume --steps 6");
+  INFO(res.output);
+  CHECK(res.code == 0);
+  CHECK(res.output.find("resuming " + out + " from step 4") != std::string::npos);
+  CHECK(exists(out + "/checkpoints/step-000000006.safetensors"));
+
+  auto ev = run_cli("eval --config " + cfg + " --checkpoint " + out + "/checkpoints/step-000000006.safetensors --json");
+  INFO(ev.output);
+  CHECK(ev.code == 0);
+  auto j = nlohmann::json::parse(ev.output.substr(ev.output.find('{')));
+  CHECK(j["step"] == 6);
+  CHECK(j["split"] == "test");
+  CHECK(j["segments"] == 2);
+  CHECK(j["accuracy"].get<double>() >= 0.0);
+  // --set overrides a field by its dotted path; a typo is named.
+  auto ev3 = run_cli("eval --config " + cfg + " --checkpoint " + out +
+                     "/checkpoints/step-000000006.safetensors --json --set task.segments=3 --set train.batch=2");
+  INFO(ev3.output);
+  CHECK(ev3.code == 0);
+  CHECK(nlohmann::json::parse(ev3.output.substr(ev3.output.find('{')))["segments"] == 3);
+  auto typo = run_cli("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
+  CHECK(typo.code == 2);
+  CHECK(typo.output.find("task.segmnts") != std::string::npos);
+
+  {
+    auto bad = tiny_config().to_json();
+    bad["train"]["lr"] = -1;
+    std::ofstream(dir + "/bad.json") << bad.dump();
+  }
+  auto b = run_cli("train --config " + dir + "/bad.json --out " + dir + "/run2");
+  CHECK(b.code == 2);
+  CHECK(b.output.find("train.lr") != std::string::npos);
+  CHECK_FALSE(exists(dir + "/run2"));
+  auto m = run_cli("eval --config " + cfg + " --checkpoint " + dir + "/missing.safetensors");
+  CHECK(m.code == 2);
+  CHECK(m.output.find("--checkpoint") != std::string::npos);
+}
+
+TEST_CASE("trainer: a registered task kind trains like a built-in one") {
+  register_task_kind("copy-twin", [](const nlohmann::json& j) -> std::shared_ptr<TaskSource> {
+    auto k = j;
+    k["name"] = "copy";
+    return std::make_shared<Task>(TaskConfig::from_json(k));
+  });
+  auto j = tiny_config().to_json();
+  j["task"]["name"] = "copy-twin";
+  Trainer t(TrainingConfig::from_json(j));
+  CHECK(t.task().segments() == 2);
+  CHECK_FALSE(t.train_step().non_finite);
+  j["task"]["name"] = "copy-triplet";
+  CHECK_THROWS_WITH_AS(TrainingConfig::from_json(j), doctest::Contains("copy-twin"), ConfigError);
+}
+
+TEST_CASE("shipped task sessions load and build their models") {
+  for (const char* task : {"copy", "reverse", "assoc", "quadratic"}) {
+    for (const char* model : {"transformer", "trxl", "rmt", "rmt-write-only", "trxl-rmt"}) {
+      const std::string path = std::string(MNEMO_SOURCE_DIR) + "/sessions/" + task + "-" + model + ".json";
+      CAPTURE(path);
+      auto cfg = TrainingConfig::load(path);
+      CHECK(cfg.model.model == model);
+      CHECK(cfg.make_task()->name() == task);
+      CHECK(make_model(cfg.model, 0));
+    }
+  }
+}

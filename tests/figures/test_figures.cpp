@@ -1,0 +1,115 @@
+// The figure builders of app/figures/ (one input type, StepData, for the CLI and the app):
+// the RMT / Transformer-XL attention maps and their files, the MemoryFormer hash figures.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#include "app/figures/attention.h"
+#include "app/figures/extract.h"
+#include "app/figures/figures.h"
+#include "app/figures/hash.h"
+#include "core/engine/engine.h"
+#include "core/models/factory.h"
+#include "core/trace/hash_stats.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+
+using namespace mnemo;
+
+using test::tiny_decoder;
+const auto gen = test::cpu_generator;
+
+TEST_CASE("engine + figures: stepping rmt and trxl through a document writes the RMT figures") {
+  const std::string dir = test::temp_dir("rmtfig");
+  REQUIRE(!dir.empty());
+  Document doc = make_document("abcdefgh>abcdefghabcdefgh");
+  for (const char* kind : {"rmt", "trxl"}) {
+    CAPTURE(kind);
+    auto cfg = tiny_decoder(kind, 4, 8);
+    Engine engine(make_model(cfg, 1), doc, 8, TraceSpec::all());
+    auto s0 = engine.jump(0);
+    REQUIRE(s0);
+    // decoder-only targets: the last position predicts the next segment's first token.
+    CHECK(s0->trace.at("lm.loss")[0][7].item<float>() > 0.f);
+    CHECK(std::isfinite(s0->loss));
+    auto s3 = engine.jump(3);  // the last segment: 1 real token, no next token to predict
+    CHECK(s3->trace.at("lm.loss").sum().item<float>() == 0.f);
+    auto s1 = engine.jump(1);
+    app::FigureFormats fm;
+    fm.svg = fm.csv = true;
+    const std::string sub = dir + "/" + kind;
+    ::mkdir(sub.c_str(), 0755);
+    const app::StepData st = app::make_step_data(*s1, engine.document(), kind);
+    auto files = app::write_step_figures(st, engine.document(), sub, fm);
+    if (std::string(kind) == "rmt") {
+      CHECK(test::file_exists(sub + "/rmt_attention_l0_mean.svg"));
+      CHECK(test::file_exists(sub + "/rmt_attention_l1_head1.csv"));
+      CHECK(test::file_exists(sub + "/rmt_block_mass.svg"));
+      CHECK(test::file_exists(sub + "/rmt_block_mass.csv"));
+      auto spec = app::attention_map_spec(st.attention, st.segment, 0, -1);
+      CHECK(spec.rows == 4 + 8 + 4);
+      CHECK(spec.col_labels.front() == "r0");
+      CHECK(spec.col_labels.back() == "w3");
+      CHECK(spec.col_groups.size() == 3);
+    } else {
+      CHECK(test::file_exists(sub + "/trxl_attention_l0_mean.svg"));
+      auto spec = app::attention_map_spec(st.attention, st.segment, 1, 0);
+      CHECK(spec.cols == 4 + 8);
+      CHECK(spec.col_labels[0] == "e");  // the cache holds the previous segment's last 4 tokens
+      CHECK(spec.col_groups.size() == 2);
+    }
+  }
+}
+
+TEST_CASE("hash figures: loads heat strip, table bars with the uniform line, p histogram, stats CSV") {
+  Trace tr;
+  auto bucket = torch::randint(0, 16, {200, 3}, gen(2)).to(torch::kInt32);
+  tr.tensors[keys::hash_bucket_key("enc.q")] = bucket;
+  tr.tensors[keys::hash_counts_key("enc.q")] = bucket_counts(bucket, 16);
+  tr.tensors[keys::hash_p_key("enc.q")] = torch::rand({200, 3}, gen(3));
+  const app::HashData h = app::hash_data_of(tr);
+  REQUIRE(h.paths.size() == 1);
+  const app::HashPathData& q = h.paths[0];
+  auto loads = app::hash_loads_spec(q, "segment 0");
+  CHECK(loads.rows == 3);
+  CHECK(loads.cols == 16);
+  CHECK(loads.values.size() == 48);
+  auto bars = app::hash_table_bars_spec(q, 0, "segment 0");
+  REQUIRE(bars.reference_line.has_value());
+  CHECK(*bars.reference_line == doctest::Approx(200.0 / 16));
+  CHECK_THROWS_AS(app::hash_table_bars_spec(q, 3, "x"), InputError);
+  auto hist = app::hash_p_spec(q, "segment 0");
+  CHECK(hist.samples.size() == 600);
+
+  const std::string dir = test::temp_dir("hashfig");
+  app::FigureFormats fm;
+  fm.svg = fm.csv = true;
+  std::vector<std::string> files;
+  app::write_hash_figures(h, dir, fm, "segment 0", files);
+  for (const auto* f : {"/hash/entropy.svg", "/hash/enc.q.loads.svg", "/hash/enc.q.loads.csv", "/hash/enc.q.table0.svg",
+                        "/hash/enc.q.p.svg", "/hash/stats.csv"})
+    CHECK_MESSAGE(test::file_exists(dir + f), f);
+  std::ifstream in(dir + "/hash/stats.csv");
+  std::string header;
+  std::getline(in, header);
+  CHECK(header == "path,table,buckets,lookups,entropy,dead_fraction,max_load");
+  Trace two = tr;
+  auto b6 = torch::randint(0, 64, {10, 2}, gen(4)).to(torch::kInt32);
+  two.tensors[keys::hash_counts_key("a.fc2")] = bucket_counts(b6, 64);
+  two.tensors[keys::hash_counts_key("z.k")] = bucket_counts(b6, 64);
+  const app::HashData h2 = app::hash_data_of(two);
+  CHECK(app::default_hash_detail_paths(h2) == std::vector<std::string>{"a.fc2", "enc.q"});
+  auto ent = app::hash_entropy_spec(h2, "x");
+  CHECK(ent.values.size() == 3);
+  REQUIRE(ent.reference_line.has_value());
+  CHECK(*ent.reference_line == doctest::Approx(1.0));
+  // No hash keys: nothing written.
+  std::vector<std::string> none;
+  app::write_hash_figures(app::hash_data_of(Trace{}), dir + "/none", fm, "x", none);
+  CHECK(none.empty());
+  CHECK_FALSE(test::path_exists(dir + "/none"));
+}
+

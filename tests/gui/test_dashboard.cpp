@@ -1,0 +1,290 @@
+// Replay and the training dashboard without a window: a session recorded by the
+// trainer is replayed through the ReplayController (no model is built: the panels show the
+// recorded traces), the dashboard follows the metrics log as it grows (a NaN step included,
+// a resume rebuilding the curves), and its export writes every chart.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#ifdef MNEMO_WITH_GUI
+#include "app/gui/shell/export.h"
+#include "app/gui/shell/layout.h"
+#include "app/gui/model/replay.h"
+#include "app/gui/shell/shell.h"
+#include "app/gui/model/training_process.h"
+#include "core/io/session.h"
+#include "core/train/recorder.h"
+#include "core/train/trainer.h"
+#endif
+#include "tests/support/helpers.h"
+#ifdef MNEMO_WITH_GUI
+#include "tests/support/null_imgui.h"
+#endif
+
+#include <doctest/doctest.h>
+
+#ifdef MNEMO_WITH_GUI
+#include "app/gui/panels/widgets/assert.h"
+#include "app/gui/panels/widgets/fonts.h"
+
+#include <imgui.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <thread>
+#include <limits>
+#include <stdexcept>
+
+using namespace mnemo;
+using namespace mnemo::app;
+
+namespace {
+
+
+
+// A session as `mnemoscope train` writes it, from a tiny model of `model`: step records
+// 1..steps and probe recordings at 0 and every 2 steps. Returns the directory.
+std::string record_session(const std::string& name, const std::string& model, int steps) {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 100, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0}
+  })");
+  j["model"]["model"] = model;
+  if (model == "memformer") {
+    j["model"]["slots"] = 3;
+    j["model"]["dec_layers"] = 1;
+  }
+  TrainingConfig cfg = TrainingConfig::from_json(j);
+  Trainer t(cfg);
+  const std::string dir = test::temp_dir("dash-" + name) + "/s";
+  auto s = io::Session::create(dir, {{"kind", "train"}, {"config", cfg.to_json()}});
+  const Document probe = probe_document(t.task(), 8);
+  record_into_session(s, t.model(), probe, t.task().segment_len(), 0);
+  for (int i = 0; i < steps; ++i) {
+    // Memformer predicts the next segment, which the copy task's last target does not
+    // give; its records are written as if trained (the recordings are real).
+    StepMetrics m;
+    if (model == "memformer") {
+      m.step = i + 1;
+      m.loss = 3.0 - 0.1 * i;
+      m.lr = 1e-2;
+    } else {
+      m = t.train_step();
+    }
+    s.append_metrics({{"type", "step"}, {"step", m.step}, {"loss", m.loss}, {"accuracy", m.accuracy}, {"lr", m.lr},
+                      {"grad_norm", m.grad_norm}, {"tokens_per_s", m.tokens_per_s}, {"peak_rss_mib", 100.0 + i}});
+    if (m.step % 2 == 0) {
+      record_into_session(s, t.model(), probe, t.task().segment_len(), m.step);
+      s.append_metrics({{"type", "eval"}, {"step", m.step}, {"split", "valid"}, {"loss", m.loss}, {"accuracy", 0.5}});
+    }
+  }
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("replay: a recorded session steps through its probe with no model; bad requests are errors, not crashes") {
+  const std::string dir = record_session("replay", "rmt", 4);
+  ReplayController r(dir);
+  CHECK(r.latest());
+  CHECK_FALSE(r.latest()->info);  // nothing selected yet
+  REQUIRE(r.select_recording(4));
+  SessionPtr v = r.latest();
+  REQUIRE(v->info);
+  REQUIRE(v->step);
+  CHECK(v->info->num_segments == 2);
+  CHECK(v->info->cfg.model == "rmt");
+  CHECK(v->position == 0);
+  CHECK_FALSE(v->step->attention.empty());  // the RMT attention of the recording
+  r.step(+1);
+  CHECK(r.latest()->position == 1);
+  r.step(+1);  // past the end: stays
+  CHECK(r.latest()->position == 1);
+  // Another recording keeps the segment shown.
+  REQUIRE(r.select_recording(0));
+  CHECK(r.latest()->position == 1);
+  CHECK(r.recording_step() == 0);
+  CHECK(r.take_errors().empty());
+  CHECK_FALSE(r.select_recording(3));  // not recorded
+  r.apply_model(ModelConfig{}, 0, "");
+  r.open_document("/etc/hostname");
+  auto errs = r.take_errors();
+  REQUIRE(errs.size() == 3);
+  CHECK(errs[0].find("cannot replay step 3") != std::string::npos);
+  CHECK(errs[1].find("no model to change") != std::string::npos);
+  CHECK(r.recording_step() == 0);  // the previous recording stays
+  CHECK_THROWS_AS(ReplayController(dir + "/nope"), std::runtime_error);
+}
+
+TEST_CASE("dashboard: replays and follows a session in the null-backend GUI, NaN marked, resume rebuilds, export writes every chart") {
+  for (std::string model : {"rmt", "memformer"}) {
+    CAPTURE(model);
+    const std::string dir = record_session("follow-" + model, model, 6);
+    ui::NullTextureApi textures;
+    test::NullImGui ui(1600.f, 900.f);
+    {
+      ReplayController replay(dir);
+      Shell shell(&textures, ui.fonts, nullptr, nullptr);
+      shell.open_dashboard(dir, &replay);
+      REQUIRE(shell.dashboard().model().run_log());
+      CHECK(shell.dashboard().model().run_log()->steps.size() == 6);
+      CHECK(replay.recording_step() == 6);  // the newest recording is shown
+      auto session = io::Session::open(dir);
+      for (int f = 0; f < 100; ++f) {
+        ImGuiIO& io = ImGui::GetIO();
+        io.MousePos = ImVec2(static_cast<float>((f * 97) % 1600), static_cast<float>(500 + (f * 37) % 380));
+        io.MouseDown[0] = f % 9 == 4;
+        if (f == 30) session.append_metrics({{"type", "step"}, {"step", 7}, {"loss", nullptr}, {"non_finite", true}});
+        if (f == 31) shell.dashboard().model().poll();
+        if (f == 40) {
+          session.append_metrics({{"type", "resume"}, {"step", 4}});
+          session.append_metrics({{"type", "step"}, {"step", 5}, {"loss", 0.5}});
+          shell.dashboard().model().poll();
+        }
+        if (f == 60) io.DisplaySize = ImVec2(1280.f, 720.f);
+        if (f == 70) replay.jump(1);
+        ui.frame(shell, replay.latest(), replay);
+        if (f == 32) {
+          const RunLog& log = *shell.dashboard().model().run_log();
+          REQUIRE(log.steps.size() == 7);
+          CHECK(std::isnan(log.curves("loss")[0].y.back()));
+        }
+        if (f == 41) CHECK(shell.dashboard().model().run_log()->steps.size() == 5);  // 1..4, then the new 5
+      }
+      CHECK(replay.take_errors().empty());
+      CHECK(replay.latest()->position == 1);
+
+      // The dashboard export: every chart with data, PNG + SVG + CSV.
+      ExportRequest req;
+      req.panel = PanelId::kDashboard;
+      req.run_log = std::make_shared<const RunLog>(*shell.dashboard().model().run_log());
+      req.dir = dir + "/export";
+      auto paths = export_panel(req);
+      CHECK(test::file_exists(dir + "/export/dashboard/loss.png"));
+      CHECK(test::file_exists(dir + "/export/dashboard/loss.csv"));
+      CHECK(test::file_exists(dir + "/export/dashboard/lr.svg"));
+      CHECK(test::file_exists(dir + "/export/dashboard/peak-memory.png"));
+      if (model == "rmt") CHECK(test::file_exists(dir + "/export/dashboard/block-mass.png"));
+      else CHECK(test::file_exists(dir + "/export/dashboard/slot-types.png"));
+      CHECK(paths.size() >= 15);
+    }
+  }
+}
+
+TEST_CASE("cli: gui --session and --compare reject what is not a session before any window opens") {
+  auto run = [](const std::string& args) {
+    test::CliRun r = test::run_cli(args);
+    return std::make_pair(r.code, r.output);
+  };
+  const std::string dir = test::temp_dir("gui-session-cli");
+  auto a = run("gui --session " + dir + "/missing --quit");
+  CHECK(a.first == 2);
+  CHECK(a.second.find("--session: " + dir + "/missing: not a session") != std::string::npos);
+  auto b = run("gui --compare " + dir + " --quit");
+  CHECK(b.first == 2);
+  CHECK(b.second.find("--compare overlays a second session") != std::string::npos);
+  auto c = run("gui --session " + dir + " --doc /etc/hostname --quit");
+  CHECK(c.first == 2);
+}
+
+TEST_CASE("training from the app: start, pause, resume, checkpoint now, stop (saves), continue to the end") {
+  const std::string dir = test::temp_dir("train-proc");
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 400, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 50}
+  })");
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << j.dump();
+  const std::string out = dir + "/run";
+  DashboardModel dash;
+  dash.training().set_program(MNEMO_BINARY);
+  std::string err;
+  REQUIRE(dash.start_training(cfg, out, &err));
+  TrainingProcess& tp = dash.training();
+  CHECK_FALSE(dash.start_training(cfg, out, &err));  // one run at a time
+  CHECK(err.find("still going") != std::string::npos);
+  auto wait_for = [](const std::function<bool()>& ok, double seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!ok()) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(seconds)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  };
+  // The dashboard follows the run once its session exists.
+  REQUIRE(wait_for([&] { dash.poll(); return dash.run_log() && dash.run_log()->steps.size() >= 5; }, 60));
+  CHECK(dash.dir() == out);
+  tp.pause();
+  CHECK(tp.state() == TrainingProcess::State::kPaused);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a step in flight finishes
+  dash.poll();
+  const size_t paused_at = dash.run_log()->steps.size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  dash.poll();
+  CHECK(dash.run_log()->steps.size() == paused_at);  // no progress while paused
+  tp.resume();
+  CHECK(tp.state() == TrainingProcess::State::kRunning);
+  tp.checkpoint_now();
+  REQUIRE(wait_for([&] { return !io::Session::open(out, 3, io::SessionAccess::kReadOnly).checkpoint_steps().empty(); }, 60));
+  tp.stop();
+  REQUIRE(wait_for([&] { return tp.poll() == TrainingProcess::State::kExited; }, 60));
+  CHECK(tp.exit_code() == 130);  // stopped: saved
+  auto latest = io::Session::open(out, 3, io::SessionAccess::kReadOnly).load_latest();
+  REQUIRE(latest);
+  CHECK(latest->step < 400);
+  CHECK(tp.last_line().find("--resume") != std::string::npos);
+  // Continue: --resume to the end.
+  REQUIRE(dash.start_training("", out, &err));
+  REQUIRE(wait_for([&] { return tp.poll() == TrainingProcess::State::kExited; }, 120));
+  CHECK(tp.exit_code() == 0);
+  CHECK(io::Session::open(out, 3, io::SessionAccess::kReadOnly).load_latest()->step == 400);
+  dash.poll();
+  CHECK(dash.run_log()->steps.size() == 400);
+  CHECK(dash.run_log()->resumes == 1);
+  // A run that cannot start says why.
+  TrainingProcess bad;
+  CHECK_FALSE(bad.start("", "", false, {}, &err));
+  CHECK(err.find("give a config") != std::string::npos);
+}
+
+TEST_CASE("dashboard config editor: loads, rejects a bad field by name without writing, saves a good edit atomically") {
+  const std::string dir = test::temp_dir("cfg-edit");
+  DashboardModel dash;
+  std::string err;
+  CHECK_FALSE(dash.edit_config(dir + "/missing.json", &err));
+  CHECK(err.find("cannot open config") != std::string::npos);
+  const std::string src = std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json";
+  REQUIRE(dash.edit_config(src, &err));
+  std::ifstream in(src);
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["train"]["lr"] = -1;
+  CHECK_FALSE(dash.save_config(j.dump(), dir + "/bad.json", &err));
+  CHECK(err.find("train.lr") != std::string::npos);
+  CHECK_FALSE(test::file_exists(dir + "/bad.json"));
+  CHECK_FALSE(dash.save_config("{ not json", dir + "/bad.json", &err));
+  CHECK(err.find("not valid JSON") != std::string::npos);
+  j["train"]["lr"] = 0.002;
+  j["train"]["steps"] = 7;
+  REQUIRE(dash.save_config(j.dump(), dir + "/good.json", &err));
+  TrainingConfig c = TrainingConfig::load(dir + "/good.json");
+  CHECK(c.train.steps == 7);
+  CHECK(c.train.lr == doctest::Approx(0.002));
+}
+
+TEST_CASE("dashboard: the layout gives it the lower part and tiles the rest") {
+  LayoutHint hint;
+  hint.memformer = false;
+  hint.dashboard = true;
+  const ImVec2 wp(0, 22), ws(1920, 1058);
+  const PanelRect d = default_panel_rect(PanelId::kDashboard, wp, ws, hint);
+  CHECK(d.size.x == doctest::Approx(1920));
+  CHECK(d.pos.y + d.size.y == doctest::Approx(1080));
+  for (PanelId id : {PanelId::kControls, PanelId::kDocument, PanelId::kAttention}) {
+    const PanelRect r = default_panel_rect(id, wp, ws, hint);
+    CHECK(r.pos.y + r.size.y <= d.pos.y + 0.5f);
+  }
+}
+#endif

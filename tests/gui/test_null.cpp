@@ -1,0 +1,289 @@
+// The desktop app without a window: an ImGui context with no renderer backend (fonts built,
+// io.DisplaySize set) draws every panel, the gallery and the dialogs for 100 frames on
+// synthetic traces of several sizes; textures go through NullTextureApi (allocates nothing).
+// IM_ASSERT is active (viz/ui/imgui_user_config.h) and routed to a handler that fails the test.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#ifdef MNEMO_WITH_GUI
+#include "app/cli/cli.h"
+#include "app/gui/shell/export.h"
+#include "app/gui/shell/layout.h"
+#include "app/gui/shell/shell.h"
+#include "app/gui/model/synthetic.h"
+#include "app/gui/model/worker.h"
+#endif
+#include "tests/support/helpers.h"
+#ifdef MNEMO_WITH_GUI
+#include "tests/support/null_imgui.h"
+#endif
+
+#include <doctest/doctest.h>
+
+#ifdef MNEMO_WITH_GUI
+#include "viz/export.h"
+#include "app/gui/panels/widgets/assert.h"
+#include "app/gui/panels/widgets/fonts.h"
+
+#include <imgui.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+using namespace mnemo;
+using namespace mnemo::app;
+
+namespace {
+
+
+
+}  // namespace
+
+TEST_CASE("gui null backend: every panel draws 100 frames on synthetic traces of several sizes") {
+  struct Size {
+    int slots, tokens, visited;
+  };
+  const Size sizes[] = {{1, 1, 1}, {1, 64, 3}, {4, 1, 5}, {16, 32, 12}, {1024, 512, 24}};
+  for (const Size& sz : sizes) {
+    CAPTURE(sz.slots);
+    CAPTURE(sz.tokens);
+    SyntheticSpec spec;
+    spec.slots = sz.slots;
+    spec.tokens = sz.tokens;
+    spec.visited = sz.visited;
+    spec.dim = sz.slots >= 1024 ? 64 : 16;
+    SessionPtr s = make_synthetic_session(spec);
+    REQUIRE(s->step);
+    REQUIRE(s->step->slots == sz.slots);
+    REQUIRE(s->step->cols == 1 + sz.tokens + 1);
+    spec.seed = 9;
+    SessionPtr s2 = make_synthetic_session(spec);
+
+    ui::NullTextureApi textures;
+    RecordingController control;
+    try {
+      test::NullImGui ui(1920.f, 1080.f);
+      {
+        Shell shell(&textures, ui.fonts, nullptr, nullptr);
+        shell.set_panel_open(PanelId::kGallery, true);
+        int64_t uploads_at_20 = 0;
+        for (int f = 0; f < 100; ++f) {
+          ImGuiIO& io = ImGui::GetIO();
+          // A mouse sweeping the whole display: every hover tooltip gets drawn somewhere.
+          io.MousePos = ImVec2(static_cast<float>((f * 197) % 1920), static_cast<float>(30 + (f * 131) % 1040));
+          if (f == 30) shell.view_model().select_slot(0);
+          if (f == 40) shell.view_model().select_slot(sz.slots - 1);
+          if (f == 45) shell.view_model().set_retain_min(0.5f);
+          if (f == 50) shell.view_model().set_head(1, 4);
+          if (f == 60) io.DisplaySize = ImVec2(1280.f, 720.f);  // windows rescale to the smaller display
+          if (f == 70) shell.gallery().set_size(f % GalleryPanel::size_count());
+          if (f == 85) shell.push_error("a problem popup drawn over the panels");
+          if (f == 95) shell.request_export(PanelId::kWriterAttention);
+          ui.frame(shell, f >= 55 && f < 58 ? s2 : s, control);
+          if (f == 20) uploads_at_20 = textures.uploads();
+          if (f == 29) CHECK_MESSAGE(textures.uploads() == uploads_at_20, "textures re-uploaded without a change");
+        }
+        CHECK(textures.live() > 0);
+        CHECK(shell.has_popup());
+        CHECK(control.calls == 0);  // hovering alone never commands the model
+      }
+      CHECK(textures.live() == 0);  // every panel released its textures
+    } catch (const test::ImGuiAssertFailure& e) {
+      ImGui::SetCurrentContext(nullptr);
+      FAIL(e.what());
+    }
+  }
+}
+
+TEST_CASE("gui null backend: IM_ASSERT is active in this build and reaches the handler") {
+  bool fired = false;
+  ui::set_imgui_assert_handler([&](const std::string& expr, const char*, int) {
+    fired = true;
+    throw test::ImGuiAssertFailure(expr);
+  });
+  ImVector<int> v;
+  v.push_back(1);
+  CHECK_THROWS_AS((void)v[3], test::ImGuiAssertFailure);  // ImVector's bounds check is an IM_ASSERT in imgui.h
+  CHECK(fired);
+  ui::set_imgui_assert_handler(nullptr);
+}
+
+TEST_CASE("gui null backend: the panels draw an empty session (no document, no step) without asserting") {
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1280.f, 720.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    shell.set_panel_open(PanelId::kGallery, true);
+    auto empty = std::make_shared<SessionView>();
+    for (int f = 0; f < 20; ++f) ui.frame(shell, empty, control);
+    ui.frame(shell, nullptr, control);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("gui layout: default panels tile the work area at 1920x1080 and 1280x720") {
+  for (ImVec2 d : {ImVec2(1920, 1080), ImVec2(1280, 720)}) {
+    const ImVec2 wp(0, 22), ws(d.x, d.y - 22);
+    float area = 0;
+    for (PanelId id : {PanelId::kControls, PanelId::kDocument, PanelId::kWriterAttention, PanelId::kTimeline,
+                       PanelId::kSlotTypes, PanelId::kForgetting, PanelId::kMemory}) {
+      PanelRect r = default_panel_rect(id, wp, ws);
+      CHECK(r.pos.x >= 0);
+      CHECK(r.pos.y >= wp.y);
+      CHECK(r.pos.x + r.size.x <= d.x + 0.5f);
+      CHECK(r.pos.y + r.size.y <= d.y + 0.5f);
+      CHECK(r.size.x >= 300.f);  // still usable at 1280x720
+      CHECK(r.size.y >= 150.f);
+      area += r.size.x * r.size.y;
+    }
+    CHECK(area == doctest::Approx(ws.x * ws.y).epsilon(0.01));  // no gaps, no overlaps
+    PanelRect big{ImVec2(1500, 900), ImVec2(400, 170)};
+    PanelRect small = rescale_rect(big, ImVec2(1920, 1080), ImVec2(1280, 720), wp);
+    CHECK(small.pos.x + small.size.x <= 1280.5f);
+    CHECK(small.pos.y + small.size.y <= 720.5f);
+  }
+}
+
+TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 12;
+  spec.visited = 4;
+  ExportRequest req;
+  req.session = make_synthetic_session(spec);
+  req.panel = PanelId::kControls;  // all panels
+  req.selected_slot = 2;
+  req.dir = test::temp_dir("gui-export") + "/out";
+  auto paths = export_panel(req);
+  for (const char* name : {"writer_attention_mean", "slot_types", "forgetting", "memory", "slot_timeline", "document_loss"})
+    for (const char* ext : {".png", ".svg"}) CHECK(test::file_exists(req.dir + "/seg-0003-" + name + ext));
+  for (const char* name : {"writer_attention_mean", "slot_types", "forgetting", "memory", "memory_slots", "slot_timeline",
+                           "document_tokens"})
+    CHECK(test::file_exists(req.dir + "/seg-0003-" + std::string(name) + ".csv"));
+  for (const auto& p : paths) CHECK(test::file_exists(p));
+  int w = 0, h = 0;
+  viz::read_png_rgba(req.dir + "/seg-0003-writer_attention_mean.png", &w, &h);
+  CHECK(w > 200);
+
+  req.panel = PanelId::kWriterAttention;
+  req.head = 1;
+  auto one = export_panel(req);
+  CHECK(one.size() == 3);
+  CHECK(test::file_exists(req.dir + "/seg-0003-writer_attention_head1.csv"));
+
+  ExportRequest bad = req;
+  bad.dir = "/proc/no-such-dir/x";
+  CHECK_THROWS_WITH_AS(export_panel(bad), doctest::Contains("export folder"), InputError);
+  bad = req;
+  bad.session = std::make_shared<SessionView>();
+  CHECK_THROWS_AS(export_panel(bad), InputError);
+}
+
+namespace {
+// Polls the worker until it has finished n commands (no sleeping on the UI side in the app;
+// a test may wait).
+void wait_for(Worker& w, int64_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(w.finished() >= n);
+}
+}  // namespace
+
+TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps state on bad input") {
+  const std::string sample = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  auto cfg = test::tiny_memformer(4, 16);
+  Worker w;
+  CHECK(w.latest());
+  CHECK_FALSE(w.latest()->info);
+  w.start(sample, cfg, 3, "");
+  for (int i = 0; i < 3; ++i) w.step(+1);
+  wait_for(w, 4);
+  SessionPtr s = w.latest();
+  REQUIRE(s->info);
+  REQUIRE(s->step);
+  CHECK(s->position == 2);
+  CHECK(s->visited.size() == 3);
+  CHECK(s->step->slots == 4);
+  CHECK(s->step->cols == 1 + 16 + 1);
+  CHECK(s->step->writer.size() == static_cast<size_t>((2 + 1) * 4 * 18));
+  CHECK(s->step->memory.size() == static_cast<size_t>(4 * 16));
+  CHECK(s->step->cos_prev.size() == 4u);
+  CHECK(std::isfinite(s->token_loss(20)));   // segment 1, predicted by the step of segment 0
+  CHECK(std::isnan(s->token_loss(3)));       // segment 0 is never predicted
+  CHECK(w.take_errors().empty());
+
+  // Bad input: a popup message each, and the previous state stays.
+  const uint64_t info_id = s->info->id;
+  w.open_document("/no/such/file.txt");
+  ModelConfig bad = cfg;
+  bad.dim = 15;  // not divisible by heads
+  w.apply_model(bad, 0, "");
+  w.apply_model(cfg, 0, "/no/such/checkpoint.safetensors");
+  wait_for(w, 7);
+  auto errors = w.take_errors();
+  REQUIRE(errors.size() == 3);
+  CHECK(errors[0].find("/no/such/file.txt") != std::string::npos);
+  CHECK(errors[1].find("heads") != std::string::npos);
+  CHECK(errors[2].find("checkpoint") != std::string::npos);
+  SessionPtr after = w.latest();
+  CHECK(after->info->id == info_id);
+  CHECK(after->position == 2);
+  CHECK(s->position == 2);  // a published view never changes
+
+  // Back, jump, reset.
+  w.step(-1);
+  wait_for(w, 8);
+  CHECK(w.latest()->position == 1);
+  w.jump(1000000);  // clamped to the last segment
+  wait_for(w, 9);
+  CHECK(w.latest()->position == w.latest()->info->num_segments - 1);
+  w.reset();
+  wait_for(w, 10);
+  CHECK(w.latest()->position == -1);
+  CHECK_FALSE(w.latest()->step);
+  CHECK(w.latest()->visited.empty());
+
+  // A new config applies: new info, nothing visited.
+  auto cfg2 = test::tiny_memformer(6, 8);
+  w.apply_model(cfg2, 1, "");
+  w.step(+1);
+  wait_for(w, 12);
+  CHECK(w.latest()->info->id != info_id);
+  CHECK(w.latest()->step->slots == 6);
+  CHECK(w.take_errors().empty());
+}
+
+TEST_CASE("gui worker: a long jump reports progress and can be cancelled") {
+  // A document of many segments so the jump takes a while.
+  std::string text(40000, 'a');
+  for (size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>('a' + (i * 7) % 26);
+  const std::string dir = test::temp_dir("gui-long");
+  { std::ofstream(dir + "/long.txt") << text; }
+  auto cfg = test::tiny_memformer(4, 8);  // 5000 segments
+  Worker w;
+  w.start(dir + "/long.txt", cfg, 0, "");
+  wait_for(w, 1);
+  w.jump(4999);
+  // Wait until it is measurably under way, then cancel.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (w.progress() <= 0.f && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const float p = w.progress();
+  w.cancel();
+  wait_for(w, 2);
+  if (p > 0.f && p < 1.f) {
+    CHECK(w.latest()->position == -1);  // cancelled: nothing shown
+    CHECK_FALSE(w.latest()->step);
+  }
+  // The engine is still usable after a cancel.
+  w.step(+1);
+  wait_for(w, 3);
+  CHECK(w.latest()->position == 0);
+}
+
+#endif  // MNEMO_WITH_GUI

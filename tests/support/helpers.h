@@ -1,0 +1,114 @@
+// Small helpers shared by the test suites: tiny configs, temp directories, files, the
+// environment, and running the built program.
+#pragma once
+#include "core/models/config.h"
+
+#include <torch/torch.h>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace mnemo::test {
+
+// A tiny Memformer config for fast tests.
+inline ModelConfig tiny_memformer(int64_t slots = 4, int64_t len = 8) {
+  ModelConfig c;
+  c.slots = slots;
+  c.segment_len = len;
+  c.dim = 16;
+  c.heads = 2;
+  c.layers = 2;
+  c.dec_layers = 1;
+  c.ff = 32;
+  c.n_cls = 1;
+  c.temperature = 0.25;
+  return c;
+}
+
+// A tiny decoder-only model (rmt, rmt-write-only, trxl, trxl-rmt, transformer) for fast tests.
+inline ModelConfig tiny_decoder(const std::string& kind, int64_t slots = 3, int64_t len = 6) {
+  ModelConfig c;
+  c.model = kind;
+  c.slots = slots;
+  c.segment_len = len;
+  c.dim = 16;
+  c.heads = 2;
+  c.layers = 2;
+  c.ff = 32;
+  return c;
+}
+
+// A seeded CPU generator.
+inline torch::Generator cpu_generator(uint64_t seed) { return torch::make_generator<at::CPUGeneratorImpl>(seed); }
+
+inline double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+// A fresh empty temp directory.
+inline std::string temp_dir(const std::string& tag) {
+  std::string tmpl = "/tmp/mnemo-test-" + tag + "-XXXXXX";
+  char* p = ::mkdtemp(tmpl.data());
+  return p ? std::string(p) : std::string();
+}
+
+#ifdef MNEMO_BINARY
+// Runs the built `mnemoscope` with `args` (stderr merged into output); code -1 when it could
+// not be started or did not exit normally.
+struct CliRun {
+  int code = -1;
+  std::string output;
+};
+inline CliRun run_cli(const std::string& args) {
+  const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  const int st = ::pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+#endif
+
+inline bool path_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// A file that exists and is not empty.
+inline bool file_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+// Sets an environment variable for a scope and restores what was there.
+class EnvGuard {
+ public:
+  EnvGuard(const char* name, const std::string& value) : name_(name) {
+    if (const char* v = std::getenv(name)) {
+      had_ = true;
+      old_ = v;
+    }
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~EnvGuard() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  EnvGuard(const EnvGuard&) = delete;
+  EnvGuard& operator=(const EnvGuard&) = delete;
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+}  // namespace mnemo::test
