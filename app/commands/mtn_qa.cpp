@@ -128,14 +128,6 @@ EvalResult evaluate(MtnImpl& model, const QaTask& task, QaSplit split, int64_t b
   return r;
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 viz::Rgb model_color(const std::string& kind) {
   if (kind == "mtn") return {214, 39, 140};         // the paper's pink

@@ -70,7 +70,35 @@ std::string now_iso8601() {
   return buf;
 }
 
+std::string program_name() {
+#ifdef MNEMO_VERSION
+  return std::string("mnemoscope ") + MNEMO_VERSION;
+#else
+  return "mnemoscope";
+#endif
+}
+
 }  // namespace
+
+void check_session_format(const nlohmann::json& m, const std::string& where) {
+  if (!m.is_object()) throw SessionError(where + ": manifest is not a JSON object");
+  auto it = m.find("format_version");
+  if (it == m.end() || !it->is_number_integer() || it->get<int64_t>() < 1)
+    throw SessionError(where + ": manifest has no format_version (a positive integer: the session format's major version); "
+                       "it was not written by mnemoscope or its Python package");
+  const int64_t major = it->get<int64_t>();
+  int64_t minor = 0;
+  auto mi = m.find("format_minor");
+  if (mi != m.end()) {
+    if (!mi->is_number_integer() || mi->get<int64_t>() < 0)
+      throw SessionError(where + ": manifest's format_minor " + mi->dump() + " is not a non-negative integer");
+    minor = mi->get<int64_t>();
+  }
+  if (major > kSessionFormatVersion)
+    throw SessionError(where + ": session format version " + std::to_string(major) + "." + std::to_string(minor) +
+                       " is newer than the " + std::to_string(kSessionFormatVersion) + "." + std::to_string(kSessionFormatMinor) +
+                       " this reader supports (" + program_name() + "); update mnemoscope to read it");
+}
 
 Session::Session(std::string dir, nlohmann::json manifest, int keep_last, bool read_only)
     : dir_(std::move(dir)), manifest_(std::move(manifest)), keep_last_(keep_last), read_only_(read_only) {}
@@ -87,6 +115,7 @@ Session Session::create(const std::string& dir, nlohmann::json manifest, int kee
   make_dir(dir + "/checkpoints");
   make_dir(dir + "/traces");
   manifest["format_version"] = kSessionFormatVersion;
+  manifest["format_minor"] = kSessionFormatMinor;
   manifest["created"] = now_iso8601();
 #ifdef MNEMO_VERSION
   manifest["program_version"] = MNEMO_VERSION;
@@ -109,11 +138,7 @@ Session Session::open(const std::string& dir, int keep_last, SessionAccess acces
   } catch (const nlohmann::json::parse_error& e) {
     throw SessionError(mpath + ": manifest is not valid JSON (" + std::string(e.what()) + ")");
   }
-  if (!m.is_object() || !m.contains("format_version") || !m["format_version"].is_number_integer())
-    throw SessionError(mpath + ": manifest has no integer format_version");
-  if (m["format_version"].get<int>() > kSessionFormatVersion)
-    throw SessionError(mpath + ": format_version " + std::to_string(m["format_version"].get<int>()) +
-                       " is newer than this program reads (" + std::to_string(kSessionFormatVersion) + "); update mnemoscope");
+  check_session_format(m, mpath);
   if (access == SessionAccess::kReadOnly) return Session(dir, std::move(m), keep_last, true);
   make_dir(dir + "/checkpoints");
   make_dir(dir + "/traces");

@@ -21,7 +21,12 @@
 
 namespace mnemo::io {
 
-inline constexpr int kSessionFormatVersion = 1;
+// Session format version (docs/formats.md "Format version"): manifest.json's integer
+// "format_version" is the major version, "format_minor" (absent = 0) the minor one. A minor
+// version only adds things an older reader may ignore; a new major version changes what
+// existing files mean, so a reader rejects a newer major version with a message naming both.
+inline constexpr int kSessionFormatVersion = 1;  // major
+inline constexpr int kSessionFormatMinor = 0;
 
 // A session problem a user can act on; what() names the file and the fix.
 struct SessionError : FormatError {
@@ -47,10 +52,18 @@ struct LoadedCheckpoint {
 // run) or replaying one: opening removes nothing, creates nothing, and every write throws.
 enum class SessionAccess { kWrite, kReadOnly };
 
+// Checks manifest.json's format version; `where` names the manifest in the message. Throws
+// SessionError when "format_version" is missing or not a positive integer, when
+// "format_minor" is present but not a non-negative integer, and when the major version is
+// newer than kSessionFormatVersion ("...: session format version 2.0 is newer than the 1.0
+// this reader supports (mnemoscope 0.1.0); update mnemoscope to read it"). A newer minor
+// version of the same major version is accepted.
+void check_session_format(const nlohmann::json& manifest, const std::string& where);
+
 class Session {
  public:
   // Creates `dir` (must not exist or be empty) with its manifest. `manifest` gets
-  // format_version, created and program_version added. Throws SessionError / IoError.
+  // format_version, format_minor, created and program_version added. Throws SessionError / IoError.
   static Session create(const std::string& dir, nlohmann::json manifest, int keep_last = 3);
   // Opens an existing session: reads and checks the manifest; for writing it also removes
   // stale temp files (never open for writing a session another process is still writing).

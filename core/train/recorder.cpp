@@ -5,6 +5,7 @@
 #include "core/models/rmt.h"
 #include "core/trace/analysis.h"
 #include "core/trace/hash_stats.h"
+#include "core/trace/key_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -102,7 +103,8 @@ ReplayedProbe read_recording(const io::NamedTensors& tensors, const std::map<std
                              const std::string& source) {
   auto fail = [&](const std::string& what) -> std::runtime_error {
     return std::runtime_error("recording '" + source + "' " + what +
-                              "; it was not written by `mnemoscope train` (record it again, or pick another step)");
+                              "; it was not written by `mnemoscope train` or a Python SessionWriter (record it "
+                              "again, or pick another step)");
   };
   auto mit = metadata.find("probe");
   if (mit == metadata.end()) throw fail("has no \"probe\" metadata");
@@ -154,6 +156,8 @@ ReplayedProbe read_recording(const io::NamedTensors& tensors, const std::map<std
       throw fail("has a tensor with a bad segment name '" + k + "'");
     }
     if (i < 0 || i >= n) throw fail("has a tensor '" + k + "' for a segment outside 0.." + std::to_string(n - 1));
+    const std::string bad = check_trace_tensor(k.substr(slash + 1), t);
+    if (!bad.empty()) throw fail("segment " + std::to_string(i) + ": " + bad);
     traces[static_cast<size_t>(i)].tensors[k.substr(slash + 1)] = t;
   }
   const auto& losses = meta.value("loss", nlohmann::json::array());

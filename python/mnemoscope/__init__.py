@@ -1,0 +1,34 @@
+"""Read Mnemoscope sessions and traces in Python, and record a session from any training loop
+so the app can watch and replay it (docs/python.md).
+
+Reading needs numpy only:
+
+    import mnemoscope
+    s = mnemoscope.open_session("runs/copy-rmt")
+    loss = s.metrics["loss"]                       # Column: .step, .value (NaN kept), .non_finite
+    rec = s.recording()                            # newest probe recording: rec[i]["rmt.attn.0"]
+
+Writing: mnemoscope.SessionWriter. PyTorch helpers: mnemoscope.pytorch (needs torch).
+"""
+
+from ._version import FORMAT_MAJOR, FORMAT_MINOR, __version__
+from .errors import (FormatVersionError, MetricsWarning, MnemoscopeError, RecordingError, SafetensorsError,
+                     SessionError, TraceKeyError)
+from .framed_log import FramedLogWriter, LogReadResult, read_framed_log
+from .keys import KEYS, validate_segment
+from .safetensors import RawTensor, TensorFile, load_safetensors, save_safetensors
+from .session import (Checkpoint, Column, Follower, Metrics, Recording, Session, Trace, check_format, open_session,
+                      read_metrics, read_recording, read_trace, read_traces)
+from .writer import SessionWriter, summarize_recording, validate_model_config
+
+__all__ = [
+    "__version__", "FORMAT_MAJOR", "FORMAT_MINOR",
+    "open_session", "Session", "Metrics", "Column", "Recording", "Checkpoint", "Follower", "Trace",
+    "read_metrics", "read_recording", "read_trace", "read_traces", "check_format",
+    "SessionWriter", "summarize_recording", "validate_model_config",
+    "load_safetensors", "save_safetensors", "TensorFile", "RawTensor",
+    "read_framed_log", "FramedLogWriter", "LogReadResult",
+    "KEYS", "validate_segment",
+    "MnemoscopeError", "SafetensorsError", "SessionError", "FormatVersionError", "RecordingError", "TraceKeyError",
+    "MetricsWarning",
+]

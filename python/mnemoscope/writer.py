@@ -1,0 +1,443 @@
+"""Writing a session from Python (docs/python.md): the files `mnemoscope train` writes, in the
+same format, so the app's `gui --session` follows and replays it and `mnemoscope export
+--session` exports it.
+
+    with SessionWriter("runs/py-rmt", config={"model": {"model": "rmt", "slots": 8, ...}}) as w:
+        w.log(step, loss=..., lr=...)                       # a {"type": "step"} record
+        w.record(step, probe_text, traces_by_segment)       # traces/step-N.safetensors + a probe record
+        w.checkpoint(step, model.state_dict())              # checkpoints/step-N.safetensors + latest
+
+Every file is written atomically (mnemoscope.atomic) and metrics records are appended as
+CRC-framed records, so a crash leaves every file complete or absent and at most a torn last
+record, which readers skip.
+"""
+
+import datetime
+import json
+import math
+import numbers
+import os
+
+import numpy as np
+
+from . import _version
+from .atomic import write_file_atomic
+from .errors import SessionError, TraceKeyError
+from .framed_log import FramedLogWriter, read_framed_log
+from .keys import coerce, validate_segment
+from .safetensors import save_safetensors
+from .session import read_manifest, step_name, steps_in
+
+# ------------------------------------------------------------------------------ model config
+
+# The model config fields the app reads (core/models/config.h: ModelConfig::from_json); the
+# app chooses its panels by "model" and draws labels from the rest.
+KNOWN_MODELS = ("memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt", "transformer", "mtn", "mtn-naive",
+                "no-memory")
+_INT_FIELDS = {"slots": (1, 65536), "segment_len": (1, 65536), "dim": (1, 65536), "heads": (1, 1024),
+               "layers": (1, 256), "dec_layers": (1, 256), "ff": (0, 1 << 20), "n_cls": (0, 1024),
+               "cache_len": (-1, 65536), "n1_layers": (0, 256), "n2_layers": (1, 256), "hash_bits": (1, 16)}
+_DEFAULTS = {"model": "memformer", "slots": 16, "segment_len": 32, "dim": 64, "heads": 4}
+_FIELDS = ("model, slots, segment_len, dim, heads, layers, dec_layers, ff, n_cls, temperature, forgetting, memory, "
+           "cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
+
+
+def validate_model_config(model):
+    """Checks a model description the way the app's ModelConfig::from_json does, so the app
+    can read it (an unreadable one costs the session its model panels). Raises ValueError
+    naming the field, as the C++ side words it."""
+    if not isinstance(model, dict):
+        raise ValueError("model config must be a JSON object, got %s" % type(model).__name__)
+    for k, v in model.items():
+        if k in ("model", "linear"):
+            if not isinstance(v, str):
+                raise ValueError("config field '%s' must be a string, got %s" % (k, json.dumps(v)))
+        elif k in _INT_FIELDS:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError("config field '%s' must be an integer, got %s" % (k, json.dumps(v)))
+        elif k in ("temperature", "hash_temperature"):
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ValueError("config field '%s' must be a number, got %s" % (k, json.dumps(v)))
+        elif k in ("forgetting", "memory"):
+            if not isinstance(v, bool):
+                raise ValueError("config field '%s' must be true or false, got %s" % (k, json.dumps(v)))
+        else:
+            raise ValueError("config field '%s' is unknown; known fields: %s" % (k, _FIELDS))
+    m = dict(_DEFAULTS, **model)
+    if m["model"] not in KNOWN_MODELS:
+        raise ValueError("config field 'model' = '%s' is not a known model; known: %s" % (m["model"], ", ".join(KNOWN_MODELS)))
+    for k, (lo, hi) in _INT_FIELDS.items():
+        if k in m and not lo <= m[k] <= hi:
+            raise ValueError("config field '%s' = %d is out of range %d..%d" % (k, m[k], lo, hi))
+    if m["dim"] % m["heads"]:
+        raise ValueError("config field 'dim' = %d must be divisible by 'heads' = %d" % (m["dim"], m["heads"]))
+    if "temperature" in m and not 0 < m["temperature"] <= 100:
+        raise ValueError("config field 'temperature' = %s must be in (0, 100]" % m["temperature"])
+    if m.get("linear", "dense") not in ("dense", "hashed"):
+        raise ValueError("config field 'linear' = '%s' must be \"dense\" or \"hashed\"" % m["linear"])
+    if "hash_temperature" in m and not m["hash_temperature"] > 0:
+        raise ValueError("config field 'hash_temperature' = %s must be > 0" % m["hash_temperature"])
+
+
+# ------------------------------------------------------------------------------ values
+
+
+def _is_torch_tensor(v):
+    return type(v).__module__.startswith("torch") and hasattr(v, "detach")
+
+
+def to_array(v):
+    """A trace or checkpoint tensor as a numpy array (torch tensors are detached and copied to the CPU)."""
+    if isinstance(v, np.ndarray):
+        return v
+    if _is_torch_tensor(v):
+        from .pytorch import to_numpy
+        return to_numpy(v)
+    return np.asarray(v)
+
+
+def json_value(v, where):
+    """A metric value as JSON: numbers (numpy and torch scalars too), bools, strings, None,
+    and lists/dicts of them. NaN and Inf become null, as the C++ writer stores them."""
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    if isinstance(v, dict):
+        return {str(k): json_value(x, where + "." + str(k)) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_value(x, "%s[%d]" % (where, i)) for i, x in enumerate(v)]
+    if isinstance(v, np.ndarray) or _is_torch_tensor(v):
+        a = to_array(v)
+        if a.size == 1:
+            return json_value(a.reshape(()).item(), where)
+        return json_value(a.tolist(), where)
+    raise TypeError("metric '%s' has a value of type %s; log numbers, strings, bools or lists/dicts of them"
+                    % (where, type(v).__name__))
+
+
+def dump_record(record):
+    """A metrics record's bytes: compact JSON with sorted keys, as the C++ writer (nlohmann) makes it."""
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _check_step(step):
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
+        raise ValueError("step must be a non-negative integer, got %r" % (step,))
+    return int(step)
+
+
+# ------------------------------------------------------------------------------ probe summary
+
+
+def summarize_recording(segments, losses):
+    """The dashboard scalars of a recording, as core/train/recorder.cpp summarize_recording
+    computes them: mean probe loss, slot-type fractions, forgetting-norm quantiles, RMT block
+    masses per layer, normalised bucket entropy per hashed module and table."""
+    j = {}
+    finite = [l for l in losses if l is not None and math.isfinite(l)]
+    if finite:
+        j["loss"] = float(sum(finite) / len(finite))
+    types = [0, 0, 0]
+    mass_sum, mass_n, counts = {}, {}, {}
+    forget = None
+    prefix = "rmt.block_mass."
+    for tr in segments:
+        if "memformer.slot_type" in tr:
+            t = np.asarray(tr["memformer.slot_type"]).astype(np.int64).ravel()
+            types[0] += int((t == 0).sum())
+            types[1] += int((t == 1).sum())
+            types[2] += int(((t != 0) & (t != 1)).sum())
+        if "memformer.forget_norm" in tr:
+            forget = np.asarray(tr["memformer.forget_norm"], dtype=np.float32).ravel()
+        for key in sorted(k for k in tr if k.startswith(prefix)):
+            layer = key[len(prefix):]
+            m = np.asarray(tr[key], dtype=np.float64).reshape(-1, 3).mean(0)
+            mass_sum[layer] = mass_sum.get(layer, np.zeros(3)) + m
+            mass_n[layer] = mass_n.get(layer, 0) + 1
+        for key in sorted(tr):
+            if key.startswith("hash.") and key.endswith(".counts") and len(key) > len("hash.") + len(".counts"):
+                path = key[len("hash."):-len(".counts")]
+                c = np.asarray(tr[key], dtype=np.int64)
+                counts[path] = counts[path] + c if path in counts else c.copy()
+    total = sum(types)
+    if total:
+        j["slot_types"] = {"retain": types[0] / total, "mix": types[1] / total, "overwrite": types[2] / total}
+    if forget is not None and forget.size:
+        q = np.sort(forget.astype(np.float64))
+        j["forget_norm"] = {name: float(np.quantile(q, p)) for name, p in
+                            (("min", 0), ("p10", 0.1), ("p50", 0.5), ("p90", 0.9), ("max", 1))}
+    if mass_sum:
+        j["rmt_block_mass"] = {layer: [float(x) for x in mass_sum[layer] / mass_n[layer]] for layer in sorted(mass_sum)}
+    if counts:
+        ent = {}
+        for path in sorted(counts):
+            c = counts[path].astype(np.float64)
+            r = c.shape[1]
+            row = []
+            for k in range(c.shape[0]):
+                tot = c[k].sum()
+                if tot > 0:
+                    q = c[k][c[k] > 0] / tot
+                    h = float(-(q * np.log(q)).sum())
+                    row.append(h / math.log(r) if r > 1 else 1.0)
+                else:
+                    row.append(0.0)
+            ent[path] = row
+        j["hash_entropy"] = ent
+    return j
+
+
+def _first_non_finite(seg):
+    for key in sorted(seg):
+        a = seg[key]
+        if a.dtype.kind == "f" and a.size and not np.isfinite(a).all():
+            return key
+    return ""
+
+
+# ------------------------------------------------------------------------------ the writer
+
+
+class SessionWriter:
+    """Writes a session directory that the app and `mnemoscope export` read.
+
+    path        a new (or empty) directory; its parents are created
+    config      any JSON-able dict, stored as the manifest's "config". Its "model" entry, when
+                present, describes the model for the app (ModelConfig fields, e.g. {"model":
+                "rmt", "slots": 8, "segment_len": 13, "dim": 64, "heads": 4, "layers": 2}): the
+                app picks its panels by it, so it is checked here (unknown fields rejected).
+    keep_last   checkpoints kept (older ones are deleted as new ones are written)
+    segment_len tokens per probe segment for record() (default: config["model"]["segment_len"],
+                else the L of input.tokens)
+    """
+
+    def __init__(self, path, config=None, keep_last=3, segment_len=None, _resume=False):
+        self.path = os.fspath(path)
+        if keep_last < 1:
+            raise ValueError("keep_last must be >= 1, got %d" % keep_last)
+        self.keep_last = keep_last
+        if config is not None and not isinstance(config, dict):
+            raise TypeError("config must be a dict (stored as the manifest's \"config\"), got %s" % type(config).__name__)
+        self.config = config
+        if config and isinstance(config, dict) and "model" in config:
+            validate_model_config(config["model"])
+        self.segment_len = segment_len
+        if _resume:
+            self.manifest = read_manifest(self.path)
+            return
+        if os.path.exists(self.path) and (not os.path.isdir(self.path) or os.listdir(self.path)):
+            raise SessionError("%s: directory exists and is not empty; pass a new directory (or SessionWriter.resume it)"
+                               % self.path)
+        manifest = {"kind": "python"}
+        if config is not None:
+            manifest["config"] = config
+        manifest.update({
+            "format_version": _version.FORMAT_MAJOR,
+            "format_minor": _version.FORMAT_MINOR,
+            "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "program_version": _version.__version__,
+            "writer": "mnemoscope Python package %s" % _version.__version__,
+        })
+        try:
+            text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+        except (TypeError, ValueError) as e:
+            raise TypeError("config must be JSON-serialisable (numbers, strings, bools, None, lists, dicts): %s" % e) from None
+        os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
+        os.makedirs(os.path.join(self.path, "traces"), exist_ok=True)
+        write_file_atomic(os.path.join(self.path, "manifest.json"), text.encode("utf-8"))
+        self.manifest = manifest
+        self._log = FramedLogWriter(os.path.join(self.path, "metrics.log"))
+
+    @classmethod
+    def resume(cls, path, step, keep_last=3, segment_len=None):
+        """Continues writing an interrupted session (as `mnemoscope train --resume` does): checks
+        its format version, removes temp files a crash left, cuts a torn tail off metrics.log and
+        appends {"type": "resume", "step": step}, so readers drop the records of later steps
+        written before the crash. Returns (writer, what was repaired: "" when the log was clean)."""
+        w = cls(path, None, keep_last, segment_len, _resume=True)
+        w.config = w.manifest.get("config")
+        w.remove_stale_temp_files()
+        log = os.path.join(w.path, "metrics.log")
+        r = read_framed_log(log)
+        repaired = ""
+        if not r.clean:
+            os.truncate(log, r.good_bytes)
+            repaired = "metrics.log: dropped %d damaged bytes after byte %d (%s)" % (
+                r.file_bytes - r.good_bytes, r.good_bytes, r.stop_reason)
+        w._log = FramedLogWriter(log)
+        w.log_record({"type": "resume", "step": _check_step(step)}, sync=True)
+        return w, repaired
+
+    def remove_stale_temp_files(self):
+        """Removes temp files left by an interrupted write; returns how many."""
+        removed = 0
+        for sub in ("", "checkpoints", "traces"):
+            d = os.path.join(self.path, sub)
+            try:
+                names = os.listdir(d)
+            except OSError:
+                continue
+            for n in names:
+                if len(n) > 1 and n[0] == "." and ".tmp-" in n:
+                    try:
+                        os.unlink(os.path.join(d, n))
+                        removed += 1
+                    except OSError:
+                        pass
+        return removed
+
+    # --- metrics
+
+    def log_record(self, record, sync=False):
+        """Appends one JSON record (a dict with a "type") to metrics.log; NaN/Inf are stored as null."""
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            raise ValueError("a metrics record is a dict with a string \"type\" (step, eval, probe, resume, error, ...)")
+        self._log.append(dump_record(json_value(record, "record")), sync)
+
+    def log(self, step, sync=False, **metrics):
+        """A {"type": "step"} record: what the app's dashboard plots over training. The fields it
+        draws: loss, accuracy, lr, grad_norm, tokens_per_s, peak_rss_mib (any others are stored
+        and readable from Python). NaN/Inf values are stored as null and drawn as red markers."""
+        if "type" in metrics:
+            raise ValueError("log(): 'type' is set by the method; use log_record() for records of another type")
+        rec = {"type": "step", "step": _check_step(step)}
+        rec.update({k: json_value(v, k) for k, v in metrics.items()})
+        self._log.append(dump_record(rec), sync)
+
+    def log_eval(self, step, split="valid", sync=False, **metrics):
+        """A {"type": "eval", "split": split} record (the dashboard draws the valid loss and accuracy)."""
+        if "type" in metrics:
+            raise ValueError("log_eval(): 'type' is set by the method")
+        rec = {"type": "eval", "step": _check_step(step), "split": str(split)}
+        rec.update({k: json_value(v, k) for k, v in metrics.items()})
+        self._log.append(dump_record(rec), sync)
+
+    # --- probe recordings
+
+    def _segment_len(self, segment_len, segments):
+        if segment_len is not None:
+            return segment_len
+        if self.segment_len is not None:
+            return self.segment_len
+        cfg = self.config if isinstance(self.config, dict) else {}
+        model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+        if isinstance(model.get("segment_len"), int):
+            return model["segment_len"]
+        for seg in segments:
+            if "input.tokens" in seg and seg["input.tokens"].ndim == 2:
+                return int(seg["input.tokens"].shape[1])
+        raise ValueError("record(): cannot tell the segment length; pass segment_len=, set it in "
+                         "SessionWriter(segment_len=...) or config[\"model\"][\"segment_len\"], or trace input.tokens")
+
+    def record(self, step, probe_doc, traces_by_segment, segment_len=None, loss=None):
+        """Writes traces/step-N.safetensors, the probe recording of training step `step`, and
+        appends its {"type": "probe"} summary record (core/train/recorder.h, docs/formats.md).
+
+        probe_doc          the probe document: str (UTF-8), bytes, or token ids 0..255; the app
+                           shows one token per byte
+        traces_by_segment  one dict {canonical trace key: array} per segment (numpy arrays or
+                           torch tensors, batch first; mnemoscope.pytorch turns model tensors
+                           into these keys); len == ceil(len(document) / segment_len)
+        loss               per-segment probe loss (None entries allowed), or None
+        Keys, dtypes and shapes are checked (mnemoscope.keys) before anything is written."""
+        step = _check_step(step)
+        if isinstance(probe_doc, str):
+            doc = probe_doc.encode("utf-8")
+        elif isinstance(probe_doc, (bytes, bytearray)):
+            doc = bytes(probe_doc)
+        else:
+            ids = to_array(probe_doc).ravel()
+            if ids.dtype.kind not in "iu" or (ids.size and (ids.min() < 0 or ids.max() > 255)):
+                raise ValueError("record(): probe_doc as token ids must be integers 0..255 (one byte each); "
+                                 "pass the document as str or bytes instead")
+            doc = bytes(ids.astype(np.uint8).tolist())
+        if not doc:
+            raise ValueError("record(): the probe document is empty")
+        if isinstance(traces_by_segment, dict):
+            traces_by_segment = [traces_by_segment[i] for i in sorted(traces_by_segment)]
+        segments = []
+        for i, seg in enumerate(traces_by_segment):
+            if not isinstance(seg, dict):
+                raise TypeError("record(): segment %d is a %s; each segment is a dict {trace key: tensor}"
+                                % (i, type(seg).__name__))
+            out = {}
+            for key, v in seg.items():
+                if not isinstance(key, str):
+                    raise TraceKeyError("record(): segment %d has a key %r that is not a string" % (i, key))
+                try:
+                    out[key] = coerce(key, to_array(v))
+                except TraceKeyError as e:
+                    raise TraceKeyError("record(): segment %d: %s" % (i, e)) from None
+            validate_segment(out, "record(): segment %d" % i)
+            segments.append(out)
+        seg_len = self._segment_len(segment_len, segments)
+        if isinstance(seg_len, bool) or not isinstance(seg_len, int) or seg_len < 1:
+            raise ValueError("record(): segment_len must be a positive integer, got %r" % (seg_len,))
+        n = (len(doc) + seg_len - 1) // seg_len
+        if len(segments) != n:
+            raise ValueError("record(): %d segments of traces for a probe document of %d bytes in segments of %d "
+                             "tokens: it has %d segments" % (len(segments), len(doc), seg_len, n))
+        for i, seg in enumerate(segments):
+            if "input.tokens" in seg and seg["input.tokens"].shape[1] < min(seg_len, len(doc) - i * seg_len):
+                raise TraceKeyError("record(): segment %d: input.tokens has %d tokens, fewer than the segment's %d"
+                                    % (i, seg["input.tokens"].shape[1], min(seg_len, len(doc) - i * seg_len)))
+        if loss is None:
+            losses = [None] * n
+        else:
+            losses = [None if l is None else float(to_array(l).reshape(())) for l in loss]
+            if len(losses) != n:
+                raise ValueError("record(): %d losses for %d segments" % (len(losses), n))
+        tensors = [("probe.ids", np.frombuffer(doc, dtype=np.uint8).astype(np.int64)),
+                   ("probe.bytes", np.frombuffer(doc, dtype=np.uint8))]
+        for i, seg in enumerate(segments):
+            for key in sorted(seg):
+                tensors.append(("s%d/%s" % (i, key), seg[key]))
+        probe = {"segments": n, "segment_len": seg_len,
+                 "loss": [l if l is not None and math.isfinite(l) else None for l in losses],
+                 "non_finite": [_first_non_finite(seg) for seg in segments]}
+        meta = {"probe": json.dumps(probe, sort_keys=True, separators=(",", ":")), "step": str(step)}
+        path = os.path.join(self.path, "traces", step_name(step))
+        save_safetensors(path, tensors, meta)
+        summary = summarize_recording(segments, losses)
+        summary.update({"type": "probe", "step": step})
+        self.log_record(summary)
+        return path
+
+    # --- checkpoints
+
+    def checkpoint(self, step, state_dict, metadata=None):
+        """Writes checkpoints/step-N.safetensors (tensors by name: a model's state_dict, numpy
+        arrays) atomically, then `latest`, then deletes all but the newest keep_last."""
+        step = _check_step(step)
+        meta = {"format": "mnemoscope-python-checkpoint", "program_version": _version.__version__}
+        for k, v in (metadata or {}).items():
+            meta[str(k)] = v if isinstance(v, str) else json.dumps(v)
+        meta["step"] = str(step)
+        items = list(state_dict.items()) if hasattr(state_dict, "items") else list(state_dict)
+        path = os.path.join(self.path, "checkpoints", step_name(step))
+        save_safetensors(path, items, meta)
+        write_file_atomic(os.path.join(self.path, "checkpoints", "latest"), (step_name(step) + "\n").encode())
+        steps = steps_in(os.path.join(self.path, "checkpoints"))
+        for s in steps[:max(0, len(steps) - self.keep_last)]:
+            if s != step:
+                try:
+                    os.unlink(os.path.join(self.path, "checkpoints", step_name(s)))
+                except OSError:
+                    pass
+        return path
+
+    def close(self):
+        if getattr(self, "_log", None) is not None:
+            self._log.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
