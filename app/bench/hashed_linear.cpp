@@ -2,10 +2,10 @@
 // the same sizes, in one process (docs/architecture.md#build). Prints FLOPs, wall time and ratios, and on
 // CUDA the achieved memory bandwidth of the forward against the GPU's peak.
 #include "app/bench/benches.h"
+#include "app/bench/hashed_linear_cpu.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
 
-#include "app/bench/hashed_linear_cpu.h"
 #include "app/cli/cli.h"
 #include "core/nn/hashed_linear.h"
 #include "kernels/device_info.h"

@@ -352,18 +352,21 @@ TEST_CASE("bench hashed-linear: the CPU part names BLAS, kernel path, bandwidth 
   CHECK(r.output.find("  1 bf16       64 fwd+bwd ") != std::string::npos);
   CHECK(r.output.find("goal CPU") == std::string::npos);  // goals are for d = 512, tau = 8 only
   if (kernels::cpu_isa_supported(CpuIsa::kAvx2)) {  // the environment variable picks the path too
-    ::setenv("MNEMO_CPU_KERNELS", "avx2", 1);
+    test::EnvGuard env("MNEMO_CPU_KERNELS", "avx2");
     auto e = test::run_cli(tiny + " --tables fp32");
-    ::unsetenv("MNEMO_CPU_KERNELS");
     CAPTURE(e.output);
     CHECK(e.code == 0);
     CHECK(e.output.find("hashed kernels: avx2 path") != std::string::npos);
   }
-  ::setenv("MNEMO_CPU_KERNELS", "sse9", 1);
-  auto bad_env = test::run_cli(tiny);
-  ::unsetenv("MNEMO_CPU_KERNELS");
+  test::CliRun bad_env;
+  {
+    test::EnvGuard env("MNEMO_CPU_KERNELS", "sse9");
+    bad_env = test::run_cli(tiny);
+  }
   CHECK(bad_env.code == 2);
   CHECK(bad_env.output.find("MNEMO_CPU_KERNELS: CPU kernel path 'sse9' is unknown") != std::string::npos);
+  CHECK(bad_env.output.find("mnemoscope: error:") != std::string::npos);
+  CHECK(bad_env.output.find("bench hashed-linear:") == std::string::npos);  // nothing printed before the error
   for (auto [args, msg] : {std::pair<std::string, std::string>{" --tables fp64", "--tables fp64 is unknown"},
                            {" --cpu-kernels sse", "--cpu-kernels: CPU kernel path 'sse' is unknown"},
                            {" --threads 0", "--threads 0 is out of range"}}) {
