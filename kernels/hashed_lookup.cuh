@@ -15,14 +15,14 @@
 // current device, rows contiguous, n >= 0, k >= 1, kMinHashBits <= tau <= kMaxHashBits (kernels/limits.h), d_out >= 1,
 // temperature > 0, k * 2^tau < 2^31.
 #pragma once
+#include "kernels/table_type.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
 
 namespace mnemo::kernels {
-
-enum class TableType : int { kFloat32 = 0, kBFloat16 = 1, kFloat16 = 2 };
 
 // Forward (Eq. 13): bucket [n, k] int32, p [n, k] and y [n, d_out] are written.
 // tables: [k, 2^tau, d_out] of `table_type`.

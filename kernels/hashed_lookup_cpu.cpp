@@ -1,33 +1,58 @@
-// CPU reference of the hashed lookup (see hashed_lookup_cpu.h for the maths and layout).
+// CPU kernels of the hashed lookup (see hashed_lookup_cpu.h for the maths, the layout and the
+// code paths; docs/benchmarks.md, "bench hashed-linear", for the measurements behind the
+// choices below).
 //
-// Why the loops look the way they do:
-// * Gathers read table rows (never a one-hot product) in a table-major, column-blocked order
-//   (see "table-major column-block loops" below) so each table slab is reused from cache by
-//   every row that hits it; y[r] is still summed in table order j = 0..k-1.
-// * Every output element is owned by one task, and sums run in a fixed order (tables for y,
-//   rows for the table gradient, column blocks for the input gradient): no atomics, and the
-//   results are bit-identical for any thread count or task order.
-// * exp() of float inputs is a branch-free Cephes-style polynomial the compiler vectorises;
-//   std::exp is a scalar libm call per element, which made the codes as slow as the gather.
+// Portable path: plain loops, the reference for the vectorised ones and the only path for
+// double.
+//
+// Vectorised paths (kernels/hashed_lookup_cpu_simd.inc, compiled twice below: for AVX2 + FMA
+// and for AVX-512 F, each with GCC/Clang target attributes, and picked at run time). What
+// bounds them is moving table rows, not arithmetic: every lookup multiply-adds one table row
+// piece, and the 2^tau x d_out tables (32 MiB at d = 512, tau = 8) live in DRAM. So:
+// * Work in column blocks of 32 floats. A block's table "slabs" (2^tau x 32 floats per
+//   table) are packed, a group of tables at a time (2 MiB: all 64 tables at d = 512,
+//   tau = 8), into a contiguous buffer: read straight from the tables, rows 4 d_out bytes
+//   apart map onto a few cache sets and evict each other (at d = 512 only about two
+//   tables' slabs would stay in L2).
+// * Keep the outputs in registers: the forward holds y for 8 rows x 32 columns in 16
+//   vector registers across a group's tables; the table gradient sorts the rows of each table
+//   by bucket (a stable counting sort) and sums each bucket's rows in registers, so each
+//   d_tables piece is written once; the input gradient reduces 16 (or 8) dot products at
+//   once with a transposed tree of shuffles and adds.
+// * Codes (bucket, p) are computed 16 chunks at a time: a gather of the chunk's i-th
+//   component across 16 chunks, a polynomial exp, a compare for the code bit.
+// * Every output element is owned by one task and summed in a fixed order, so results do
+//   not depend on the thread count; the AVX2 path emulates 16-lane vectors with pairs of
+//   8-lane ones so that it computes the same bits as the AVX-512 path.
 #include "kernels/hashed_lookup_cpu.h"
 
 #include <algorithm>
+#include <atomic>
+#include <ctime>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MNEMO_X86_SIMD 1
+#include <cpuid.h>
+#include <immintrin.h>
+#else
+#define MNEMO_X86_SIMD 0
+#endif
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace mnemo::kernels {
 
 namespace {
-
-// Compile with the widest vector unit the CPU has, chosen at load time (GCC/Clang ifunc).
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__clang__)
-#define MNEMO_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MNEMO_MULTIVERSION
-#endif
 
 void run(const ParallelFor& pf, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
@@ -35,12 +60,85 @@ void run(const ParallelFor& pf, int64_t n, int64_t grain, const std::function<vo
   else body(0, n);
 }
 
+// ---- scratch memory ---------------------------------------------------------------------------
+//
+// Per-thread buffers that grow to the largest size asked for and are kept (freeing and
+// re-allocating a few MiB per call costs page faults that show up in the timings). Buffers of
+// 1 MiB or more are 2 MiB-aligned and, on Linux, marked for transparent huge pages: the
+// kernels touch their slab buffers at random, and 4 KiB pages cost TLB misses there.
+enum Slot : int {
+  kSlabSlot,     // task: packed table slabs
+  kTileSlot,     // task: forward partial sums between table groups / packed dy tile (table gradient)
+  kCursorSlot,   // task: per-bucket positions (counting sort; table gradient over several tiles)
+  kCoefSlot,     // task: per-row coefficients (input gradient)
+  kOrderSlot,    // call: codes by row block (forward) / rows of each table sorted by bucket
+  kSortPSlot,    // call: p alongside kOrderSlot
+  kStartSlot,    // call: first sorted position of each bucket
+  kDotSlot,      // call: dy . T_j[h] per row and table
+  kChunkSlot,    // call: chunk index of every input column
+  kSlots
+};
+
+class Scratch {
+ public:
+  ~Scratch() {
+    for (auto& b : bufs_) std::free(b.ptr);
+  }
+  void* get(Slot s, size_t bytes) {
+    Buf& b = bufs_[s];
+    if (bytes <= b.cap) return b.ptr;
+    std::free(b.ptr);
+    b = Buf{};
+    constexpr size_t kHuge = size_t{2} << 20;
+    const bool huge = bytes >= (size_t{1} << 20);
+    const size_t align = huge ? kHuge : 64;
+    const size_t cap = (bytes + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, cap);
+    if (!p) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (huge) madvise(p, cap, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
+    b = Buf{p, cap};
+    return p;
+  }
+
+ private:
+  struct Buf {
+    void* ptr = nullptr;
+    size_t cap = 0;
+  };
+  Buf bufs_[kSlots];
+};
+
+Scratch& thread_scratch() {
+  thread_local Scratch sc;
+  return sc;
+}
+
+template <typename T>
+T* scratch(Slot s, size_t count) {
+  return static_cast<T*>(thread_scratch().get(s, std::max<size_t>(count, 1) * sizeof(T)));
+}
+
+// CPU time of the calling thread in seconds (the process's, through std::clock, where the
+// thread clock is missing).
+double thread_seconds() {
+#if defined(CLOCK_THREAD_CPUTIME_ID)
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+#endif
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
+
+// ---- exp ----------------------------------------------------------------------------------------
+
 // e^-a for a >= 0, a clamped at 80 (e^-80 ~ 1.8e-35 is still a normal float, and 1 + e^-a
 // is 1 from a ~ 17 on). The clamp works on the bits (non-negative floats order like their
-// bit patterns) because a float compare would keep GCC from vectorising the loop; it maps
-// NaN to 80 too, so codes_rows restores NaN itself. Range reduction -a = n ln2 + r,
-// |r| <= ln2/2 (ln2 split in two for accuracy), a degree-6 minimax polynomial for e^r, and
-// 2^n through the exponent bits.
+// bit patterns); it maps NaN to 80 too, so the callers restore NaN themselves. Range
+// reduction -a = n ln2 + r, |r| <= ln2/2 (ln2 split in two for accuracy), a degree-6
+// minimax polynomial for e^r (Cephes' expf coefficients), and 2^n through the exponent bits.
+// The vectorised paths evaluate the same steps with fused multiply-adds.
 inline float exp_neg(float a) {
   constexpr int32_t kBits80 = 0x42a00000;  // 80.0f
   int32_t ai;
@@ -66,21 +164,47 @@ inline float exp_neg(float a) {
 }
 inline double exp_neg(double a) { return std::exp(-a); }
 
-// e[j] = exp(-2 |x[j]| / t) for one row.
-template <typename T>
-MNEMO_MULTIVERSION void row_exp(const T* x, T* e, int64_t d, T two_over_t) {
-  for (int64_t j = 0; j < d; ++j) e[j] = exp_neg(two_over_t * std::fabs(x[j]));
+// ---- table elements -----------------------------------------------------------------------------
+
+// 16-bit table elements (TableType::kBFloat16 / kFloat16), widened to float as they are read.
+struct Bf16 {
+  uint16_t bits;
+};
+struct Half {
+  uint16_t bits;
+};
+
+inline float to_float(float v) { return v; }
+inline double to_float(double v) { return v; }
+inline float to_float(Bf16 v) {  // bf16 is the top half of a float
+  const uint32_t u = static_cast<uint32_t>(v.bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
 }
+inline float to_float(Half v) {  // IEEE binary16, exactly (subnormals, infinities, NaN)
+  const uint32_t sign = static_cast<uint32_t>(v.bits & 0x8000u) << 16;
+  const uint32_t exp = (v.bits >> 10) & 0x1fu, man = v.bits & 0x3ffu;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(static_cast<float>(man), -24);  // zero or subnormal
+    return sign ? -f : f;
+  }
+  const uint32_t u = sign | (exp == 0x1f ? (0xffu << 23) | (man << 13) : ((exp + 112u) << 23) | (man << 13));
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// ---- portable path ------------------------------------------------------------------------------
 
 // Codes and p of rows [r0, r1).
 template <typename T>
-void codes_rows(const T* x, int32_t* bucket, T* p, int64_t r0, int64_t r1, int64_t k, int tau, double temperature) {
+void codes_rows(const T* x, int32_t* bucket, T* p, int64_t r0, int64_t r1, int64_t k, int tau, T two_over_t) {
   const int64_t d_in = k * tau;
-  const T two_over_t = static_cast<T>(2.0 / temperature);
   std::vector<T> e(static_cast<size_t>(d_in));
   for (int64_t r = r0; r < r1; ++r) {
     const T* xr = x + r * d_in;
-    row_exp(xr, e.data(), d_in, two_over_t);
+    for (int64_t c = 0; c < d_in; ++c) e[static_cast<size_t>(c)] = exp_neg(two_over_t * std::fabs(xr[c]));
     for (int64_t j = 0; j < k; ++j) {
       const T* z = xr + j * tau;
       const T* ez = e.data() + j * tau;
@@ -98,295 +222,64 @@ void codes_rows(const T* x, int32_t* bucket, T* p, int64_t r0, int64_t r1, int64
   }
 }
 
-// ---- table-major column-block loops -------------------------------------------------------
-//
-// Every pass below has the shape
-//     for column block cb (kCols<T> columns):  for table j:  for row r in a tile of rows:
-//         op(row piece [r, cb], table piece T_j[h(r, j), cb])
-// so a table's slab for the block (2^tau x kCols) sits in L1/L2 while every row of the tile
-// that hits it is served, and the tile's row pieces (kTileRows x kCols) stay in L2. A table
-// slab is read about once per tile instead of once per lookup: for d = 512, tau = 8,
-// K = 64, N = 2048 that is 32 MiB of table traffic instead of 256 MiB (the row-major loop
-// streamed every looked-up row, 2 KiB each, and was memory-bound at ~4x the time).
-// Codes are transposed to [K, N] first so the inner loop reads them contiguously.
-
 template <typename T>
-constexpr int64_t kCols = 256 / static_cast<int64_t>(sizeof(T));  // 64 floats / 32 doubles: 256-byte pieces
-constexpr int64_t kTileRows = 2048;
-
-struct Blocks {
-  int64_t col_blocks, tiles;
-};
-
-template <typename T>
-Blocks blocks(int64_t n, int64_t d_out) {
-  return {(d_out + kCols<T> - 1) / kCols<T>, (n + kTileRows - 1) / kTileRows};
+int64_t row_grain(int64_t width) {
+  return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, width));
 }
 
-// bucket/p [n, k] -> [k, n].
-template <typename T>
-void transpose_codes(const int32_t* bucket, const T* p, int32_t* bt, T* pt, int64_t n, int64_t k,
-                     const ParallelFor& pf) {
-  run(pf, k, 1, [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; ++j)
-      for (int64_t r = 0; r < n; ++r) {
-        bt[j * n + r] = bucket[r * k + j];
-        pt[j * n + r] = p[r * k + j];
-      }
-  });
-}
-
-template <typename T>
-inline void prefetch_piece(const T* piece) {
-  const char* b = reinterpret_cast<const char*>(piece);
-  for (int64_t o = 0; o < kCols<T> * static_cast<int64_t>(sizeof(T)); o += 64) __builtin_prefetch(b + o);
-}
-
-// dst[0..w) += a * src[0..w); W > 0 is the compile-time width (the full-block case).
-template <typename T, int64_t W>
-inline void axpy_piece(T* __restrict dst, const T* __restrict src, T a, int64_t w) {
-  if constexpr (W > 0) {
-#pragma GCC ivdep
-    for (int64_t c = 0; c < W; ++c) dst[c] += a * src[c];
-  } else {
-#pragma GCC ivdep
-    for (int64_t c = 0; c < w; ++c) dst[c] += a * src[c];
-  }
-}
-
-// a[0..w) . b[0..w) with 16 independent partial sums in a fixed order (GCC vectorises this
-// shape without reassociating; with 8 partial sums it did not and was 10x slower).
-template <typename T, int64_t W>
-inline T dot_piece(const T* __restrict a, const T* __restrict b, int64_t w) {
-  const int64_t n = W > 0 ? W : w;
-  T part[16] = {};
-  const int64_t n16 = n / 16 * 16;
-  for (int64_t c = 0; c < n16; c += 16)
-    for (int l = 0; l < 16; ++l) part[l] += a[c + l] * b[c + l];
-  T s = 0;
-  for (int l = 0; l < 16; ++l) s += part[l];
-  for (int64_t c = n16; c < n; ++c) s += a[c] * b[c];
-  return s;
-}
-
-// Row pieces are worked on in packed, contiguous copies: rows of the tensors are d_out
-// apart (2 KiB for d = 512), and thousands of 256-byte pieces at a power-of-two stride map
-// to a few cache sets and evict each other (the unpacked loop was no faster than streaming
-// whole rows). A table slab is packed too when it is small and enough rows use it.
-template <typename T>
-struct Packed {
-  std::vector<T> rows;     // [rows, kCols] pieces of the tile
-  std::vector<T> slab[4];  // [2^tau, kCols] pieces of up to four tables, when packed
-};
-
-template <typename T>
-void pack_rows(const T* src, T* dst, int64_t r0, int64_t r1, int64_t c0, int64_t w, int64_t d_out) {
-  for (int64_t r = r0; r < r1; ++r) std::copy_n(src + r * d_out + c0, w, dst + (r - r0) * kCols<T>);
-}
-
-template <typename T>
-void unpack_rows(const T* src, T* dst, int64_t r0, int64_t r1, int64_t c0, int64_t w, int64_t d_out) {
-  for (int64_t r = r0; r < r1; ++r) std::copy_n(src + (r - r0) * kCols<T>, w, dst + r * d_out + c0);
-}
-
-// The slab T_j[:, c0:c0+w) as (pointer, row stride): packed when worth it.
-template <typename T>
-std::pair<const T*, int64_t> slab_of(const T* tj, std::vector<T>& buf, int64_t rows_per_table, int64_t tile_rows,
-                                     int64_t w, int64_t d_out) {
-  const bool pack = rows_per_table * kCols<T> * static_cast<int64_t>(sizeof(T)) <= 256 * 1024 &&
-                    tile_rows * 4 >= rows_per_table;
-  if (!pack) return {tj, d_out};
-  buf.resize(static_cast<size_t>(rows_per_table * kCols<T>));
-  for (int64_t h = 0; h < rows_per_table; ++h) std::copy_n(tj + h * d_out, w, buf.data() + h * kCols<T>);
-  return {buf.data(), kCols<T>};
-}
-
-// y[r0:r1, c0:c0+w) = sum_j p T_j[h] in table order. Four tables per pass over the rows,
-// so a row piece is loaded and stored once per four tables (the adds stay in order).
-template <typename T, int64_t W>
-MNEMO_MULTIVERSION void gather_block(const T* tables, const int32_t* bt, const T* pt, T* y, int64_t n, int64_t r0,
-                                     int64_t r1, int64_t c0, int64_t w, int64_t k, int64_t rows_per_table,
-                                     int64_t d_out, Packed<T>& pk) {
-  pk.rows.assign(static_cast<size_t>((r1 - r0) * kCols<T>), T(0));
-  T* yp = pk.rows.data() - r0 * kCols<T>;  // yp + r * kCols<T> is row r's piece
-  const int64_t table_elems = rows_per_table * d_out;
-  int64_t j = 0;
-  for (; j + 4 <= k; j += 4) {
-    const T* s[4];
-    int64_t st[4];
-    for (int q = 0; q < 4; ++q) {
-      const auto sl = slab_of(tables + (j + q) * table_elems + c0, pk.slab[q], rows_per_table, r1 - r0, w, d_out);
-      s[q] = sl.first;
-      st[q] = sl.second;
-    }
-    const int32_t *h0 = bt + j * n, *h1 = h0 + n, *h2 = h1 + n, *h3 = h2 + n;
-    const T *p0 = pt + j * n, *p1 = p0 + n, *p2 = p1 + n, *p3 = p2 + n;
-    const int64_t wn = W > 0 ? W : w;
-    for (int64_t r = r0; r < r1; ++r) {
-      T* __restrict yr = yp + r * kCols<T>;
-      const T* __restrict a0 = s[0] + h0[r] * st[0];
-      const T* __restrict a1 = s[1] + h1[r] * st[1];
-      const T* __restrict a2 = s[2] + h2[r] * st[2];
-      const T* __restrict a3 = s[3] + h3[r] * st[3];
-      const T q0 = p0[r], q1 = p1[r], q2 = p2[r], q3 = p3[r];
-#pragma GCC ivdep
-      for (int64_t c = 0; c < wn; ++c) {
-        T v = yr[c];
-        v += q0 * a0[c];
-        v += q1 * a1[c];
-        v += q2 * a2[c];
-        v += q3 * a3[c];
-        yr[c] = v;
-      }
-    }
-  }
-  for (; j < k; ++j) {
-    const int32_t* hb = bt + j * n;
-    const T* pp = pt + j * n;
-    const auto [tj, stride] = slab_of(tables + j * table_elems + c0, pk.slab[0], rows_per_table, r1 - r0, w, d_out);
-    for (int64_t r = r0; r < r1; ++r) axpy_piece<T, W>(yp + r * kCols<T>, tj + hb[r] * stride, pp[r], w);
-  }
-  unpack_rows(pk.rows.data(), y, r0, r1, c0, w, d_out);
-}
-
-// g[j, r] for rows [r0, r1) over columns [c0, c0+w) only: dot(dy[r, cb], T_j[h, cb]).
-template <typename T, int64_t W>
-MNEMO_MULTIVERSION void dots_block(const T* tables, const int32_t* bt, const T* dy, T* g, int64_t n, int64_t r0,
-                                   int64_t r1, int64_t c0, int64_t w, int64_t k, int64_t rows_per_table,
-                                   int64_t d_out, Packed<T>& pk) {
-  pk.rows.resize(static_cast<size_t>((r1 - r0) * kCols<T>));
-  pack_rows(dy, pk.rows.data(), r0, r1, c0, w, d_out);
-  const T* dp = pk.rows.data() - r0 * kCols<T>;
-  for (int64_t j = 0; j < k; ++j) {
-    const int32_t* hb = bt + j * n;
-    const auto [tj, stride] = slab_of(tables + j * rows_per_table * d_out + c0, pk.slab[0], rows_per_table, r1 - r0, w, d_out);
-    T* gj = g + j * n;
-    for (int64_t r = r0; r < r1; ++r) {
-      if (r + 8 < r1) prefetch_piece(tj + hb[r + 8] * stride);
-      gj[r] = dot_piece<T, W>(dp + r * kCols<T>, tj + hb[r] * stride, w);
-    }
-  }
-}
-
-// d_tables[j0:j1, :, c0:c0+w) += p dy over rows [r0, r1), rows in order. `acc` holds the
-// packed slabs of tables j0..j1 ([j1 - j0, 2^tau, kCols]), written back by the caller.
-template <typename T, int64_t W>
-MNEMO_MULTIVERSION void scatter_block(const int32_t* bt, const T* pt, const T* dy, T* acc, int64_t n, int64_t r0,
-                                      int64_t r1, int64_t c0, int64_t w, int64_t j0, int64_t j1,
-                                      int64_t rows_per_table, int64_t d_out, Packed<T>& pk) {
-  pk.rows.resize(static_cast<size_t>((r1 - r0) * kCols<T>));
-  pack_rows(dy, pk.rows.data(), r0, r1, c0, w, d_out);
-  const T* dp = pk.rows.data() - r0 * kCols<T>;
-  for (int64_t j = j0; j < j1; ++j) {
-    const int32_t* hb = bt + j * n;
-    const T* pp = pt + j * n;
-    T* aj = acc + (j - j0) * rows_per_table * kCols<T>;
-    for (int64_t r = r0; r < r1; ++r) axpy_piece<T, W>(aj + hb[r] * kCols<T>, dp + r * kCols<T>, pp[r], w);
-  }
-}
-
-template <typename T>
-void forward_impl(const T* x, const T* tables, T* y, int32_t* bucket, T* p, int64_t n, int64_t k, int tau,
-                  int64_t d_out, double temperature, const ParallelFor& pf) {
-  const int64_t d_in = k * tau;
-  const int64_t rows_per_table = int64_t{1} << tau;
-  run(pf, n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d_in)),
-      [&](int64_t r0, int64_t r1) { codes_rows(x, bucket, p, r0, r1, k, tau, temperature); });
-  std::vector<int32_t> bt(static_cast<size_t>(n * k));
-  std::vector<T> pt(static_cast<size_t>(n * k));
-  transpose_codes(bucket, p, bt.data(), pt.data(), n, k, pf);
-  const Blocks b = blocks<T>(n, d_out);
-  // Task t: column block t / tiles (slowest), row tile t % tiles. Tasks write disjoint parts of y.
-  run(pf, b.col_blocks * b.tiles, 1, [&](int64_t t0, int64_t t1) {
-    Packed<T> pk;
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t c0 = (t / b.tiles) * kCols<T>, w = std::min(kCols<T>, d_out - c0);
-      const int64_t r0 = (t % b.tiles) * kTileRows, r1 = std::min(n, r0 + kTileRows);
-      if (w == kCols<T>)
-        gather_block<T, kCols<T>>(tables, bt.data(), pt.data(), y, n, r0, r1, c0, w, k, rows_per_table, d_out, pk);
-      else
-        gather_block<T, 0>(tables, bt.data(), pt.data(), y, n, r0, r1, c0, w, k, rows_per_table, d_out, pk);
-    }
-  });
-}
-
-template <typename T>
-void backward_tables_impl(const int32_t* bucket, const T* p, const T* dy, T* d_tables, int64_t n, int64_t k, int tau,
-                          int64_t d_out, const ParallelFor& pf) {
-  const int64_t rows_per_table = int64_t{1} << tau;
-  std::vector<int32_t> bt(static_cast<size_t>(n * k));
-  std::vector<T> pt(static_cast<size_t>(n * k));
-  transpose_codes(bucket, p, bt.data(), pt.data(), n, k, pf);
-  const Blocks b = blocks<T>(n, d_out);
-  // A task owns (column block, group of tables): it accumulates their packed slabs
-  // (<= ~256 KiB, cached) over the rows in order, tile by tile, so every element's sum runs
-  // in row order, then writes them out.
-  const int64_t slab = rows_per_table * kCols<T> * static_cast<int64_t>(sizeof(T));
-  const int64_t group = std::clamp<int64_t>((256 * 1024) / slab, 1, k);
-  const int64_t groups = (k + group - 1) / group;
-  run(pf, b.col_blocks * groups, 1, [&](int64_t t0, int64_t t1) {
-    Packed<T> pk;
-    std::vector<T> acc;
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t c0 = (t / groups) * kCols<T>, w = std::min(kCols<T>, d_out - c0);
-      const int64_t j0 = (t % groups) * group, j1 = std::min(k, j0 + group);
-      acc.assign(static_cast<size_t>((j1 - j0) * rows_per_table * kCols<T>), T(0));
-      for (int64_t r0 = 0; r0 < n; r0 += kTileRows) {
-        const int64_t r1 = std::min(n, r0 + kTileRows);
-        if (w == kCols<T>)
-          scatter_block<T, kCols<T>>(bt.data(), pt.data(), dy, acc.data(), n, r0, r1, c0, w, j0, j1, rows_per_table,
-                                     d_out, pk);
-        else
-          scatter_block<T, 0>(bt.data(), pt.data(), dy, acc.data(), n, r0, r1, c0, w, j0, j1, rows_per_table, d_out,
-                              pk);
-      }
-      for (int64_t j = j0; j < j1; ++j)
-        for (int64_t h = 0; h < rows_per_table; ++h)
-          std::copy_n(acc.data() + ((j - j0) * rows_per_table + h) * kCols<T>, w,
-                      d_tables + (j * rows_per_table + h) * d_out + c0);
-    }
-  });
-}
-
-template <typename T>
-void backward_input_impl(const T* x, const T* tables, const int32_t* bucket, const T* p, const T* dy, T* dx, int64_t n,
-                         int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
-  const int64_t d_in = k * tau;
-  const int64_t rows_per_table = int64_t{1} << tau;
+template <typename T, typename E>
+void portable_forward(const T* x, const E* tables, T* y, int32_t* bucket, T* p, int64_t n, int64_t k, int tau,
+                      int64_t d_out, double temperature, const ParallelFor& pf) {
+  const int64_t rows = int64_t{1} << tau;
   const T two_over_t = static_cast<T>(2.0 / temperature);
-  std::vector<int32_t> bt(static_cast<size_t>(n * k));
-  std::vector<T> pt(static_cast<size_t>(n * k));
-  transpose_codes(bucket, p, bt.data(), pt.data(), n, k, pf);
-  const Blocks b = blocks<T>(n, d_out);
-  // Partial dots per column block, [col_blocks, k, n], summed below in block order.
-  std::vector<T> g(static_cast<size_t>(b.col_blocks * k * n));
-  run(pf, b.col_blocks * b.tiles, 1, [&](int64_t t0, int64_t t1) {
-    Packed<T> pk;
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t cb = t / b.tiles;
-      const int64_t c0 = cb * kCols<T>, w = std::min(kCols<T>, d_out - c0);
-      const int64_t r0 = (t % b.tiles) * kTileRows, r1 = std::min(n, r0 + kTileRows);
-      T* gb = g.data() + cb * k * n;
-      if (w == kCols<T>)
-        dots_block<T, kCols<T>>(tables, bt.data(), dy, gb, n, r0, r1, c0, w, k, rows_per_table, d_out, pk);
-      else
-        dots_block<T, 0>(tables, bt.data(), dy, gb, n, r0, r1, c0, w, k, rows_per_table, d_out, pk);
+  run(pf, n, row_grain<T>(k * tau + d_out), [&](int64_t r0, int64_t r1) {
+    codes_rows(x, bucket, p, r0, r1, k, tau, two_over_t);
+    for (int64_t r = r0; r < r1; ++r) {
+      T* yr = y + r * d_out;
+      std::fill_n(yr, d_out, T(0));
+      for (int64_t j = 0; j < k; ++j) {
+        const E* t = tables + (j * rows + bucket[r * k + j]) * d_out;
+        const T pv = p[r * k + j];
+        for (int64_t c = 0; c < d_out; ++c) yr[c] += pv * to_float(t[c]);
+      }
     }
   });
-  // g[0] += g[cb] for cb = 1, 2, ... (contiguous, vectorised; the order is fixed).
-  run(pf, k * n, 16384, [&](int64_t e0, int64_t e1) {
-    for (int64_t cb = 1; cb < b.col_blocks; ++cb) {
-      const T* src = g.data() + cb * k * n;
-      for (int64_t e = e0; e < e1; ++e) g[static_cast<size_t>(e)] += src[e];
+}
+
+template <typename T>
+void portable_backward_tables(const int32_t* bucket, const T* p, const T* dy, T* d_tables, int64_t n, int64_t k,
+                              int tau, int64_t d_out, const ParallelFor& pf) {
+  const int64_t rows = int64_t{1} << tau;
+  run(pf, k, 1, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      T* dt = d_tables + j * rows * d_out;
+      std::fill_n(dt, rows * d_out, T(0));
+      for (int64_t r = 0; r < n; ++r) {
+        T* dst = dt + bucket[r * k + j] * d_out;
+        const T pv = p[r * k + j];
+        const T* src = dy + r * d_out;
+        for (int64_t c = 0; c < d_out; ++c) dst[c] += pv * src[c];
+      }
     }
   });
-  run(pf, n, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, d_in)), [&](int64_t r0, int64_t r1) {
+}
+
+template <typename T, typename E>
+void portable_backward_input(const T* x, const E* tables, const int32_t* bucket, const T* p, const T* dy, T* dx,
+                             int64_t n, int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
+  const int64_t d_in = k * tau, rows = int64_t{1} << tau;
+  const T two_over_t = static_cast<T>(2.0 / temperature);
+  run(pf, n, row_grain<T>(d_in + k * d_out), [&](int64_t r0, int64_t r1) {
     std::vector<T> e(static_cast<size_t>(d_in));
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * d_in;
-      row_exp(xr, e.data(), d_in, two_over_t);
+      const T* dyr = dy + r * d_out;
+      for (int64_t c = 0; c < d_in; ++c) e[static_cast<size_t>(c)] = exp_neg(two_over_t * std::fabs(xr[c]));
       for (int64_t j = 0; j < k; ++j) {
-        const T coef = g[static_cast<size_t>(j * n + r)] * p[r * k + j] * two_over_t;
+        const E* t = tables + (j * rows + bucket[r * k + j]) * d_out;
+        T g = 0;
+        for (int64_t c = 0; c < d_out; ++c) g += dyr[c] * to_float(t[c]);
+        const T coef = g * p[r * k + j] * two_over_t;
         for (int i = 0; i < tau; ++i) {
           const int64_t col = j * tau + i;
           const T ei = e[static_cast<size_t>(col)];
@@ -398,35 +291,567 @@ void backward_input_impl(const T* x, const T* tables, const int32_t* bucket, con
   });
 }
 
+// ---- vectorised paths ---------------------------------------------------------------------------
+
+#if MNEMO_X86_SIMD
+
+constexpr int64_t kCols = 32;  // columns per block: two 16-lane vectors
+// Packed slabs of one column block and group of tables (all 64 tables at d = 512, tau = 8).
+// More than L2 (1 MiB here), but measured faster than groups that fit: with fewer tables per
+// group the partial sums of every row go through memory between groups, and the codes are
+// read once per group.
+constexpr int64_t kSlabBudget = int64_t{2} << 20;
+// Packed slabs of a super-block (column blocks packed together) and group. At d = 512,
+// tau = 8 one block: packing several blocks per pass reads the tables in longer runs, but
+// the gathers then find less of their block's slabs in cache (measured slower).
+constexpr int64_t kPackBudget = int64_t{2} << 20;
+constexpr int64_t kTileBudget = int64_t{4} << 20;  // forward partial sums of a super-block
+// dy rows per packed tile of the table gradient. Over several tiles every d_tables piece is
+// reloaded once per tile, which measured slower than reading a bigger tile from L3, so tiles
+// only start past 64 Ki rows (8 MiB).
+constexpr int64_t kTileRows = int64_t{64} << 10;
+
+// How the tables are read. Slabs (2^tau rows x kCols columns of one table) are packed when
+// they are small enough to stay cached (at most 256 KiB: 2^tau <= 2048 for fp32) and the
+// rows use them enough (at least one lookup per 8 of their rows); otherwise the kernels read
+// the tables in place. Tables go in groups whose slabs for one column block take about
+// kSlabBudget bytes (at least min_group tables), and column blocks in super-blocks packed
+// together.
+struct SlabPlan {
+  bool packed;
+  int64_t group, super;
+};
+
+SlabPlan slab_plan(int64_t rows, int64_t n, int64_t k, int64_t d_out, int64_t elem_bytes, int64_t min_group,
+                   int64_t tile_bytes_per_block) {
+  const int64_t slab = rows * kCols * elem_bytes, blocks = (d_out + kCols - 1) / kCols;
+  const bool packed = slab <= (int64_t{256} << 10) && n * 8 >= rows;
+  if (!packed) return {false, k, 1};
+  const int64_t group = std::min(k, std::max(min_group, kSlabBudget / slab));
+  int64_t super = std::max<int64_t>(1, kPackBudget / (group * slab));
+  if (tile_bytes_per_block > 0) super = std::min(super, std::max<int64_t>(1, kTileBudget / tile_bytes_per_block));
+  return {true, group, std::min(super, blocks)};
+}
+
+// Rows of each table in bucket order, rows ascending within a bucket (a stable counting sort):
+// order[j * n + s] is the s-th row, ps[j * n + s] its p, and the rows of bucket b of table j
+// are at s in [start[j * (rows + 1) + b], start[j * (rows + 1) + b + 1]).
+void sort_by_bucket(const int32_t* bucket, const float* p, int32_t* order, float* ps, int32_t* start, int64_t n,
+                    int64_t k, int64_t rows, const ParallelFor& pf) {
+  run(pf, k, 1, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      int32_t* st = start + j * (rows + 1);
+      std::fill_n(st, rows + 1, 0);
+      for (int64_t r = 0; r < n; ++r) ++st[bucket[r * k + j] + 1];
+      for (int64_t b = 0; b < rows; ++b) st[b + 1] += st[b];
+      int32_t* cur = scratch<int32_t>(kCursorSlot, static_cast<size_t>(rows));
+      std::copy_n(st, rows, cur);
+      int32_t* oj = order + j * n;
+      float* pj = ps + j * n;
+      for (int64_t r = 0; r < n; ++r) {
+        const int32_t s = cur[bucket[r * k + j]]++;
+        oj[s] = static_cast<int32_t>(r);
+        pj[s] = p[r * k + j];
+      }
+    }
+  });
+}
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+namespace avx2 {
+
+// 16 float lanes as two 8-lane vectors; masks are all-ones lanes.
+struct F {
+  __m256 a, b;
+};
+struct I {
+  __m256i a, b;
+};
+struct M {
+  __m256 a, b;
+};
+constexpr int kUnit = 8;  // dot products reduced at once
+constexpr int kRows = 3;  // forward rows held in registers (3 x 2 x 2 of the 16 ymm)
+// Vector q of a reduction unit goes to slot_of(q) so the sums come out in order (see reduce).
+constexpr int slot_of(int q) { return q < 4 ? 2 * q : 2 * (q - 4) + 1; }
+
+inline F zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline F set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+inline F load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+inline F load(const float* p, M m) {
+  return {_mm256_maskload_ps(p, _mm256_castps_si256(m.a)), _mm256_maskload_ps(p + 8, _mm256_castps_si256(m.b))};
+}
+inline void store(float* p, F v) {
+  _mm256_storeu_ps(p, v.a);
+  _mm256_storeu_ps(p + 8, v.b);
+}
+inline void store(float* p, F v, M m) {
+  _mm256_maskstore_ps(p, _mm256_castps_si256(m.a), v.a);
+  _mm256_maskstore_ps(p + 8, _mm256_castps_si256(m.b), v.b);
+}
+inline void stream(float* p, F v) {  // p 64-byte aligned
+  _mm256_stream_ps(p, v.a);
+  _mm256_stream_ps(p + 8, v.b);
+}
+inline M first(int n) {  // lanes [0, n)
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return {_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), idx)),
+          _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n - 8), idx))};
+}
+inline M no_lanes() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+inline F fma(F x, F y, F z) { return {_mm256_fmadd_ps(x.a, y.a, z.a), _mm256_fmadd_ps(x.b, y.b, z.b)}; }
+inline F mul(F x, F y) { return {_mm256_mul_ps(x.a, y.a), _mm256_mul_ps(x.b, y.b)}; }
+inline F add(F x, F y) { return {_mm256_add_ps(x.a, y.a), _mm256_add_ps(x.b, y.b)}; }
+inline F div(F x, F y) { return {_mm256_div_ps(x.a, y.a), _mm256_div_ps(x.b, y.b)}; }
+inline F neg(F x) {
+  const __m256 s = _mm256_set1_ps(-0.0f);
+  return {_mm256_xor_ps(x.a, s), _mm256_xor_ps(x.b, s)};
+}
+inline F abs(F x) {
+  const __m256 s = _mm256_set1_ps(-0.0f);
+  return {_mm256_andnot_ps(s, x.a), _mm256_andnot_ps(s, x.b)};
+}
+inline M ge_zero(F x) {
+  const __m256 z = _mm256_setzero_ps();
+  return {_mm256_cmp_ps(x.a, z, _CMP_GE_OQ), _mm256_cmp_ps(x.b, z, _CMP_GE_OQ)};
+}
+inline M is_nan(F x) { return {_mm256_cmp_ps(x.a, x.a, _CMP_UNORD_Q), _mm256_cmp_ps(x.b, x.b, _CMP_UNORD_Q)}; }
+inline M mor(M x, M y) { return {_mm256_or_ps(x.a, y.a), _mm256_or_ps(x.b, y.b)}; }
+inline F select(M m, F x, F y) { return {_mm256_blendv_ps(y.a, x.a, m.a), _mm256_blendv_ps(y.b, x.b, m.b)}; }
+
+inline I iset1(int v) { return {_mm256_set1_epi32(v), _mm256_set1_epi32(v)}; }
+inline I izero() { return iset1(0); }
+inline I ilanes_times(int s) {  // lane * s
+  const __m256i lo = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i sv = _mm256_set1_epi32(s);
+  return {_mm256_mullo_epi32(lo, sv), _mm256_mullo_epi32(_mm256_add_epi32(lo, _mm256_set1_epi32(8)), sv)};
+}
+inline I iload(const int32_t* p) {
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 8))};
+}
+inline I iadd(I x, I y) { return {_mm256_add_epi32(x.a, y.a), _mm256_add_epi32(x.b, y.b)}; }
+inline I or_where(I code, M m, I bits) {
+  return {_mm256_or_si256(code.a, _mm256_and_si256(_mm256_castps_si256(m.a), bits.a)),
+          _mm256_or_si256(code.b, _mm256_and_si256(_mm256_castps_si256(m.b), bits.b))};
+}
+inline void istore(int32_t* p, I v, M m) {
+  _mm256_maskstore_epi32(p, _mm256_castps_si256(m.a), v.a);
+  _mm256_maskstore_epi32(p + 8, _mm256_castps_si256(m.b), v.b);
+}
+inline F gather(const float* base, I idx, M m) {
+  return {_mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx.a, m.a, 4),
+          _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx.b, m.b, 4)};
+}
+// Float <-> int helpers for exp_neg.
+inline I bits_of(F x) { return {_mm256_castps_si256(x.a), _mm256_castps_si256(x.b)}; }
+inline F from_bits(I x) { return {_mm256_castsi256_ps(x.a), _mm256_castsi256_ps(x.b)}; }
+inline I imin(I x, I y) { return {_mm256_min_epi32(x.a, y.a), _mm256_min_epi32(x.b, y.b)}; }
+inline I ineg(I x) {
+  const __m256i z = _mm256_setzero_si256();
+  return {_mm256_sub_epi32(z, x.a), _mm256_sub_epi32(z, x.b)};
+}
+inline I trunc_int(F x) { return {_mm256_cvttps_epi32(x.a), _mm256_cvttps_epi32(x.b)}; }
+inline F to_float(I x) { return {_mm256_cvtepi32_ps(x.a), _mm256_cvtepi32_ps(x.b)}; }
+inline F fnma(F x, F y, F z) { return {_mm256_fnmadd_ps(x.a, y.a, z.a), _mm256_fnmadd_ps(x.b, y.b, z.b)}; }
+inline I shl23(I x) { return {_mm256_slli_epi32(x.a, 23), _mm256_slli_epi32(x.b, 23)}; }
+
+// Sums of the kUnit vectors v[slot_of(q)], q = 0..kUnit-1, as one 8-lane vector in q order.
+// Each vector is summed by the tree (l, l+8), (l, l+4), (l, l+2), (l, l+1), as in avx512.
+inline __m256 reduce(const F* v) {
+  __m256 s[8], x[4], y[2];
+  for (int i = 0; i < 8; ++i) s[i] = _mm256_add_ps(v[i].a, v[i].b);
+  for (int i = 0; i < 4; ++i)
+    x[i] = _mm256_add_ps(_mm256_permute2f128_ps(s[2 * i], s[2 * i + 1], 0x20),
+                         _mm256_permute2f128_ps(s[2 * i], s[2 * i + 1], 0x31));
+  for (int i = 0; i < 2; ++i)
+    y[i] = _mm256_add_ps(_mm256_shuffle_ps(x[2 * i], x[2 * i + 1], 0x44), _mm256_shuffle_ps(x[2 * i], x[2 * i + 1], 0xEE));
+  return _mm256_add_ps(_mm256_shuffle_ps(y[0], y[1], 0x88), _mm256_shuffle_ps(y[0], y[1], 0xDD));
+}
+// dst[0..n) += sums[0..n), n <= kUnit.
+inline void add_sums(float* dst, __m256 sums, int n) {
+  if (n == kUnit) {
+    _mm256_storeu_ps(dst, _mm256_add_ps(_mm256_loadu_ps(dst), sums));
+  } else {
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(dst, m, _mm256_add_ps(_mm256_maskload_ps(dst, m), sums));
+  }
+}
+inline void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+inline void store_fence() { _mm_sfence(); }
+
+// 16 table elements as floats.
+inline F widen(const Bf16* p) {
+  const __m128i* q = reinterpret_cast<const __m128i*>(p);
+  return {_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(q)), 16)),
+          _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(q + 1)), 16))};
+}
+inline F widen(const Half* p) {
+  const __m128i* q = reinterpret_cast<const __m128i*>(p);
+  return {_mm256_cvtph_ps(_mm_loadu_si128(q)), _mm256_cvtph_ps(_mm_loadu_si128(q + 1))};
+}
+// One piece of kCols = 32 table elements into a packed slab: copied, except bf16, which is
+// stored as 16 words (col l + 16) << 16 | (col l) so that it widens with a shift and a mask
+// (packed_piece) instead of two zero-extending shuffles.
+template <class E>
+inline void pack_piece(const E* src, E* dst) {
+  const __m256i* s = reinterpret_cast<const __m256i*>(src);
+  __m256i* d = reinterpret_cast<__m256i*>(dst);
+  for (size_t i = 0; i < 32 * sizeof(E) / 32; ++i) _mm256_storeu_si256(d + i, _mm256_loadu_si256(s + i));
+}
+template <>
+inline void pack_piece(const Bf16* src, Bf16* dst) {
+  const __m128i* s = reinterpret_cast<const __m128i*>(src);
+  __m256i* d = reinterpret_cast<__m256i*>(dst);
+  for (int h = 0; h < 2; ++h)
+    _mm256_storeu_si256(d + h, _mm256_or_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128(s + h)),
+                                               _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(s + 2 + h)), 16)));
+}
+// A packed piece (pack_piece's layout) as floats: columns 0..15 in a, 16..31 in b.
+inline void packed_piece(const float* p, F& a, F& b) {
+  a = load(p);
+  b = load(p + 16);
+}
+inline void packed_piece(const Half* p, F& a, F& b) {
+  a = widen(p);
+  b = widen(p + 16);
+}
+inline void packed_piece(const Bf16* p, F& a, F& b) {
+  const __m256i* q = reinterpret_cast<const __m256i*>(p);
+  const __m256i w0 = _mm256_loadu_si256(q), w1 = _mm256_loadu_si256(q + 1);
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  a = {_mm256_castsi256_ps(_mm256_slli_epi32(w0, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(w1, 16))};
+  b = {_mm256_castsi256_ps(_mm256_and_si256(w0, high)), _mm256_castsi256_ps(_mm256_and_si256(w1, high))};
+}
+
+#include "kernels/hashed_lookup_cpu_simd.inc"
+
+}  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_* (a self-initialised variable),
+// which -Wuninitialized reports at every use (GCC bug 105593, fixed in GCC 13).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+namespace avx512 {
+
+struct F {
+  __m512 v;
+};
+struct I {
+  __m512i v;
+};
+struct M {
+  __mmask16 m;
+};
+constexpr int kUnit = 16;
+constexpr int kRows = 8;  // 8 x 2 accumulators of the 32 zmm
+constexpr int slot_of(int q) { return 4 * (q % 4) + q / 4; }
+
+inline F zero() { return {_mm512_setzero_ps()}; }
+inline F set1(float v) { return {_mm512_set1_ps(v)}; }
+inline F load(const float* p) { return {_mm512_loadu_ps(p)}; }
+inline F load(const float* p, M m) { return {_mm512_maskz_loadu_ps(m.m, p)}; }
+inline void store(float* p, F v) { _mm512_storeu_ps(p, v.v); }
+inline void store(float* p, F v, M m) { _mm512_mask_storeu_ps(p, m.m, v.v); }
+inline void stream(float* p, F v) { _mm512_stream_ps(p, v.v); }
+inline M first(int n) {
+  return {static_cast<__mmask16>(n >= 16 ? 0xFFFFu : n <= 0 ? 0u : (1u << n) - 1u)};
+}
+inline M no_lanes() { return {0}; }
+inline F fma(F x, F y, F z) { return {_mm512_fmadd_ps(x.v, y.v, z.v)}; }
+inline F mul(F x, F y) { return {_mm512_mul_ps(x.v, y.v)}; }
+inline F add(F x, F y) { return {_mm512_add_ps(x.v, y.v)}; }
+inline F div(F x, F y) { return {_mm512_div_ps(x.v, y.v)}; }
+inline F neg(F x) {
+  return {_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x.v), _mm512_set1_epi32(INT32_MIN)))};
+}
+inline F abs(F x) {
+  return {_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x.v), _mm512_set1_epi32(INT32_MAX)))};
+}
+inline M ge_zero(F x) { return {_mm512_cmp_ps_mask(x.v, _mm512_setzero_ps(), _CMP_GE_OQ)}; }
+inline M is_nan(F x) { return {_mm512_cmp_ps_mask(x.v, x.v, _CMP_UNORD_Q)}; }
+inline M mor(M x, M y) { return {static_cast<__mmask16>(x.m | y.m)}; }
+inline F select(M m, F x, F y) { return {_mm512_mask_blend_ps(m.m, y.v, x.v)}; }
+
+inline I iset1(int v) { return {_mm512_set1_epi32(v)}; }
+inline I izero() { return iset1(0); }
+inline I ilanes_times(int s) {
+  return {_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                             _mm512_set1_epi32(s))};
+}
+inline I iload(const int32_t* p) { return {_mm512_loadu_si512(p)}; }
+inline I iadd(I x, I y) { return {_mm512_add_epi32(x.v, y.v)}; }
+inline I or_where(I code, M m, I bits) { return {_mm512_mask_or_epi32(code.v, m.m, code.v, bits.v)}; }
+inline void istore(int32_t* p, I v, M m) { _mm512_mask_storeu_epi32(p, m.m, v.v); }
+inline F gather(const float* base, I idx, M m) {
+  return {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m.m, idx.v, base, 4)};
+}
+inline I bits_of(F x) { return {_mm512_castps_si512(x.v)}; }
+inline F from_bits(I x) { return {_mm512_castsi512_ps(x.v)}; }
+inline I imin(I x, I y) { return {_mm512_min_epi32(x.v, y.v)}; }
+inline I ineg(I x) { return {_mm512_sub_epi32(_mm512_setzero_si512(), x.v)}; }
+inline I trunc_int(F x) { return {_mm512_cvttps_epi32(x.v)}; }
+inline F to_float(I x) { return {_mm512_cvtepi32_ps(x.v)}; }
+inline F fnma(F x, F y, F z) { return {_mm512_fnmadd_ps(x.v, y.v, z.v)}; }
+inline I shl23(I x) { return {_mm512_slli_epi32(x.v, 23)}; }
+
+// Sums of the 16 vectors v[slot_of(q)], q = 0..15, in q order. Each vector is summed by the
+// tree (l, l+8), (l, l+4), (l, l+2), (l, l+1): 256-bit halves, then 128-bit quarters, then
+// pairs inside 128-bit lanes, sixteen vectors at a time.
+inline __m512 reduce(const F* v) {
+  __m512 w[8], x[4], y[2];
+  for (int i = 0; i < 8; ++i)
+    w[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i].v, v[2 * i + 1].v, 0x44),
+                         _mm512_shuffle_f32x4(v[2 * i].v, v[2 * i + 1].v, 0xEE));
+  for (int i = 0; i < 4; ++i)
+    x[i] = _mm512_add_ps(_mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0x88),
+                         _mm512_shuffle_f32x4(w[2 * i], w[2 * i + 1], 0xDD));
+  for (int i = 0; i < 2; ++i)
+    y[i] = _mm512_add_ps(_mm512_shuffle_ps(x[2 * i], x[2 * i + 1], 0x44), _mm512_shuffle_ps(x[2 * i], x[2 * i + 1], 0xEE));
+  return _mm512_add_ps(_mm512_shuffle_ps(y[0], y[1], 0x88), _mm512_shuffle_ps(y[0], y[1], 0xDD));
+}
+inline void add_sums(float* dst, __m512 sums, int n) {
+  const __mmask16 m = static_cast<__mmask16>(n >= 16 ? 0xFFFFu : (1u << n) - 1u);
+  _mm512_mask_storeu_ps(dst, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst), sums));
+}
+inline void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+inline void store_fence() { _mm_sfence(); }
+
+inline F widen(const Bf16* p) {
+  return {_mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16))};
+}
+inline F widen(const Half* p) { return {_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))}; }
+template <class E>
+inline void pack_piece(const E* src, E* dst) {  // as in avx2
+  const __m512i* s = reinterpret_cast<const __m512i*>(src);
+  __m512i* d = reinterpret_cast<__m512i*>(dst);
+  for (size_t i = 0; i < 32 * sizeof(E) / 64; ++i) _mm512_storeu_si512(d + i, _mm512_loadu_si512(s + i));
+}
+template <>
+inline void pack_piece(const Bf16* src, Bf16* dst) {
+  const __m256i* s = reinterpret_cast<const __m256i*>(src);
+  _mm512_storeu_si512(dst, _mm512_or_si512(_mm512_cvtepu16_epi32(_mm256_loadu_si256(s)),
+                                           _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(s + 1)), 16)));
+}
+inline void packed_piece(const float* p, F& a, F& b) {
+  a = load(p);
+  b = load(p + 16);
+}
+inline void packed_piece(const Half* p, F& a, F& b) {
+  a = widen(p);
+  b = widen(p + 16);
+}
+inline void packed_piece(const Bf16* p, F& a, F& b) {
+  const __m512i w = _mm512_loadu_si512(p);
+  a = {_mm512_castsi512_ps(_mm512_slli_epi32(w, 16))};
+  b = {_mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))))};
+}
+
+#include "kernels/hashed_lookup_cpu_simd.inc"
+
+}  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
+
+#endif  // MNEMO_X86_SIMD
+
+// ---- dispatch -----------------------------------------------------------------------------------
+
+std::atomic<int> g_isa{-1};
+
+CpuIsa detect_best() {
+#if MNEMO_X86_SIMD
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return CpuIsa::kAvx512;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);  // not every compiler's builtin knows it
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c) return CpuIsa::kAvx2;
+#endif
+  return CpuIsa::kPortable;
+}
+
 }  // namespace
 
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kPortable: return "portable";
+    case CpuIsa::kAvx2: return "avx2";
+    case CpuIsa::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+CpuIsa parse_cpu_isa(const std::string& name) {
+  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512})
+    if (name == cpu_isa_name(isa)) return isa;
+  throw std::invalid_argument("CPU kernel path '" + name + "' is unknown: use portable, avx2 or avx512");
+}
+
+bool cpu_isa_supported(CpuIsa isa) {
+  static const CpuIsa best = detect_best();
+  return static_cast<int>(isa) <= static_cast<int>(best);
+}
+
+CpuIsa cpu_isa_best() {
+  for (CpuIsa isa : {CpuIsa::kAvx512, CpuIsa::kAvx2})
+    if (cpu_isa_supported(isa)) return isa;
+  return CpuIsa::kPortable;
+}
+
+void set_cpu_isa(CpuIsa isa) {
+  if (!cpu_isa_supported(isa))
+    throw std::invalid_argument(std::string("CPU kernel path '") + cpu_isa_name(isa) +
+                                "' cannot run here (this CPU or build supports up to '" +
+                                cpu_isa_name(cpu_isa_best()) + "')");
+  g_isa.store(static_cast<int>(isa));
+}
+
+CpuIsa cpu_isa() {
+  const int v = g_isa.load();
+  if (v >= 0) return static_cast<CpuIsa>(v);
+  CpuIsa isa = cpu_isa_best();
+  if (const char* env = std::getenv("MNEMO_CPU_KERNELS"); env && *env) {
+    try {
+      isa = parse_cpu_isa(env);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("MNEMO_CPU_KERNELS: ") + e.what());
+    }
+    if (!cpu_isa_supported(isa))
+      throw std::invalid_argument(std::string("MNEMO_CPU_KERNELS=") + env + ": this CPU or build supports up to '" +
+                                  cpu_isa_name(cpu_isa_best()) + "'");
+  }
+  int expected = -1;
+  g_isa.compare_exchange_strong(expected, static_cast<int>(isa));
+  return static_cast<CpuIsa>(g_isa.load());
+}
+
+// ---- entry points -------------------------------------------------------------------------------
+
+namespace {
+
+// Runs the forward on the selected path for table elements E.
+template <class E>
+void forward_any(const float* x, const E* tables, float* y, int32_t* bucket, float* p, int64_t n, int64_t k, int tau,
+                 int64_t d_out, double temperature, const ParallelFor& pf) {
+  switch (cpu_isa()) {
+#if MNEMO_X86_SIMD
+    case CpuIsa::kAvx512: return avx512::forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+    case CpuIsa::kAvx2: return avx2::forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+#endif
+    default: return portable_forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  }
+}
+
+template <class E>
+void backward_input_any(const float* x, const E* tables, const int32_t* bucket, const float* p, const float* dy,
+                        float* dx, int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
+                        const ParallelFor& pf) {
+  switch (cpu_isa()) {
+#if MNEMO_X86_SIMD
+    case CpuIsa::kAvx512:
+      return avx512::backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+    case CpuIsa::kAvx2: return avx2::backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+#endif
+    default: return portable_backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+  }
+}
+
+}  // namespace
+
+double hashed_lookup_gather_probe_gbs(double seconds) {
+  switch (cpu_isa()) {
+#if MNEMO_X86_SIMD
+    case CpuIsa::kAvx512: return avx512::gather_probe_gbs(seconds);
+    case CpuIsa::kAvx2: return avx2::gather_probe_gbs(seconds);
+#endif
+    default: return 0.0;
+  }
+}
+
+void hashed_lookup_forward_cpu(const float* x, const void* tables, TableType table_type, float* y, int32_t* bucket,
+                               float* p, int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
+                               const ParallelFor& pf) {
+  switch (table_type) {
+    case TableType::kFloat32:
+      return forward_any(x, static_cast<const float*>(tables), y, bucket, p, n, k, tau, d_out, temperature, pf);
+    case TableType::kBFloat16:
+      return forward_any(x, static_cast<const Bf16*>(tables), y, bucket, p, n, k, tau, d_out, temperature, pf);
+    case TableType::kFloat16:
+      return forward_any(x, static_cast<const Half*>(tables), y, bucket, p, n, k, tau, d_out, temperature, pf);
+  }
+  throw std::invalid_argument("hashed_lookup_forward_cpu: unknown table type");
+}
 void hashed_lookup_forward_cpu(const float* x, const float* tables, float* y, int32_t* bucket, float* p, int64_t n,
                                int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
-  forward_impl(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  forward_any(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
 }
 void hashed_lookup_forward_cpu(const double* x, const double* tables, double* y, int32_t* bucket, double* p, int64_t n,
                                int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
-  forward_impl(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  portable_forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
 }
 
 void hashed_lookup_backward_tables_cpu(const int32_t* bucket, const float* p, const float* dy, float* d_tables,
                                        int64_t n, int64_t k, int tau, int64_t d_out, const ParallelFor& pf) {
-  backward_tables_impl(bucket, p, dy, d_tables, n, k, tau, d_out, pf);
+  switch (cpu_isa()) {
+#if MNEMO_X86_SIMD
+    case CpuIsa::kAvx512: return avx512::backward_tables(bucket, p, dy, d_tables, n, k, tau, d_out, pf);
+    case CpuIsa::kAvx2: return avx2::backward_tables(bucket, p, dy, d_tables, n, k, tau, d_out, pf);
+#endif
+    default: return portable_backward_tables(bucket, p, dy, d_tables, n, k, tau, d_out, pf);
+  }
 }
 void hashed_lookup_backward_tables_cpu(const int32_t* bucket, const double* p, const double* dy, double* d_tables,
                                        int64_t n, int64_t k, int tau, int64_t d_out, const ParallelFor& pf) {
-  backward_tables_impl(bucket, p, dy, d_tables, n, k, tau, d_out, pf);
+  portable_backward_tables(bucket, p, dy, d_tables, n, k, tau, d_out, pf);
 }
 
+void hashed_lookup_backward_input_cpu(const float* x, const void* tables, TableType table_type, const int32_t* bucket,
+                                      const float* p, const float* dy, float* dx, int64_t n, int64_t k, int tau,
+                                      int64_t d_out, double temperature, const ParallelFor& pf) {
+  switch (table_type) {
+    case TableType::kFloat32:
+      return backward_input_any(x, static_cast<const float*>(tables), bucket, p, dy, dx, n, k, tau, d_out, temperature,
+                                pf);
+    case TableType::kBFloat16:
+      return backward_input_any(x, static_cast<const Bf16*>(tables), bucket, p, dy, dx, n, k, tau, d_out, temperature,
+                                pf);
+    case TableType::kFloat16:
+      return backward_input_any(x, static_cast<const Half*>(tables), bucket, p, dy, dx, n, k, tau, d_out, temperature,
+                                pf);
+  }
+  throw std::invalid_argument("hashed_lookup_backward_input_cpu: unknown table type");
+}
 void hashed_lookup_backward_input_cpu(const float* x, const float* tables, const int32_t* bucket, const float* p,
                                       const float* dy, float* dx, int64_t n, int64_t k, int tau, int64_t d_out,
                                       double temperature, const ParallelFor& pf) {
-  backward_input_impl(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+  backward_input_any(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
 }
 void hashed_lookup_backward_input_cpu(const double* x, const double* tables, const int32_t* bucket, const double* p,
                                       const double* dy, double* dx, int64_t n, int64_t k, int tau, int64_t d_out,
                                       double temperature, const ParallelFor& pf) {
-  backward_input_impl(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+  portable_backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
 }
 
 }  // namespace mnemo::kernels

@@ -2,6 +2,7 @@
 // the same sizes, in one process (docs/architecture.md#build). Prints FLOPs, wall time and ratios, and on
 // CUDA the achieved memory bandwidth of the forward against the GPU's peak.
 #include "app/bench/benches.h"
+#include "app/bench/hashed_linear_cpu.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
 
@@ -33,6 +34,7 @@ struct BenchHashedOptions {
   int64_t repeats = 7;                          // timed runs per case (median reported)
   double zipf = 1.1;                            // exponent of the skewed bucket load
   std::string device = "all";                   // cpu | cuda | all (cuda only when built with and present)
+  bench::HashedCpuOptions cpu;                  // --threads --tables --cpu-kernels (app/bench/hashed_linear_cpu.h)
 };
 
 using bench::Timing;
@@ -82,6 +84,10 @@ static CLI::App* add_bench_hashed_command(CLI::App* bench, BenchHashedOptions& o
   c->add_option("--repeats", o.repeats, "timed runs per case, median reported (default 7)");
   c->add_option("--zipf", o.zipf, "exponent of the skewed bucket load (default 1.1)");
   c->add_option("--device", o.device, "cpu, cuda or all (default all: CUDA when built with it and present)");
+  c->add_option("--threads", o.cpu.threads, "CPU: thread counts to run (default 1,2)")->delimiter(',');
+  c->add_option("--tables", o.cpu.tables, "CPU: table dtypes of the hashed layer, fp32 bf16 fp16 (default fp32,bf16)")
+      ->delimiter(',');
+  c->add_option("--cpu-kernels", o.cpu.cpu_kernels, "CPU: auto, portable, avx2 or avx512 (default auto)");
   return c;
 }
 
@@ -95,14 +101,21 @@ static int run_bench_hashed(const BenchHashedOptions& o, std::ostream& out) {
     if (n < 1 || n > (int64_t{1} << 22)) throw UsageError("--tokens " + std::to_string(n) + " is out of range 1..4194304");
   if (!(o.zipf > 0) || o.zipf > 10) throw UsageError("--zipf must be in (0, 10]");
   const bool cuda_ok = kernels::built_with_cuda() && torch::cuda::is_available();
-  std::vector<torch::Device> devices;
-  if (o.device == "cpu" || o.device == "all") devices.push_back(torch::kCPU);
+  std::vector<torch::Device> devices;  // CUDA only: the CPU cases run in bench::run_hashed_linear_cpu below
   if (o.device == "cuda" && !cuda_ok)
     throw UsageError("--device cuda: no CUDA here (kernels built with CUDA: " +
                      std::string(kernels::built_with_cuda() ? "yes" : "no") + ", LibTorch sees a GPU: " +
                      (torch::cuda::is_available() ? "yes" : "no") + ")");
   if ((o.device == "cuda" || o.device == "all") && cuda_ok) devices.push_back(torch::Device(torch::kCUDA, 0));
   if (o.device != "cpu" && o.device != "cuda" && o.device != "all") throw UsageError("--device must be cpu, cuda or all");
+  bench::HashedCpuOptions cpu = o.cpu;
+  cpu.tokens = o.tokens;
+  cpu.dim = o.dim;
+  cpu.bits = o.bits;
+  cpu.repeats = o.repeats;
+  cpu.zipf = o.zipf;
+  const bool on_cpu = o.device == "cpu" || o.device == "all";
+  if (on_cpu) bench::validate_hashed_cpu_options(cpu);  // before anything is printed
 
   const int64_t d = o.dim, bits = o.bits, k = d / bits, r = int64_t{1} << bits;
   char line[512];
@@ -119,6 +132,8 @@ static int run_bench_hashed(const BenchHashedOptions& o, std::ostream& out) {
   if (!cuda_ok)
     out << "CUDA: not measured (kernels built with CUDA: " << (kernels::built_with_cuda() ? "yes" : "no")
         << ", GPU visible: " << (torch::cuda::is_available() ? "yes" : "no") << ")\n";
+  if (on_cpu) bench::run_hashed_linear_cpu(cpu, out);
+  if (devices.empty()) return 0;
 
   std::vector<Row> rows;
   for (const auto& dev : devices) {

@@ -5,6 +5,7 @@
 // relative to BPTT (Memformer (docs/references.md#memformer) App. A, Table 3).
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
+#include "app/cli/flags.h"
 #include "app/cli/assets.h"
 
 #include "app/cli/cli.h"
@@ -53,14 +54,6 @@ struct BenchStrategiesOptions {
 namespace {
 
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 std::string config_path(const BenchStrategiesOptions& o) {
   return o.config.empty() ? find_session_config("memformer-mnist.json") : o.config;

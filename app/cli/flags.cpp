@@ -29,6 +29,14 @@ void check_out_dir(const std::string& out) { io::check_output_dir(out, "--out");
 
 void make_dirs(const std::string& path) { io::make_dirs(path); }
 
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
 FigureFormats parse_formats(const std::string& list) {
   FigureFormats f;
   std::stringstream ss(list);

@@ -26,6 +26,8 @@ void check_out_dir(const std::string& out);
 void make_dirs(const std::string& path);
 // Loads --doc; a missing, empty or unreadable file throws UsageError naming --doc.
 Document load_doc_flag(const std::string& path);
+// "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_list(const std::string& s);
 // "png,svg,csv" (any non-empty subset); UsageError naming --format otherwise.
 FigureFormats parse_formats(const std::string& list);
 // "A-B", "A-", "-B", "A" -> [lo, hi] (inclusive; hi = INT64_MAX when open); UsageError naming `flag`.

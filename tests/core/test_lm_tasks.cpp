@@ -7,6 +7,7 @@
 #include "core/data/tokenizer.h"
 #include "core/train/hash_probe.h"
 #include "core/train/trainer.h"
+#include "core/io/atomic_file.h"
 #include "tests/support/skip.h"
 #include "tests/support/helpers.h"
 
@@ -24,21 +25,6 @@
 using namespace mnemo;
 
 namespace {
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-}
-
-void make_dirs(const std::string& path) {
-  std::string cur;
-  std::stringstream ss(path);
-  std::string part;
-  while (std::getline(ss, part, '/')) {
-    cur += part + "/";
-    ::mkdir(cur.c_str(), 0755);
-  }
-}
 
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -80,21 +66,21 @@ std::vector<MobyDickChapter> fake_chapters() {
 // Fake caches for make_task through MNEMO_DATA_DIR.
 std::string fake_cache() {
   const std::string cache = test::temp_dir("lm-tasks-cache");
-  make_dirs(cache + "/moby-dick/package/data");
+  io::make_dirs(cache + "/moby-dick/package/data");
   for (int n = 1; n <= kMobyDickChapters; ++n)
-    write_file(cache + "/moby-dick/package/data/chapter_" + std::to_string(n) + ".json",
+    test::write_file(cache + "/moby-dick/package/data/chapter_" + std::to_string(n) + ".json",
                nlohmann::json{{"chapter", std::to_string(n)}, {"title", "T" + std::to_string(n) + "."},
                               {"text", chapter_text(n)}}
                    .dump());
-  write_file(cache + "/moby-dick/.complete", "test\n");
-  make_dirs(cache + "/mnist/package/src/digits");
+  test::write_file(cache + "/moby-dick/.complete", "test\n");
+  io::make_dirs(cache + "/mnist/package/src/digits");
   for (int d = 0; d < 10; ++d) {
     nlohmann::json data = nlohmann::json::array();
     for (int i = 0; i < 12; ++i)
       for (int p = 0; p < kMnistPixels; ++p) data.push_back(((p + 7 * d + i) % 256) / 255.0);
-    write_file(cache + "/mnist/package/src/digits/" + std::to_string(d) + ".json", nlohmann::json{{"data", data}}.dump());
+    test::write_file(cache + "/mnist/package/src/digits/" + std::to_string(d) + ".json", nlohmann::json{{"data", data}}.dump());
   }
-  write_file(cache + "/mnist/.complete", "test\n");
+  test::write_file(cache + "/mnist/.complete", "test\n");
   return cache;
 }
 

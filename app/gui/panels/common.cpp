@@ -1,5 +1,7 @@
 #include "app/gui/panels/panels.h"
 
+#include <algorithm>
+
 #include "app/figures/palette.h"
 #include "app/gui/panels/widgets/widgets.h"
 
@@ -105,6 +107,16 @@ void slot_tooltip_lines(const PanelContext& ctx, int slot) {
     ImGui::SameLine();
     ImGui::Text("(self mass %.4f)", mass[static_cast<size_t>(slot)]);
   }
+}
+
+void scroll_selected_row_into_view(const PanelContext& ctx, const std::vector<int>& rows, float row_h, uint64_t* scrolled) {
+  if (*scrolled == ctx.vm.selection_version() || ctx.vm.selected_slot() < 0) return;
+  *scrolled = ctx.vm.selection_version();
+  auto it = std::find(rows.begin(), rows.end(), ctx.vm.selected_slot());
+  if (it == rows.end()) return;
+  const float y = static_cast<float>(it - rows.begin()) * row_h;
+  if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + ImGui::GetWindowHeight() - 3.f * row_h)
+    ImGui::SetScrollY(std::max(0.f, y - 0.4f * ImGui::GetWindowHeight()));
 }
 
 }  // namespace mnemo::app

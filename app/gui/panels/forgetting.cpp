@@ -51,16 +51,7 @@ void ForgettingPanel::draw(PanelContext& ctx) {
     sorted_order_ = order_;
   }
   const float row_h = ImGui::GetTextLineHeightWithSpacing();
-  // Scroll a slot selected elsewhere into view, once per selection change.
-  if (scrolled_selection_ != ctx.vm.selection_version() && ctx.vm.selected_slot() >= 0) {
-    scrolled_selection_ = ctx.vm.selection_version();
-    auto it = std::find(rows_.begin(), rows_.end(), ctx.vm.selected_slot());
-    if (it != rows_.end()) {
-      const float y = static_cast<float>(it - rows_.begin()) * row_h;
-      if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + ImGui::GetWindowHeight() - 3.f * row_h)
-        ImGui::SetScrollY(std::max(0.f, y - 0.4f * ImGui::GetWindowHeight()));
-    }
-  }
+  scroll_selected_row_into_view(ctx, rows_, row_h, &scrolled_selection_);
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(rows_.size()), row_h);
   while (clipper.Step()) {

@@ -90,15 +90,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
     sorted_order_ = order_;
   }
   const float row_h = ImGui::GetTextLineHeightWithSpacing();
-  if (scrolled_selection_ != ctx.vm.selection_version() && ctx.vm.selected_slot() >= 0) {
-    scrolled_selection_ = ctx.vm.selection_version();
-    auto it = std::find(rows_.begin(), rows_.end(), ctx.vm.selected_slot());
-    if (it != rows_.end()) {
-      const float y = static_cast<float>(it - rows_.begin()) * row_h;
-      if (y < ImGui::GetScrollY() || y > ImGui::GetScrollY() + ImGui::GetWindowHeight() - 3.f * row_h)
-        ImGui::SetScrollY(std::max(0.f, y - 0.4f * ImGui::GetWindowHeight()));
-    }
-  }
+  scroll_selected_row_into_view(ctx, rows_, row_h, &scrolled_selection_);
   auto cell = [](const std::vector<float>& v, int i) {
     if (static_cast<size_t>(i) >= v.size()) {
       ImGui::TextDisabled("-");

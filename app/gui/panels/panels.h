@@ -62,6 +62,9 @@ struct PanelContext {
 ImU32 slot_type_color(SlotType t, int alpha = 255);
 // A small "Export…" button at the right end of the current line (no-op in previews).
 void export_button(PanelContext& ctx, PanelId id);
+// In a table of slots drawn in the order `rows` (row_h pixels each), scrolls the slot
+// selected elsewhere into view — once per selection change (*scrolled remembers which).
+void scroll_selected_row_into_view(const PanelContext& ctx, const std::vector<int>& rows, float row_h, uint64_t* scrolled);
 // Tooltip lines for a slot (its type and self mass) appended to the current tooltip.
 void slot_tooltip_lines(const PanelContext& ctx, int slot);
 

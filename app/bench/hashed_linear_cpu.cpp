@@ -1,0 +1,374 @@
+#include "app/bench/hashed_linear_cpu.h"
+
+#include "app/bench/stats.h"
+#include "app/cli/cli.h"
+#include "core/nn/hashed_linear.h"
+#include "kernels/hashed_lookup_cpu.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace mnemo::app::bench {
+
+namespace {
+
+double clock_ms(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string first_line_of(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (key.empty()) return line;
+    if (line.rfind(key, 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "?";
+}
+
+// Sets OpenBLAS's thread count when OpenBLAS is what LibTorch's BLAS calls resolve to.
+void set_blas_threads(int threads) {
+  using SetFn = void (*)(int);
+  if (auto* f = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) f(threads);
+}
+
+// x [n, k * bits] whose chunks fall in buckets drawn from p(rank) ~ rank^-s, each table with
+// its own random rank -> bucket map; magnitudes |N(0, 1)|. s = 0 gives x ~ N(0, 1).
+torch::Tensor make_input(int64_t n, int64_t k, int64_t bits, double s) {
+  if (s <= 0) return torch::randn({n, k * bits});
+  const int64_t r = int64_t{1} << bits;
+  auto w = torch::arange(1, r + 1, torch::kFloat64).pow(-s);
+  auto ranks = torch::multinomial((w / w.sum()).unsqueeze(0).expand({k, r}).contiguous(), n, /*replacement=*/true);
+  auto perm = torch::argsort(torch::rand({k, r}), /*dim=*/1, /*descending=*/false);
+  auto codes = perm.gather(1, ranks).t().contiguous();  // [n, k]
+  auto bit = codes.unsqueeze(-1).bitwise_right_shift(torch::arange(bits, torch::kInt64)).bitwise_and(1);
+  return ((bit.to(torch::kFloat32) * 2 - 1) * torch::randn({n, k, bits}).abs()).view({n, k * bits});
+}
+
+// Bytes a call must move: to/from DRAM at least once (tables, inputs, outputs, codes), and
+// table pieces through L2 into the core (one kCols-wide piece per lookup and column block).
+struct Traffic {
+  double dram = 0, gathered = 0;
+};
+
+Traffic forward_traffic(int64_t n, int64_t k, int64_t rows, int64_t d_in, int64_t d_out, double elem) {
+  return {elem * static_cast<double>(k * rows * d_out) + 4.0 * static_cast<double>(n * (d_in + d_out)) +
+              8.0 * static_cast<double>(n * k),
+          elem * static_cast<double>(n * k * d_out)};
+}
+
+// Forward, then the input gradient (tables read again, x and dy read, dx written) and the
+// table gradient (dy read again, the fp32 gradient written).
+Traffic fwd_bwd_traffic(int64_t n, int64_t k, int64_t rows, int64_t d_in, int64_t d_out, double elem) {
+  const Traffic f = forward_traffic(n, k, rows, d_in, d_out, elem);
+  const double table = static_cast<double>(k * rows * d_out);
+  return {f.dram + elem * table + 4.0 * table + 8.0 * static_cast<double>(n * d_out) +
+              8.0 * static_cast<double>(n * d_in) + 8.0 * static_cast<double>(n * k),
+          f.gathered + (elem + 4.0) * static_cast<double>(n * k * d_out)};
+}
+
+struct Row {
+  int64_t threads = 1, tokens = 0;
+  std::string tables, pass, loads;
+  double hash_wall = 0, dense_wall = 0, hash_cpu = 0, dense_cpu = 0;
+  Traffic traffic;
+};
+
+// The 1, 5 and 15-minute load averages.
+std::string load_average() {
+  std::istringstream in(first_line_of("/proc/loadavg", ""));
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+}  // namespace
+
+StreamBandwidth measure_stream_bandwidth(int threads) {
+  threads = std::max(1, threads);
+  constexpr size_t kFloats = size_t{32} << 20;  // 128 MiB per array per thread
+  StreamBandwidth best;
+  std::vector<std::thread> pool;
+  std::vector<StreamBandwidth> per(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::vector<float> a(kFloats, 1.0f), b(kFloats, 2.0f), c(kFloats, 0.0f);
+      StreamBandwidth& s = per[static_cast<size_t>(t)];
+      volatile float sink = 0;
+      for (int pass = 0; pass < 4; ++pass) {
+        // Each kernel timed by this thread's CPU time: waiting for a core does not count.
+        double t0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+        float acc[16] = {};
+        for (size_t i = 0; i < kFloats; i += 16)
+          for (int l = 0; l < 16; ++l) acc[l] += a[i + static_cast<size_t>(l)];
+        double ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
+        for (float v : acc) sink = sink + v;
+        s.read = std::max(s.read, 4.0 * kFloats / ms / 1e6);
+        t0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+        for (size_t i = 0; i < kFloats; ++i) c[i] = a[i];
+        ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
+        s.copy = std::max(s.copy, 8.0 * kFloats / ms / 1e6);
+        t0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+        for (size_t i = 0; i < kFloats; ++i) c[i] = a[i] + 1.5f * b[i];
+        ms = clock_ms(CLOCK_THREAD_CPUTIME_ID) - t0;
+        s.triad = std::max(s.triad, 12.0 * kFloats / ms / 1e6);
+        sink = sink + c[kFloats / 2];
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (const auto& s : per) {  // threads ran at the same time: their rates add up
+    best.read += s.read;
+    best.copy += s.copy;
+    best.triad += s.triad;
+  }
+  return best;
+}
+
+std::string loaded_blas() {
+  std::ifstream maps("/proc/self/maps");
+  std::set<std::string> libs;
+  std::string line;
+  while (std::getline(maps, line)) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    const std::string base = path.substr(path.rfind('/') + 1);
+    if (base.find("blas") == std::string::npos && base.find("mkl") == std::string::npos) continue;
+    char* real = realpath(path.c_str(), nullptr);
+    libs.insert(real ? std::string(real) : path);
+    std::free(real);
+  }
+  std::string out;
+  for (const auto& l : libs) out += (out.empty() ? "" : ", ") + l;
+  if (out.empty()) out = "none found";
+  using ConfigFn = char* (*)();
+  if (auto* f = reinterpret_cast<ConfigFn>(dlsym(RTLD_DEFAULT, "openblas_get_config"))) out += std::string(" (") + f() + ")";
+  return out;
+}
+
+void validate_hashed_cpu_options(const HashedCpuOptions& o) {
+  if (o.threads.empty()) throw UsageError("--threads: give at least one thread count");
+  for (auto t : o.threads)
+    if (t < 1 || t > 256) throw UsageError("--threads " + std::to_string(t) + " is out of range 1..256");
+  if (o.tables.empty()) throw UsageError("--tables: give at least one of fp32, bf16, fp16");
+  for (const auto& t : o.tables)
+    if (t != "fp32" && t != "bf16" && t != "fp16")
+      throw UsageError("--tables " + t + " is unknown: use fp32, bf16 or fp16");
+  try {
+    (void)kernels::cpu_isa();  // reads MNEMO_CPU_KERNELS
+    if (o.cpu_kernels != "auto" && !kernels::cpu_isa_supported(kernels::parse_cpu_isa(o.cpu_kernels)))
+      throw std::invalid_argument("CPU kernel path '" + o.cpu_kernels + "' cannot run here (this CPU or build supports up to '" +
+                                  kernels::cpu_isa_name(kernels::cpu_isa_best()) + "')");
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(o.cpu_kernels != "auto" && std::string(e.what()).rfind("MNEMO_CPU_KERNELS", 0) != 0
+                         ? std::string("--cpu-kernels: ") + e.what()
+                         : std::string(e.what()));
+  }
+}
+
+void run_hashed_linear_cpu(const HashedCpuOptions& o, std::ostream& out) {
+  validate_hashed_cpu_options(o);
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const kernels::CpuIsa isa_before = kernels::cpu_isa();
+  if (o.cpu_kernels != "auto") kernels::set_cpu_isa(kernels::parse_cpu_isa(o.cpu_kernels));
+  struct Restore {  // the kernel path and thread count this process had
+    kernels::CpuIsa isa;
+    int threads;
+    ~Restore() {
+      kernels::set_cpu_isa(isa);
+      torch::set_num_threads(threads);
+      set_blas_threads(threads);
+    }
+  } restore{isa_before, torch::get_num_threads()};
+
+  const int64_t d = o.dim, bits = o.bits, k = d / bits, rows = int64_t{1} << bits;
+  const std::string load0 = load_average();
+  out << "CPU: " << first_line_of("/proc/cpuinfo", "model name") << ", " << cores << " hardware threads; load average "
+      << load0 << " (start)\n";
+  out << "dense baseline: torch::nn::functional::linear, BLAS loaded: " << loaded_blas() << "\n";
+  out << "hashed kernels: " << kernels::cpu_isa_name(kernels::cpu_isa()) << " path (widest this CPU runs: "
+      << kernels::cpu_isa_name(kernels::cpu_isa_best()) << "; --cpu-kernels or MNEMO_CPU_KERNELS choose)\n";
+
+  // The bounds: DRAM bandwidth (STREAM-like) and the gather loop's rate from L2.
+  const StreamBandwidth sb1 = measure_stream_bandwidth(1);
+  const double probe = kernels::hashed_lookup_gather_probe_gbs(0.3);
+  out << "memory, 1 thread: stream read " << fmt("%.1f", sb1.read) << " GB/s, copy " << fmt("%.1f", sb1.copy)
+      << " GB/s, triad " << fmt("%.1f", sb1.triad) << " GB/s (128 MiB arrays, best of 4, thread CPU time); gather probe "
+      << (probe > 0 ? fmt("%.1f", probe) + " GB/s (the forward's inner loop on 512 KiB of slabs in L2)"
+                    : std::string("n/a (portable path)"))
+      << "\n";
+  StreamBandwidth sbn = sb1;
+  const int max_threads = static_cast<int>(*std::max_element(o.threads.begin(), o.threads.end()));
+  if (max_threads > 1) {
+    sbn = measure_stream_bandwidth(max_threads);
+    out << "memory, " << max_threads << " threads: stream read " << fmt("%.1f", sbn.read) << " GB/s, copy "
+        << fmt("%.1f", sbn.copy) << " GB/s, triad " << fmt("%.1f", sbn.triad) << " GB/s\n";
+  }
+
+  std::vector<Row> rows_out;
+  for (const int64_t threads : o.threads) {
+    torch::set_num_threads(static_cast<int>(threads));
+    set_blas_threads(static_cast<int>(threads));
+    for (const auto& tname : o.tables) {
+      const auto tdtype = tname == "bf16" ? torch::kBFloat16 : tname == "fp16" ? torch::kFloat16 : torch::kFloat32;
+      const double elem = tname == "fp32" ? 4.0 : 2.0;
+      for (const int64_t n : o.tokens) {
+        torch::manual_seed(1234);
+        auto tables = ((torch::rand({k, rows, d}) * 2 - 1).div(std::sqrt(static_cast<double>(k)))).to(tdtype);
+        auto w = (torch::rand({d, d}) * 2 - 1).div(std::sqrt(static_cast<double>(d)));
+        auto b = torch::zeros({d});
+        auto dy = torch::randn({n, d});
+        struct Case {
+          std::string pass, loads;
+          torch::Tensor x;
+          bool backward;
+        };
+        auto xu = make_input(n, k, bits, 0.0), xz = make_input(n, k, bits, o.zipf);
+        const std::string zname = "zipf" + fmt("%.2g", o.zipf);
+        std::vector<Case> cases = {{"forward", "uniform", xu, false},
+                                   {"forward", zname, xz, false},
+                                   {"fwd+bwd", "uniform", xu, true},
+                                   {"fwd+bwd", zname, xz, true}};
+        std::vector<std::vector<Timing>> th(cases.size()), td(cases.size());
+        for (int64_t rep = -1; rep < o.repeats; ++rep) {  // rep -1 warms up; contenders interleaved
+          for (size_t ci = 0; ci < cases.size(); ++ci) {
+            const Case& c = cases[ci];
+            const MemoryLayerOptions opt{bits, 1.0, true};
+            Timing hm, dm;
+            if (!c.backward) {
+              torch::NoGradGuard g;
+              hm = time_call([&] { (void)memory_layer(c.x, tables, opt); });
+              dm = time_call([&] { (void)torch::nn::functional::linear(c.x, w, b); });
+            } else {
+              auto xl = c.x.detach().requires_grad_(true), tl = tables.detach().requires_grad_(true);
+              auto wl = w.detach().requires_grad_(true), bl = b.detach().requires_grad_(true);
+              hm = time_call([&] { memory_layer(xl, tl, opt).y.backward(dy); });
+              xl.mutable_grad() = torch::Tensor();  // no gradient accumulation in the next timing
+              dm = time_call([&] { torch::nn::functional::linear(xl, wl, bl).backward(dy); });
+            }
+            if (rep >= 0) {
+              th[ci].push_back(hm);
+              td[ci].push_back(dm);
+            }
+          }
+        }
+        for (size_t ci = 0; ci < cases.size(); ++ci) {
+          auto pick = [](const std::vector<Timing>& v, bool cpu) {
+            std::vector<double> x;
+            for (const auto& t : v) x.push_back(cpu ? t.cpu_ms : t.wall_ms);
+            return median(x);
+          };
+          Row r;
+          r.threads = threads;
+          r.tokens = n;
+          r.tables = tname;
+          r.pass = cases[ci].pass;
+          r.loads = cases[ci].loads;
+          r.hash_wall = pick(th[ci], false);
+          r.dense_wall = pick(td[ci], false);
+          r.hash_cpu = pick(th[ci], true);
+          r.dense_cpu = pick(td[ci], true);
+          r.traffic = cases[ci].backward ? fwd_bwd_traffic(n, k, rows, d, d, elem) : forward_traffic(n, k, rows, d, d, elem);
+          rows_out.push_back(r);
+        }
+      }
+    }
+  }
+
+  out << "Times: median of " << o.repeats << " interleaved runs. wall = elapsed; cpu = this process's CPU time over\n"
+         "the call (all threads; on a shared machine it leaves out time spent waiting for a core). speed-up = dense /\n"
+         "hashed. DRAM GB/s = bytes the call must move to or from memory / (cpu time / threads), with the share of\n"
+         "the stream read bandwidth; L2 GB/s = table pieces multiply-added / the same time, with the share of the\n"
+         "gather probe (fp32 pieces; bf16/fp16 move half the bytes per piece). fwd+bwd rows count both passes.\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%3s %-6s %6s %-8s %-8s %9s %10s %8s %9s %9s %8s %14s %14s\n", "thr", "tables",
+                "tokens", "pass", "loads", "hash_wall", "dense_wall", "speed-up", "hash_cpu", "dense_cpu", "speed-up",
+                "DRAM GB/s", "L2 GB/s");
+  out << line;
+  for (const auto& r : rows_out) {
+    const double t_s = r.hash_cpu / static_cast<double>(r.threads) / 1e3;
+    const double dram = r.traffic.dram / t_s / 1e9, l2 = r.traffic.gathered / t_s / 1e9;
+    const double dram_bound = r.threads > 1 ? sbn.read : sb1.read;
+    std::snprintf(line, sizeof line,
+                  "%3lld %-6s %6lld %-8s %-8s %9.3f %10.3f %7.2fx %9.3f %9.3f %7.2fx %6.1f (%3.0f%%) %6.1f (%3.0f%%)\n",
+                  static_cast<long long>(r.threads), r.tables.c_str(), static_cast<long long>(r.tokens), r.pass.c_str(),
+                  r.loads.c_str(), r.hash_wall, r.dense_wall, r.dense_wall / r.hash_wall, r.hash_cpu, r.dense_cpu,
+                  r.dense_cpu / r.hash_cpu, dram, 100.0 * dram / dram_bound, l2,
+                  probe > 0 ? 100.0 * l2 / (probe * static_cast<double>(r.threads)) : 0.0);
+    out << line;
+  }
+  out << "backward alone (fwd+bwd minus forward, same loads):\n";
+  for (const auto& fb : rows_out) {
+    if (fb.pass != "fwd+bwd") continue;
+    for (const auto& f : rows_out) {
+      if (f.pass != "forward" || f.threads != fb.threads || f.tables != fb.tables || f.tokens != fb.tokens ||
+          f.loads != fb.loads)
+        continue;
+      std::snprintf(line, sizeof line,
+                    "  %3lld %-6s %6lld %-8s wall: hashed %9.3f ms dense %9.3f ms (%.2fx)   cpu: hashed %9.3f ms dense "
+                    "%9.3f ms (%.2fx)\n",
+                    static_cast<long long>(fb.threads), fb.tables.c_str(), static_cast<long long>(fb.tokens),
+                    fb.loads.c_str(), fb.hash_wall - f.hash_wall, fb.dense_wall - f.dense_wall,
+                    (fb.dense_wall - f.dense_wall) / (fb.hash_wall - f.hash_wall), fb.hash_cpu - f.hash_cpu,
+                    fb.dense_cpu - f.dense_cpu, (fb.dense_cpu - f.dense_cpu) / (fb.hash_cpu - f.hash_cpu));
+      out << line;
+    }
+  }
+  // Roofline of the forward: the least time the bytes it must move allow.
+  for (const auto& tname : o.tables) {
+    const double elem = tname == "fp32" ? 4.0 : 2.0;
+    for (const int64_t n : o.tokens) {
+      const Traffic t = forward_traffic(n, k, rows, d, d, elem);
+      const double mib = 1.0 / (1 << 20);
+      std::snprintf(line, sizeof line,
+                    "roofline, forward, %s tables, N = %lld, 1 thread: >= %.1f MiB to/from DRAM (tables %.1f, x %.1f, "
+                    "y %.1f, codes %.1f) -> >= %.2f ms at %.1f GB/s; %.1f MiB of table pieces through L2 -> >= %.2f ms "
+                    "at the probe's %.1f GB/s\n",
+                    tname.c_str(), static_cast<long long>(n), t.dram * mib,
+                    elem * static_cast<double>(k * rows * d) * mib, 4.0 * static_cast<double>(n * d) * mib,
+                    4.0 * static_cast<double>(n * d) * mib, 8.0 * static_cast<double>(n * k) * mib,
+                    t.dram / sb1.read / 1e6, sb1.read, t.gathered * mib,
+                    probe > 0 ? t.gathered / probe / 1e6 : 0.0, probe);
+      out << line;
+    }
+  }
+  // Goals (at the sizes they are set for, d = 512, tau = 8): fp32 tables (numerically the
+  // kernel of record), one thread, both loads.
+  for (const auto& r : rows_out) {
+    if (d != 512 || bits != 8 || r.threads != 1 || r.tables != "fp32") continue;
+    const double goal = r.pass == "forward" ? 3.0 : 1.5;
+    const double s = r.dense_wall / r.hash_wall, sc = r.dense_cpu / r.hash_cpu;
+    std::snprintf(line, sizeof line, "goal CPU %s >= %.1fx dense (fp32 tables, 1 thread), N = %lld, %s: wall %.2fx -> %s; "
+                                     "cpu time %.2fx -> %s\n",
+                  r.pass.c_str(), goal, static_cast<long long>(r.tokens), r.loads.c_str(), s,
+                  s >= goal ? "met" : "MISSED", sc, sc >= goal ? "met" : "MISSED");
+    out << line;
+  }
+  out << "load average at the end: " << load_average() << "\n";
+}
+
+}  // namespace mnemo::app::bench
