@@ -39,7 +39,6 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 namespace mnemo::app {
 
