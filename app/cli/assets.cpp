@@ -33,4 +33,16 @@ std::string find_asset(const std::string& rel) {
 
 std::string find_session_config(const std::string& name) { return find_asset("../sessions/" + name); }
 
+bool find_demo_model(std::string* checkpoint, std::string* document) {
+  try {
+    *checkpoint = find_asset(std::string("models/") + kDemoModel + ".safetensors");
+    *document = find_asset(std::string("models/") + kDemoModel + ".txt");
+    return true;
+  } catch (const InputError&) {
+    checkpoint->clear();
+    document->clear();
+    return false;
+  }
+}
+
 }  // namespace mnemo::app

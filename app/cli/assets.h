@@ -11,4 +11,11 @@ std::string find_asset(const std::string& rel);
 // sessions/<name> (a shipped training or model config, e.g. "demo-memformer.json").
 std::string find_session_config(const std::string& name);
 
+// The demo's model: the zoo Memformer kDemoModel (assets/models/NAME.safetensors) and the
+// document it ships (assets/models/NAME.txt), on which its memory visibly works. False when
+// either is missing (a checkout without the zoo): the demo then shows a random Memformer on
+// assets/sample.txt and says so.
+inline constexpr const char* kDemoModel = "memformer-copy";
+bool find_demo_model(std::string* checkpoint, std::string* document);
+
 }  // namespace mnemo::app

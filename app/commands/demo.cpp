@@ -17,9 +17,11 @@ int run_demo(const std::string& out_dir, std::ostream& out) {
   ModelFlags mf;
   CLI::App flags;
   mf.add_to(&flags);
-  mf.config = find_session_config("demo-memformer.json");
   StepOptions so;
-  so.doc = find_asset("sample.txt");
+  if (!find_demo_model(&mf.checkpoint, &so.doc)) {
+    mf.config = find_session_config("demo-memformer.json");
+    so.doc = find_asset("sample.txt");
+  }
   so.out = out_dir;
   out << "demo: no window (" << no_display << "); running the headless step on " << so.doc << " instead\n";
   const int rc = run_step(mf, so, out);

@@ -21,7 +21,7 @@ struct GuiFlags {
   ModelFlags model;
   std::string doc, screenshot, size, mouse, export_dir, session, compare;
   int steps = 0, select_slot = -1, gallery_size = -1;
-  bool quit = false, gallery = false, no_save = false;
+  bool quit = false, gallery = false, no_save = false, model_picker = false;
 };
 
 void parse_pair(const std::string& flag, const std::string& v, char sep, float* a, float* b) {
@@ -79,6 +79,7 @@ GuiOptions resolve_gui(const GuiFlags& c) {
   o.steps = c.steps;
   o.quit = c.quit;
   o.gallery = c.gallery;
+  o.model_picker = c.model_picker;
   o.select_slot = c.select_slot;
   if (c.gallery_size >= 0) {
     o.gallery = true;
@@ -121,6 +122,7 @@ class GuiCommand : public Command {
     g->add_flag("--quit", c.quit, "quit once the steps, screenshot and export are done (nothing saved to the config dir)");
     g->add_option("--size", c.size, "window size WxH (default: fit the monitor, at most 1920x1080)");
     g->add_flag("--gallery", c.gallery, "open the gallery (every panel on synthetic traces)");
+    g->add_flag("--model-picker", c.model_picker, "open File > Open model... (the zoo) at start");
     g->add_option("--gallery-size", c.gallery_size, "gallery's synthetic size (index of its size list)");
     g->add_option("--select-slot", c.select_slot, "select this slot once the first step is shown");
     g->add_option("--mouse", c.mouse, "put the mouse at X,Y (screenshots with a tooltip)");
@@ -153,8 +155,13 @@ int run_demo_gui(std::ostream& out, std::string* why) {
   GuiFlags c;
   CLI::App flags;
   c.model.add_to(&flags);
+  if (find_demo_model(&c.model.checkpoint, &c.doc))
+    out << "demo: the trained zoo model " << c.model.checkpoint << " (docs/zoo/" << kDemoModel << ".md)\n";
+  else
+    out << "demo: no zoo model " << kDemoModel << " in assets/models: a randomly initialised Memformer\n";
   GuiOptions o = resolve_gui(c);
-  out << "demo: opening the desktop app on " << o.doc << " (Right arrow steps, Space plays; Help menu lists the keys)\n";
+  out << "demo: opening the desktop app on " << o.doc
+      << " (Right arrow steps, Space plays, Ctrl+M opens another trained model; Help lists the keys)\n";
   return run_gui(o, out);
 }
 

@@ -2,6 +2,7 @@
 
 #include "app/gui/model/replay.h"
 #include "app/gui/model/worker.h"
+#include "app/gui/model/zoo_catalog.h"
 #include "app/gui/panels/widgets/fonts.h"
 #include "app/gui/platform/gl_textures.h"
 #include "app/gui/platform/settings.h"
@@ -61,6 +62,11 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   auto shell = std::make_unique<Shell>(textures.get(), fonts, &settings, &log);
   g_drop_target = shell.get();
   glfwSetDropCallback(w.handle(), on_drop);
+  {
+    const std::string zoo_dir = shipped_zoo_dir();
+    shell->model_picker().set_zoo(zoo_catalog(zoo_dir), zoo_dir);
+  }
+  if (o.model_picker) shell->request_model_picker();
   if (o.gallery) shell->set_panel_open(PanelId::kGallery, true);
   if (o.gallery_size >= 0) shell->gallery().set_size(o.gallery_size);
   int rc = 0;

@@ -99,6 +99,8 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open...", "Ctrl+O")) requests_.open_dialog = true;
+    if (ImGui::MenuItem("Open model...", "Ctrl+M")) open_model_ = true;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The trained models of the zoo (assets/models), or any weights file");
     const bool have_recent = settings_ && !settings_->recent().empty();
     if (ImGui::BeginMenu("Open recent", have_recent)) {
       for (const auto& r : settings_->recent())
@@ -130,6 +132,7 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
     ImGui::TextUnformatted("Home / End       first / last segment");
     ImGui::TextUnformatted("Space            play / pause");
     ImGui::TextUnformatted("Ctrl+O           open a document (or drop a file on the window)");
+    ImGui::TextUnformatted("Ctrl+M           open a trained model (the zoo, or any weights file)");
     ImGui::TextUnformatted("Ctrl+E           export the focused panel (PNG, SVG, CSV)");
     ImGui::TextUnformatted("Click a slot in any panel to select it in all of them.");
     ImGui::Separator();
@@ -225,6 +228,7 @@ void Shell::handle_keys(const SessionView& s, Controller& control) {
   if (io.WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) return;
   const int64_t n = s.info ? s.info->num_segments : 0;
   if (ctrl_key('O')) requests_.open_dialog = true;
+  if (ctrl_key('M')) open_model_ = true;
   if (ctrl_key('E') && (s.step || (dashboard_.model().is_open() && focused_ == PanelId::kDashboard)))
     requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
   if (ctrl_key('Q')) quit_ = true;
@@ -247,6 +251,10 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
       modal_ = Modal::kOpen;
       open_path_.clear();
       ImGui::OpenPopup("Open document");
+    } else if (open_model_) {
+      modal_ = Modal::kModel;
+      picker_.reset();
+      ImGui::OpenPopup("Open model");
     } else if (requests_.export_panel >= 0) {
       modal_ = Modal::kExport;
       export_panel_ = static_cast<PanelId>(requests_.export_panel);
@@ -256,6 +264,7 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
     }
   }
   requests_.open_dialog = false;
+  open_model_ = false;
   requests_.export_panel = -1;
   const float wrap = ImGui::GetFontSize() * 36.f;
 
@@ -304,6 +313,19 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
       }
       ImGui::SameLine();
       if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::EndPopup();
+    } else {
+      modal_ = Modal::kNone;
+    }
+  } else if (modal_ == Modal::kModel) {
+    centre_next_window();
+    if (ImGui::BeginPopupModal("Open model", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+      const ModelConfig* current = session && session->info ? &session->info->cfg : nullptr;
+      if (picker_.draw(control, wrap * 1.6f, current)) {
+        transport_.playing = false;
         modal_ = Modal::kNone;
         ImGui::CloseCurrentPopup();
       }

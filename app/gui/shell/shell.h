@@ -7,6 +7,7 @@
 #include "app/gui/model/controller.h"
 #include "app/gui/shell/export.h"
 #include "app/gui/shell/layout.h"
+#include "app/gui/shell/model_picker.h"
 #include "app/gui/model/session.h"
 #include "app/gui/platform/settings.h"
 #include "app/gui/panels/dashboard.h"
@@ -48,9 +49,12 @@ class Shell {
   void open_dashboard(const std::string& dir, ReplayController* replay);
   // Exports the panel now in the background (as Ctrl+E followed by Export).
   void request_export(PanelId id) { requests_.export_panel = static_cast<int>(id); }
+  // File > Open model...: the zoo it lists (app/gui/model/zoo_catalog.h), and opening it.
+  ModelPicker& model_picker() { return picker_; }
+  void request_model_picker() { open_model_ = true; }
 
  private:
-  enum class Modal { kNone, kError, kOpen, kExport };
+  enum class Modal { kNone, kError, kOpen, kExport, kModel };
   void draw_menu(const SessionView& s, Controller& control);
   void draw_panels(const SessionView& s, Controller& control);
   void handle_keys(const SessionView& s, Controller& control);
@@ -97,6 +101,8 @@ class Shell {
   std::string open_path_;
   std::string export_dir_;
   PanelId export_panel_ = PanelId::kControls;
+  ModelPicker picker_;
+  bool open_model_ = false;
   ExportJob export_job_;
   std::vector<std::string> export_paths_;
   bool export_done_ = false;
