@@ -80,6 +80,11 @@ GuiOptions resolve_gui(const GuiFlags& c) {
   o.quit = c.quit;
   o.gallery = c.gallery;
   o.model_picker = c.model_picker;
+  try {
+    o.zoo_dir = find_asset("models");
+  } catch (const InputError&) {
+    // a checkout without assets/models: the picker says the zoo is empty
+  }
   o.select_slot = c.select_slot;
   if (c.gallery_size >= 0) {
     o.gallery = true;

@@ -63,8 +63,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   g_drop_target = shell.get();
   glfwSetDropCallback(w.handle(), on_drop);
   {
-    const std::string zoo_dir = shipped_zoo_dir();
-    shell->model_picker().set_zoo(zoo_catalog(zoo_dir), zoo_dir);
+    shell->model_picker().set_zoo(zoo_catalog(o.zoo_dir), o.zoo_dir);
   }
   if (o.model_picker) shell->request_model_picker();
   if (o.gallery) shell->set_panel_open(PanelId::kGallery, true);

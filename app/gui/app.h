@@ -27,6 +27,7 @@ struct GuiOptions {
   int width = 0, height = 0; // window size; 0 = fit the monitor (at most 1920x1080)
   bool gallery = false;      // open the gallery window
   bool model_picker = false; // open File > Open model... at start
+  std::string zoo_dir;       // the model zoo File > Open model... lists (assets/models; "" none)
   int gallery_size = -1;     // gallery's synthetic size index
   int select_slot = -1;      // select this slot once the first step arrives
   float mouse_x = -1, mouse_y = -1;  // a synthetic mouse position (screenshots with a tooltip)

@@ -172,7 +172,7 @@ class Metrics:
     records     every record read, in file order
     steps, evals, probes, errors   the records of each type after resumes, in step order
     read        where reading stopped (good_bytes, file_bytes, clean, stop_reason)
-    column(name, type="step", split=None, final=None) -> Column; metrics["loss"] is column("loss")
+    column(name, type="step", split=None, final=None, zero_memory=False) -> Column; metrics["loss"] is column("loss")
     columns(type="step") -> {name: Column} for every numeric field (nested ones flattened:
                 "slot_types.retain", "rmt_block_mass.0[1]")
     """
@@ -242,12 +242,16 @@ class Metrics:
         """Highest step of any step/eval/probe/error record (-1 when none)."""
         return max([_step_of(r) for t in RECORD_TYPES for r in self.of_type(t)], default=-1)
 
-    def _select(self, type, split, final):
+    def _select(self, type, split, final, zero_memory=False):
         out = []
         for r in self.of_type(type):
             if split is not None and r.get("split") != split:
                 continue
             if final is not None and bool(r.get("final", False)) != final:
+                continue
+            # Evaluations with the memory zeroed (the ablation run beside every evaluation) are
+            # a curve of their own, as in the C++ reader: left out unless asked for.
+            if zero_memory is not None and bool(r.get("zero_memory", False)) != zero_memory:
                 continue
             out.append(r)
         return out
@@ -261,11 +265,12 @@ class Metrics:
             names.update(flat)
         return sorted(names - {"type", "step"})
 
-    def column(self, name, type="step", split=None, final=None):
+    def column(self, name, type="step", split=None, final=None, zero_memory=False):
         """The records of `type` (and `split`, and final / not final when given) that have field
-        `name`, as a Column. KeyError listing the fields there are when none has it."""
+        `name`, as a Column. Evaluations with the memory zeroed are left out (zero_memory=True:
+        only those; None: both). KeyError listing the fields there are when none has it."""
         steps, values, bad = [], [], []
-        recs = self._select(type, split, final)
+        recs = self._select(type, split, final, zero_memory)
         for r in recs:
             try:
                 v = r[name] if name in r else _get_path(r, name)
@@ -280,10 +285,11 @@ class Metrics:
         return Column(name, np.array(steps, dtype=np.int64), np.array(values, dtype=np.float64),
                       np.array(bad, dtype=bool))
 
-    def columns(self, type="step", split=None, final=None):
-        """Every field of the records of `type` that holds numbers (or null) as a Column."""
+    def columns(self, type="step", split=None, final=None, zero_memory=False):
+        """Every field of the records of `type` that holds numbers (or null) as a Column
+        (zero_memory as in column())."""
         out = {}
-        recs = self._select(type, split, final)
+        recs = self._select(type, split, final, zero_memory)
         flat_recs = []
         for r in recs:
             flat = {}

@@ -1,6 +1,5 @@
 #include "app/gui/model/zoo_catalog.h"
 
-#include "app/cli/assets.h"
 #include "core/train/zoo.h"
 
 #include <sys/stat.h>
@@ -42,14 +41,6 @@ std::vector<ZooModel> zoo_catalog(const std::string& dir) {
     out.push_back(std::move(m));
   }
   return out;
-}
-
-std::string shipped_zoo_dir() {
-  try {
-    return find_asset("models");
-  } catch (const std::exception&) {
-    return "";
-  }
 }
 
 }  // namespace mnemo::app

@@ -25,7 +25,4 @@ struct ZooModel {
 // missing directory gives an empty list (never throws: the picker then says the zoo is empty).
 std::vector<ZooModel> zoo_catalog(const std::string& dir);
 
-// The shipped zoo directory (assets/models, found like every asset; "" when there is none).
-std::string shipped_zoo_dir();
-
 }  // namespace mnemo::app
