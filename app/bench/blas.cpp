@@ -221,10 +221,16 @@ int run_bench_blas(const BenchBlasOptions& o, std::ostream& out) {
     }
     int code = 0;
     const std::string text = run_with_env(args, v.lib_dir, false, &code);
-    const auto brace = text.rfind('{');
+    // The child's result is its last line, one JSON object (nested objects inside it too).
+    size_t brace = text.rfind("\n{");
+    brace = brace == std::string::npos ? (text.rfind('{', 0) == 0 ? 0 : std::string::npos) : brace + 1;
     if (code != 0 || brace == std::string::npos)
       throw std::runtime_error(std::string("the ") + v.label + " child failed (exit " + std::to_string(code) + "): " + text);
-    v.result = nlohmann::json::parse(text.substr(brace));
+    try {
+      v.result = nlohmann::json::parse(text.substr(brace));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw std::runtime_error(std::string("the ") + v.label + " child's result is not JSON (" + e.what() + "): " + text);
+    }
   }
   out << "bench blas: " << o.threads << " intra-op thread(s) per child\n";
   for (const auto& v : vs) out << "  " << v.label << ": " << v.result["blas"].get<std::string>() << "\n";

@@ -505,3 +505,21 @@ TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS 
   CHECK(out.find("bash .ci/setup") != std::string::npos);
   CHECK(out.find("CPU threads (intra-op): 1 of") != std::string::npos);
 }
+
+TEST_CASE("bench blas: both children report, a training config is timed under each BLAS, ratios printed") {
+  const std::string ref = "/usr/lib/x86_64-linux-gnu/blas";
+  if (!test::path_exists(ref + "/libblas.so.3"))
+    MNEMO_SKIP("the reference BLAS (Debian package libblas3) is not installed; bench blas cannot load it");
+  const std::string dir = test::temp_dir("bench-blas");
+  test::write_file(dir + "/tiny.json", R"({"model": {"model": "rmt", "slots": 2, "segment_len": 8, "dim": 16, "heads": 2,
+      "layers": 1, "ff": 32}, "task": {"name": "copy", "source_len": 4, "symbols": 4, "segments": 2},
+      "train": {"steps": 2, "batch": 2}})");
+  auto r = test::run_cli("bench blas --configs " + dir + "/tiny.json --steps 1 --repeats 1 --segments 2");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("reference: reference BLAS") != std::string::npos);
+  CHECK(r.output.find("tiny.json") != std::string::npos);
+  auto bad = test::run_cli("bench blas --reference-dir " + dir);
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("no libblas.so.3 in '" + dir + "'") != std::string::npos);
+}
