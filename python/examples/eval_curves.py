@@ -39,7 +39,7 @@ def main(argv):
     if not rows:
         sys.exit(f"{session}/metrics.log has no valid evaluations with '{metric}'")
     with open(out, "w", newline="") as f:
-        w = csv.writer(f)
+        w = csv.writer(f, lineterminator="\n")
         w.writerow(["step", "series", metric, "segments"])
         w.writerows(rows)
     print(f"{len(rows)} evaluations -> {out}")
