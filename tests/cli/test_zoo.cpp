@@ -112,7 +112,7 @@ TEST_CASE("zoo: every model in assets/models has a card with a check, and the zo
 
 // The shipped models, one test each (a missing or broken model fails its own test); the
 // list must name every model in assets/models.
-const char* const kZooModels[] = {"memformer-copy", "memformer-mnist", "rmt-copy", "trxl-copy"};
+const char* const kZooModels[] = {"memformer-copy", "memformer-mnist", "memoryformer-lm", "rmt-copy", "trxl-copy"};
 
 TEST_CASE("zoo: the tests below cover every shipped model") {
   std::vector<std::string> names;
@@ -130,3 +130,4 @@ TEST_CASE("zoo model trxl-copy: the card's accuracy, and chance with the memory 
 TEST_CASE("zoo model memformer-mnist: the card's bits per pixel, and worse with the memory zeroed") {
   check_zoo_model("memformer-mnist");
 }
+TEST_CASE("zoo model memoryformer-lm: the card's bits per byte") { check_zoo_model("memoryformer-lm"); }
