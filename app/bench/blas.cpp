@@ -11,6 +11,7 @@
 // `mnemoscope bench ARGS` (e.g. "training-strategies --rounds 1") under each BLAS and
 // prints its output. Children run with --child-threads (default 1).
 #include "app/bench/benches.h"
+#include "app/bench/stats.h"
 #include "app/cli/assets.h"
 #include "core/engine/engine.h"
 #include "core/models/factory.h"
@@ -72,52 +73,7 @@ std::vector<std::string> split_words(const std::string& s) {
   return out;
 }
 
-std::string self_exe() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the program's own path (/proc/self/exe)");
-  buf[n] = '\0';
-  return buf;
-}
 
-// Runs argv with LD_LIBRARY_PATH = lib_dir prepended (when not empty); stdout (and
-// stderr when merge) captured.
-std::string run_with_env(const std::vector<std::string>& args, const std::string& lib_dir, bool merge, int* code) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    if (merge) ::dup2(fds[1], STDERR_FILENO);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    if (!lib_dir.empty()) {
-      const char* old = std::getenv("LD_LIBRARY_PATH");
-      const std::string v = old && *old ? lib_dir + ":" + old : lib_dir;
-      ::setenv("LD_LIBRARY_PATH", v.c_str(), 1);
-    }
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) text.append(buf, static_cast<size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  *code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return text;
-}
 
 int run_child(const BenchBlasOptions& o, std::ostream& out) {
   const platform::BlasInfo blas = platform::probe_blas();
@@ -204,7 +160,7 @@ int run_bench_blas(const BenchBlasOptions& o, std::ostream& out) {
   if (::access((o.reference_dir + "/libblas.so.3").c_str(), R_OK) != 0)
     throw UsageError("--reference-dir: no libblas.so.3 in '" + o.reference_dir +
                      "' (Debian package libblas3 installs the reference BLAS there)");
-  const std::string exe = self_exe();
+  const std::string exe = bench::self_exe();
   struct Variant {
     const char* label;
     std::string lib_dir;
@@ -220,7 +176,7 @@ int run_bench_blas(const BenchBlasOptions& o, std::ostream& out) {
       args.push_back(o.configs);
     }
     int code = 0;
-    const std::string text = run_with_env(args, v.lib_dir, false, &code);
+    const std::string text = bench::run_child(args, v.lib_dir, false, &code);
     // The child's result is its last line, one JSON object (nested objects inside it too).
     size_t brace = text.rfind("\n{");
     brace = brace == std::string::npos ? (text.rfind('{', 0) == 0 ? 0 : std::string::npos) : brace + 1;
@@ -260,7 +216,7 @@ int run_bench_blas(const BenchBlasOptions& o, std::ostream& out) {
       std::vector<std::string> args = {exe, "--threads", std::to_string(o.threads), "bench"};
       for (const auto& a : split_words(w)) args.push_back(a);
       int code = 0;
-      const std::string text = run_with_env(args, v.lib_dir, true, &code);
+      const std::string text = bench::run_child(args, v.lib_dir, true, &code);
       out << "\n== bench " << w << " with the " << v.label << " BLAS (" << v.result["blas"].get<std::string>()
           << "), exit " << code << "\n"
           << text;

@@ -1,5 +1,13 @@
 #include "app/bench/stats.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <stdexcept>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +49,51 @@ std::string machine_line() {
   else
     std::snprintf(line, sizeof line, "machine: %u hardware threads, load average unknown", std::thread::hardware_concurrency());
   return line;
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the program's own path (/proc/self/exe)");
+  buf[n] = '\0';
+  return buf;
+}
+
+std::string run_child(const std::vector<std::string>& args, const std::string& lib_dir, bool merge, int* code) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    if (merge) ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    if (!lib_dir.empty()) {
+      const char* old = std::getenv("LD_LIBRARY_PATH");
+      const std::string v = old && *old ? lib_dir + ":" + old : lib_dir;
+      ::setenv("LD_LIBRARY_PATH", v.c_str(), 1);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) text.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return text;
 }
 
 }  // namespace mnemo::app::bench

@@ -35,4 +35,11 @@ Timing time_call(F&& f) {
 // "machine: N hardware threads, load average at the end: a b c" for reports.
 std::string machine_line();
 
+// The running program's own path (/proc/self/exe), for benches that run themselves as children.
+std::string self_exe();
+// Runs args (argv[0] = the program) as a child process and returns its stdout (and stderr when
+// merge_stderr; otherwise stderr passes through); lib_dir, when not empty, is put first in the
+// child's LD_LIBRARY_PATH. *code: the exit status, 128 + signal when killed.
+std::string run_child(const std::vector<std::string>& args, const std::string& lib_dir, bool merge_stderr, int* code);
+
 }  // namespace mnemo::app::bench

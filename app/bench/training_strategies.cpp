@@ -182,45 +182,7 @@ int run_child(const BenchStrategiesOptions& o, std::ostream& out) {
   return 0;
 }
 
-std::string self_exe() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the program's own path (/proc/self/exe)");
-  buf[n] = '\0';
-  return buf;
-}
 
-// Runs `args` (argv[0] = the program) with stdout captured; stderr passes through.
-std::string run_captured(const std::vector<std::string>& args, int* exit_code) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) text.append(buf, static_cast<size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  return text;
-}
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -264,7 +226,7 @@ static int run_bench_strategies(const BenchStrategiesOptions& o, std::ostream& o
 
   const std::string cfg_path = config_path(o);
   const ModelConfig cfg = load_config(cfg_path);
-  const std::string exe = self_exe();
+  const std::string exe = bench::self_exe();
   struct Result {
     std::string name;
     nlohmann::json j;  // the largest peaks of its children, every timed rollout's seconds
@@ -279,7 +241,7 @@ static int run_bench_strategies(const BenchStrategiesOptions& o, std::ostream& o
           std::to_string(o.batch), "--horizon", std::to_string(o.horizon), "--rollouts", std::to_string(o.rollouts),
           "--threads", std::to_string(o.threads), "--device", o.device};
       int rc = 0;
-      const std::string text = run_captured(args, &rc);
+      const std::string text = bench::run_child(args, "", false, &rc);
       if (rc != 0)
         throw std::runtime_error("the child process for strategy '" + res.name + "' failed with exit code " +
                                  std::to_string(rc) + (rc == 128 + 9 ? " (killed: out of memory?)" : ""));
