@@ -1,5 +1,5 @@
 // A training session's metrics.log read back as curves (docs/formats.md#sessions; written by
-// `mnemoscope train`, app/cmd_train.cpp). Record types:
+// `mnemoscope train`, app/commands/train.cpp). Record types:
 //   {"type":"step",  "step", "loss", "accuracy", "lr", "grad_norm", "tokens_per_s", "seconds",
 //                    "peak_rss_mib", ["non_finite": true]}
 //   {"type":"eval",  "step", "split", "loss", "accuracy", "exact_match", ...["final": true]}
