@@ -68,7 +68,7 @@ int run_eval(const EvalOptions& c, std::ostream& out) {
   const EvalMetrics e = eval_metrics(s, *task, file.step, split, c.zero_memory);
   if (c.json) {
     auto j = eval_record(e);
-    j["checkpoint"] = c.checkpoint;
+    j["checkpoint"] = file.path;  // the file evaluated (a session directory resolves to its latest)
     j["model"] = cfg.model.model;
     j["task"] = task->name();
     j["segments"] = task->segments();

@@ -1,7 +1,10 @@
 #include "core/train/checkpoint.h"
 
+#include "core/io/session.h"
 #include "core/models/factory.h"
 #include "core/train/optim.h"
+
+#include <sys/stat.h>
 
 #include <set>
 #include <sstream>
@@ -62,7 +65,37 @@ std::string short_value(const nlohmann::json& v) {
 
 }  // namespace
 
-WeightsFile read_weights_file(const std::string& path) {
+std::string resolve_checkpoint_path(const std::string& path) {
+  auto is = [](const std::string& p, bool dir) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+  };
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.find_last_of('/');
+  const std::string base = slash == std::string::npos ? p : p.substr(slash + 1);
+  const std::string parent = slash == std::string::npos ? "." : p.substr(0, slash);
+  std::string session;
+  if (is(p, true)) {
+    if (is(p + "/manifest.json", false)) session = p;
+    else if (base == "checkpoints" && is(parent + "/manifest.json", false)) session = parent;
+    else
+      throw InputError("'" + path + "' is a directory but not a training session; pass a checkpoint (.safetensors) "
+                       "or a session directory");
+  } else if (base == "latest" && is(p, false)) {
+    const size_t s2 = parent.find_last_of('/');
+    const std::string pbase = s2 == std::string::npos ? parent : parent.substr(s2 + 1);
+    const std::string grand = s2 == std::string::npos ? "." : parent.substr(0, s2);
+    if (pbase == "checkpoints" && is(grand + "/manifest.json", false)) session = grand;
+  }
+  if (session.empty()) return path;
+  auto latest = io::Session::open(session, 3, io::SessionAccess::kReadOnly).load_latest();
+  if (!latest) throw InputError("'" + path + "': the session has no checkpoint yet");
+  return latest->path;
+}
+
+WeightsFile read_weights_file(const std::string& path_given) {
+  const std::string path = resolve_checkpoint_path(path_given);
   WeightsFile f;
   f.path = path;
   io::NamedTensors all = io::load_safetensors(path, &f.metadata);

@@ -55,9 +55,13 @@ struct WeightsFile {
   bool has_model_config() const { return !model_config.is_null(); }
 };
 
-// Throws io::SafetensorsError for an unreadable file and ConfigError naming the file when
-// its config metadata is not valid JSON.
+// `path` may also be a training session directory, its checkpoints/ folder, or the
+// checkpoints/latest pointer: each means the checkpoint `latest` names (or, when that one is
+// missing or corrupt, the newest that loads; resolve_checkpoint_path). Throws
+// io::SafetensorsError for an unreadable file, InputError for a directory that is not a
+// session, and ConfigError naming the file when its config metadata is not valid JSON.
 WeightsFile read_weights_file(const std::string& path);
+std::string resolve_checkpoint_path(const std::string& path);
 
 // The fields in which two JSON configs differ, by dotted path, e.g.
 // {"model.slots: 16 vs 8", "model.dim: 64 vs absent"} (a's value first). Objects are

@@ -142,6 +142,16 @@ TEST_CASE("curriculum: the count survives a checkpoint; --resume continues it; r
   INFO(ev.output);
   REQUIRE(ev.code == 0);
   CHECK(nlohmann::json::parse(ev.output.substr(ev.output.find('{')))["segments"] == 3);
+  // The session, its checkpoints/ folder and the latest pointer all mean that checkpoint.
+  for (const char* p : {"/run", "/run/", "/run/checkpoints", "/run/checkpoints/latest"}) {
+    CAPTURE(p);
+    auto e = test::run_cli("eval --checkpoint " + dir + p + " --json");
+    REQUIRE(e.code == 0);
+    CHECK(e.output == ev.output);
+  }
+  auto notsession = test::run_cli("eval --checkpoint " + dir + " --json");
+  CHECK(notsession.code == 2);
+  CHECK(notsession.output.find("is a directory but not a training session") != std::string::npos);
   auto res = test::run_cli("train --out " + dir + "/run --resume --steps 9");
   INFO(res.output);
   REQUIRE(res.code == 0);
