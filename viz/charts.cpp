@@ -926,13 +926,31 @@ Figure make_lines(const LineSpec& s) {
 
   auto px = [&](double xv) { return plot_x + static_cast<float>(xs.frac(xv)) * plot_w; };
   auto py = [&](double yv) { return plot_y + plot_h - static_cast<float>(ys.frac(yv)) * plot_h; };
+  // Marker lines under the series; their labels (collected here) over them, on a white box
+  // at the top of the plot, right of the line (left of it near the right edge), one row lower
+  // when a label would overlap the previous one.
+  struct MarkerLabel {
+    float x, y;
+    std::string text;
+    float w;
+    Anchor anchor;
+  };
+  std::vector<MarkerLabel> marker_labels;
+  float prev_right = -1e9f;
+  int row = 0;
   for (const auto& m : s.markers) {
     if (m.x < xs.lo || m.x > xs.hi) continue;
     const float mx = std::round(px(m.x)) + 0.5f;
     put_line(f, mx, plot_y, mx, plot_y + plot_h, kMarkerColor, 1.2f, true);
-    if (!m.label.empty())
-      put_text(f, mx + 3, plot_y + 3 + kTickSize * kAscent, fit_label(m.label, kTickSize, 120), kTickSize, kMarkerColor,
-               Anchor::Start);
+    if (m.label.empty()) continue;
+    const std::string label = fit_label(m.label, kTickSize, 120);
+    const float w = text_width(label, kTickSize);
+    const bool left = mx + 4 + w > plot_x + plot_w;
+    const float x0 = left ? mx - 4 - w : mx + 4;
+    row = x0 < prev_right + 4 ? row + 1 : 0;
+    prev_right = x0 + w;
+    marker_labels.push_back({left ? mx - 4 : mx + 4, plot_y + 4 + kTickSize * kAscent + row * (line_height(kTickSize) + 2),
+                             label, w, left ? Anchor::End : Anchor::Start});
   }
   std::vector<std::pair<float, float>> bad_points;
   for (const auto& ser : s.series) {
@@ -956,6 +974,11 @@ Figure make_lines(const LineSpec& s) {
   for (const auto& b : bad_points) {
     put_line(f, b.first - 4, b.second - 4, b.first + 4, b.second + 4, kBadPointColor, 2);
     put_line(f, b.first - 4, b.second + 4, b.first + 4, b.second - 4, kBadPointColor, 2);
+  }
+  for (const auto& l : marker_labels) {
+    const float bx = l.anchor == Anchor::End ? l.x - l.w : l.x;
+    put_rect(f, bx - 2, l.y - kTickSize * kAscent - 1, l.w + 4, line_height(kTickSize) + 1, Rgb{255, 255, 255});
+    put_text(f, l.x, l.y, l.text, kTickSize, kInk, l.anchor);
   }
 
   float lx = plot_x + plot_w + 16;

@@ -221,11 +221,19 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
   // Markers (under the series).
   const ImU32 marker_col = ImGui::GetColorU32(ImGuiCol_Text, 0.55f);
   const CurveMarker* near_marker = nullptr;
+  float prev_right = -1e9f;
+  int row = 0;
   for (const auto& m : markers) {
     if (m.x < view->x0 || m.x > view->x1) continue;
     const float x = std::round(p0.x + static_cast<float>((m.x - view->x0) / (view->x1 - view->x0)) * pw);
     for (float y = p0.y; y < p1.y; y += 8) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 4, p1.y)), marker_col, 1.f);
-    dl->AddText(ImVec2(x + 3, p0.y + 1), marker_col, m.label.c_str());
+    // The label right of the line (left of it near the right edge), one row lower when it
+    // would overlap the previous one.
+    const float w = ImGui::CalcTextSize(m.label.c_str()).x;
+    const float lx0 = x + 3 + w > p1.x ? x - 3 - w : x + 3;
+    row = lx0 < prev_right + 4 ? row + 1 : 0;
+    prev_right = lx0 + w;
+    dl->AddText(ImVec2(lx0, p0.y + 1 + static_cast<float>(row) * line), marker_col, m.label.c_str());
     if (hovered && std::abs(io.MousePos.x - x) <= 4) near_marker = &m;
   }
   // Series.
