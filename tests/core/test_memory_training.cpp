@@ -237,11 +237,7 @@ TEST_CASE("memory zeroed: float memory becomes zeros, integer memory the initial
   CHECK(t.evaluate(Split::kValid, z).loss == doctest::Approx(b.loss));
   // MTN: with the memory zeroed, the query sees only empty entries, exactly as a model that
   // starts the query from its initial memory.
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "mtn", "slots": 4, "segment_len": 48, "dim": 16, "heads": 2, "ff": 32, "n1_layers": 1, "n2_layers": 1},
-    "task": {"name": "qa", "chunk_len": 48, "doc_chunks": 2, "facts": 1, "candidates": 2, "train_size": 32,
-             "valid_size": 8, "test_size": 8},
-    "train": {"steps": 2, "batch": 4, "eval_batches": 1, "record_every": 0}})");
+  auto j = test::tiny_mtn_qa_json(0);
   Trainer m(TrainingConfig::from_json(j));
   const auto zeroed = m.evaluate(Split::kValid, z);
   auto& task = dynamic_cast<const QaTaskSource&>(m.task());

@@ -136,11 +136,7 @@ TEST_CASE("recording: a probe recording reads back into the engine's snapshots, 
 TEST_CASE("recording: an MTN trained on QA (answer tagging) records its probe: answer probabilities, no loss") {
   // A plain document has no answer labels: the engine steps it with no targets, so the probe
   // of a QA run records P(answer) per token instead of failing on next-token ids.
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "mtn", "slots": 4, "segment_len": 48, "dim": 16, "heads": 2, "ff": 32, "n1_layers": 1, "n2_layers": 1},
-    "task": {"name": "qa", "chunk_len": 48, "doc_chunks": 2, "facts": 1, "candidates": 2, "train_size": 32,
-             "valid_size": 8, "test_size": 8},
-    "train": {"steps": 2, "batch": 4, "eval_batches": 1, "record_every": 1}})");
+  auto j = test::tiny_mtn_qa_json(1);
   Trainer trainer(TrainingConfig::from_json(j));
   CHECK_FALSE(trainer.model()->predicts_tokens());
   Document probe = probe_document(trainer.task(), 8);

@@ -3,6 +3,7 @@
 #pragma once
 #include "core/models/config.h"
 
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <sys/stat.h>
@@ -43,6 +44,17 @@ inline ModelConfig tiny_decoder(const std::string& kind, int64_t slots = 3, int6
   c.layers = 2;
   c.ff = 32;
   return c;
+}
+
+// A tiny training config of MTN on the QA task (answer tagging), 2 reading chunks + the query.
+inline nlohmann::json tiny_mtn_qa_json(int64_t record_every = 0) {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "mtn", "slots": 4, "segment_len": 48, "dim": 16, "heads": 2, "ff": 32, "n1_layers": 1, "n2_layers": 1},
+    "task": {"name": "qa", "chunk_len": 48, "doc_chunks": 2, "facts": 1, "candidates": 2, "train_size": 32,
+             "valid_size": 8, "test_size": 8},
+    "train": {"steps": 2, "batch": 4, "eval_batches": 1, "record_every": 0}})");
+  j["train"]["record_every"] = record_every;
+  return j;
 }
 
 // A seeded CPU generator.
