@@ -89,7 +89,7 @@ TrainingConfig load_training_config(const std::string& path, const std::vector<s
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw UsageError("--config: '" + path + "' is not valid JSON: " + e.what());
   }
   return config_with_sets(j, sets, "--config: '" + path + "'");
@@ -106,7 +106,7 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(s.substr(eq + 1));
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       value = s.substr(eq + 1);  // a bare word: a string
     }
     try {

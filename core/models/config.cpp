@@ -117,7 +117,7 @@ ModelConfig ModelConfig::load(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
   }
   try {

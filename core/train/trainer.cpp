@@ -295,7 +295,7 @@ TrainingConfig TrainingConfig::load(const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
   }
   try {
@@ -573,7 +573,7 @@ void Trainer::restore(const Checkpoint& ckpt, const std::string& source) {
     nlohmann::json saved;
     try {
       saved = nlohmann::json::parse(it->second);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       throw ConfigError(source + ": the checkpoint's config metadata is not valid JSON");
     }
     if (saved.contains("model") && saved["model"] != cfg_.model.to_json()) {
