@@ -28,7 +28,7 @@ std::vector<std::string> gui_trace_keys() {
 }
 
 namespace {
-constexpr const char* kOomHint = "; the app keeps its previous state: choose a smaller segment length or model, or free memory";
+constexpr const char* kOomHint = "; choose a smaller segment length or model, or free memory";
 MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note) {
   std::optional<WeightsFile> file;
   if (!checkpoint.empty()) {
