@@ -199,6 +199,12 @@ void DashboardPanel::draw(PanelContext& ctx) {
       bands.push_back({a, b, describe_gap(g)});
     }
   }
+  // Curriculum changes of the followed session: a dashed line on every chart but "segments".
+  std::vector<ui::CurveMarker> marks;
+  if (const RunLog* log = model_.run_log())
+    for (const auto& m : log->curriculum_marks())
+      marks.push_back({static_cast<double>(m.step), curriculum_mark_label(m),
+                       curriculum_mark_label(m) + (m.reason.empty() ? "" : " (" + m.reason + ")")});
   ImGui::BeginChild("##charts", ImVec2(0, 0), false);
   for (size_t i = 0; i < names.size(); ++i) {
     std::vector<ui::CurveSeries> series;
@@ -219,7 +225,8 @@ void DashboardPanel::draw(PanelContext& ctx) {
     auto& view = views_[names[i]];
     if (names[i] == "perplexity") view.log_y = true;
     if (i % static_cast<size_t>(cols) != 0) ImGui::SameLine();
-    ui::draw_curves(names[i].c_str(), session_curve_info(names[i]).short_title, series, ImVec2(w, h), &view, &bands);
+    ui::draw_curves(names[i].c_str(), session_curve_info(names[i]).short_title, series, ImVec2(w, h), &view,
+                    names[i] == "segments" ? std::vector<ui::CurveMarker>{} : marks, &bands);
   }
   ImGui::EndChild();
 }
