@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import stat as _stat
 import time
 import warnings
 from dataclasses import dataclass
@@ -33,8 +34,38 @@ def step_name(step):
     return "step-%09d.safetensors" % step
 
 
+def outside_session(root, rel):
+    """"" when root/rel (names joined by '/') can be read without leaving `root`: no component
+    below it is a symbolic link (a missing one is fine). Else why not, in the words of
+    outside_session in core/io/session_manifest.h (docs/reliability.md#sessions)."""
+    if not rel or rel.startswith("/"):
+        return "'%s' is not a path inside the session" % rel
+    parts = rel.split("/")
+    path = os.fspath(root)
+    for i, part in enumerate(parts):
+        if part in ("", ".", ".."):
+            return "'%s' is not a path inside the session" % rel
+        path = os.path.join(path, part)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return ""
+        if _stat.S_ISLNK(st.st_mode):
+            return "'%s' is a symbolic link; a session reads only files inside its directory" % "/".join(parts[:i + 1])
+    return ""
+
+
+def _check_inside(root, rel):
+    why = outside_session(root, rel)
+    if why:
+        raise SessionError("%s: %s; copy the real file into the session" % (os.fspath(root), why))
+
+
 def steps_in(directory):
-    """Steps of the files named exactly step-<N>.safetensors in `directory`, ascending."""
+    """Steps of the files named exactly step-<N>.safetensors in `directory`, ascending; symbolic
+    links (and everything, when `directory` is one) are left out, as the C++ reader does."""
+    if os.path.islink(directory):
+        return []
     try:
         names = os.listdir(directory)
     except OSError:
@@ -42,7 +73,7 @@ def steps_in(directory):
     out = []
     for n in names:
         m = _STEP_FILE.match(n)
-        if m and n == step_name(int(m.group(1))):
+        if m and n == step_name(int(m.group(1))) and not os.path.islink(os.path.join(directory, n)):
             out.append(int(m.group(1)))
     return sorted(out)
 
@@ -109,6 +140,7 @@ MAX_MANIFEST_BYTES = 1 << 20  # kMaxManifestBytes (core/io/session_manifest.h)
 def read_manifest(directory):
     directory = os.fspath(directory)
     mpath = os.path.join(directory, "manifest.json")
+    _check_inside(directory, "manifest.json")
     try:
         with open(mpath, "rb") as f:
             text = f.read(MAX_MANIFEST_BYTES + 1)  # at most one byte past the cap
@@ -699,10 +731,12 @@ class Session:
     def metrics(self):
         """metrics.log as Metrics (read on first use; read_metrics() reads it again)."""
         if self._metrics is None:
+            _check_inside(self.path, "metrics.log")
             self._metrics = read_metrics(self.metrics_path)
         return self._metrics
 
     def read_metrics(self, warn=True):
+        _check_inside(self.path, "metrics.log")
         self._metrics = read_metrics(self.metrics_path, warn)
         return self._metrics
 
@@ -748,14 +782,25 @@ class Session:
             return Checkpoint(step, self.checkpoint_path(step), f, [])
         pointed = ""
         try:
-            with open(os.path.join(self.path, "checkpoints", "latest"), "rb") as fh:
-                pointed = fh.read().split(b"\n", 1)[0].decode("utf-8", errors="replace")
+            if not outside_session(self.path, "checkpoints/latest"):
+                with open(os.path.join(self.path, "checkpoints", "latest"), "rb") as fh:
+                    pointed = fh.read().split(b"\n", 1)[0].decode("utf-8", errors="replace")
         except OSError:
             pass
         steps = self.checkpoint_steps
         order = [s for s in reversed(steps) if step_name(s) == pointed] + \
                 [s for s in reversed(steps) if step_name(s) != pointed]
         skipped = []
+        # Symbolic links among the checkpoints are not followed; say so, since they look present.
+        try:
+            names = sorted(os.listdir(os.path.join(self.path, "checkpoints")))
+        except OSError:
+            names = []
+        for n in names:
+            m = _STEP_FILE.match(n)
+            why = outside_session(self.path, "checkpoints/" + n) if m and n == step_name(int(m.group(1))) else ""
+            if why:
+                skipped.append("%s/checkpoints/%s: %s" % (self.path, n, why))
         if pointed and (not order or step_name(order[0]) != pointed):
             skipped.append("%s/checkpoints/latest: names '%s', which is missing" % (self.path, pointed))
         for s in order:
@@ -817,6 +862,10 @@ class Follower:
 
     def poll(self):
         log = os.path.join(self.path, "metrics.log")
+        why = outside_session(self.path, "metrics.log")
+        if why:  # a link out of the session is not followed
+            self.problem = why
+            return []
         r = read_framed_log(log, self.offset)
         if r.shrunk:
             self.offset = 0

@@ -538,6 +538,37 @@ class FormatVersion(unittest.TestCase):
         write(os.path.join(d, "manifest.json"), json.dumps(manifest).encode())
         return d
 
+    def test_symbolic_links_below_a_session_are_not_followed(self):
+        base = harness.temp_dir("links")
+        d, outside = os.path.join(base, "run"), os.path.join(base, "outside")
+        with ms.SessionWriter(d) as w:
+            w.log(1, loss=1.0)
+            w.checkpoint(10, {"w": np.ones(2, dtype=np.float32)})
+        with ms.SessionWriter(outside) as w:
+            w.log(1, loss=2.0)
+            w.checkpoint(99, {"w": np.zeros(2, dtype=np.float32)})
+        os.symlink(os.path.join(outside, "checkpoints", "step-000000099.safetensors"),
+                   os.path.join(d, "checkpoints", "step-000000099.safetensors"))
+        s = ms.open_session(d)
+        self.assertEqual(s.checkpoint_steps, [10])
+        c = s.checkpoint()
+        self.assertEqual(c.step, 10)
+        self.assertEqual(len(c.skipped), 1)
+        self.assertIn("'checkpoints/step-000000099.safetensors' is a symbolic link", c.skipped[0])
+        os.unlink(os.path.join(d, "metrics.log"))
+        os.symlink(os.path.join(outside, "metrics.log"), os.path.join(d, "metrics.log"))
+        with self.assertRaises(ms.SessionError) as cm:
+            ms.open_session(d).metrics
+        self.assertIn("'metrics.log' is a symbolic link; a session reads only files inside its directory", str(cm.exception))
+        f = ms.open_session(d).follower()
+        self.assertEqual(f.poll(), [])
+        self.assertIn("is a symbolic link", f.problem)
+        os.unlink(os.path.join(d, "manifest.json"))
+        os.symlink(os.path.join(outside, "manifest.json"), os.path.join(d, "manifest.json"))
+        with self.assertRaises(ms.SessionError) as cm:
+            ms.open_session(d)
+        self.assertIn("'manifest.json' is a symbolic link", str(cm.exception))
+
     def test_manifest_at_the_cap_opens_one_byte_more_is_refused(self):
         cap = ms.session.MAX_MANIFEST_BYTES
         d = harness.temp_dir("cap")
