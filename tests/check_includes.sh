@@ -51,5 +51,13 @@ check app/cli          "$inc(app/commands|app/bench|app/gui)" "app/cli knows no 
 check app/figures      'throw UsageError' "UsageError belongs to the command line"
 check app/gui          'throw UsageError' "UsageError belongs to the command line"
 check core             'UsageError' "UsageError belongs to the command line"
+# The loaders' plain layers are built with clang's sanitizers for fuzzing (fuzz/CMakeLists.txt):
+# they and what they include compile without LibTorch.
+plain_heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/data/(segmenter|tasks)\.h|core/train/(trainer|recorder)\.h)'
+for f in core/io/atomic_file core/io/framed_log core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
+         core/data/document core/data/tokenizer core/train/recording_layout core/platform/memory; do
+  check "$f.h" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
+  check "$f.cpp" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
+done
 if ((fail)); then exit 1; fi
 echo "include directions OK"

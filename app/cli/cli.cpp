@@ -1,6 +1,7 @@
 #include "app/cli/cli.h"
 
 #include "core/platform/blas.h"
+#include "core/platform/memory.h"
 #include "viz/export.h"
 
 #include <iostream>
@@ -53,6 +54,12 @@ int run_cli(int argc, char** argv, CommandTable& table, std::ostream& out, std::
     err << "mnemoscope: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
+    // An allocation that failed is the machine's limit, not a bug: name what needed how much.
+    if (auto oom = platform::out_of_memory_message(e)) {
+      err << "mnemoscope: error: " << *oom
+          << "; free memory, or use a smaller model, batch, segment length or document\n";
+      return 2;
+    }
     err << "mnemoscope: internal error: " << e.what() << "\n";
     return 1;
   }

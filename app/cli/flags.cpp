@@ -103,7 +103,7 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(s.substr(eq + 1));
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       value = s.substr(eq + 1);  // a bare word: a string
     }
     try {

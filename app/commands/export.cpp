@@ -14,6 +14,7 @@
 #include "app/figures/extract.h"
 #include "app/figures/figures.h"
 #include "app/figures/session.h"
+#include "core/io/atomic_file.h"
 #include "core/io/session.h"
 #include "core/train/recorder.h"
 #include "core/train/run_log.h"
@@ -78,23 +79,49 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
     throw UsageError(std::string("--session: ") + e.what());
   }
   io::LogReadResult read;
-  RunLog log = parse_run_log(session->read_metrics(&read));
-  if (!read.clean) out << "note: metrics.log stops at byte " << read.good_bytes << " of " << read.file_bytes << " ("
-                         << read.stop_reason << "); exporting the records before it\n";
+  const auto records = session->read_metrics(&read);
+  RunLog log = parse_run_log(records, read);
+  for (const auto& g : log.gaps) out << "note: " << describe_gap(g) << "; the records after it were read\n";
+  if (!read.stop_reason.empty())
+    out << "note: metrics.log stops at byte " << read.good_bytes << " of " << read.file_bytes << " (" << read.stop_reason
+        << "); exporting the records before it\n";
   const std::string dir = c.out.empty() ? c.session + "/export" : c.out;
+  // What would be written, decided before anything is: a range or figure with no data is an
+  // error (exit 2) and leaves no folder behind.
+  std::vector<std::string> plotted;
+  for (const auto& name : curves)
+    if (!session_curve_spec(log, name, lo, hi).series.empty()) plotted.push_back(name);
+  std::vector<int64_t> map_steps;
+  if (maps)
+    for (int64_t step : session->trace_steps())
+      if (step >= lo && step <= hi) map_steps.push_back(step);
+  if (plotted.empty() && map_steps.empty()) {
+    std::string have = log.last_step() >= 0 ? "its records reach step " + std::to_string(log.last_step()) : "it has no records";
+    const auto traces = session->trace_steps();
+    have += traces.empty() ? ", no recordings" : ", recordings at steps " + std::to_string(traces.front()) + ".." +
+                                                     std::to_string(traces.back());
+    const std::string what = c.figure == "all" ? "" : " for --figure " + c.figure;
+    if (!c.steps.empty())
+      throw UsageError("--steps " + c.steps + ": nothing to export in that range" + what + " (" + have +
+                       "); nothing was written");
+    throw UsageError("--figure " + c.figure + ": the session has nothing to export (" + have + "); nothing was written");
+  }
+  try {
+    io::check_output_dir(dir, "--out");
+  } catch (const InputError& e) {
+    throw UsageError(e.what());
+  }
   make_dirs(dir);
 
   int64_t files = 0;
-  for (const auto& name : curves) {
+  for (const auto& name : plotted) {
     const auto written = write_session_curve(log, name, lo, hi, dir, fm);
-    if (written.empty()) continue;  // this model / run has no such data
     files += static_cast<int64_t>(written.size());
     out << "  " << name << " -> " << dir << "/" << name << " (" << log.curves(name).size() << " series)\n";
   }
   if (maps) {
     int64_t recorded = 0;
-    for (int64_t step : session->trace_steps()) {
-      if (step < lo || step > hi) continue;
+    for (int64_t step : map_steps) {
       const std::string path = session->trace_path(step);
       std::map<std::string, std::string> meta;
       ReplayedProbe probe;

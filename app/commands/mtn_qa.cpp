@@ -138,7 +138,7 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
     if (!in) throw UsageError("--config: file '" + c.config + "' cannot be opened; check the path");
     try {
       j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw UsageError("--config: '" + c.config + "' is not valid JSON: " + e.what());
     }
   }

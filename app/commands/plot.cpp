@@ -10,9 +10,12 @@
 #include "app/commands/commands.h"
 
 #include "app/cli/cli.h"
+#include "app/cli/flags.h"
 #include "app/figures/palette.h"
 #include "viz/charts.h"
 #include "viz/export.h"
+
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -56,6 +59,16 @@ static CLI::App* add_plot_command(CLI::App& app, PlotCommand& c) {
 }
 
 static int run_plot_command(const PlotCommand& c, std::ostream& out) {
+  // Validate everything before writing anything: --out's folder must exist and be writable
+  // (the PNG is written first; a failing SVG would otherwise leave half the pair).
+  {
+    const auto slash = c.out.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : c.out.substr(0, slash));
+    if (c.out.empty() || c.out.back() == '/' || is_dir(c.out))
+      throw UsageError("--out '" + c.out + "' must be a path without extension, e.g. docs/figures/loss (writes .png and .svg)");
+    if (!is_dir(dir)) throw UsageError("--out '" + c.out + "': folder '" + dir + "' does not exist; create it first");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) throw UsageError("--out '" + c.out + "': folder '" + dir + "' is not writable");
+  }
   std::ifstream in(c.csv);
   if (!in) throw UsageError("--csv: cannot open '" + c.csv + "'");
   std::string line;

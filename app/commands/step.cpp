@@ -6,6 +6,7 @@
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
+#include "core/platform/memory.h"
 #include "core/trace/hash_stats.h"
 
 #include <cmath>
@@ -37,7 +38,10 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
   Engine engine(model, std::move(doc), cfg.segment_len, TraceSpec::all());
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << cfg.segment_len << " tokens each)\n";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
+  platform::MemoryActivity activity("stepping '" + so.doc + "'");
   for (int64_t i = so.from; i <= to; ++i) {
+    activity.rename("segment " + std::to_string(i) + " of '" + so.doc + "' (" + cfg.model + ", " +
+                    std::to_string(cfg.segment_len) + " tokens per segment)");
     SnapshotPtr snap = engine.jump(i);
     char name[32];
     std::snprintf(name, sizeof name, "/step-%04lld", static_cast<long long>(i));

@@ -25,6 +25,7 @@
 #include "app/cli/flags.h"
 #include "core/io/atomic_file.h"
 #include "core/io/session.h"
+#include "core/platform/memory.h"
 #include "core/models/factory.h"
 #include "core/train/memory_stats.h"
 #include "core/train/recorder.h"
@@ -97,7 +98,11 @@ class SigintGuard {
 }  // namespace
 
 int run_train(const TrainOptions& c, std::ostream& out) {
+  // Validate everything before writing anything (a resume repairs metrics.log: only after).
   if (c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
+  if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
+  const bool steps_given = (c.o_steps && c.o_steps->count()) || c.steps_override;
+  if (steps_given && c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
   if (c.resume && c.out.empty() && c.config.empty()) throw UsageError("--resume: pass the session directory with --out DIR");
   const std::string dir = c.out.empty() ? io::default_session_dir(c.config, c.sessions) : c.out;
   std::optional<io::Session> session;
@@ -112,11 +117,6 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     }
     if (!resume_from) throw UsageError("--resume: '" + dir + "' has no checkpoint to resume from");
     for (const auto& s : resume_from->skipped) out << "warning: skipped damaged checkpoint " << s << "\n";
-    try {
-      if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
-    } catch (const io::IoError& e) {
-      throw UsageError(std::string("--resume: ") + e.what());
-    }
     if (!c.config.empty()) {
       cfg = load_training_config(c.config, c.sets);
     } else {
@@ -128,10 +128,7 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     cfg = load_training_config(c.config, c.sets);
     check_out_dir(dir);
   }
-  if ((c.o_steps && c.o_steps->count()) || c.steps_override) {
-    if (c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
-    cfg.train.steps = c.steps;
-  }
+  if (steps_given) cfg.train.steps = c.steps;
 
   Trainer trainer(cfg);
   if (resume_from) {
@@ -141,6 +138,13 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     try {
       trainer.restore(ck, resume_from->path);
     } catch (const ConfigError& e) {
+      throw UsageError(std::string("--resume: ") + e.what());
+    }
+    // Everything checked: now the session may change. A torn tail is cut so records
+    // appended from here on are readable.
+    try {
+      if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
+    } catch (const io::IoError& e) {
       throw UsageError(std::string("--resume: ") + e.what());
     }
     out << "resuming " << dir << " from step " << trainer.step() << " (" << resume_from->path << ")\n";
@@ -217,7 +221,6 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     }
   };
 
-  if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
   std::optional<TaskBatch> probe_batch;
   const std::string hash_csv = dir + "/hash_stats.csv";
   auto record_hash_stats = [&](int64_t step) {
@@ -287,11 +290,39 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     if (!tty) out << "  saved " << path << "\n";
   };
 
-  if (first == 0) record(0);
+  // Out of memory in a step (or a recording, an evaluation, a save) stops training with
+  // exit code 2 and a message naming the step and the size asked for; the checkpoints saved
+  // before stay as they are (each is written atomically), so `--resume` continues from them.
+  platform::MemoryActivity activity("training step " + std::to_string(trainer.step() + 1));
+  auto on_step = cb.on_step;
+  cb.on_step = [&, on_step](const StepMetrics& m) {
+    on_step(m);
+    activity.rename("training step " + std::to_string(m.step + 1) + " (batch " + std::to_string(cfg.train.batch) +
+                    " x " + std::to_string(trainer.segments()) + " segments of " +
+                    std::to_string(trainer.task().segment_len()) + " tokens)");
+  };
+  activity.rename("training step " + std::to_string(trainer.step() + 1) + " (batch " +
+                  std::to_string(cfg.train.batch) + " x " + std::to_string(trainer.segments()) + " segments of " +
+                  std::to_string(trainer.task().segment_len()) + " tokens)");
   TrainOutcome o;
-  {
+  try {
+    if (first == 0) record(0);
     SigintGuard guard;
     o = trainer.run(cb, &g_stop_requested);
+  } catch (const std::exception& e) {
+    auto oom = platform::out_of_memory_message(e);
+    if (!oom) throw;
+    end_line();
+    const auto steps = session->checkpoint_steps();
+    const std::string kept = steps.empty() ? "no checkpoint was saved yet"
+                                           : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
+    try {
+      session->append_metrics({{"type", "error"}, {"step", trainer.step() + 1}, {"message", *oom}}, true);
+    } catch (const std::exception&) {
+      // The log may not be writable with no memory left; the message still goes out below.
+    }
+    throw platform::OutOfMemoryError(*oom + "; " + kept + ": lower train.batch, model.segment_len or the model size " +
+                                     "and continue with `mnemoscope train --out " + dir + " --resume --set ...`");
   }
   end_line();
   if (o.non_finite) {

@@ -14,7 +14,7 @@ namespace mnemo::app {
 
 std::string token_text(const Document& doc, int64_t t) {
   if (t < 0 || t >= doc.size()) return "-";
-  const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+  const auto& [b, e] = doc.offset(t);
   return viz::token_label(std::string_view(doc.bytes).substr(static_cast<size_t>(b), static_cast<size_t>(e - b)));
 }
 

@@ -188,7 +188,7 @@ void write_token_losses(const VisitedSegments& visited, const Document& doc, int
   for (const auto& [seg, rec] : visited) {
     for (int64_t t = seg * segment_len; t < std::min(doc.size(), (seg + 1) * segment_len); ++t) {
       const float loss = token_loss(visited, segment_len, t);
-      rows.push_back({std::to_string(t), std::to_string(seg), std::to_string(doc.ids[static_cast<size_t>(t)]),
+      rows.push_back({std::to_string(t), std::to_string(seg), std::to_string(doc.id(t)),
                       token_text(doc, t), std::isnan(loss) ? "" : fmt_value(loss)});
     }
   }

@@ -160,13 +160,13 @@ viz::Figure mtn_document_figure(const StepData& st, const Document& doc) {
 
   // Display text of each token: spaces stay spaces, a newline is drawn as ↵ and breaks the line.
   auto shown = [&](int64_t t) -> std::string {
-    const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+    const auto& [b, e] = doc.offset(t);
     std::string_view bytes(doc.bytes.data() + b, static_cast<size_t>(e - b));
     if (bytes == " ") return " ";
     return viz::token_label(bytes);
   };
   auto is_newline = [&](int64_t t) {
-    const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+    const auto& [b, e] = doc.offset(t);
     return e - b == 1 && doc.bytes[static_cast<size_t>(b)] == '\n';
   };
   const float size = 13, line_h = 21, max_w = 860, pad = 14;

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -29,11 +30,18 @@ bool Document::looks_binary() const {
   return bytes.find('\0') != std::string::npos || !valid_utf8(bytes);
 }
 
+std::vector<int64_t> Document::ids(int64_t begin, int64_t end) const {
+  if (end < 0 || end > size()) end = size();
+  begin = std::clamp<int64_t>(begin, 0, end);
+  std::vector<int64_t> out(static_cast<size_t>(end - begin));
+  for (int64_t t = begin; t < end; ++t) out[static_cast<size_t>(t - begin)] = id(t);
+  return out;
+}
+
 Document make_document(std::string bytes, std::string path) {
   Document d;
   d.path = std::move(path);
   d.bytes = std::move(bytes);
-  d.ids = ByteTokenizer::encode(d.bytes, &d.offsets);
   return d;
 }
 

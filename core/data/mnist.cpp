@@ -17,7 +17,7 @@ std::vector<std::array<uint8_t, kMnistPixels>> parse_mnist_digit_json(const std:
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw DatasetError("MNIST file " + source + " is corrupt (not valid JSON: " + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("data") || !j["data"].is_array())

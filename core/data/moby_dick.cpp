@@ -14,7 +14,7 @@ MobyDickChapter parse_moby_dick_chapter_json(const std::string& text, const std:
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw DatasetError("Moby Dick file " + source + " is corrupt (not valid JSON: " + e.what() + ")");
   }
   auto bad = [&](const std::string& why) {
@@ -81,7 +81,8 @@ std::vector<int64_t> join_documents(const std::vector<Document>& docs) {
       ids.push_back('\n');
       ids.push_back('\n');
     }
-    ids.insert(ids.end(), docs[i].ids.begin(), docs[i].ids.end());
+    const auto d = docs[i].ids();
+    ids.insert(ids.end(), d.begin(), d.end());
   }
   return ids;
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 
 namespace mnemo::io {
 
@@ -30,7 +31,7 @@ void put_u32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-uint32_t get_u32(const std::string& s, size_t at) {
+uint32_t get_u32(std::string_view s, size_t at) {
   uint32_t v = 0;
   for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
   return v;
@@ -81,6 +82,44 @@ void FramedLogWriter::append(const std::string& payload, bool sync) {
   if (sync && ::fsync(fd_) != 0) throw IoError(path_ + ": fsync failed: " + errno_text(errno));
 }
 
+std::string describe_gap(const LogGap& g) {
+  return "bytes " + std::to_string(g.begin) + "-" + std::to_string(g.end) + " (" + g.reason + ")";
+}
+
+namespace {
+
+enum class Frame { kOk, kTorn, kDamaged };
+
+// Checks the frame that would start at `at`: its length is stored in *len. `why` (when not
+// null) gets the fault.
+Frame check_frame(std::string_view d, size_t at, uint32_t* len, std::string* why) {
+  // `why` is built only when asked for: the resynchronising scan calls this at every byte.
+  if (d.size() - at < 8) {
+    if (why) *why = "torn tail: incomplete record header";
+    return Frame::kTorn;
+  }
+  *len = get_u32(d, at);
+  if (mask_crc(crc32c(d.data() + at, 4)) != get_u32(d, at + 4)) {
+    if (why) *why = "checksum mismatch in record length";
+    return Frame::kDamaged;
+  }
+  if (*len > kMaxRecordBytes) {
+    if (why) *why = "record length " + std::to_string(*len) + " over the limit";
+    return Frame::kDamaged;
+  }
+  if (d.size() - at - 8 < static_cast<size_t>(*len) + 4) {
+    if (why) *why = "torn tail: record of " + std::to_string(*len) + " bytes is incomplete";
+    return Frame::kTorn;
+  }
+  if (mask_crc(crc32c(d.data() + at + 8, *len)) != get_u32(d, at + 8 + *len)) {
+    if (why) *why = "checksum mismatch in record payload";
+    return Frame::kDamaged;
+  }
+  return Frame::kOk;
+}
+
+}  // namespace
+
 LogReadResult read_framed_log(const std::string& path, uint64_t offset) {
   LogReadResult r;
   std::ifstream in(path, std::ios::binary);
@@ -102,37 +141,46 @@ LogReadResult read_framed_log(const std::string& path, uint64_t offset) {
   }
   in.seekg(static_cast<std::streamoff>(offset));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  LogReadResult parsed = parse_framed_log(data, offset);
+  parsed.file_bytes = size;
+  return parsed;
+}
+
+LogReadResult parse_framed_log(std::string_view data, uint64_t offset) {
+  LogReadResult r;
+  r.file_bytes = offset + data.size();
+  r.good_bytes = offset;
   size_t at = 0;
-  auto stop = [&](const std::string& why) {
-    r.clean = false;
-    r.stop_reason = why + " at byte " + std::to_string(offset + at) + " (after record " + std::to_string(r.records.size()) + ")";
-  };
   while (at < data.size()) {
-    if (data.size() - at < 8) {
-      stop("torn tail: incomplete record header");
+    uint32_t len = 0;
+    std::string why;
+    const Frame f = check_frame(data, at, &len, &why);
+    if (f == Frame::kOk) {
+      r.records.emplace_back(data.data() + at + 8, len);
+      r.offsets.push_back(offset + at);
+      at += 8 + static_cast<size_t>(len) + 4;
+      r.good_bytes = offset + at;
+      continue;
+    }
+    size_t next = data.size();
+    if (f == Frame::kDamaged) {
+      // Resynchronise: the next position where a whole frame checks out.
+      for (size_t p = at + 1; p + 12 <= data.size(); ++p) {
+        uint32_t l = 0;
+        if (check_frame(data, p, &l, nullptr) == Frame::kOk) {
+          next = p;
+          break;
+        }
+      }
+    }
+    if (next == data.size()) {  // a torn tail, or damage no whole frame follows
+      r.clean = false;
+      r.stop_reason = why + " at byte " + std::to_string(offset + at);
       break;
     }
-    const uint32_t len = get_u32(data, at);
-    if (mask_crc(crc32c(data.data() + at, 4)) != get_u32(data, at + 4)) {
-      stop("checksum mismatch in record length");
-      break;
-    }
-    if (len > kMaxRecordBytes) {
-      stop("record length " + std::to_string(len) + " over the limit");
-      break;
-    }
-    if (data.size() - at - 8 < static_cast<size_t>(len) + 4) {
-      stop("torn tail: record of " + std::to_string(len) + " bytes is incomplete");
-      break;
-    }
-    const char* payload = data.data() + at + 8;
-    if (mask_crc(crc32c(payload, len)) != get_u32(data, at + 8 + len)) {
-      stop("checksum mismatch in record payload");
-      break;
-    }
-    r.records.emplace_back(payload, len);
-    at += 8 + static_cast<size_t>(len) + 4;
-    r.good_bytes = offset + at;
+    r.clean = false;
+    r.gaps.push_back({offset + at, offset + next, why});
+    at = next;
   }
   return r;
 }

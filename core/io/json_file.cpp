@@ -14,7 +14,7 @@ nlohmann::json read_json_config(const std::string& path) {
   ss << in.rdbuf();
   try {
     return nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for "1e999"
     throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
   }
 }

@@ -22,7 +22,6 @@
 namespace mnemo::io {
 namespace {
 
-using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
 constexpr const char* kMetadataKey = "__metadata__";
@@ -61,19 +60,6 @@ std::string supported_list() {
 }
 
 std::string errno_text(int err) { return std::system_category().message(err); }
-
-std::string offsets_text(std::uint64_t begin, std::uint64_t end) {
-  return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
 
 // ---------------------------------------------------------------- reading
 
@@ -121,138 +107,6 @@ class InputFile {
   std::string path_;
   int fd_ = -1;
 };
-
-struct Entry {
-  std::string name;
-  torch::ScalarType dtype = torch::kFloat32;
-  std::string dtype_text;
-  std::vector<std::int64_t> shape;
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
-
-// A JSON value as a non-negative integer, or a problem description.
-std::optional<std::uint64_t> as_unsigned(const Json& v, std::string* problem) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer()) {
-    *problem = "is negative (" + v.dump() + ")";
-  } else {
-    *problem = "is not an integer (" + v.dump() + ")";
-  }
-  return std::nullopt;
-}
-
-Entry parse_entry(const std::string& path, const std::string& name, const Json& spec,
-                  std::uint64_t data_size) {
-  if (name.empty()) fail(path, "header has a tensor with an empty name");
-  if (!spec.is_object()) fail_tensor(path, name, "header entry is not a JSON object");
-  Entry e;
-  e.name = name;
-
-  const auto dtype_it = spec.find("dtype");
-  if (dtype_it == spec.end()) fail_tensor(path, name, "header entry is missing \"dtype\"");
-  if (!dtype_it->is_string()) fail_tensor(path, name, "\"dtype\" is not a string");
-  e.dtype_text = dtype_it->get<std::string>();
-  const auto dtype = parse_dtype(e.dtype_text);
-  if (!dtype) {
-    fail_tensor(path, name,
-                "unknown dtype '" + e.dtype_text + "' (supported: " + supported_list() + ")");
-  }
-  e.dtype = *dtype;
-
-  const auto shape_it = spec.find("shape");
-  if (shape_it == spec.end()) fail_tensor(path, name, "header entry is missing \"shape\"");
-  if (!shape_it->is_array()) fail_tensor(path, name, "\"shape\" is not an array");
-  for (std::size_t i = 0; i < shape_it->size(); ++i) {
-    std::string problem;
-    const auto dim = as_unsigned((*shape_it)[i], &problem);
-    if (!dim) fail_tensor(path, name, "shape dimension " + std::to_string(i) + " " + problem);
-    if (*dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      fail_tensor(path, name, "shape dimension " + std::to_string(i) + " is too large");
-    }
-    e.shape.push_back(static_cast<std::int64_t>(*dim));
-  }
-
-  const auto off_it = spec.find("data_offsets");
-  if (off_it == spec.end()) fail_tensor(path, name, "header entry is missing \"data_offsets\"");
-  if (!off_it->is_array() || off_it->size() != 2) {
-    fail_tensor(path, name, "\"data_offsets\" is not an array of two integers");
-  }
-  std::uint64_t offs[2];
-  for (int i = 0; i < 2; ++i) {
-    std::string problem;
-    const auto v = as_unsigned((*off_it)[i], &problem);
-    if (!v) fail_tensor(path, name, std::string("data_offsets ") + (i ? "end " : "begin ") + problem);
-    offs[i] = *v;
-  }
-  e.begin = offs[0];
-  e.end = offs[1];
-  if (e.begin > e.end) {
-    fail_tensor(path, name, "data_offsets " + offsets_text(e.begin, e.end) + " have begin after end");
-  }
-
-  // Bytes the shape needs; overflow means no file could hold it.
-  bool has_zero = std::find(e.shape.begin(), e.shape.end(), 0) != e.shape.end();
-  std::uint64_t need = has_zero ? 0 : dtype_size(e.dtype);
-  bool overflow = false;
-  if (!has_zero) {
-    for (const auto d : e.shape) {
-      if (__builtin_mul_overflow(need, static_cast<std::uint64_t>(d), &need)) {
-        overflow = true;
-        break;
-      }
-    }
-  }
-  const std::uint64_t span = e.end - e.begin;
-  if (overflow || need != span) {
-    fail_tensor(path, name,
-                "shape " + shape_text(e.shape) + " with dtype " + e.dtype_text + " needs " +
-                    (overflow ? std::string("more than 2^64") : std::to_string(need)) +
-                    " bytes but data_offsets " + offsets_text(e.begin, e.end) + " span " +
-                    std::to_string(span) + " bytes (shape/size mismatch)");
-  }
-  if (e.end > data_size) {
-    fail_tensor(path, name,
-                "data_offsets " + offsets_text(e.begin, e.end) +
-                    " run past the end of the data section (" + std::to_string(data_size) +
-                    " bytes); the file is truncated or corrupt");
-  }
-  return e;
-}
-
-Json parse_header(const std::string& path, const std::string& text) {
-  std::string duplicate;
-  const Json::parser_callback_t on_event = [&duplicate, seen = std::set<std::string>()](
-                                               int depth, Json::parse_event_t event,
-                                               Json& parsed) mutable {
-    if (event == Json::parse_event_t::key && depth == 1 && parsed.is_string()) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
-    }
-    return true;
-  };
-  Json header;
-  try {
-    header = Json::parse(text, on_event);
-  } catch (const Json::exception& e) {
-    fail(path, std::string("header is not valid JSON: ") + e.what());
-  }
-  if (!header.is_object()) fail(path, "header is not a JSON object");
-  if (!duplicate.empty()) fail(path, "header lists '" + duplicate + "' more than once");
-  return header;
-}
-
-void check_bool_bytes(const std::string& path, const std::string& name, const torch::Tensor& t) {
-  const auto* p = static_cast<const unsigned char*>(t.data_ptr());
-  const auto n = static_cast<std::size_t>(t.nbytes());
-  for (std::size_t i = 0; i < n; ++i) {
-    if (p[i] > 1) {
-      fail_tensor(path, name,
-                  "BOOL data holds byte value " + std::to_string(p[i]) + " at element " +
-                      std::to_string(i) + "; expected 0 or 1");
-    }
-  }
-}
 
 // ---------------------------------------------------------------- writing
 
@@ -360,85 +214,22 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
 NamedTensors load_safetensors(const std::string& path,
                               std::map<std::string, std::string>* metadata) {
   InputFile file(path);
-  const std::uint64_t file_size = file.regular_file_size();
-  if (file_size < kLengthPrefixBytes) {
-    fail(path, "file is " + std::to_string(file_size) +
-                   " bytes, shorter than the 8-byte header length prefix; the file is truncated "
-                   "or not a safetensors file");
-  }
-
-  unsigned char prefix[kLengthPrefixBytes];
-  if (file.read_at(prefix, sizeof prefix, 0) != sizeof prefix) {
-    fail(path, "unexpected end of file while reading the header length");
-  }
-  std::uint64_t header_len = 0;
-  for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | prefix[i];
-
-  if (header_len > kMaxHeaderBytes) {
-    fail(path, "header length " + std::to_string(header_len) + " bytes exceeds the limit of " +
-                   std::to_string(kMaxHeaderBytes) +
-                   " bytes; the file is corrupt or not a safetensors file");
-  }
-  const std::uint64_t after_prefix = file_size - kLengthPrefixBytes;
-  if (header_len > after_prefix) {
-    fail(path, "header length " + std::to_string(header_len) +
-                   " bytes runs past the end of the file (" + std::to_string(after_prefix) +
-                   " bytes follow the length prefix); the file is truncated or corrupt");
-  }
-
-  std::string header_text(static_cast<std::size_t>(header_len), '\0');
-  if (file.read_at(header_text.data(), header_text.size(), kLengthPrefixBytes) !=
-      header_text.size()) {
-    fail(path, "unexpected end of file while reading the header (the file changed while loading?)");
-  }
-  const Json header = parse_header(path, header_text);
-
-  const std::uint64_t data_start = kLengthPrefixBytes + header_len;
-  const std::uint64_t data_size = file_size - data_start;
-
-  std::map<std::string, std::string> meta;
-  std::vector<Entry> entries;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == kMetadataKey) {
-      if (!it->is_object()) fail(path, "\"__metadata__\" is not a JSON object");
-      for (auto m = it->begin(); m != it->end(); ++m) {
-        if (!m->is_string()) {
-          fail(path, "\"__metadata__\" value for key '" + m.key() + "' is not a string");
-        }
-        meta[m.key()] = m->get<std::string>();
-      }
-      continue;
-    }
-    entries.push_back(parse_entry(path, it.key(), *it, data_size));
-  }
-
-  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
-  const Entry* reach = nullptr;  // the non-empty entry that reaches furthest so far
-  for (const auto& e : entries) {
-    if (e.begin == e.end) continue;
-    if (reach && e.begin < reach->end) {
-      fail_tensor(path, e.name,
-                  "data_offsets " + offsets_text(e.begin, e.end) + " overlap tensor '" +
-                      reach->name + "' " + offsets_text(reach->begin, reach->end));
-    }
-    if (!reach || e.end > reach->end) reach = &e;
-  }
-
+  const SafetensorsHeader h = parse_safetensors_header(
+      path, file.regular_file_size(),
+      [&](void* buf, std::size_t size, std::uint64_t offset) { return file.read_at(buf, size, offset); });
   NamedTensors out;
-  out.reserve(entries.size());
-  for (const auto& e : entries) {
-    torch::Tensor t = torch::empty(e.shape, torch::TensorOptions().dtype(e.dtype));
+  out.reserve(h.entries.size());
+  for (const auto& e : h.entries) {
+    torch::Tensor t = torch::empty(e.shape, torch::TensorOptions().dtype(*parse_dtype(e.dtype)));
     const auto nbytes = static_cast<std::size_t>(e.end - e.begin);
-    if (nbytes > 0 && file.read_at(t.data_ptr(), nbytes, data_start + e.begin) != nbytes) {
+    if (nbytes > 0 && file.read_at(t.data_ptr(), nbytes, h.data_start + e.begin) != nbytes) {
       fail_tensor(path, e.name,
                   "unexpected end of file while reading data (the file changed while loading?)");
     }
-    if (e.dtype == torch::kBool) check_bool_bytes(path, e.name, t);
+    if (e.dtype == "BOOL") check_safetensors_bool(path, e.name, static_cast<const unsigned char*>(t.data_ptr()), nbytes);
     out.emplace_back(e.name, std::move(t));
   }
-  if (metadata) *metadata = std::move(meta);
+  if (metadata) *metadata = h.metadata;
   return out;
 }
 

@@ -16,6 +16,7 @@
 // Dtypes: F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL. Little-endian hosts only.
 #pragma once
 #include "core/errors.h"
+#include "core/io/safetensors_header.h"
 #include <torch/torch.h>
 
 #include <cstddef>
@@ -29,15 +30,10 @@
 
 namespace mnemo::io {
 
-// Every rejection by save_safetensors / load_safetensors.
-struct SafetensorsError : FormatError {
-  using FormatError::FormatError;
-};
-
 using NamedTensors = std::vector<std::pair<std::string, torch::Tensor>>;
 
-// Largest JSON header load_safetensors accepts (checked before anything is allocated).
-constexpr std::uint64_t kMaxHeaderBytes = 100ull * 1024 * 1024;
+// SafetensorsError and the caps (header bytes, tensor count, rank) are in
+// core/io/safetensors_header.h, which parses and checks the header without LibTorch.
 
 // Safetensors name of a dtype ("F32", "BF16", ...); empty string when it has none.
 std::string dtype_name(torch::ScalarType dtype);

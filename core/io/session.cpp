@@ -43,21 +43,16 @@ void make_dir(const std::string& p) {
     throw IoError(p + ": cannot create directory: " + std::strerror(errno));
 }
 
-std::string step_name(int64_t step) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "step-%09lld.safetensors", static_cast<long long>(step));
-  return buf;
-}
+std::string step_name(int64_t step) { return step_file_name(step); }
 
-// Steps of files named step-<N>.safetensors in `dir`.
-std::vector<int64_t> steps_in(const std::string& dir) {
+// Steps of files named step-<N>.safetensors in `sub` (a folder of the session); symbolic
+// links, and everything when `sub` itself is one, are left out.
+std::vector<int64_t> steps_in(const std::string& dir, const std::string& sub) {
   std::vector<int64_t> steps;
-  for (const auto& n : list_dir(dir)) {
-    long long s = -1;
-    char tail[32] = {0};
-    if (n.size() > 5 && n[0] != '.' && std::sscanf(n.c_str(), "step-%lld.%20s", &s, tail) == 2 &&
-        std::string(tail) == "safetensors" && n == step_name(s))
-      steps.push_back(s);
+  if (!outside_session(dir, sub).empty()) return steps;
+  for (const auto& n : list_dir(dir + "/" + sub)) {
+    const auto s = parse_step_file_name(n);
+    if (s && outside_session(dir, sub + "/" + n).empty()) steps.push_back(*s);
   }
   std::sort(steps.begin(), steps.end());
   return steps;
@@ -70,35 +65,7 @@ std::string now_iso8601() {
   return buf;
 }
 
-std::string program_name() {
-#ifdef MNEMO_VERSION
-  return std::string("mnemoscope ") + MNEMO_VERSION;
-#else
-  return "mnemoscope";
-#endif
-}
-
 }  // namespace
-
-void check_session_format(const nlohmann::json& m, const std::string& where) {
-  if (!m.is_object()) throw SessionError(where + ": manifest is not a JSON object");
-  auto it = m.find("format_version");
-  if (it == m.end() || !it->is_number_integer() || it->get<int64_t>() < 1)
-    throw SessionError(where + ": manifest has no format_version (a positive integer: the session format's major version); "
-                       "it was not written by mnemoscope or its Python package");
-  const int64_t major = it->get<int64_t>();
-  int64_t minor = 0;
-  auto mi = m.find("format_minor");
-  if (mi != m.end()) {
-    if (!mi->is_number_integer() || mi->get<int64_t>() < 0)
-      throw SessionError(where + ": manifest's format_minor " + mi->dump() + " is not a non-negative integer");
-    minor = mi->get<int64_t>();
-  }
-  if (major > kSessionFormatVersion)
-    throw SessionError(where + ": session format version " + std::to_string(major) + "." + std::to_string(minor) +
-                       " is newer than the " + std::to_string(kSessionFormatVersion) + "." + std::to_string(kSessionFormatMinor) +
-                       " this reader supports (" + program_name() + "); update mnemoscope to read it");
-}
 
 Session::Session(std::string dir, nlohmann::json manifest, int keep_last, bool read_only)
     : dir_(std::move(dir)), manifest_(std::move(manifest)), keep_last_(keep_last), read_only_(read_only) {}
@@ -128,18 +95,20 @@ Session Session::create(const std::string& dir, nlohmann::json manifest, int kee
 
 Session Session::open(const std::string& dir, int keep_last, SessionAccess access) {
   const std::string mpath = dir + "/manifest.json";
-  std::ifstream in(mpath);
+  if (const std::string why = outside_session(dir, "manifest.json"); !why.empty())
+    throw SessionError(dir + ": " + why + "; copy the real file into the session");
+  std::ifstream in(mpath, std::ios::binary);
   if (!in) throw SessionError(dir + ": not a session (no readable manifest.json); pass a session directory");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw SessionError(mpath + ": manifest is not valid JSON (" + std::string(e.what()) + ")");
-  }
-  check_session_format(m, mpath);
+  // Read at most one byte past the cap: a huge manifest is refused without reading it all.
+  std::string text(kMaxManifestBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  nlohmann::json m = parse_session_manifest(text, mpath);
   if (access == SessionAccess::kReadOnly) return Session(dir, std::move(m), keep_last, true);
+  // Writing follows no link out of the session either.
+  for (const char* rel : {"checkpoints", "traces", "metrics.log", "checkpoints/latest"})
+    if (const std::string why = outside_session(dir, rel); !why.empty())
+      throw SessionError(dir + ": " + why + "; a session writes only inside its directory");
   make_dir(dir + "/checkpoints");
   make_dir(dir + "/traces");
   Session s(dir, std::move(m), keep_last, false);
@@ -163,8 +132,8 @@ int Session::remove_stale_temp_files() const {
 
 std::string Session::checkpoint_path(int64_t step) const { return dir_ + "/checkpoints/" + step_name(step); }
 std::string Session::trace_path(int64_t step) const { return dir_ + "/traces/" + step_name(step); }
-std::vector<int64_t> Session::checkpoint_steps() const { return steps_in(dir_ + "/checkpoints"); }
-std::vector<int64_t> Session::trace_steps() const { return steps_in(dir_ + "/traces"); }
+std::vector<int64_t> Session::checkpoint_steps() const { return steps_in(dir_, "checkpoints"); }
+std::vector<int64_t> Session::trace_steps() const { return steps_in(dir_, "traces"); }
 
 std::string Session::save_checkpoint(int64_t step, const NamedTensors& tensors,
                                      const std::map<std::string, std::string>& metadata) {
@@ -184,7 +153,7 @@ std::string Session::save_checkpoint(int64_t step, const NamedTensors& tensors,
 std::optional<LoadedCheckpoint> Session::load_latest() const {
   std::vector<int64_t> order;
   std::string pointed;
-  {
+  if (outside_session(dir_, "checkpoints/latest").empty()) {
     std::ifstream in(dir_ + "/checkpoints/latest");
     std::getline(in, pointed);
   }
@@ -194,6 +163,10 @@ std::optional<LoadedCheckpoint> Session::load_latest() const {
   for (auto it = steps.rbegin(); it != steps.rend(); ++it)
     if (step_name(*it) != pointed) order.push_back(*it);
   LoadedCheckpoint lc;
+  // Symbolic links among the checkpoints are not followed; say so, since they look present.
+  for (const auto& n : list_dir(dir_ + "/checkpoints"))
+    if (parse_step_file_name(n) && !outside_session(dir_, "checkpoints/" + n).empty())
+      lc.skipped.push_back(dir_ + "/checkpoints/" + n + ": " + outside_session(dir_, "checkpoints/" + n));
   if (!pointed.empty() && (order.empty() || step_name(order.front()) != pointed))
     lc.skipped.push_back(dir_ + "/checkpoints/latest: names '" + pointed + "', which is missing");
   for (int64_t s : order) {
@@ -224,7 +197,7 @@ std::string Session::repair_metrics_log() {
   check_writable("repair metrics.log");
   const std::string path = dir_ + "/metrics.log";
   LogReadResult r = read_framed_log(path);
-  if (r.clean) return "";
+  if (r.stop_reason.empty()) return "";  // gaps in the middle stay: readers skip them
   metrics_.reset();
   if (::truncate(path.c_str(), static_cast<off_t>(r.good_bytes)) != 0)
     throw IoError(path + ": cannot cut the damaged tail (" + std::strerror(errno) + "); copy the session and retry");
@@ -233,17 +206,28 @@ std::string Session::repair_metrics_log() {
 }
 
 std::vector<nlohmann::json> Session::read_metrics(LogReadResult* read) const {
+  if (const std::string why = outside_session(dir_, "metrics.log"); !why.empty())
+    throw SessionError(dir_ + ": " + why + "; copy the real file into the session");
   LogReadResult r = read_framed_log(dir_ + "/metrics.log");
   std::vector<nlohmann::json> out;
-  for (const auto& rec : r.records) {
+  std::vector<std::string> kept;
+  std::vector<uint64_t> kept_offsets;
+  for (size_t i = 0; i < r.records.size(); ++i) {
     try {
-      out.push_back(nlohmann::json::parse(rec));
-    } catch (const nlohmann::json::parse_error&) {
+      out.push_back(nlohmann::json::parse(r.records[i]));
+      kept.push_back(std::move(r.records[i]));
+      kept_offsets.push_back(r.offsets[i]);
+    } catch (const nlohmann::json::exception&) {
+      // Checksummed but not JSON: skipped like damage and reported as a gap.
       r.clean = false;
-      r.stop_reason = "record " + std::to_string(out.size()) + " is not valid JSON";
-      break;
+      const uint64_t b = r.offsets[i];
+      LogGap g{b, b + 12 + r.records[i].size(), "record is not valid JSON"};
+      auto at = std::find_if(r.gaps.begin(), r.gaps.end(), [&](const LogGap& x) { return x.begin > b; });
+      r.gaps.insert(at, std::move(g));
     }
   }
+  r.records = std::move(kept);
+  r.offsets = std::move(kept_offsets);
   if (read) *read = std::move(r);
   return out;
 }

@@ -7,10 +7,15 @@
 // Crash safety: every file is either complete or absent; temp files left by a crash are
 // removed when the session is opened; a corrupt newest checkpoint falls back to the
 // previous good one, and the fallback is reported.
+// Hostile sessions (docs/reliability.md#sessions): every path read is built from the session
+// directory and fixed names (`latest` only names one of the listed step files); a file or
+// folder below the directory that is a symbolic link is not followed: it is skipped (and
+// reported, for checkpoints) as if absent.
 #pragma once
 #include "core/errors.h"
 #include "core/io/framed_log.h"
 #include "core/io/safetensors.h"
+#include "core/io/session_manifest.h"  // SessionError, format version, file names, path rules
 
 #include <nlohmann/json.hpp>
 
@@ -20,18 +25,6 @@
 #include <vector>
 
 namespace mnemo::io {
-
-// Session format version (docs/formats.md "Format version"): manifest.json's integer
-// "format_version" is the major version, "format_minor" (absent = 0) the minor one. A minor
-// version only adds things an older reader may ignore; a new major version changes what
-// existing files mean, so a reader rejects a newer major version with a message naming both.
-inline constexpr int kSessionFormatVersion = 1;  // major
-inline constexpr int kSessionFormatMinor = 0;
-
-// A session problem a user can act on; what() names the file and the fix.
-struct SessionError : FormatError {
-  using FormatError::FormatError;
-};
 
 // Where sessions live by default: `root` when given, else $MNEMO_SESSIONS, else
 // $XDG_DATA_HOME/mnemoscope/sessions (~/.local/share/mnemoscope/sessions).
@@ -51,14 +44,6 @@ struct LoadedCheckpoint {
 // kReadOnly: for watching a session another process is writing (the app following a CLI
 // run) or replaying one: opening removes nothing, creates nothing, and every write throws.
 enum class SessionAccess { kWrite, kReadOnly };
-
-// Checks manifest.json's format version; `where` names the manifest in the message. Throws
-// SessionError when "format_version" is missing or not a positive integer, when
-// "format_minor" is present but not a non-negative integer, and when the major version is
-// newer than kSessionFormatVersion ("...: session format version 2.0 is newer than the 1.0
-// this reader supports (mnemoscope 0.1.0); update mnemoscope to read it"). A newer minor
-// version of the same major version is accepted.
-void check_session_format(const nlohmann::json& manifest, const std::string& where);
 
 class Session {
  public:
@@ -85,15 +70,16 @@ class Session {
   std::optional<LoadedCheckpoint> load_latest() const;
   std::string checkpoint_path(int64_t step) const;
 
-  // Cuts a damaged tail off metrics.log (a record torn by a crash), so records appended
-  // after a resume are readable; returns what was dropped ("" when the log was clean).
-  // A log damaged in the middle loses everything after the damage, which no reader could
-  // reach anyway. Call before appending to a session that was interrupted.
+  // Cuts a damaged tail off metrics.log (a record torn by a crash, or damage no whole record
+  // follows), so records appended after a resume are readable; returns what was dropped (""
+  // when the log ends at a record's end). Damage in the middle is left alone: readers skip
+  // it and read on. Call before appending to a session that was interrupted.
   std::string repair_metrics_log();
 
   // Appends one JSON record to metrics.log (flushed; fsynced when `sync`).
   void append_metrics(const nlohmann::json& record, bool sync = false);
-  // Every complete record; `read` reports where a damaged log stopped.
+  // Every complete record that is JSON, in file order; `read` (when given) holds their offsets,
+  // the gaps skipped (a checksummed record that is not JSON becomes a gap too) and the tail.
   std::vector<nlohmann::json> read_metrics(LogReadResult* read = nullptr) const;
 
   std::string save_trace(int64_t step, const NamedTensors& tensors, const std::map<std::string, std::string>& metadata = {});

@@ -52,7 +52,7 @@ namespace {
 nlohmann::json parse_meta_json(const std::string& path, const std::string& key, const std::string& text) {
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw ConfigError("'" + path + "': its \"" + key + "\" metadata is not valid JSON (" + e.what() + ")");
   }
 }

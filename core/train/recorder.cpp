@@ -1,5 +1,7 @@
 #include "core/train/recorder.h"
 
+#include "core/train/recording_layout.h"
+
 #include "core/data/tokenizer.h"
 #include "core/errors.h"
 #include "core/models/rmt.h"
@@ -79,7 +81,7 @@ ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int
   EvalModeScope mode(*model);
   Engine engine(model, probe, segment_len, spec);
   ProbeRecording r;
-  r.tensors.emplace_back(kProbeIds, torch::tensor(probe.ids, torch::kInt64));
+  r.tensors.emplace_back(kProbeIds, torch::tensor(probe.ids(), torch::kInt64));
   auto bytes = torch::empty({static_cast<int64_t>(probe.bytes.size())}, torch::kUInt8);
   std::copy(probe.bytes.begin(), probe.bytes.end(), reinterpret_cast<char*>(bytes.data_ptr<uint8_t>()));
   r.tensors.emplace_back(kProbeBytes, bytes);
@@ -101,67 +103,31 @@ ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int
 
 ReplayedProbe read_recording(const io::NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
                              const std::string& source) {
-  auto fail = [&](const std::string& what) -> std::runtime_error {
-    return std::runtime_error("recording '" + source + "' " + what +
-                              "; it was not written by `mnemoscope train` or a Python SessionWriter (record it "
-                              "again, or pick another step)");
-  };
-  auto mit = metadata.find("probe");
-  if (mit == metadata.end()) throw fail("has no \"probe\" metadata");
-  nlohmann::json meta;
-  try {
-    meta = nlohmann::json::parse(mit->second);
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("has unreadable \"probe\" metadata (") + e.what() + ")");
-  }
-  ReplayedProbe p;
-  auto sit = metadata.find("step");
-  if (sit != metadata.end()) {
-    try {
-      p.train_step = std::stoll(sit->second);
-    } catch (const std::exception&) {
-      throw fail("has a bad \"step\" metadata value '" + sit->second + "'");
-    }
-  }
-  if (!meta.contains("segments") || !meta["segments"].is_number_integer() || !meta.contains("segment_len") ||
-      !meta["segment_len"].is_number_integer())
-    throw fail("has \"probe\" metadata without segments / segment_len");
-  const int64_t n = meta["segments"].get<int64_t>();
-  p.segment_len = meta["segment_len"].get<int64_t>();
-  if (n < 1 || n > 1000000 || p.segment_len < 1) throw fail("has absurd probe sizes");
-
+  // The layout (metadata, names, sizes) is checked without touching tensor data; the
+  // tensors themselves are then checked against their trace keys.
   std::map<std::string, torch::Tensor> by_name;
   for (const auto& [k, t] : tensors) by_name[k] = t;
-  auto bit = by_name.find(kProbeBytes);
-  if (bit == by_name.end() || bit->second.scalar_type() != torch::kUInt8 || bit->second.dim() != 1)
-    throw fail("has no probe.bytes [N] uint8 tensor");
-  auto bytes = bit->second.contiguous();
+  std::vector<RecordingTensorInfo> infos;
+  std::vector<const torch::Tensor*> ptrs;
+  for (const auto& [k, t] : by_name) {
+    infos.push_back({k, io::dtype_name(t.scalar_type()), t.sizes().vec()});
+    ptrs.push_back(&t);
+  }
+  const RecordingLayout layout = parse_recording_layout(infos, metadata, source);
+  ReplayedProbe p;
+  p.train_step = layout.train_step;
+  p.segment_len = layout.segment_len;
+  auto bytes = by_name.at(kProbeBytes).contiguous();
   p.doc = make_document(std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), static_cast<size_t>(bytes.numel())),
                         source);
-  if (p.doc.size() == 0) throw fail("has an empty probe document");
-  const int64_t expect = (p.doc.size() + p.segment_len - 1) / p.segment_len;
-  if (expect != n)
-    throw fail("says " + std::to_string(n) + " segments but its probe document has " + std::to_string(expect) +
-               " segments of " + std::to_string(p.segment_len));
-
+  const int64_t n = layout.segments;
   std::vector<Trace> traces(static_cast<size_t>(n));
-  for (const auto& [k, t] : by_name) {
-    if (k.size() < 3 || k[0] != 's') continue;
-    const auto slash = k.find('/');
-    if (slash == std::string::npos || slash < 2) continue;
-    int64_t i = -1;
-    try {
-      i = std::stoll(k.substr(1, slash - 1));
-    } catch (const std::exception&) {
-      throw fail("has a tensor with a bad segment name '" + k + "'");
-    }
-    if (i < 0 || i >= n) throw fail("has a tensor '" + k + "' for a segment outside 0.." + std::to_string(n - 1));
-    const std::string bad = check_trace_tensor(k.substr(slash + 1), t);
-    if (!bad.empty()) throw fail("segment " + std::to_string(i) + ": " + bad);
-    traces[static_cast<size_t>(i)].tensors[k.substr(slash + 1)] = t;
+  for (const auto& ref : layout.traced) {
+    const torch::Tensor& t = *ptrs[ref.tensor];
+    const std::string bad = check_trace_tensor(ref.key, t);
+    if (!bad.empty()) throw recording_error(source, "segment " + std::to_string(ref.segment) + ": " + bad);
+    traces[static_cast<size_t>(ref.segment)].tensors[ref.key] = t;
   }
-  const auto& losses = meta.value("loss", nlohmann::json::array());
-  const auto& bad = meta.value("non_finite", nlohmann::json::array());
   for (int64_t i = 0; i < n; ++i) {
     auto s = std::make_shared<Snapshot>();
     s->segment = i;
@@ -169,12 +135,10 @@ ReplayedProbe read_recording(const io::NamedTensors& tensors, const std::map<std
     s->first_token = i * p.segment_len;
     s->length = std::min(p.segment_len, p.doc.size() - s->first_token);
     s->trace = std::move(traces[static_cast<size_t>(i)]);
-    if (losses.is_array() && static_cast<int64_t>(losses.size()) > i && losses[static_cast<size_t>(i)].is_number())
-      s->loss = losses[static_cast<size_t>(i)].get<double>();
-    if (bad.is_array() && static_cast<int64_t>(bad.size()) > i && bad[static_cast<size_t>(i)].is_string()) {
-      s->non_finite_key = bad[static_cast<size_t>(i)].get<std::string>();
-      s->non_finite = !s->non_finite_key.empty();
-    }
+    const double loss = layout.losses[static_cast<size_t>(i)];
+    if (!std::isnan(loss)) s->loss = loss;
+    s->non_finite_key = layout.non_finite[static_cast<size_t>(i)];
+    s->non_finite = !s->non_finite_key.empty();
     p.segments.push_back(std::move(s));
   }
   return p;

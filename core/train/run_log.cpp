@@ -114,33 +114,103 @@ RunLog parse_run_log(const std::vector<nlohmann::json>& records) {
   return log;
 }
 
+std::string describe_gap(const MetricsGap& g) {
+  std::string where;
+  if (g.step_before >= 0 && g.step_after >= 0)
+    where = " between step " + std::to_string(g.step_before) + " and step " + std::to_string(g.step_after);
+  else if (g.step_before >= 0)
+    where = " after step " + std::to_string(g.step_before);
+  else if (g.step_after >= 0)
+    where = " before step " + std::to_string(g.step_after);
+  return "skipped bytes " + std::to_string(g.begin) + "-" + std::to_string(g.end) + " of metrics.log (" + g.reason + ")" +
+         where;
+}
+
+namespace {
+
+// Merges records and gaps in file order: gaps get the steps of the records around them.
+// `last_step` carries the step of the last record across calls (the follower's polls).
+void place_gaps(RunLog& log, const std::vector<const nlohmann::json*>& records, const std::vector<uint64_t>& offsets,
+                const std::vector<io::LogGap>& gaps, int64_t* last_step) {
+  size_t g = 0;
+  auto add_gap = [&](const io::LogGap& lg) { log.gaps.push_back({lg.begin, lg.end, lg.reason, *last_step, -1}); };
+  for (size_t i = 0; i < records.size(); ++i) {
+    while (g < gaps.size() && gaps[g].begin < offsets[i]) add_gap(gaps[g++]);
+    const int64_t s = records[i] ? step_of(*records[i]) : -1;
+    if (s < 0) continue;
+    *last_step = s;
+    for (auto it = log.gaps.rbegin(); it != log.gaps.rend() && it->step_after < 0; ++it) it->step_after = s;
+  }
+  while (g < gaps.size()) add_gap(gaps[g++]);
+}
+
+}  // namespace
+
+RunLog parse_run_log(const std::vector<nlohmann::json>& records, const io::LogReadResult& read) {
+  RunLog log = parse_run_log(records);
+  std::vector<const nlohmann::json*> ptrs;
+  for (const auto& r : records) ptrs.push_back(&r);
+  int64_t last = -1;
+  std::vector<uint64_t> offsets = read.offsets;
+  offsets.resize(records.size(), read.file_bytes);  // records without offsets: after every gap
+  place_gaps(log, ptrs, offsets, read.gaps, &last);
+  return log;
+}
+
 RunLogFollower::RunLogFollower(std::string session_dir) : dir_(std::move(session_dir)) {}
 
 RunLogFollower::~RunLogFollower() = default;
 
 bool RunLogFollower::poll() {
   bool changed = false;
+  if (const std::string why = io::outside_session(dir_, "metrics.log"); !why.empty()) {
+    const bool news = problem_ != why;
+    problem_ = why;  // a link out of the session is not followed
+    if (news) ++version_;
+    return news;
+  }
   io::LogReadResult r = io::read_framed_log(dir_ + "/metrics.log", offset_);
   if (r.shrunk) {
     log_ = RunLog{};
     offset_ = 0;
+    last_step_ = -1;
     ++epoch_;
     changed = true;
     r = io::read_framed_log(dir_ + "/metrics.log", 0);
   }
-  for (const auto& rec : r.records) {
-    nlohmann::json j;
+  std::vector<nlohmann::json> parsed;
+  parsed.reserve(r.records.size());
+  std::vector<const nlohmann::json*> ptrs;
+  std::vector<io::LogGap> gaps = r.gaps;
+  for (size_t i = 0; i < r.records.size(); ++i) {
     try {
-      j = nlohmann::json::parse(rec);
-    } catch (const nlohmann::json::parse_error&) {
-      continue;  // a record that is not JSON carries no curve point
+      parsed.push_back(nlohmann::json::parse(r.records[i]));
+    } catch (const nlohmann::json::exception&) {
+      // A checksummed record that is not JSON: skipped like damage, and named the same way.
+      parsed.emplace_back();
+      const uint64_t b = r.offsets[i];
+      gaps.push_back({b, b + 12 + r.records[i].size(), "record is not valid JSON"});
     }
-    if (apply_run_record(log_, j)) ++epoch_;
+  }
+  std::sort(gaps.begin(), gaps.end(), [](const io::LogGap& a, const io::LogGap& b) { return a.begin < b.begin; });
+  for (auto& j : parsed) {
+    ptrs.push_back(j.is_null() ? nullptr : &j);
+    if (!j.is_null() && apply_run_record(log_, j)) ++epoch_;
     changed = true;
   }
+  if (!gaps.empty()) changed = true;
+  place_gaps(log_, ptrs, r.offsets, gaps, &last_step_);
   offset_ = r.good_bytes;
-  // A torn tail may be a record still being written; anything else will not heal.
-  const std::string problem = r.clean || r.stop_reason.rfind("torn tail", 0) == 0 ? "" : r.stop_reason;
+  // A torn tail may be a record still being written: it is reported when it is still there,
+  // unchanged, at the next poll. Anything else will not heal.
+  std::string problem;
+  if (!r.stop_reason.empty()) {
+    if (!r.torn_tail()) problem = r.stop_reason;
+    else if (tail_seen_ == r.file_bytes) problem = r.stop_reason;
+    tail_seen_ = r.file_bytes;
+  } else {
+    tail_seen_ = ~uint64_t{0};
+  }
   if (problem != problem_) {
     problem_ = problem;
     changed = true;

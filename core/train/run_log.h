@@ -25,6 +25,7 @@ namespace mnemo {
 
 namespace io {
 class Session;
+struct LogReadResult;
 }
 
 struct Curve {
@@ -36,9 +37,22 @@ struct Curve {
 // Name of the valid curve evaluated with the memory zeroed (in "loss", "accuracy", "perplexity").
 inline constexpr const char* kValidZeroMemoryCurve = "valid, memory zeroed";
 
+// A damaged range of metrics.log the reader skipped (core/io/framed_log.h), placed between
+// the training steps of the records around it.
+struct MetricsGap {
+  uint64_t begin = 0, end = 0;  // bytes [begin, end)
+  std::string reason;
+  int64_t step_before = -1;     // step of the last record before it (-1: none)
+  int64_t step_after = -1;      // step of the first record after it (-1: none yet)
+};
+// How `export`, the dashboard and the Python reader name a gap:
+//   "skipped bytes 3302-3366 of metrics.log (checksum mismatch in record payload) between step 31 and step 33"
+std::string describe_gap(const MetricsGap& g);
+
 struct RunLog {
   std::vector<nlohmann::json> steps, evals, probes, errors, curricula;
   int64_t resumes = 0;
+  std::vector<MetricsGap> gaps;  // damage skipped in the middle of the log, in file order
 
   // Named curves over training steps. `name` is one of curve_names(); unknown names throw
   // std::invalid_argument listing the known ones. A name may give several curves (train and
@@ -57,6 +71,10 @@ struct RunLog {
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);
+// The same, with the gaps of `read` placed between the steps of the records around them;
+// `records` are the parsed records of `read` in file order, one per read.offsets entry (as
+// io::Session::read_metrics returns them).
+RunLog parse_run_log(const std::vector<nlohmann::json>& records, const io::LogReadResult& read);
 
 // The "step" record of one optimizer step, as `mnemoscope train` appends it (NaN/Inf become
 // null; a non-finite step is marked and carries the number of the step that failed).
@@ -86,7 +104,8 @@ class RunLogFollower {
   uint64_t epoch() const { return epoch_; }
   // Bumps on every change.
   uint64_t version() const { return version_; }
-  // Where reading stopped, when it did (a damaged record no later poll can get past).
+  // Where reading stopped, when it did: damage no later poll got past, or a torn tail that
+  // stayed the same over two polls (a record being written is not reported). "" when none.
   const std::string& problem() const { return problem_; }
 
  private:
@@ -96,6 +115,8 @@ class RunLogFollower {
   uint64_t offset_ = 0, epoch_ = 0, version_ = 0;
   std::vector<int64_t> trace_steps_;
   std::string problem_;
+  int64_t last_step_ = -1;          // step of the last record read that had one (file order)
+  uint64_t tail_seen_ = ~uint64_t{0};  // file size when the current tail was first seen
 };
 
 }  // namespace mnemo

@@ -570,7 +570,7 @@ void Trainer::restore(const Checkpoint& ckpt, const std::string& source) {
     nlohmann::json saved;
     try {
       saved = nlohmann::json::parse(it->second);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       throw ConfigError(source + ": the checkpoint's config metadata is not valid JSON");
     }
     if (saved.contains("model") && saved["model"] != cfg_.model.to_json()) {

@@ -40,7 +40,7 @@ std::map<std::string, std::string> read_safetensors_metadata(const std::string& 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(header);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw io::SafetensorsError("'" + path + "': the header is not valid JSON (" + e.what() + ")");
   }
   std::map<std::string, std::string> meta;
@@ -120,7 +120,7 @@ std::vector<ZooEntry> list_zoo(const std::string& dir) {
     e.card = get("card");
     try {
       e.config = nlohmann::json::parse(get("config"));
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
       continue;
     }
     try {

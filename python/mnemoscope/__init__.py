@@ -14,7 +14,7 @@ Writing: mnemoscope.SessionWriter. PyTorch helpers: mnemoscope.pytorch (needs to
 from ._version import FORMAT_MAJOR, FORMAT_MINOR, __version__
 from .errors import (FormatVersionError, MetricsWarning, MnemoscopeError, RecordingError, SafetensorsError,
                      SessionError, TraceKeyError)
-from .framed_log import FramedLogWriter, LogReadResult, read_framed_log
+from .framed_log import FramedLogWriter, LogGap, LogReadResult, read_framed_log
 from .keys import KEYS, validate_segment
 from .safetensors import RawTensor, TensorFile, load_safetensors, save_safetensors
 from .session import (Checkpoint, Column, Follower, Metrics, Recording, Session, Trace, check_format, open_session,
@@ -27,7 +27,7 @@ __all__ = [
     "read_metrics", "read_recording", "read_trace", "read_traces", "check_format",
     "SessionWriter", "summarize_recording", "validate_model_config",
     "load_safetensors", "save_safetensors", "TensorFile", "RawTensor",
-    "read_framed_log", "FramedLogWriter", "LogReadResult",
+    "read_framed_log", "FramedLogWriter", "LogGap", "LogReadResult",
     "KEYS", "validate_segment",
     "MnemoscopeError", "SafetensorsError", "SessionError", "FormatVersionError", "RecordingError", "TraceKeyError",
     "MetricsWarning",

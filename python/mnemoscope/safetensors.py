@@ -27,6 +27,8 @@ from .atomic import AtomicWriteError, write_file_atomic
 from .errors import SafetensorsError
 
 MAX_HEADER_BYTES = 100 * 1024 * 1024  # kMaxHeaderBytes
+MAX_TENSORS = 65536                   # kMaxTensors: entries in one file
+MAX_RANK = 16                         # kMaxRank: dimensions of one tensor
 _METADATA_KEY = "__metadata__"
 _ALIGN = 8
 
@@ -165,6 +167,8 @@ def _parse_entry(path, name, spec, data_size):
     shape_v = spec["shape"]
     if not isinstance(shape_v, list):
         _fail_tensor(path, name, '"shape" is not an array')
+    if len(shape_v) > MAX_RANK:
+        _fail_tensor(path, name, "shape has %d dimensions, over the limit of %d" % (len(shape_v), MAX_RANK))
     shape = []
     for i, d in enumerate(shape_v):
         v, problem = _as_unsigned(d)
@@ -287,6 +291,9 @@ def load_safetensors(path, bf16="float32"):
 
         metadata = {}
         entries = []
+        tensors = len(header) - (1 if _METADATA_KEY in header else 0)
+        if tensors > MAX_TENSORS:
+            _fail(path, "header lists %d tensors, over the limit of %d" % (tensors, MAX_TENSORS))
         for key in sorted(header):  # the C++ reader's JSON object iterates by sorted key
             value = header[key]
             if key == _METADATA_KEY:

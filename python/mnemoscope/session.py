@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import stat as _stat
 import time
 import warnings
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import numpy as np
 
 from . import _version
 from .errors import FormatVersionError, MetricsWarning, RecordingError, SafetensorsError, SessionError, TraceKeyError
-from .framed_log import read_framed_log
+from .framed_log import LogGap, read_framed_log
 from .keys import check_stored
 from .safetensors import load_safetensors
 
@@ -33,8 +34,38 @@ def step_name(step):
     return "step-%09d.safetensors" % step
 
 
+def outside_session(root, rel):
+    """"" when root/rel (names joined by '/') can be read without leaving `root`: no component
+    below it is a symbolic link (a missing one is fine). Else why not, in the words of
+    outside_session in core/io/session_manifest.h (docs/reliability.md#sessions)."""
+    if not rel or rel.startswith("/"):
+        return "'%s' is not a path inside the session" % rel
+    parts = rel.split("/")
+    path = os.fspath(root)
+    for i, part in enumerate(parts):
+        if part in ("", ".", ".."):
+            return "'%s' is not a path inside the session" % rel
+        path = os.path.join(path, part)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return ""
+        if _stat.S_ISLNK(st.st_mode):
+            return "'%s' is a symbolic link; a session reads only files inside its directory" % "/".join(parts[:i + 1])
+    return ""
+
+
+def _check_inside(root, rel):
+    why = outside_session(root, rel)
+    if why:
+        raise SessionError("%s: %s; copy the real file into the session" % (os.fspath(root), why))
+
+
 def steps_in(directory):
-    """Steps of the files named exactly step-<N>.safetensors in `directory`, ascending."""
+    """Steps of the files named exactly step-<N>.safetensors in `directory`, ascending; symbolic
+    links (and everything, when `directory` is one) are left out, as the C++ reader does."""
+    if os.path.islink(directory):
+        return []
     try:
         names = os.listdir(directory)
     except OSError:
@@ -42,7 +73,7 @@ def steps_in(directory):
     out = []
     for n in names:
         m = _STEP_FILE.match(n)
-        if m and n == step_name(int(m.group(1))):
+        if m and n == step_name(int(m.group(1))) and not os.path.islink(os.path.join(directory, n)):
             out.append(int(m.group(1)))
     return sorted(out)
 
@@ -78,21 +109,48 @@ def _reject_constant(c):
     raise ValueError("%s is not JSON" % c)
 
 
+def _finite_float(text):
+    # The C++ reader (nlohmann::json) refuses a number too large for a double ("1e999").
+    v = float(text)
+    if math.isinf(v):
+        raise ValueError("number overflow parsing '%s'" % text)
+    return v
+
+
+def _checked_int(text):
+    v = int(text)
+    if v >= 2 ** 64 or v < -(2 ** 63):
+        _finite_float(text)  # C++ keeps it as a double, if one can hold it
+    return v
+
+
+def _loads(text):
+    """Strict JSON as the C++ readers parse it: no NaN/Infinity, no number a double cannot hold."""
+    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_checked_int)
+
+
 def parse_json_record(payload):
     """A metrics record as the C++ reader parses it (strict JSON: no NaN/Infinity, UTF-8)."""
-    return json.loads(payload.decode("utf-8"), parse_constant=_reject_constant)
+    return _loads(payload.decode("utf-8"))
+
+
+MAX_MANIFEST_BYTES = 1 << 20  # kMaxManifestBytes (core/io/session_manifest.h)
 
 
 def read_manifest(directory):
     directory = os.fspath(directory)
     mpath = os.path.join(directory, "manifest.json")
+    _check_inside(directory, "manifest.json")
     try:
         with open(mpath, "rb") as f:
-            text = f.read()
+            text = f.read(MAX_MANIFEST_BYTES + 1)  # at most one byte past the cap
     except OSError:
         raise SessionError("%s: not a session (no readable manifest.json); pass a session directory" % directory) from None
+    if len(text) > MAX_MANIFEST_BYTES:
+        raise SessionError("%s: manifest is larger than the limit of %d bytes; it is not a session manifest"
+                           % (mpath, MAX_MANIFEST_BYTES))
     try:
-        m = json.loads(text.decode("utf-8"), parse_constant=_reject_constant)
+        m = _loads(text.decode("utf-8"))
     except ValueError as e:
         raise SessionError("%s: manifest is not valid JSON (%s)" % (mpath, e)) from None
     check_format(m, mpath)
@@ -171,7 +229,8 @@ class Metrics:
 
     records     every record read, in file order
     steps, evals, probes, errors   the records of each type after resumes, in step order
-    read        where reading stopped (good_bytes, file_bytes, clean, stop_reason)
+    read        what the reader met (good_bytes, file_bytes, clean, gaps, stop_reason)
+    gaps        damaged ranges skipped (MetricsGap: bytes, reason, the steps around them)
     column(name, type="step", split=None, final=None, zero_memory=False) -> Column; metrics["loss"] is column("loss")
     columns(type="step") -> {name: Column} for every numeric field (nested ones flattened:
                 "slot_types.retain", "rmt_block_mass.0[1]")
@@ -180,6 +239,7 @@ class Metrics:
     def __init__(self, records, read):
         self.records = records
         self.read = read
+        self.gaps = []
         self.by_type = {}
         self.resumes = 0
         for r in records:
@@ -319,35 +379,95 @@ class Metrics:
     def __repr__(self):
         return "Metrics(%d records: %s%s)" % (
             len(self.records), ", ".join("%d %s" % (len(self.of_type(t)), t) for t in self.types),
-            "" if self.clean else "; stops early: " + self.stop_reason)
+            "".join("; " + g.describe() for g in self.gaps)
+            + ("; stops early: " + self.stop_reason if self.stop_reason else ""))
 
 
-def parse_records(raw_records):
-    """Parses framed-log payloads like Session::read_metrics: stops at the first record that is
-    not valid JSON. Returns (records, None) or (records, 'record N is not valid JSON')."""
-    out = []
-    for rec in raw_records:
+def parse_records(raw_records, offsets=None):
+    """Parses framed-log payloads like Session::read_metrics: a checksummed record that is not
+    valid JSON is skipped and becomes a gap ("record is not valid JSON") over its frame's bytes.
+    Returns (records, their offsets, the gaps of records that are not JSON)."""
+    out, kept, gaps = [], [], []
+    offsets = list(offsets) if offsets is not None else [None] * len(raw_records)
+    for rec, off in zip(raw_records, offsets):
         try:
             out.append(parse_json_record(rec))
+            kept.append(off)
         except ValueError:
-            return out, "record %d is not valid JSON" % len(out)
-    return out, None
+            if off is not None:
+                gaps.append(LogGap(off, off + 12 + len(rec), "record is not valid JSON"))
+    return out, kept, gaps
+
+
+@dataclass
+class MetricsGap:
+    """A damaged range of metrics.log the reader skipped, between the training steps of the
+    records around it (MetricsGap in core/train/run_log.h)."""
+    begin: int
+    end: int
+    reason: str
+    step_before: int = -1  # step of the last record before it (-1: none)
+    step_after: int = -1   # step of the first record after it (-1: none)
+
+    def describe(self):
+        """As describe_gap in core/train/run_log.h (and `mnemoscope export`, and the dashboard)."""
+        if self.step_before >= 0 and self.step_after >= 0:
+            where = " between step %d and step %d" % (self.step_before, self.step_after)
+        elif self.step_before >= 0:
+            where = " after step %d" % self.step_before
+        elif self.step_after >= 0:
+            where = " before step %d" % self.step_after
+        else:
+            where = ""
+        return "skipped bytes %d-%d of metrics.log (%s)%s" % (self.begin, self.end, self.reason, where)
+
+
+def place_gaps(records, offsets, gaps, last_step=-1, placed=None):
+    """MetricsGaps for `gaps` between the steps of the records (in file order, at `offsets`)
+    around them, as the C++ run log places them. `placed`: earlier gaps still waiting for a
+    step after them (a follower's). Returns (gaps, step of the last record with a step)."""
+    placed = placed if placed is not None else []
+    gaps = sorted(gaps, key=lambda g: g.begin)
+    g = 0
+    for rec, off in zip(records, offsets):
+        while g < len(gaps) and gaps[g].begin < off:
+            placed.append(MetricsGap(gaps[g].begin, gaps[g].end, gaps[g].reason, last_step))
+            g += 1
+        st = _step_of(rec) if rec is not None else -1
+        if st < 0:
+            continue
+        last_step = st
+        for mg in reversed(placed):
+            if mg.step_after >= 0:
+                break
+            mg.step_after = st
+    for lg in gaps[g:]:
+        placed.append(MetricsGap(lg.begin, lg.end, lg.reason, last_step))
+    return placed, last_step
 
 
 def read_metrics(path, warn=True):
-    """metrics.log at `path` as Metrics. A log that stops early (torn tail, damaged record, a
-    record that is not JSON) gives every record before the damage and a MetricsWarning naming
-    the byte offset and the reason, as `mnemoscope export` does."""
+    """metrics.log at `path` as Metrics. Damage in the middle (and a record that is not JSON) is
+    skipped and listed in `gaps`, each named by its bytes and the steps around it; a tail that
+    does not form a record is named in stop_reason. Each is warned about (MetricsWarning) in the
+    words `mnemoscope export` uses."""
     r = read_framed_log(path)
-    records, bad = parse_records(r.records)
+    records, offsets, bad = parse_records(r.records, r.offsets)
     if bad:
         r.clean = False
-        r.stop_reason = bad
-    if warn and not r.clean:
-        warnings.warn("%s: stops at byte %d of %d (%s); reading the %d records before it"
-                      % (path, r.good_bytes, r.file_bytes, r.stop_reason, len(records)), MetricsWarning, stacklevel=3)
+        r.gaps = sorted(r.gaps + bad, key=lambda g: g.begin)
+    r.offsets = offsets
     r.records = []
-    return Metrics(records, r)
+    m = Metrics(records, r)
+    m.gaps, _ = place_gaps(records, offsets, r.gaps)
+    if warn:
+        for g in m.gaps:
+            warnings.warn("%s: %s; the records after it were read" % (path, g.describe()), MetricsWarning, stacklevel=3)
+        if r.stop_reason:
+            warnings.warn("%s: stops at byte %d of %d (%s); reading the %d records before it"
+                          % (path, r.good_bytes, r.file_bytes, r.stop_reason, len(records)), MetricsWarning,
+                          stacklevel=3)
+    return m
 
 
 # ------------------------------------------------------------------------------ recordings
@@ -397,7 +517,7 @@ class Recording:
         if "probe" not in meta:
             raise self._fail('has no "probe" metadata')
         try:
-            probe = json.loads(meta["probe"], parse_constant=_reject_constant)
+            probe = _loads(meta["probe"])
         except ValueError as e:
             raise self._fail('has unreadable "probe" metadata (%s)' % e) from None
         self.probe = probe
@@ -611,10 +731,12 @@ class Session:
     def metrics(self):
         """metrics.log as Metrics (read on first use; read_metrics() reads it again)."""
         if self._metrics is None:
+            _check_inside(self.path, "metrics.log")
             self._metrics = read_metrics(self.metrics_path)
         return self._metrics
 
     def read_metrics(self, warn=True):
+        _check_inside(self.path, "metrics.log")
         self._metrics = read_metrics(self.metrics_path, warn)
         return self._metrics
 
@@ -660,14 +782,25 @@ class Session:
             return Checkpoint(step, self.checkpoint_path(step), f, [])
         pointed = ""
         try:
-            with open(os.path.join(self.path, "checkpoints", "latest"), "rb") as fh:
-                pointed = fh.read().split(b"\n", 1)[0].decode("utf-8", errors="replace")
+            if not outside_session(self.path, "checkpoints/latest"):
+                with open(os.path.join(self.path, "checkpoints", "latest"), "rb") as fh:
+                    pointed = fh.read().split(b"\n", 1)[0].decode("utf-8", errors="replace")
         except OSError:
             pass
         steps = self.checkpoint_steps
         order = [s for s in reversed(steps) if step_name(s) == pointed] + \
                 [s for s in reversed(steps) if step_name(s) != pointed]
         skipped = []
+        # Symbolic links among the checkpoints are not followed; say so, since they look present.
+        try:
+            names = sorted(os.listdir(os.path.join(self.path, "checkpoints")))
+        except OSError:
+            names = []
+        for n in names:
+            m = _STEP_FILE.match(n)
+            why = outside_session(self.path, "checkpoints/" + n) if m and n == step_name(int(m.group(1))) else ""
+            if why:
+                skipped.append("%s/checkpoints/%s: %s" % (self.path, n, why))
         if pointed and (not order or step_name(order[0]) != pointed):
             skipped.append("%s/checkpoints/latest: names '%s', which is missing" % (self.path, pointed))
         for s in order:
@@ -710,35 +843,60 @@ class Follower:
     being written is picked up by a later poll) and lists traces/.
 
     poll() -> the new records (dicts), in order. When the log was cut (a resume repaired its
-    tail), `epoch` increases and the log is read again from the start. Records that are not JSON
-    are skipped. `problem` names damage no later poll can get past ("" when none; a torn tail is
-    not a problem, it may be a record being written); it is also warned about once."""
+    tail), `epoch` increases and the log is read again from the start. Damage in the middle
+    (and records that are not JSON) is skipped and added to `gaps` (MetricsGap, named by bytes
+    and steps as the app names them), each warned about once. `problem` names a tail no poll got
+    past ("" when none; a torn tail is reported only when it is still there, unchanged, at the
+    next poll: it may be a record being written)."""
 
     def __init__(self, path):
         self.path = os.fspath(path)
         self.offset = 0
         self.epoch = 0
         self.problem = ""
+        self.gaps = []
         self.recording_steps = []
         self.records_seen = 0
+        self._last_step = -1
+        self._tail_seen = None
 
     def poll(self):
         log = os.path.join(self.path, "metrics.log")
+        why = outside_session(self.path, "metrics.log")
+        if why:  # a link out of the session is not followed
+            self.problem = why
+            return []
         r = read_framed_log(log, self.offset)
         if r.shrunk:
             self.offset = 0
             self.epoch += 1
+            self.gaps = []
+            self._last_step = -1
             r = read_framed_log(log, 0)
-        out = []
-        for rec in r.records:
+        parsed = []
+        bad = []
+        for rec, off in zip(r.records, r.offsets):
             try:
-                out.append(parse_json_record(rec))
+                parsed.append(parse_json_record(rec))
             except ValueError:
-                continue  # a record that is not JSON carries no curve point
+                parsed.append(None)  # a record that is not JSON carries no curve point
+                bad.append(LogGap(off, off + 12 + len(rec), "record is not valid JSON"))
+        before = len(self.gaps)
+        self.gaps, self._last_step = place_gaps(parsed, r.offsets, r.gaps + bad, self._last_step, self.gaps)
+        for g in self.gaps[before:]:
+            warnings.warn("%s: %s; the records after it were read" % (log, g.describe()), MetricsWarning,
+                          stacklevel=2)
+        out = [p for p in parsed if p is not None]
         self.offset = r.good_bytes
-        problem = "" if r.clean or r.stop_reason.startswith("torn tail") else r.stop_reason
+        problem = ""
+        if r.stop_reason:
+            if not r.torn_tail or self._tail_seen == r.file_bytes:
+                problem = r.stop_reason
+            self._tail_seen = r.file_bytes
+        else:
+            self._tail_seen = None
         if problem and problem != self.problem:
-            warnings.warn("%s: %s; records after it cannot be read" % (log, problem), MetricsWarning, stacklevel=2)
+            warnings.warn("%s: stops early: %s" % (log, problem), MetricsWarning, stacklevel=2)
         self.problem = problem
         self.recording_steps = steps_in(os.path.join(self.path, "traces"))
         self.records_seen += len(out)

@@ -268,7 +268,7 @@ class SessionWriter:
         log = os.path.join(w.path, "metrics.log")
         r = read_framed_log(log)
         repaired = ""
-        if not r.clean:
+        if r.stop_reason:  # gaps in the middle stay: readers skip them
             os.truncate(log, r.good_bytes)
             repaired = "metrics.log: dropped %d damaged bytes after byte %d (%s)" % (
                 r.file_bytes - r.good_bytes, r.good_bytes, r.stop_reason)

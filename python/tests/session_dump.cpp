@@ -7,7 +7,8 @@
 //   session_dump session DIR          manifest, metrics records, recordings, checkpoints
 //   session_dump safetensors FILE...  metadata and tensors (dtype, shape, raw bytes as hex); a list
 //                                     when several files are given
-//   session_dump log FILE...          framed-log records (hex) and where/why reading stopped, one
+//   session_dump log FILE...          framed-log records (hex), their offsets, the gaps skipped and
+//                                     where/why reading stopped, one
 //                                     JSON object per file (a list when several files are given)
 //   session_dump log-from FILE OFFSET the same, reading from byte OFFSET (following a log)
 //
@@ -17,6 +18,7 @@
 #include "core/io/safetensors.h"
 #include "core/io/session.h"
 #include "core/train/recorder.h"
+#include "core/train/run_log.h"
 
 #include <nlohmann/json.hpp>
 
@@ -66,8 +68,11 @@ json safetensors_json(const std::string& path) {
 json log_json(const io::LogReadResult& r) {
   json recs = json::array();
   for (const auto& rec : r.records) recs.push_back(hex(rec.data(), rec.size()));
-  return {{"records_hex", recs},     {"good_bytes", r.good_bytes},   {"file_bytes", r.file_bytes},
-          {"clean", r.clean},        {"stop_reason", r.stop_reason}, {"shrunk", r.shrunk}};
+  json gaps = json::array();
+  for (const auto& g : r.gaps) gaps.push_back({{"begin", g.begin}, {"end", g.end}, {"reason", g.reason}});
+  return {{"records_hex", recs},     {"offsets", r.offsets},         {"gaps", gaps},
+          {"good_bytes", r.good_bytes}, {"file_bytes", r.file_bytes}, {"clean", r.clean},
+          {"stop_reason", r.stop_reason}, {"shrunk", r.shrunk}};
 }
 
 json session_json(const std::string& dir) {
@@ -84,6 +89,9 @@ json session_json(const std::string& dir) {
   json metrics = log_json(read);
   metrics.erase("records_hex");
   metrics["records"] = records;
+  json described = json::array();
+  for (const auto& g : parse_run_log(records, read).gaps) described.push_back(describe_gap(g));
+  metrics["gaps_described"] = described;
   out["metrics"] = metrics;
   json traces = json::array();
   for (int64_t step : s->trace_steps()) {

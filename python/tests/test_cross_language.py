@@ -404,9 +404,10 @@ class SameOutcomeOnDamage(unittest.TestCase):
         refs = dump("log", *paths)
         for p, ref in zip(paths, refs):
             r = framed_log.read_framed_log(p)
-            self.assertEqual({"records_hex": [x.hex() for x in r.records], "good_bytes": r.good_bytes,
-                              "file_bytes": r.file_bytes, "clean": r.clean, "stop_reason": r.stop_reason,
-                              "shrunk": r.shrunk}, ref, p)
+            self.assertEqual({"records_hex": [x.hex() for x in r.records], "offsets": r.offsets,
+                              "gaps": [{"begin": g.begin, "end": g.end, "reason": g.reason} for g in r.gaps],
+                              "good_bytes": r.good_bytes, "file_bytes": r.file_bytes, "clean": r.clean,
+                              "stop_reason": r.stop_reason, "shrunk": r.shrunk}, ref, p)
         return refs
 
     def test_torn_tails_and_flipped_bytes_in_metrics_log(self):
@@ -423,8 +424,31 @@ class SameOutcomeOnDamage(unittest.TestCase):
                 variants.append(bytes(d))
         refs = self.compare_logs(variants)
         reasons = {ref["stop_reason"].split(" at byte")[0] for ref in refs}
+        reasons |= {g["reason"] for ref in refs for g in ref["gaps"]}
         self.assertTrue({"torn tail: incomplete record header", "checksum mismatch in record length",
                          "checksum mismatch in record payload"} <= reasons, reasons)
+        # A flipped byte in a record before the last loses that record only.
+        self.assertTrue(any(ref["gaps"] and len(ref["records_hex"]) == 3 for ref in refs))
+
+    def test_scrambled_middle_of_a_session_log_is_skipped_alike_and_named_alike(self):
+        d = self.copy(self.py_dir)
+        log = os.path.join(d, "metrics.log")
+        raw = bytearray(read(log))
+        mid = len(raw) // 2
+        raw[mid:mid + 64] = bytes((i * 37 + 11) % 256 for i in range(64))
+        write(log, bytes(raw))
+        ref = dump("session", d)["metrics"]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m = ms.open_session(d).metrics
+        self.assertEqual(m.records, ref["records"])
+        self.assertEqual([g.describe() for g in m.gaps], ref["gaps_described"])
+        self.assertTrue(ref["gaps_described"], ref)
+        self.assertIn(ref["gaps_described"][0], str(caught[0].message))
+        # Records after the damage are read: the last step is there.
+        self.assertEqual(m.last_step(), ms.open_session(self.py_dir).metrics.last_step())
+        r = run([BIN, "export", "--session", d, "--figure", "loss", "--format", "csv", "--out", harness.temp_dir("e")])
+        self.assertIn("note: " + ref["gaps_described"][0], r.stdout)
 
     def test_a_torn_session_log_reads_the_same_records_and_export_says_where_it_stops(self):
         d = self.copy(self.py_dir)

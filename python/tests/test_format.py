@@ -111,9 +111,9 @@ class FramedLog(unittest.TestCase):
             self.assertEqual(r.good_bytes, last)
             self.assertTrue(r.torn_tail)
             why = "incomplete record header" if cut - last < 8 else "record of 10 bytes is incomplete"
-            self.assertEqual(r.stop_reason, "torn tail: %s at byte %d (after record 4)" % (why, last))
+            self.assertEqual(r.stop_reason, "torn tail: %s at byte %d" % (why, last))
 
-    def test_flipped_byte_stops_at_the_damaged_record(self):
+    def test_flipped_byte_skips_the_damaged_record_only(self):
         r1 = 12 + len(self.RECS[0])
         r1_end = r1 + 12 + len(self.RECS[1])
         for at in range(r1, r1_end):
@@ -122,14 +122,30 @@ class FramedLog(unittest.TestCase):
             write(self.path, bytes(d))
             r = framed_log.read_framed_log(self.path)
             self.assertFalse(r.clean)
-            self.assertEqual(r.records, self.RECS[:1], at)
-            self.assertEqual(r.good_bytes, r1)
+            self.assertEqual(r.records, self.RECS[:1] + self.RECS[2:], at)
+            self.assertEqual(r.good_bytes, len(self.bytes))
+            self.assertEqual(r.stop_reason, "")
+            # A flipped length bit can make the length absurd or run past the end; the length
+            # checksum is checked first, so it is still a checksum mismatch.
             part = "length" if at < r1 + 8 else "payload"
-            if at < r1 + 4 and not r.stop_reason.startswith("checksum"):
-                # A flipped length bit can make the length absurd or run past the end; the length
-                # checksum is checked first, so it is still a checksum mismatch.
-                self.fail(r.stop_reason)
-            self.assertEqual(r.stop_reason, "checksum mismatch in record %s at byte %d (after record 1)" % (part, r1))
+            self.assertEqual([(g.begin, g.end, g.reason) for g in r.gaps],
+                             [(r1, r1_end, "checksum mismatch in record %s" % part)])
+            self.assertEqual(r.gaps[0].describe(), "bytes %d-%d (checksum mismatch in record %s)" % (r1, r1_end, part))
+
+    def test_damage_at_every_offset_loses_only_the_damaged_record(self):
+        recs = [('{"step":%d,"loss":%.3f}' % (i, 1.0 / (i + 1))).encode() for i in range(60)]
+        with framed_log.FramedLogWriter(self.path + "2") as w:
+            for x in recs:
+                w.append(x)
+        data = read(self.path + "2")
+        starts = np.cumsum([0] + [12 + len(x) for x in recs])
+        for at in range(0, len(data), 7):
+            k = int(np.searchsorted(starts, at, side="right")) - 1
+            d = bytearray(data)
+            d[at] ^= 0xFF
+            write(self.path, bytes(d))
+            r = framed_log.read_framed_log(self.path)
+            self.assertEqual(r.records, recs[:k] + recs[k + 1:], at)
 
     def test_length_over_the_limit_with_a_valid_length_crc(self):
         head = struct.pack("<I", framed_log.MAX_RECORD_BYTES + 1)
@@ -137,7 +153,7 @@ class FramedLog(unittest.TestCase):
         write(self.path, self.bytes + bad)
         r = framed_log.read_framed_log(self.path)
         self.assertEqual(len(r.records), 5)
-        self.assertEqual(r.stop_reason, "record length %d over the limit at byte %d (after record 5)"
+        self.assertEqual(r.stop_reason, "record length %d over the limit at byte %d"
                          % (framed_log.MAX_RECORD_BYTES + 1, len(self.bytes)))
 
     def test_reading_from_an_offset_and_a_shrunk_file(self):
@@ -208,6 +224,25 @@ class Safetensors(unittest.TestCase):
     def file(header, data=b"", raw_header=None):
         h = raw_header if raw_header is not None else json.dumps(header).encode()
         return struct.pack("<Q", len(h)) + h + data
+
+    def test_caps_on_rank_and_tensor_count(self):
+        p = os.path.join(self.dir, "cap.safetensors")
+
+        def file_of(header, data=b""):
+            h = json.dumps(header).encode()
+            write(p, struct.pack("<Q", len(h)) + h + data)
+
+        file_of({"x": {"dtype": "F32", "shape": [1] * st.MAX_RANK, "data_offsets": [0, 4]}}, b"\0" * 4)
+        self.assertEqual(st.load_safetensors(p)["x"].ndim, st.MAX_RANK)
+        file_of({"x": {"dtype": "F32", "shape": [1] * (st.MAX_RANK + 1), "data_offsets": [0, 4]}}, b"\0" * 4)
+        with self.assertRaises(st.SafetensorsError) as cm:
+            st.load_safetensors(p)
+        self.assertEqual(str(cm.exception), "%s: tensor 'x': shape has 17 dimensions, over the limit of 16" % p)
+        many = {"t%d" % i: {"dtype": "U8", "shape": [0], "data_offsets": [0, 0]} for i in range(st.MAX_TENSORS + 1)}
+        file_of(many)
+        with self.assertRaises(st.SafetensorsError) as cm:
+            st.load_safetensors(p)
+        self.assertEqual(str(cm.exception), "%s: header lists 65537 tensors, over the limit of 65536" % p)
 
     def test_rejections_name_the_file_the_tensor_and_the_problem(self):
         self.rejects(b"", "file is 0 bytes, shorter than the 8-byte header length prefix")
@@ -465,31 +500,37 @@ class WriteThenRead(unittest.TestCase):
         with self.assertRaises(ms.FormatVersionError):
             ms.SessionWriter.resume(self.dir, 4)
 
-    def test_damaged_metrics_warn_naming_the_offset(self):
+    def test_damaged_metrics_are_skipped_and_warned_about_naming_bytes_and_steps(self):
         with ms.SessionWriter(self.dir) as w:
             for s in range(1, 4):
                 w.log(s, loss=float(s))
         log = os.path.join(self.dir, "metrics.log")
+        clean = framed_log.read_framed_log(log)
+        self.assertEqual(len(clean.offsets), 3)
         raw = bytearray(read(log))
-        rec = len(raw) // 3
+        rec, rec_end = clean.offsets[1], clean.offsets[2]
         raw[rec + 10] ^= 1
         write(log, bytes(raw))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             m = ms.open_session(self.dir).metrics
-        self.assertEqual(len(m.steps), 1)
+        self.assertEqual([r["step"] for r in m.steps], [1, 3])
         self.assertFalse(m.clean)
         self.assertEqual(len(caught), 1)
         self.assertIs(caught[0].category, ms.MetricsWarning)
-        self.assertIn("checksum mismatch in record payload at byte %d (after record 1)" % rec, str(caught[0].message))
-        # A record that is not JSON stops reading like the C++ reader (Session::read_metrics).
-        with framed_log.FramedLogWriter(log) as lw:
-            lw.append(b"not json")
-        write(log, bytes(raw[:rec]) + read(log)[len(raw):])
+        want = ("skipped bytes %d-%d of metrics.log (checksum mismatch in record payload) between step 1 and step 3"
+                % (rec, rec_end))
+        self.assertEqual([g.describe() for g in m.gaps], [want])
+        self.assertIn(want, str(caught[0].message))
+        # A record that is not JSON is skipped the same way (Session::read_metrics).
+        write(log, bytes(raw[:rec]) + framed_log.frame(b"not json") + bytes(raw[rec_end:]))
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
             m = ms.open_session(self.dir).metrics
-        self.assertEqual(m.stop_reason, "record 1 is not valid JSON")
+        self.assertEqual([r["step"] for r in m.steps], [1, 3])
+        self.assertEqual([g.describe() for g in m.gaps],
+                         ["skipped bytes %d-%d of metrics.log (record is not valid JSON) between step 1 and step 3"
+                          % (rec, rec + 20)])
 
 
 class FormatVersion(unittest.TestCase):
@@ -497,6 +538,49 @@ class FormatVersion(unittest.TestCase):
         d = harness.temp_dir("ver")
         write(os.path.join(d, "manifest.json"), json.dumps(manifest).encode())
         return d
+
+    def test_symbolic_links_below_a_session_are_not_followed(self):
+        base = harness.temp_dir("links")
+        d, outside = os.path.join(base, "run"), os.path.join(base, "outside")
+        with ms.SessionWriter(d) as w:
+            w.log(1, loss=1.0)
+            w.checkpoint(10, {"w": np.ones(2, dtype=np.float32)})
+        with ms.SessionWriter(outside) as w:
+            w.log(1, loss=2.0)
+            w.checkpoint(99, {"w": np.zeros(2, dtype=np.float32)})
+        os.symlink(os.path.join(outside, "checkpoints", "step-000000099.safetensors"),
+                   os.path.join(d, "checkpoints", "step-000000099.safetensors"))
+        s = ms.open_session(d)
+        self.assertEqual(s.checkpoint_steps, [10])
+        c = s.checkpoint()
+        self.assertEqual(c.step, 10)
+        self.assertEqual(len(c.skipped), 1)
+        self.assertIn("'checkpoints/step-000000099.safetensors' is a symbolic link", c.skipped[0])
+        os.unlink(os.path.join(d, "metrics.log"))
+        os.symlink(os.path.join(outside, "metrics.log"), os.path.join(d, "metrics.log"))
+        with self.assertRaises(ms.SessionError) as cm:
+            ms.open_session(d).metrics
+        self.assertIn("'metrics.log' is a symbolic link; a session reads only files inside its directory", str(cm.exception))
+        f = ms.open_session(d).follower()
+        self.assertEqual(f.poll(), [])
+        self.assertIn("is a symbolic link", f.problem)
+        os.unlink(os.path.join(d, "manifest.json"))
+        os.symlink(os.path.join(outside, "manifest.json"), os.path.join(d, "manifest.json"))
+        with self.assertRaises(ms.SessionError) as cm:
+            ms.open_session(d)
+        self.assertIn("'manifest.json' is a symbolic link", str(cm.exception))
+
+    def test_manifest_at_the_cap_opens_one_byte_more_is_refused(self):
+        cap = ms.session.MAX_MANIFEST_BYTES
+        d = harness.temp_dir("cap")
+        text = json.dumps({"format_version": 1})
+        write(os.path.join(d, "manifest.json"), (text + " " * (cap - len(text))).encode())
+        self.assertEqual(ms.open_session(d).format_version, (1, 0))
+        write(os.path.join(d, "manifest.json"), (text + " " * (cap + 1 - len(text))).encode())
+        with self.assertRaises(ms.SessionError) as cm:
+            ms.open_session(d)
+        self.assertEqual(str(cm.exception), "%s: manifest is larger than the limit of %d bytes; it is not a session "
+                         "manifest" % (os.path.join(d, "manifest.json"), cap))
 
     def test_newer_major_rejected_naming_both_versions(self):
         d = self.session({"format_version": ms.FORMAT_MAJOR + 1, "format_minor": 2})

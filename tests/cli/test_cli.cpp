@@ -139,4 +139,39 @@ TEST_CASE("cli: plot draws one series per group from a CSV and rejects unknown c
   CHECK(bad.code == 2);
   CHECK(bad.output.find("no column 'nope'") != std::string::npos);
   CHECK(!exists(dir + "/bad.png"));
+  // An --out whose folder is missing, or that is a folder: exit 2, nothing written.
+  Run nodir = run("plot --csv " + dir + "/c.csv --x step --y loss --out " + dir + "/missing/fig");
+  CHECK(nodir.code == 2);
+  CHECK(nodir.output.find("folder '" + dir + "/missing' does not exist") != std::string::npos);
+  Run isdir = run("plot --csv " + dir + "/c.csv --x step --y loss --out " + dir);
+  CHECK(isdir.code == 2);
+  CHECK(isdir.output.find("must be a path without extension") != std::string::npos);
+}
+
+TEST_CASE("cli: train validates every flag before it writes: a bad value leaves no session and no repaired log") {
+  const std::string dir = mnemo::test::temp_dir("train-validate");
+  const std::string cfg = std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json";
+  Run neg = run("train --config " + cfg + " --out " + dir + "/run --hash-stats-every -1");
+  CHECK(neg.code == 2);
+  CHECK(neg.output.find("--hash-stats-every must be >= 0") != std::string::npos);
+  CHECK(!exists(dir + "/run"));
+  Run zero = run("train --config " + cfg + " --out " + dir + "/run --steps 0");
+  CHECK(zero.code == 2);
+  CHECK(zero.output.find("--steps 0 must be >= 1") != std::string::npos);
+  CHECK(!exists(dir + "/run"));
+  // A resume with a bad flag leaves the session's torn tail where it was (nothing is repaired).
+  Run ok = run("train --config " + cfg + " --out " + dir + "/run --steps 2 --set train.record_every=0");
+  REQUIRE(ok.code == 0);
+  {
+    std::ofstream f(dir + "/run/metrics.log", std::ios::app | std::ios::binary);
+    f.write("\x20\x00", 2);
+  }
+  struct stat before {};
+  ::stat((dir + "/run/metrics.log").c_str(), &before);
+  Run bad = run("train --out " + dir + "/run --resume --set train.batch=0");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("train.batch") != std::string::npos);
+  struct stat after {};
+  ::stat((dir + "/run/metrics.log").c_str(), &after);
+  CHECK(after.st_size == before.st_size);
 }

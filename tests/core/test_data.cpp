@@ -86,6 +86,29 @@ TEST_CASE("load_document: missing, directory and empty files are rejected; binar
   Document d = load_document(dir + "/bin.dat");
   CHECK(d.size() == 5);
   CHECK(d.looks_binary());
-  CHECK(d.ids[3] == 255);
+  CHECK(d.id(3) == 255);
   CHECK_FALSE(make_document("plain \xc3\xa9t\xc3\xa9").looks_binary());
+}
+
+TEST_CASE("document: computed token ids and byte ranges equal the tokenizer's, for every byte value") {
+  std::string bytes;
+  for (int i = 0; i < 3 * 256; ++i) bytes.push_back(static_cast<char>((i * 97 + 13) & 0xff));
+  const Document d = make_document(bytes);
+  std::vector<std::pair<int64_t, int64_t>> off;
+  const auto ids = ByteTokenizer::encode(bytes, &off);
+  REQUIRE(d.size() == static_cast<int64_t>(ids.size()));
+  CHECK(d.ids() == ids);
+  for (int64_t t = 0; t < d.size(); ++t) {
+    CHECK(d.id(t) == ids[static_cast<size_t>(t)]);
+    CHECK(d.offset(t) == off[static_cast<size_t>(t)]);
+  }
+  CHECK(d.ids(10, 13) == std::vector<int64_t>(ids.begin() + 10, ids.begin() + 13));
+  CHECK(d.ids(760, -1).size() == 8);
+  // Segments built on demand carry the same ids and ranges.
+  Segmenter seg(&d, 100);
+  const Segment s = seg.segment(7);  // tokens 700..767, padded to 100
+  CHECK(s.length == 68);
+  CHECK(s.tokens[0][0].item<int64_t>() == ids[700]);
+  CHECK(s.offsets[0][67][1].item<int64_t>() == 768);
+  CHECK(s.offsets[0][68][0].item<int64_t>() == -1);
 }

@@ -218,6 +218,72 @@ TEST_CASE("run log follower: reads only what was appended, sees new recordings, 
   CHECK(f.problem().empty());
 }
 
+TEST_CASE("run log: damage in the middle is skipped and named by its bytes and steps, alike in the follower") {
+  const std::string dir = test::temp_dir("gap-run") + "/s";
+  {
+    auto s = io::Session::create(dir, {{"kind", "test"}});
+    for (int i = 1; i <= 60; ++i) s.append_metrics({{"type", "step"}, {"step", i}, {"loss", 1.0 / i}});
+  }
+  const std::string path = dir + "/metrics.log";
+  const auto clean = io::read_framed_log(path);
+  REQUIRE(clean.offsets.size() == 60);
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // 64 scrambled bytes starting inside record 31 (step 32), in its length checksum.
+  const size_t at = clean.offsets[31] + 5;
+  for (size_t i = 0; i < 64; ++i) bytes[at + i] = static_cast<char>((i * 53 + 7) & 0xff);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  size_t last = 31;
+  while (last + 1 < 60 && clean.offsets[last + 1] < at + 64) ++last;
+  const auto session = io::Session::open(dir, 3, io::SessionAccess::kReadOnly);
+  io::LogReadResult read;
+  const auto records = session.read_metrics(&read);
+  const RunLog log = parse_run_log(records, read);
+  CHECK(log.steps.size() == 60 - (last - 31 + 1));
+  CHECK(log.last_step() == 60);
+  REQUIRE(log.gaps.size() == 1);
+  const std::string want = "skipped bytes " + std::to_string(clean.offsets[31]) + "-" + std::to_string(clean.offsets[last + 1]) +
+                           " of metrics.log (checksum mismatch in record length) between step 31 and step " +
+                           std::to_string(last + 2);
+  CHECK(describe_gap(log.gaps[0]) == want);
+  // The follower (the dashboard) reads the log in pieces and names the gap the same way.
+  RunLogFollower f(dir);
+  CHECK(f.poll());
+  REQUIRE(f.log().gaps.size() == 1);
+  CHECK(describe_gap(f.log().gaps[0]) == want);
+  CHECK(f.log().steps.size() == log.steps.size());
+  CHECK(f.problem().empty());
+  // A torn tail: not reported at the first poll that sees it (it may be a record being
+  // written), reported when it is still there at the next.
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::app);
+    out.write("\x20\x00\x00", 3);
+  }
+  f.poll();
+  CHECK(f.problem().empty());
+  f.poll();
+  CHECK(f.problem() == "torn tail: incomplete record header at byte " + std::to_string(bytes.size()));
+  // A record that is not JSON is a gap too.
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  io::FramedLogWriter(path).append("not json");
+  io::FramedLogWriter(path).append(R"({"type":"step","step":61,"loss":0.1})");
+  RunLogFollower g(dir);
+  g.poll();
+  REQUIRE(g.log().gaps.size() == 2);
+  CHECK(describe_gap(g.log().gaps[1]) == "skipped bytes " + std::to_string(bytes.size()) + "-" +
+                                             std::to_string(bytes.size() + 20) +
+                                             " of metrics.log (record is not valid JSON) between step 60 and step 61");
+}
+
 TEST_CASE("cli: train records probe traces; export writes curves and maps without a model; bad flags exit 2") {
   const std::string dir = test::temp_dir("export-cli");
   const std::string cfg = dir + "/tiny.json";
@@ -270,6 +336,22 @@ TEST_CASE("cli: train records probe traces; export writes curves and maps withou
   auto bad3 = run_cli("export --session " + dir + "/nothing");
   CHECK(bad3.code == 2);
   CHECK(bad3.output.find("--session") != std::string::npos);
+  // A range with no data: exit 2, nothing written (not even the folder).
+  auto none = run_cli("export --session " + out + " --steps 500-600 --out " + dir + "/empty");
+  CHECK(none.code == 2);
+  CHECK(none.output.find("--steps 500-600: nothing to export in that range (its records reach step 6, recordings at "
+                         "steps 0..6); nothing was written") != std::string::npos);
+  CHECK_FALSE(exists(dir + "/empty"));
+  // A figure the run has no data for, alone: the same.
+  auto none2 = run_cli("export --session " + out + " --figure hash-entropy --out " + dir + "/empty2");
+  CHECK(none2.code == 2);
+  CHECK(none2.output.find("--figure hash-entropy: the session has nothing to export") != std::string::npos);
+  CHECK_FALSE(exists(dir + "/empty2"));
+  // An --out that is a file: exit 2 before anything is written.
+  std::ofstream(dir + "/afile") << "x";
+  auto file_out = run_cli("export --session " + out + " --figure loss --out " + dir + "/afile/sub");
+  CHECK(file_out.code == 2);
+  CHECK(file_out.output.find("--out '" + dir + "/afile/sub' cannot be created") != std::string::npos);
 }
 
 // MNEMO_KILL_TRIALS=50 ./build/mnemo_tests -tc='*SIGKILL*' runs the full 50 trials.

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 
@@ -39,7 +40,7 @@ TEST_CASE("crc32c matches the standard check value; masking is not the identity"
   CHECK(mask_crc(0xE3069283u) != 0xE3069283u);
 }
 
-TEST_CASE("framed log: every complete record before a torn tail or a flipped byte is returned") {
+TEST_CASE("framed log: a torn tail ends reading; a flipped byte loses only its own record") {
   const std::string dir = test::temp_dir("log");
   const std::string path = dir + "/metrics.log";
   std::vector<std::string> recs = {R"({"step":1})", R"({"step":2,"loss":1.5})", std::string(300, 'x'), "", R"({"step":5})"};
@@ -51,6 +52,7 @@ TEST_CASE("framed log: every complete record before a torn tail or a flipped byt
   CHECK(full.clean);
   CHECK(full.records == recs);
   CHECK(full.good_bytes == full.file_bytes);
+  CHECK(full.stop_reason.empty());
   const std::string bytes = read_all(path);
   const size_t last_start = bytes.size() - (8 + recs[4].size() + 4);
   // Torn tail: cut anywhere inside the last record.
@@ -60,11 +62,14 @@ TEST_CASE("framed log: every complete record before a torn tail or a flipped byt
     CAPTURE(cut);
     CHECK_FALSE(r.clean);
     CHECK(r.records.size() == 4);
+    CHECK(r.gaps.empty());
     CHECK(r.good_bytes == last_start);
-    CHECK(r.stop_reason.find("torn tail") != std::string::npos);
-    CHECK(r.stop_reason.find("byte " + std::to_string(last_start)) != std::string::npos);
+    CHECK(r.torn_tail());
+    CHECK(r.stop_reason == std::string("torn tail: ") +
+                               (cut - last_start < 8 ? "incomplete record header" : "record of 10 bytes is incomplete") +
+                               " at byte " + std::to_string(last_start));
   }
-  // A flipped byte anywhere in record 2 (index 1): record 0 survives, the reader stops there.
+  // A flipped byte anywhere in record 1: it is skipped as one gap, every other record is read.
   const size_t r1_start = 8 + recs[0].size() + 4;
   const size_t r1_end = r1_start + 8 + recs[1].size() + 4;
   for (size_t at = r1_start; at < r1_end; ++at) {
@@ -74,12 +79,80 @@ TEST_CASE("framed log: every complete record before a torn tail or a flipped byt
     auto r = read_framed_log(path);
     CAPTURE(at);
     CHECK_FALSE(r.clean);
-    CHECK(r.records.size() == 1);
-    CHECK(r.good_bytes == r1_start);
-    CHECK(r.stop_reason.find("byte " + std::to_string(r1_start)) != std::string::npos);
+    CHECK(r.records == std::vector<std::string>{recs[0], recs[2], recs[3], recs[4]});
+    CHECK(r.offsets == std::vector<uint64_t>{0, r1_end, r1_end + 312, r1_end + 324});
+    CHECK(r.good_bytes == bytes.size());
+    CHECK(r.stop_reason.empty());
+    REQUIRE(r.gaps.size() == 1);
+    const std::string part = at < r1_start + 8 ? "length" : "payload";
+    CHECK(describe_gap(r.gaps[0]) == "bytes " + std::to_string(r1_start) + "-" + std::to_string(r1_end) +
+                                         " (checksum mismatch in record " + part + ")");
   }
-  // Appending after a torn tail still leaves the earlier records readable.
+  // The last record damaged: no whole record follows, so reading stops there (a damaged tail).
+  {
+    std::string damaged = bytes;
+    damaged[last_start + 9] ^= 0x01;
+    write_all_bytes(path, damaged);
+    auto r = read_framed_log(path);
+    CHECK(r.records.size() == 4);
+    CHECK(r.good_bytes == last_start);
+    CHECK_FALSE(r.torn_tail());
+    CHECK(r.stop_reason == "checksum mismatch in record payload at byte " + std::to_string(last_start));
+  }
   CHECK(read_framed_log(dir + "/missing.log").clean);
+}
+
+TEST_CASE("framed log: damage at every byte offset of a 200-record log loses only the damaged record") {
+  const std::string dir = test::temp_dir("log200");
+  const std::string path = dir + "/metrics.log";
+  std::vector<std::string> recs;
+  std::vector<size_t> starts;
+  size_t at = 0;
+  for (int i = 0; i < 200; ++i) {
+    recs.push_back("{\"step\":" + std::to_string(i) + (i % 3 ? ",\"loss\":0.5}" : "}"));
+    starts.push_back(at);
+    at += 12 + recs.back().size();
+  }
+  {
+    FramedLogWriter w(path);
+    for (const auto& r : recs) w.append(r);
+  }
+  const std::string bytes = read_all(path);
+  REQUIRE(bytes.size() == at);
+  size_t failures = 0;
+  // In memory (read_framed_log reads the file and runs the same parse_framed_log).
+  for (size_t off = 0; off < bytes.size(); ++off) {
+    std::string damaged = bytes;
+    damaged[off] = static_cast<char>(damaged[off] ^ 0xA5);
+    const auto r = parse_framed_log(damaged, 0);
+    const size_t k = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), off) - starts.begin()) - 1;
+    std::vector<std::string> want = recs;
+    want.erase(want.begin() + static_cast<std::ptrdiff_t>(k));
+    if (r.records != want) {
+      if (++failures <= 5) FAIL_CHECK("damage at byte " << off << " (record " << k << "): " << r.records.size() << " records read");
+      continue;
+    }
+    // The damage is named: a gap over exactly that record, or the tail when it was the last one.
+    if (k + 1 < recs.size()) {
+      CHECK((r.gaps.size() == 1 && r.gaps[0].begin == starts[k] && r.gaps[0].end == starts[k + 1]));
+    } else {
+      CHECK(r.stop_reason.find("at byte " + std::to_string(starts[k])) != std::string::npos);
+    }
+  }
+  CHECK(failures == 0);
+  // 64 scrambled bytes in the middle: the records they touch are lost, every later one is read.
+  std::string scrambled = bytes;
+  const size_t mid = bytes.size() / 2;
+  for (size_t i = 0; i < 64; ++i) scrambled[mid + i] = static_cast<char>((i * 37 + 11) & 0xff);
+  write_all_bytes(path, scrambled);
+  const auto r = read_framed_log(path);  // this one from the file
+  const size_t first = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), mid) - starts.begin()) - 1;
+  const size_t last = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), mid + 63) - starts.begin()) - 1;
+  CHECK(r.records.size() == 200 - (last - first + 1));
+  CHECK(r.records.back() == recs.back());
+  REQUIRE(r.gaps.size() == 1);
+  CHECK(r.gaps[0].begin == starts[first]);
+  CHECK(r.gaps[0].end == starts[last + 1]);
 }
 
 TEST_CASE("session: checkpoints are atomic, pruned to keep_last, and latest falls back past corruption") {

@@ -62,3 +62,32 @@ set +x
 [[ -s "$tmp/app-session.png" ]] || { echo "FAILED: no screenshot for --session"; exit 1; }
 MNEMO_SMOKE_PNG="$tmp/app-session.png" MNEMO_SMOKE_SIZE="$size" MNEMO_SMOKE_MAX_SHARE=0.75 "$tests" \
   -tc='gui smoke: screenshot*' || exit 1
+# Out of memory in the app (docs/reliability.md#out-of-memory): under an address-space cap
+# (setrlimit in the child, by prlimit) a segment of 65536 tokens cannot be allocated; the app
+# names it in a popup (printed too, in a scripted run) and keeps running to the screenshot.
+if command -v prlimit >/dev/null 2>&1; then
+  # The cap: what the app needs for the sample document (VmPeak of the first smoke run's
+  # size, measured here by a short run) plus 1 GiB.
+  peak=$(xrun sh -c '"$0" gui --doc "$1" --steps 1 --size "$2" --quit --screenshot "$3" >/dev/null 2>&1 & p=$!
+    peak=0
+    while kill -0 $p 2>/dev/null; do
+      v=$(awk "/VmPeak/{print \$2}" /proc/$p/status 2>/dev/null)
+      [ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v
+      sleep 0.05
+    done
+    echo "PEAK=$peak"' "$bin" "$src/assets/sample.txt" "$size" "$tmp/peak.png" | grep -oE 'PEAK=[0-9]+' | cut -d= -f2)
+  peak=${peak:-0}
+  if ((peak > 0)); then
+    cap=$(( (peak + 1048576) * 1024 ))
+    set -x
+    out=$(xrun prlimit --as=$cap "$bin" gui --doc "$src/assets/sample.txt" --segment-len 65536 --steps 1 \
+      --screenshot "$tmp/app-oom.png" --size "$size" --quit 2>&1)
+    set +x
+    echo "$out"
+    [[ -s "$tmp/app-oom.png" ]] || { echo "FAILED: the app did not keep running after out of memory"; exit 1; }
+    grep -q "out of memory at segment 0 (memformer, 65536 tokens per segment), needed ~" <<<"$out" \
+      || { echo "FAILED: no out-of-memory message naming the segment"; exit 1; }
+    grep -q "internal error" <<<"$out" && { echo "FAILED: out of memory reported as an internal error"; exit 1; }
+  fi
+fi
+exit 0

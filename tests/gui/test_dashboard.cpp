@@ -173,6 +173,41 @@ TEST_CASE("dashboard: replays and follows a session in the null-backend GUI, NaN
   }
 }
 
+TEST_CASE("dashboard: a damaged metrics.log is read past; the gap is named as export names it and drawn on the charts") {
+  const std::string dir = record_session("gap", "rmt", 6);
+  // Damage the payload of the third step record.
+  const auto clean = io::read_framed_log(dir + "/metrics.log");
+  std::vector<size_t> step_records;
+  for (size_t i = 0; i < clean.records.size(); ++i)
+    if (clean.records[i].find("\"type\":\"step\"") != std::string::npos) step_records.push_back(i);
+  REQUIRE(step_records.size() == 6);
+  std::string bytes = test::read_file(dir + "/metrics.log");
+  bytes[clean.offsets[step_records[2]] + 20] ^= 0x40;
+  test::write_file(dir + "/metrics.log", bytes);
+  io::LogReadResult read;
+  const auto session = io::Session::open(dir, 3, io::SessionAccess::kReadOnly);
+  const auto records = session.read_metrics(&read);
+  const RunLog want = parse_run_log(records, read);
+  REQUIRE(want.gaps.size() == 1);
+  CHECK(want.steps.size() == 5);
+
+  ui::NullTextureApi textures;
+  test::NullImGui ui(1600.f, 900.f);
+  ReplayController replay(dir);
+  Shell shell(&textures, ui.fonts, nullptr, nullptr);
+  shell.open_dashboard(dir, &replay);
+  const RunLog* log = shell.dashboard().model().run_log();
+  REQUIRE(log);
+  REQUIRE(log->gaps.size() == 1);
+  CHECK(describe_gap(log->gaps[0]) == describe_gap(want.gaps[0]));
+  CHECK(log->steps.size() == 5);
+  for (int f = 0; f < 60; ++f) {  // the pointer sweeps the charts: bands, tooltips
+    ImGui::GetIO().MousePos = ImVec2(static_cast<float>((f * 53) % 1600), static_cast<float>(520 + (f * 29) % 360));
+    ui.frame(shell, replay.latest(), replay);
+  }
+  CHECK(replay.take_errors().empty());
+}
+
 TEST_CASE("cli: gui --session and --compare reject what is not a session before any window opens") {
   auto run = [](const std::string& args) {
     test::CliRun r = test::run_cli(args);

@@ -91,7 +91,7 @@ bool DashboardModel::save_config(const std::string& text, const std::string& sav
   try {
     j = nlohmann::json::parse(text);
     TrainingConfig::from_json(j).validate();
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     if (error) *error = std::string("not valid JSON: ") + e.what();
     return false;
   } catch (const std::exception& e) {

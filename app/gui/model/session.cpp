@@ -12,7 +12,7 @@ std::vector<int64_t> line_starts_of(const Document& doc) {
   std::vector<int64_t> starts{0};
   const int64_t n = doc.size();
   for (int64_t t = 0; t + 1 < n; ++t) {
-    const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+    const auto& [b, e] = doc.offset(t);
     if (e - b == 1 && doc.bytes[static_cast<size_t>(b)] == '\n') starts.push_back(t + 1);
   }
   return starts;

@@ -73,7 +73,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   snap->first_token = shown * L;
   snap->length = L;
   auto& tr = snap->trace.tensors;
-  tr[keys::kInputTokens] = torch::tensor(std::vector<int64_t>(doc->ids.begin() + shown * L, doc->ids.begin() + (shown + 1) * L)).view({1, L});
+  tr[keys::kInputTokens] = torch::tensor(doc->ids(shown * L, (shown + 1) * L)).view({1, L});
   tr[keys::kWriterAttn] = attn.contiguous();
   tr[keys::kMemoryPrev] = mem_prev.contiguous();
   tr[keys::kMemory] = mem.contiguous();

@@ -5,6 +5,7 @@
 
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
+#include "core/platform/memory.h"
 #include "core/trace/keys.h"
 #include "core/trace/hash_stats.h"
 #include "core/train/checkpoint.h"
@@ -27,6 +28,7 @@ std::vector<std::string> gui_trace_keys() {
 }
 
 namespace {
+constexpr const char* kOomHint = "; choose a smaller segment length or model, or free memory";
 MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note) {
   std::optional<WeightsFile> file;
   if (!checkpoint.empty()) {
@@ -142,7 +144,8 @@ void Worker::run() {
       execute(c);
     } catch (const std::exception& e) {
       // Anything the checks below did not anticipate still leaves the app running.
-      error(std::string("unexpected problem: ") + e.what());
+      if (auto oom = platform::out_of_memory_message(e)) error(*oom + kOomHint);
+      else error(std::string("unexpected problem: ") + e.what());
     }
     progress_ = -1.f;
     running_ = false;
@@ -174,14 +177,16 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
     error(std::string(checkpoint.empty() ? "Invalid model config: " : "The checkpoint does not fit: ") + e.what());
     return false;
   } catch (const std::exception& e) {
-    error(std::string("Cannot build the model: ") + e.what());
+    if (auto oom = platform::out_of_memory_message(e, "building the model")) error(*oom + kOomHint);
+    else error(std::string("Cannot build the model: ") + e.what());
     return false;
   }
   std::unique_ptr<Engine> engine;
   try {
     engine = std::make_unique<Engine>(model, *doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));
   } catch (const std::exception& e) {
-    error(std::string("Cannot step this document: ") + e.what());
+    if (auto oom = platform::out_of_memory_message(e, "opening the document")) error(*oom + kOomHint);
+    else error(std::string("Cannot step this document: ") + e.what());
     return false;
   }
   engine->progress = [this](int64_t done, int64_t total) {
@@ -242,9 +247,12 @@ void Worker::execute(const Command& c) {
   if (target == engine_->position() && step_) return;
   SnapshotPtr snap;
   try {
+    platform::MemoryActivity activity("segment " + std::to_string(target) + " (" + info_->cfg.model + ", " +
+                                      std::to_string(info_->cfg.segment_len) + " tokens per segment)");
     snap = engine_->jump(target);
   } catch (const std::exception& e) {
-    error("Cannot compute segment " + std::to_string(target) + ": " + e.what());
+    if (auto oom = platform::out_of_memory_message(e)) error(*oom + kOomHint);
+    else error("Cannot compute segment " + std::to_string(target) + ": " + e.what());
     return;
   }
   if (!snap) return;  // cancelled; the kept states computed so far stay

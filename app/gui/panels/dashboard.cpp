@@ -24,8 +24,21 @@ void DashboardPanel::draw_header(PanelContext& ctx) {
                       log.resumes > 0 ? (", resumed " + std::to_string(log.resumes) + "x").c_str() : "");
   for (const auto& e : log.errors)
     ImGui::TextColored(ImVec4(0.9f, 0.2f, 0.2f, 1.f), "%s", e.value("message", std::string("error")).c_str());
+  // Damage the reader skipped (the curves show each gap as an orange band) and a tail that
+  // does not form a record, named as `mnemoscope export` names them.
+  const size_t shown = std::min<size_t>(log.gaps.size(), 3);
+  for (size_t g = 0; g < shown; ++g)
+    ImGui::TextColored(ImVec4(0.9f, 0.5f, 0.1f, 1.f), "%s", describe_gap(log.gaps[g]).c_str());
+  if (log.gaps.size() > shown) {
+    ImGui::TextColored(ImVec4(0.9f, 0.5f, 0.1f, 1.f), "... and %zu more gaps in metrics.log", log.gaps.size() - shown);
+    if (ImGui::IsItemHovered()) {
+      std::string all;
+      for (const auto& g : log.gaps) all += describe_gap(g) + "\n";
+      ImGui::SetTooltip("%s", all.c_str());
+    }
+  }
   if (!model_.main().follower->problem().empty())
-    ImGui::TextColored(ImVec4(0.9f, 0.5f, 0.1f, 1.f), "metrics.log: %s", model_.main().follower->problem().c_str());
+    ImGui::TextColored(ImVec4(0.9f, 0.5f, 0.1f, 1.f), "metrics.log stops early: %s", model_.main().follower->problem().c_str());
   if (!model_.error().empty()) ImGui::TextColored(ImVec4(0.9f, 0.2f, 0.2f, 1.f), "%s", model_.error().c_str());
   if (!ctx.preview) {
     ImGui::SameLine();
@@ -176,6 +189,16 @@ void DashboardPanel::draw(PanelContext& ctx) {
   const float w = std::max(80.f, (avail.x - gap * static_cast<float>(cols - 1)) / static_cast<float>(cols));
   const float h = std::max(110.f, std::min(320.f, (avail.y - ImGui::GetStyle().ItemSpacing.y * static_cast<float>(rows)) /
                                                       static_cast<float>(rows)));
+  // Each gap of the main session's log, from the step before it to the step after it.
+  std::vector<ui::CurveBand> bands;
+  if (const RunLog* log = model_.run_log()) {
+    for (const auto& g : log->gaps) {
+      if (g.step_before < 0 && g.step_after < 0) continue;
+      const double a = static_cast<double>(g.step_before >= 0 ? g.step_before : g.step_after);
+      const double b = static_cast<double>(g.step_after >= 0 ? g.step_after : std::max(g.step_before, log->last_step()));
+      bands.push_back({a, b, describe_gap(g)});
+    }
+  }
   // Curriculum changes of the followed session: a dashed line on every chart but "segments".
   std::vector<ui::CurveMarker> marks;
   if (const RunLog* log = model_.run_log())
@@ -203,7 +226,7 @@ void DashboardPanel::draw(PanelContext& ctx) {
     if (names[i] == "perplexity") view.log_y = true;
     if (i % static_cast<size_t>(cols) != 0) ImGui::SameLine();
     ui::draw_curves(names[i].c_str(), session_curve_info(names[i]).short_title, series, ImVec2(w, h), &view,
-                    names[i] == "segments" ? std::vector<ui::CurveMarker>{} : marks);
+                    names[i] == "segments" ? std::vector<ui::CurveMarker>{} : marks, &bands);
   }
   ImGui::EndChild();
 }

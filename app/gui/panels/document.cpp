@@ -36,7 +36,7 @@ struct Cell {
 
 Cell cell_of(const Document& doc, int64_t t) {
   Cell c;
-  const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+  const auto [b, e] = doc.offset(t);
   if (e - b != 1) {
     c.glyph = "\xE2\x96\xAA";  // ▪ (a token of several bytes cannot share the grid)
     c.dim = true;
@@ -73,13 +73,13 @@ Cell cell_of(const Document& doc, int64_t t) {
 }
 
 bool is_continuation(const Document& doc, int64_t t) {
-  const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+  const auto [b, e] = doc.offset(t);
   if (e - b != 1) return false;
   return (static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]) & 0xC0) == 0x80;
 }
 
 std::string describe_bytes(const Document& doc, int64_t t) {
-  const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+  const auto [b, e] = doc.offset(t);
   std::string s;
   char buf[8];
   for (int64_t i = b; i < e; ++i) {
@@ -266,11 +266,11 @@ void DocumentPanel::draw(PanelContext& ctx) {
 
   if (hover_token >= 0) {
     const int64_t t = hover_token, seg = t / L;
-    const auto [b, e] = doc.offsets[static_cast<size_t>(t)];
+    const auto [b, e] = doc.offset(t);
     ImGui::BeginTooltip();
     ImGui::Text("token #%lld  (segment %lld, position %lld)", static_cast<long long>(t), static_cast<long long>(seg),
                 static_cast<long long>(t - seg * L));
-    ImGui::Text("id %lld, bytes %s  '%s'", static_cast<long long>(doc.ids[static_cast<size_t>(t)]), describe_bytes(doc, t).c_str(),
+    ImGui::Text("id %lld, bytes %s  '%s'", static_cast<long long>(doc.id(t)), describe_bytes(doc, t).c_str(),
                 viz::token_label(doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b))).c_str());
     const float loss = s.token_loss(t);
     if (std::isfinite(loss)) ImGui::Text("loss %.4f nats (predicted by the step of segment %lld)", loss, static_cast<long long>(seg - 1));

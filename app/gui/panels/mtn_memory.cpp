@@ -36,7 +36,7 @@ ImU32 age_color(int64_t age, int64_t max_age, bool pale) {
 // What a token shows in the running text: itself, blank for a space (a kept space shows ␣),
 // and "\n" ends the line (a kept newline shows ↵ first).
 std::string shown_text(const Document& doc, int64_t t, bool kept, bool* newline) {
-  const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+  const auto& [b, e] = doc.offset(t);
   *newline = false;
   if (e - b == 1) {
     const char c = doc.bytes[static_cast<size_t>(b)];
@@ -52,14 +52,14 @@ std::string shown_text(const Document& doc, int64_t t, bool kept, bool* newline)
 // When token t is one byte that starts a UTF-8 character whose continuation bytes are the
 // next tokens (one byte each, all before `end`), the number of tokens of that character; else 1.
 int utf8_joined_len(const Document& doc, int64_t t, int64_t end) {
-  const auto& [b, e] = doc.offsets[static_cast<size_t>(t)];
+  const auto& [b, e] = doc.offset(t);
   if (e - b != 1) return 1;
   const unsigned char c = static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]);
   const int need = c >= 0xF0 && c < 0xF8 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 1;
   if (need == 1 || (c >= 0xF8)) return 1;
   if (t + need > end || t + need > doc.size()) return 1;
   for (int j = 1; j < need; ++j) {
-    const auto& [bj, ej] = doc.offsets[static_cast<size_t>(t + j)];
+    const auto& [bj, ej] = doc.offset(t + j);
     if (ej - bj != 1) return 1;
     const unsigned char cj = static_cast<unsigned char>(doc.bytes[static_cast<size_t>(bj)]);
     if ((cj & 0xC0) != 0x80) return 1;
@@ -220,7 +220,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
       // tokens of its other bytes draw nothing (they still highlight and hover).
       const int len = utf8_joined_len(doc, t, d.view_end);
       if (len > 1) {
-        const int64_t b = doc.offsets[static_cast<size_t>(t)].first, e = doc.offsets[static_cast<size_t>(t + len - 1)].second;
+        const int64_t b = doc.offset(t).first, e = doc.offset(t + len - 1).second;
         texts[static_cast<size_t>(i)] = doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b));
         for (int j = 1; j < len; ++j) texts[static_cast<size_t>(i + j)].clear();
         widths[static_cast<size_t>(i)] = ImGui::CalcTextSize(texts[static_cast<size_t>(i)].c_str()).x;

@@ -12,6 +12,8 @@ namespace mnemo::app::ui {
 namespace {
 
 constexpr ImU32 kMarker = IM_COL32(220, 30, 30, 255);
+constexpr ImU32 kBand = IM_COL32(240, 150, 30, 70);       // a gap in the log (translucent orange)
+constexpr ImU32 kBandText = IM_COL32(240, 150, 30, 255);
 
 float to_axis(float v, bool log_y) { return log_y ? (v > 0 ? std::log10(v) : std::numeric_limits<float>::quiet_NaN()) : v; }
 
@@ -118,7 +120,7 @@ void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, 
 }
 
 CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view,
-                     const std::vector<CurveMarker>& markers) {
+                     const std::vector<CurveMarker>& markers, const std::vector<CurveBand>* bands) {
   CurveHit hit;
   ImGui::PushID(id);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -146,6 +148,12 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
   }
   if (any_bad) {
     dl->AddText(ImVec2(lx, origin.y), kMarker, "x non-finite");
+    lx += ImGui::CalcTextSize("x non-finite").x + 10;
+  }
+  const bool any_band = bands && !bands->empty();
+  if (any_band) {
+    dl->AddRectFilled(ImVec2(lx, origin.y + 2), ImVec2(lx + 12, origin.y + line - 2), kBand);
+    dl->AddText(ImVec2(lx + 16, origin.y), kBandText, "log gap");
   }
 
   const float left = ImGui::CalcTextSize("-0.0000").x + 6, bottom = line + 4;
@@ -218,6 +226,21 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
       dl->AddText(ImVec2(x - ts.x * 0.5f, p1.y + 2), label, t.c_str());
     }
   }
+  // Bands (behind the series): at least 3 px wide, so a gap between two adjacent steps shows.
+  if (any_band) {
+    for (const auto& b : *bands) {
+      float bx0 = p0.x + static_cast<float>((b.x0 - view->x0) / (view->x1 - view->x0)) * pw;
+      float bx1 = p0.x + static_cast<float>((b.x1 - view->x0) / (view->x1 - view->x0)) * pw;
+      if (bx1 - bx0 < 3.f) {
+        const float c = 0.5f * (bx0 + bx1);
+        bx0 = c - 1.5f;
+        bx1 = c + 1.5f;
+      }
+      bx0 = std::max(bx0, p0.x);
+      bx1 = std::min(bx1, p1.x);
+      if (bx1 > bx0) dl->AddRectFilled(ImVec2(bx0, p0.y), ImVec2(bx1, p1.y), kBand);
+    }
+  }
   // Markers (under the series).
   const ImU32 marker_col = ImGui::GetColorU32(ImGuiCol_Text, 0.55f);
   const CurveMarker* near_marker = nullptr;
@@ -279,6 +302,9 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
       else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", series[k].name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(std::isfinite(y) ? series[k].color : kMarker), "%s", buf);
     }
+    if (any_band)
+      for (const auto& b : *bands)
+        if (hit.x >= b.x0 - 0.5 && hit.x <= b.x1 + 0.5) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kBandText), "%s", b.label.c_str());
     if (near_marker) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(marker_col), "step %.0f: %s", near_marker->x,
                                         near_marker->detail.empty() ? near_marker->label.c_str() : near_marker->detail.c_str());
     ImGui::TextDisabled("drag: pan  wheel: zoom  double-click: fit");

@@ -34,6 +34,13 @@ struct CurveView {
   bool log_y = false;
 };
 
+// A range of x shaded behind the curves with a label in the tooltip (e.g. a damaged stretch
+// of metrics.log between two training steps: nothing is known there).
+struct CurveBand {
+  double x0 = 0, x1 = 0;
+  std::string label;
+};
+
 struct CurveHit {
   bool hovered = false;  // the mouse is over the plot
   double x = 0;          // data x under the mouse
@@ -49,8 +56,10 @@ void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, 
                     float height, std::vector<ImVec2>* points, std::vector<ImVec2>* markers);
 
 // Draws at the cursor, filling `size`, and advances the layout by `size`. `title` is drawn
-// above the plot; `y_label` in the tooltip. Call inside a window.
+// above the plot; `y_label` in the tooltip; `markers` are dashed vertical lines; `bands`
+// (may be null) are shaded behind the curves and named in the legend ("log gap") and the
+// tooltip. Call inside a window.
 CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view,
-                     const std::vector<CurveMarker>& markers = {});
+                     const std::vector<CurveMarker>& markers = {}, const std::vector<CurveBand>* bands = nullptr);
 
 }  // namespace mnemo::app::ui
