@@ -1,5 +1,5 @@
 // A training session's metrics.log read back as curves (docs/formats.md#sessions; written by
-// `mnemoscope train`, app/cmd_train.cpp). Record types:
+// `mnemoscope train`, app/commands/train.cpp). Record types:
 //   {"type":"step",  "step", "loss", "accuracy", "lr", "grad_norm", "tokens_per_s", "seconds",
 //                    "peak_rss_mib", "world_size", ["non_finite": true]; a distributed run also
 //                    "rank_seconds": [...], "rank_tokens_per_s": [...], "allreduce_seconds"}
@@ -60,6 +60,12 @@ struct RunLog {
   static const std::vector<std::string>& curve_names();
   int64_t last_step() const;  // highest step of any record (-1 when none)
   DistributedStatus distributed_status() const;
+  // The curriculum's changes in step order (what charts mark with a vertical line).
+  struct CurriculumMark {
+    int64_t step = 0, from = 0, to = 0;
+    std::string reason;
+  };
+  std::vector<CurriculumMark> curriculum_marks() const;
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);
