@@ -1,9 +1,10 @@
 // `mnemoscope bench distributed`: data-parallel training (docs/training.md#distributed) with
 // N = 1 (the one-process trainer, no group: the baseline) and N = 2, ... ranks on this
 // machine, each rank a child process of this binary (hidden --child flags) with cores / N
-// intra-op threads, so every N uses the same cores. For each config: the median wall time of
-// a step of the same global batch, tokens/s, the median gradient allreduce time on rank 0 and
-// its share of the step, and the speed-up over N = 1.
+// intra-op threads (so every N uses the same cores; --rank-threads T fixes T per rank). For
+// each config: the median wall time of a step of the same global batch, tokens/s, rank 0's
+// forward/backward time, the median gradient allreduce time on rank 0 (waiting for the
+// slowest rank included) and its share of the step, and the speed-up over the baseline.
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
@@ -38,6 +39,7 @@ struct BenchDistOptions {
   int64_t warmup = 1;
   int64_t batch = 0;                                  // global batch (0 = the config's)
   double timeout = 120;                               // --dist-timeout of the ranks
+  int rank_threads = 0;                               // intra-op threads per rank (0 = cores / N)
   // hidden: one rank
   std::string child;
   int rank = 0, world = 1, port = 0;
@@ -185,6 +187,8 @@ class BenchDistributed : public Command {
     c->add_option("--warmup", o_.warmup, "untimed steps first (default 1)");
     c->add_option("--batch", o_.batch, "global batch (default: the config's train.batch)");
     c->add_option("--dist-timeout", o_.timeout, "the ranks' timeout in seconds (default 120)");
+    c->add_option("--rank-threads", o_.rank_threads,
+                  "intra-op threads per rank (default 0: cores / N, so every N uses the same cores)");
     c->add_option("--child", o_.child, "internal: one rank of CONFIG")->group("");
     c->add_option("--rank", o_.rank, "internal")->group("");
     c->add_option("--world", o_.world, "internal")->group("");
@@ -219,11 +223,13 @@ class BenchDistributed : public Command {
           throw UsageError("--nprocs " + std::to_string(n) + " > train.batch " + std::to_string(cfg.train.batch) + " of " + name);
       cfgs.emplace_back(name, path);
     }
+    if (o_.rank_threads < 0) throw UsageError("--rank-threads must be >= 0 (0 = cores / N)");
     const int cores = platform::cpu_cores();
-    out << "bench distributed: " << o_.steps << " timed steps after " << o_.warmup
-        << " warm-up per run; every N uses the same " << cores << " cores (cores / N threads per rank); "
-        << "N = " << ns.front() << " is the baseline" << (ns.front() == 1 ? " (one process, no group)" : "") << "\n"
-        << bench::machine_line() << "; BLAS " << platform::probe_blas().summary() << "\n\n";
+    out << "bench distributed: " << o_.steps << " timed steps after " << o_.warmup << " warm-up per run; "
+        << (o_.rank_threads > 0 ? std::to_string(o_.rank_threads) + " threads per rank"
+                                : "every N uses the same " + std::to_string(cores) + " cores (cores / N threads per rank)")
+        << "; N = " << ns.front() << " is the baseline" << (ns.front() == 1 ? " (one process, no group)" : "") << "\n"
+        << "BLAS " << platform::probe_blas().summary() << "\n\n";
     char head[256];
     std::snprintf(head, sizeof head, "%-18s %3s %7s %10s %11s %12s %13s %10s %8s\n", "config", "N", "threads",
                   "step ms", "tokens/s", "compute ms", "allreduce ms", "share", "speed-up");
@@ -231,7 +237,7 @@ class BenchDistributed : public Command {
     for (const auto& [name, path] : cfgs) {
       double base = 0, grad_mib = 0;
       for (int n : ns) {
-        const int threads = std::max(1, cores / n);
+        const int threads = o_.rank_threads > 0 ? o_.rank_threads : std::max(1, cores / n);
         out.flush();
         const nlohmann::json j = run_ranks(o_, path, n, threads);
         const double step = j["step_ms"].get<double>();
@@ -248,6 +254,7 @@ class BenchDistributed : public Command {
       }
       out << "  " << name << ": " << fmt("%.2f", grad_mib) << " MiB of gradients in one flattened allreduce per step\n";
     }
+    out << bench::machine_line() << "\n";
     return 0;
   }
 
