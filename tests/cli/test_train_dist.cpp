@@ -100,7 +100,7 @@ std::vector<std::string> rank_args(const std::string& cfg, const std::string& ou
 
 }  // namespace
 
-TEST_CASE("cli: train --nproc 2 trains like one process; rank 0 records world size and per-rank throughput; resume "
+TEST_CASE("cli: train --nproc 2 trains like one process, rank 0 records world size and per-rank throughput, resume "
           "with another N continues the curve") {
   if (!dist::has_gloo()) {
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
@@ -148,7 +148,7 @@ TEST_CASE("cli: train --nproc 2 trains like one process; rank 0 records world si
   CHECK(c.steps.back()["world_size"] == 1);
 }
 
-TEST_CASE("cli: a killed rank is named by the survivor within the timeout; a stopped one after it; resume has no gap") {
+TEST_CASE("cli: a killed rank is named by the survivor within the timeout, a stopped one after it, resume has no gap") {
   if (!dist::has_gloo()) {
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
     return;

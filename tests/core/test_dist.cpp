@@ -380,7 +380,7 @@ TEST_CASE("dist: 2 ranks x 5 steps on 127.0.0.1 equal 1 process on the global ba
   }
 }
 
-TEST_CASE("dist: the global batch is the same data for N = 1, 2, 3; shards are disjoint") {
+TEST_CASE("dist: the global batch is the same data for N = 1, 2, 3 and the shards are disjoint") {
   if (!dist::has_gloo()) {
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
     return;
