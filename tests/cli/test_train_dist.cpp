@@ -9,6 +9,7 @@
 #include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -91,6 +92,32 @@ bool wait_steps(const std::string& session, size_t n, std::chrono::seconds limit
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
+}
+
+// The pid of the process whose command line holds `out` and "--rank R" (-1 when none).
+pid_t find_rank(const std::string& out, int rank) {
+  DIR* d = ::opendir("/proc");
+  if (!d) return -1;
+  pid_t found = -1;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = test::read_file("/proc/" + name + "/cmdline");
+    std::vector<std::string> args;
+    for (size_t a = 0, b; a < cmd.size(); a = b + 1) {
+      b = cmd.find('\0', a);
+      if (b == std::string::npos) b = cmd.size();
+      args.push_back(cmd.substr(a, b - a));
+    }
+    bool has_out = false, has_rank = false;
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      has_out = has_out || (args[i] == "--out" && args[i + 1] == out);
+      has_rank = has_rank || (args[i] == "--rank" && args[i + 1] == std::to_string(rank));
+    }
+    if (has_out && has_rank) found = static_cast<pid_t>(std::stol(name));
+  }
+  ::closedir(d);
+  return found;
 }
 
 std::vector<std::string> rank_args(const std::string& cfg, const std::string& out, int rank, int port, int timeout) {
@@ -217,6 +244,40 @@ TEST_CASE("cli: a killed rank is named by the survivor within the timeout, a sto
   std::vector<int64_t> expect;
   for (int64_t s = 1; s <= reached2 + 3; ++s) expect.push_back(s);
   CHECK(step_numbers(read_log(out)) == expect);
+}
+
+TEST_CASE("cli: train --nproc 2 with a rank killed: the launcher names it, rank 0 saves and names it, exit 1") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const std::string dir = test::temp_dir("dist-launch-kill");
+  const std::string cfg = tiny_config_file(dir, 100000, 0);
+  const std::string out = dir + "/run";
+  const pid_t launcher = spawn({"train", "--nproc", "2", "--config", cfg, "--out", out, "--dist-timeout", "20"},
+                               dir + "/launcher.log");
+  REQUIRE(wait_steps(out, 5, std::chrono::seconds(120)));
+  const pid_t r1 = find_rank(out, 1);
+  REQUIRE(r1 > 0);
+  ::kill(r1, SIGKILL);
+  const auto t0 = Clock::now();
+  const int st = wait_for(launcher, std::chrono::seconds(60));
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  const std::string log = test::read_file(dir + "/launcher.log");
+  INFO(log);
+  REQUIRE(st != -1);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 1);
+  CHECK(secs < 20);  // rank 0 notices at once; nothing waits for the timeout
+  CHECK(log.find("mnemoscope: rank 1 (pid " + std::to_string(r1) + ") was killed by signal 9") != std::string::npos);
+  CHECK(log.find("rank 0: rank 1 stopped responding") != std::string::npos);
+  CHECK(log.find("continue with: mnemoscope train --out " + out + " --resume") != std::string::npos);
+  CHECK(find_rank(out, 0) == -1);  // no rank left behind
+  // The last step every rank completed is saved and is where the log ends.
+  const int64_t last = read_log(out).steps.back()["step"].get<int64_t>();
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%09lld.safetensors", static_cast<long long>(last));
+  CHECK(test::read_file(out + "/checkpoints/latest").find(name) == 0);
 }
 
 TEST_CASE("cli: bad launch variables, a taken port, no master, a rank that never starts: exit 2, nothing written") {
