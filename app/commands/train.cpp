@@ -33,6 +33,7 @@
 #include "core/dist/process_group.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -54,21 +55,42 @@ std::atomic<bool> g_stop_requested{false};
 
 std::atomic<bool> g_checkpoint_requested{false};
 
-extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+std::atomic<int64_t> g_first_stop_ns{0};
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// The first SIGINT / SIGTERM asks to stop. Another within a second is the same request
+// delivered twice (a terminal's Ctrl-C plus the --nproc launcher's SIGTERM, or a scheduler
+// signalling the whole process group) and is ignored; a later one kills as usual.
+extern "C" void on_sigint(int sig) {
+  const int64_t now = monotonic_ns();
+  int64_t first = 0;
+  if (g_first_stop_ns.compare_exchange_strong(first, now)) {
+    g_stop_requested.store(true);
+    return;
+  }
+  if (now - first < 1000000000LL) return;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
 extern "C" void on_sigusr1(int) { g_checkpoint_requested.store(true); }
 
 // Ctrl-C (SIGINT) or SIGTERM sets the stop flag while a run is in progress: the run stops
-// after the current step and saves; a second one kills as usual (SA_RESETHAND). SIGUSR1
+// after the current step and saves; a second one (more than a second later) kills. SIGUSR1
 // asks for a checkpoint after the current step (the desktop app's "Checkpoint now").
 class SigintGuard {
  public:
   SigintGuard() {
     g_stop_requested.store(false);
     g_checkpoint_requested.store(false);
+    g_first_stop_ns.store(0);
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
     installed_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
     installed_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
     struct sigaction su {};
@@ -77,8 +99,11 @@ class SigintGuard {
     installed_usr1_ = ::sigaction(SIGUSR1, &su, &old_usr1_) == 0;
   }
   ~SigintGuard() {
-    if (installed_int_) ::sigaction(SIGINT, &old_int_, nullptr);
-    if (installed_term_) ::sigaction(SIGTERM, &old_term_, nullptr);
+    // After a stop request the handler stays: a copy of the same request may still be on its
+    // way (the --nproc launcher's forwarded SIGTERM) while the run saves and exits.
+    const bool stopping = g_first_stop_ns.load() != 0;
+    if (installed_int_ && !stopping) ::sigaction(SIGINT, &old_int_, nullptr);
+    if (installed_term_ && !stopping) ::sigaction(SIGTERM, &old_term_, nullptr);
     if (installed_usr1_) ::sigaction(SIGUSR1, &old_usr1_, nullptr);
   }
 

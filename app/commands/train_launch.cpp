@@ -6,8 +6,8 @@
 //
 // Signals: the ranks stay in the launcher's process group, so a terminal's Ctrl-C reaches
 // each of them once; SIGINT or SIGTERM to the launcher is forwarded as SIGTERM (a rank that
-// gets both stops after the current step all the same: one handler each), SIGUSR1 (checkpoint
-// now) to every rank (rank 0 acts). A rank that fails: its exit is reported with the rank and
+// gets both within a second counts them as one stop request: app/commands/train.cpp),
+// SIGUSR1 (checkpoint now) to every rank (rank 0 acts). A rank that fails: its exit is reported with the rank and
 // the cause; a rank that exits with code 2 (bad input, a rendezvous problem) makes the
 // launcher terminate the others at once; after a rank exited 1 (it found the fault: a lost
 // peer) they get 5 s, after a rank died (a signal) --dist-timeout + 10 s, to notice and stop on

@@ -52,8 +52,9 @@ std::vector<int64_t> step_numbers(const RunLog& log) {
   return s;
 }
 
-// Starts the built program with `args`, stdout and stderr to `log`; returns its pid.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+// Starts the built program with `args`, stdout and stderr to `log` (in a process group of its
+// own with new_group); returns its pid.
+pid_t spawn(const std::vector<std::string>& args, const std::string& log, bool new_group = false) {
   std::vector<std::string> all = {MNEMO_BINARY};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -62,6 +63,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const pid_t pid = ::fork();
   if (pid == 0) {
+    if (new_group) ::setpgid(0, 0);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     ::execv(argv[0], argv.data());
@@ -274,6 +276,34 @@ TEST_CASE("cli: train --nproc 2 with a rank killed: the launcher names it, rank 
   CHECK(log.find("continue with: mnemoscope train --out " + out + " --resume") != std::string::npos);
   CHECK(find_rank(out, 0) == -1);  // no rank left behind
   // The last step every rank completed is saved and is where the log ends.
+  const int64_t last = read_log(out).steps.back()["step"].get<int64_t>();
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%09lld.safetensors", static_cast<long long>(last));
+  CHECK(test::read_file(out + "/checkpoints/latest").find(name) == 0);
+}
+
+TEST_CASE("cli: train --nproc 2 stopped by SIGTERM to its whole process group: every rank stops after one step, saved, exit 130") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  // A scheduler signals every process; the launcher forwards its copy too: each rank counts
+  // the two SIGTERMs as one stop request instead of dying on the second.
+  const std::string dir = test::temp_dir("dist-group-term");
+  const std::string cfg = tiny_config_file(dir, 100000, 0);
+  const std::string out = dir + "/run";
+  const pid_t launcher = spawn({"train", "--nproc", "2", "--config", cfg, "--out", out, "--dist-timeout", "20"},
+                               dir + "/launcher.log", true);
+  REQUIRE(wait_steps(out, 5, std::chrono::seconds(120)));
+  ::kill(-launcher, SIGTERM);
+  const int st = wait_for(launcher, std::chrono::seconds(60));
+  const std::string log = test::read_file(dir + "/launcher.log");
+  INFO(log);
+  REQUIRE(st != -1);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 130);
+  CHECK(log.find("was killed by signal") == std::string::npos);
+  CHECK(log.find("interrupted at step") != std::string::npos);
   const int64_t last = read_log(out).steps.back()["step"].get<int64_t>();
   char name[64];
   std::snprintf(name, sizeof name, "step-%09lld.safetensors", static_cast<long long>(last));
