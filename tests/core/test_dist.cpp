@@ -312,6 +312,41 @@ TEST_CASE("dist: a rank that leaves makes the other's collective fail naming it"
   CHECK_MESSAGE(msg.find("during the gradient allreduce of step 3") != std::string::npos, msg);
 }
 
+TEST_CASE("dist: a rank that is alive but never reaches the collective is named with its phase after the timeout") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const int port = test::free_tcp_port();
+  std::string msg;
+  int named = -2;
+  double secs = 0;
+  ranks(2, [&](int r) {
+    auto pg = ProcessGroup::connect(loopback(r, 2, port, 1500));
+    pg->barrier("first barrier");
+    if (r == 1) {
+      pg->set_phase(7, "forward/backward");  // busy (its heartbeat goes on), never joins
+      std::this_thread::sleep_for(std::chrono::milliseconds(5000));
+      return;
+    }
+    pg->set_phase(7, "gradient allreduce");
+    std::vector<torch::Tensor> t = {torch::ones({4})};
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      pg->allreduce_sum(t, "gradient allreduce");
+    } catch (const dist::PeerError& e) {
+      msg = e.what();
+      named = e.rank;
+    }
+    secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
+  CHECK(named == 1);
+  CHECK_MESSAGE(msg.find("rank 0: rank 1 did not join it in time (rank 1 is in the forward/backward of step 7; "
+                         "--dist-timeout 1.5 s) during the gradient allreduce of step 7") != std::string::npos, msg);
+  CHECK(secs >= 1.4);  // the timeout, then the heartbeat check
+  CHECK(secs < 10.0);
+}
+
 TEST_CASE("dist: 2 ranks x 5 steps on 127.0.0.1 equal 1 process on the global batch (RMT, Memformer)") {
   if (!dist::has_gloo()) {
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
