@@ -11,6 +11,7 @@ std::unique_ptr<Command> make_bench_command() {
   g->add_child(make_bench_training_strategies());
   g->add_child(make_bench_recording());
   g->add_child(make_bench_blas());
+  g->add_child(make_bench_distributed());
 #ifdef MNEMO_WITH_GUI
   g->add_child(make_bench_ui());
   g->add_child(make_bench_dashboard());

@@ -31,8 +31,10 @@
 #include "core/train/recorder.h"
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
+#include "core/dist/process_group.h"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -42,6 +44,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
+#include <iostream>
 #include <optional>
 #include <sstream>
 
@@ -53,21 +56,42 @@ std::atomic<bool> g_stop_requested{false};
 
 std::atomic<bool> g_checkpoint_requested{false};
 
-extern "C" void on_sigint(int) { g_stop_requested.store(true); }
+std::atomic<int64_t> g_first_stop_ns{0};
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+// The first SIGINT / SIGTERM asks to stop. Another within a second is the same request
+// delivered twice (a terminal's Ctrl-C plus the --nproc launcher's SIGTERM, or a scheduler
+// signalling the whole process group) and is ignored; a later one kills as usual.
+extern "C" void on_sigint(int sig) {
+  const int64_t now = monotonic_ns();
+  int64_t first = 0;
+  if (g_first_stop_ns.compare_exchange_strong(first, now)) {
+    g_stop_requested.store(true);
+    return;
+  }
+  if (now - first < 1000000000LL) return;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
 extern "C" void on_sigusr1(int) { g_checkpoint_requested.store(true); }
 
 // Ctrl-C (SIGINT) or SIGTERM sets the stop flag while a run is in progress: the run stops
-// after the current step and saves; a second one kills as usual (SA_RESETHAND). SIGUSR1
+// after the current step and saves; a second one (more than a second later) kills. SIGUSR1
 // asks for a checkpoint after the current step (the desktop app's "Checkpoint now").
 class SigintGuard {
  public:
   SigintGuard() {
     g_stop_requested.store(false);
     g_checkpoint_requested.store(false);
+    g_first_stop_ns.store(0);
     struct sigaction sa {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND;
     installed_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
     installed_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
     struct sigaction su {};
@@ -76,8 +100,11 @@ class SigintGuard {
     installed_usr1_ = ::sigaction(SIGUSR1, &su, &old_usr1_) == 0;
   }
   ~SigintGuard() {
-    if (installed_int_) ::sigaction(SIGINT, &old_int_, nullptr);
-    if (installed_term_) ::sigaction(SIGTERM, &old_term_, nullptr);
+    // After a stop request the handler stays: a copy of the same request may still be on its
+    // way (the --nproc launcher's forwarded SIGTERM) while the run saves and exits.
+    const bool stopping = g_first_stop_ns.load() != 0;
+    if (installed_int_ && !stopping) ::sigaction(SIGINT, &old_int_, nullptr);
+    if (installed_term_ && !stopping) ::sigaction(SIGTERM, &old_term_, nullptr);
     if (installed_usr1_) ::sigaction(SIGUSR1, &old_usr1_, nullptr);
   }
 
@@ -86,29 +113,69 @@ class SigintGuard {
   bool installed_int_ = false, installed_term_ = false, installed_usr1_ = false;
 };
 
-
-
-
-
-
-
-
-
+// The distributed options of the command line: RANK / WORLD_SIZE / LOCAL_RANK / MASTER_ADDR /
+// MASTER_PORT, overridden by --rank / --world-size / --master; std::nullopt for one process.
+std::optional<dist::DistOptions> dist_options(const TrainOptions& c) {
+  std::optional<dist::DistOptions> d = dist::DistOptions::from_env();
+  const bool flags = c.rank >= 0 || c.world_size >= 0 || !c.master.empty();
+  if (!d && !flags) return std::nullopt;
+  if (!d) d = dist::DistOptions{};
+  if (c.world_size >= 0) {
+    d->world_size = c.world_size;
+    d->world_from = "--world-size";
+  }
+  if (c.rank >= 0) {
+    d->rank = c.rank;
+    d->rank_from = "--rank";
+    d->local_rank = c.rank;
+    if (const char* lr = std::getenv("LOCAL_RANK")) d->local_rank = std::atoi(lr);
+  }
+  if (c.rank >= 0 && c.world_size < 0 && !std::getenv("WORLD_SIZE"))
+    throw UsageError("--rank " + std::to_string(c.rank) + " needs --world-size N (or WORLD_SIZE)");
+  if (c.world_size > 1 && c.rank < 0 && !std::getenv("RANK"))
+    throw UsageError("--world-size " + std::to_string(c.world_size) + " needs --rank R (or RANK)");
+  if (!c.master.empty()) {
+    dist::parse_master(c.master, "--master", &d->master_addr, &d->master_port);
+    d->addr_from = d->port_from = "--master";
+  }
+  if (!(c.dist_timeout >= 1 && c.dist_timeout <= 86400))
+    throw UsageError("--dist-timeout " + std::to_string(c.dist_timeout) + " must be in 1..86400 seconds");
+  d->timeout = std::chrono::milliseconds(static_cast<int64_t>(c.dist_timeout * 1000));
+  d->backend = c.dist_backend;
+  d->validate();
+  if (d->world_size <= 1) return std::nullopt;
+  return d;
+}
 
 }  // namespace
 
-int run_train(const TrainOptions& c, std::ostream& out) {
+int run_train(const TrainOptions& c, std::ostream& out_main) {
+  if (c.nproc < 0 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
+  const std::optional<dist::DistOptions> dopt = dist_options(c);
+  if (c.nproc > 1) {
+    if (dopt)
+      throw UsageError("--nproc starts its own ranks: leave out --rank/--world-size and unset WORLD_SIZE/RANK "
+                       "(or start each rank yourself without --nproc)");
+    return launch_local_ranks(c, out_main);
+  }
+  // Rank 0 writes the session and prints; the other ranks print only errors.
+  const bool writer = !dopt || dopt->rank == 0;
+  std::ostream quiet(nullptr);
+  std::ostream& out = writer ? out_main : quiet;
   // Validate everything before writing anything (a resume repairs metrics.log: only after).
-  if (c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
+  if (writer && c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
   if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
   const bool steps_given = (c.o_steps && c.o_steps->count()) || c.steps_override;
   if (steps_given && c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
-  if (c.resume && c.out.empty() && c.config.empty()) throw UsageError("--resume: pass the session directory with --out DIR");
-  const std::string dir = c.out.empty() ? io::default_session_dir(c.config, c.sessions) : c.out;
+  if (writer && c.resume && c.out.empty() && c.config.empty())
+    throw UsageError("--resume: pass the session directory with --out DIR");
+  const std::string dir = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
   std::optional<io::Session> session;
   std::optional<io::LoadedCheckpoint> resume_from;
   TrainingConfig cfg;
-  if (c.resume) {
+  if (!writer) {
+    // The config comes from rank 0 (below): another machine needs no copy of the session.
+  } else if (c.resume) {
     try {
       session = io::Session::open(dir);
       resume_from = session->load_latest();
@@ -128,9 +195,19 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     cfg = load_training_config(c.config, c.sets);
     check_out_dir(dir);
   }
-  if (steps_given) cfg.train.steps = c.steps;
+  if (writer && steps_given) cfg.train.steps = c.steps;  // the other ranks take rank 0's config
+
+  // Distributed: join the group (RendezvousError: exit 2, nothing written yet), then every
+  // rank trains rank 0's config.
+  std::unique_ptr<dist::ProcessGroup> pg;
+  if (dopt) {
+    pg = dist::ProcessGroup::connect(*dopt);
+    const std::string cj = pg->broadcast_bytes(writer ? cfg.to_json().dump() : std::string(), "broadcast of the config");
+    if (!writer) cfg = TrainingConfig::from_json(nlohmann::json::parse(cj));
+  }
 
   Trainer trainer(cfg);
+  if (pg) trainer.set_process_group(pg.get());  // ConfigError when train.batch < the ranks
   if (resume_from) {
     Checkpoint ck;
     ck.tensors = resume_from->tensors;
@@ -140,6 +217,15 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     } catch (const ConfigError& e) {
       throw UsageError(std::string("--resume: ") + e.what());
     }
+  }
+  // Every rank starts from rank 0's weights, optimizer state and step (and curriculum).
+  try {
+    trainer.sync_from_rank0();
+  } catch (const dist::PeerError& e) {
+    throw dist::RendezvousError(e.what());  // nothing written yet
+  }
+  const int world = pg ? pg->world_size() : 1;
+  if (resume_from) {
     // Everything checked: now the session may change. A torn tail is cut so records
     // appended from here on are readable.
     try {
@@ -147,11 +233,16 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     } catch (const io::IoError& e) {
       throw UsageError(std::string("--resume: ") + e.what());
     }
-    out << "resuming " << dir << " from step " << trainer.step() << " (" << resume_from->path << ")\n";
+    out << "resuming " << dir << " from step " << trainer.step() << " (" << resume_from->path << ")";
+    if (world > 1) out << " on " << world << " ranks";
+    out << "\n";
     // Records after this step (written before a crash) are superseded by what follows.
-    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from->path}}, true);
+    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from->path},
+                             {"world_size", world}}, true);
+  } else if (!writer) {
   } else {
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
+    if (world > 1) manifest["world_size"] = world;
     try {
       make_dirs(dir);
       session = io::Session::create(dir, manifest);
@@ -166,6 +257,11 @@ int run_train(const TrainOptions& c, std::ostream& out) {
       << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
       << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
       << cfg.train.bptt_depth << " -> " << dir << "\n";
+  if (world > 1)
+    out << "distributed: " << world << " ranks (" << pg->backend() << ", master " << dopt->master_addr << ":"
+        << dopt->master_port << ", timeout " << c.dist_timeout << " s); each trains on " << cfg.train.batch / world
+        << (cfg.train.batch % world ? "-" + std::to_string(cfg.train.batch / world + 1) : std::string())
+        << " examples of every global batch of " << cfg.train.batch << "\n";
   if (cfg.train.curriculum.enabled)
     out << "curriculum: " << cfg.train.curriculum.to_json().dump() << ", now at " << trainer.segments() << " segments\n";
   if (trainer.step() >= cfg.train.steps) {
@@ -195,7 +291,7 @@ int run_train(const TrainOptions& c, std::ostream& out) {
   // Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
   std::optional<Document> probe;
   auto make_probe = [&]() {
-    if (cfg.train.record_every <= 0) return;
+    if (cfg.train.record_every <= 0 || !writer) return;
     try {
       probe = probe_document(trainer.task(), cfg.train.record_segments);
     } catch (const std::exception& e) {
@@ -235,7 +331,7 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     if (fresh) f << kHashStatsCsvHeader << "\n";
     f << hash_stats_csv_rows(step, acc);
   };
-  if (c.hash_stats_every > 0) {
+  if (c.hash_stats_every > 0 && writer) {
     if (probe_hash_counts(*trainer.model(), task.batch(Split::kValid, {0}, trainer.model()->device())).empty())
       out << "warning: --hash-stats-every: the model has no hashed projection; no " << hash_csv << "\n";
     else if (trainer.step() == 0)
@@ -244,6 +340,8 @@ int run_train(const TrainOptions& c, std::ostream& out) {
 
   TrainCallbacks cb;
   cb.on_step = [&](const StepMetrics& m) {
+    if (!writer) return;
+    if (pg) pg->set_phase(m.step, "metrics and recordings of rank 0");
     if (c.hash_stats_every > 0 && !m.non_finite && m.step % c.hash_stats_every == 0) record_hash_stats(m.step);
     const HostMemory mem = host_memory();
     const nlohmann::json rec = step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0));
@@ -271,21 +369,31 @@ int run_train(const TrainOptions& c, std::ostream& out) {
       out << buf << "\n" << std::flush;
     }
   };
+  // Evaluations are shared by the ranks (every rank gets the whole result; the curriculum
+  // moves everywhere at once); rank 0 records.
+  auto with_world = [&](nlohmann::json j) {
+    if (world > 1) j["world_size"] = world;
+    return j;
+  };
   cb.on_eval = [&](const EvalMetrics& e) {
+    if (!writer) return;
     end_line();
     out << "  " << eval_line(e) << "\n" << std::flush;
-    session->append_metrics(eval_record(e));
+    session->append_metrics(with_world(eval_record(e)));
   };
   cb.on_curriculum = [&](const CurriculumChange& ch) {
+    if (!writer) return;
     end_line();
     out << "  curriculum: " << ch.from << " -> " << ch.to << " segments after step " << ch.step << " (" << ch.reason
         << ")\n" << std::flush;
-    session->append_metrics({{"type", "curriculum"}, {"step", ch.step}, {"from", ch.from}, {"to", ch.to},
-                             {"segments", ch.to}, {"reason", ch.reason}});
+    session->append_metrics(with_world({{"type", "curriculum"}, {"step", ch.step}, {"from", ch.from}, {"to", ch.to},
+                                        {"segments", ch.to}, {"reason", ch.reason}}));
     make_probe();  // the probe document follows the task's new segmentation
     probe_batch.reset();
   };
   cb.on_save = [&](int64_t step) {
+    if (!writer) return;
+    if (pg) pg->set_phase(step, "checkpoint of rank 0");
     const std::string path = save(step);
     if (!tty) out << "  saved " << path << "\n";
   };
@@ -309,15 +417,27 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     if (first == 0) record(0);
     SigintGuard guard;
     o = trainer.run(cb, &g_stop_requested);
+  } catch (const dist::PeerError& e) {
+    // A rank died or hung: every survivor stops. Rank 0's weights are those after the last
+    // step every rank completed; it saves them so --resume loses nothing.
+    end_line();
+    std::cerr << "mnemoscope: error: " << e.what() << "\n" << std::flush;
+    if (!writer) return 1;
+    session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", e.what()}}));
+    if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << " (the last step every rank completed)\n";
+    out << "training stopped at step " << trainer.step() << "; continue with: mnemoscope train --out " << dir
+        << " --resume [--nproc N]\n" << std::flush;
+    return 1;
   } catch (const std::exception& e) {
     auto oom = platform::out_of_memory_message(e);
     if (!oom) throw;
     end_line();
+    if (!writer) throw platform::OutOfMemoryError(*oom + ": lower train.batch, model.segment_len or the model size");
     const auto steps = session->checkpoint_steps();
     const std::string kept = steps.empty() ? "no checkpoint was saved yet"
                                            : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
     try {
-      session->append_metrics({{"type", "error"}, {"step", trainer.step() + 1}, {"message", *oom}}, true);
+      session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", *oom}}), true);
     } catch (const std::exception&) {
       // The log may not be writable with no memory left; the message still goes out below.
     }
@@ -325,8 +445,10 @@ int run_train(const TrainOptions& c, std::ostream& out) {
                                      "and continue with `mnemoscope train --out " + dir + " --resume --set ...`");
   }
   end_line();
+  if (!writer) return o.non_finite ? 1 : o.stopped ? 130 : 0;
+  trainer.set_process_group(nullptr);  // the other ranks leave now: rank 0 saves and evaluates alone
   if (o.non_finite) {
-    session->append_metrics({{"type", "error"}, {"step", trainer.step() + 1}, {"message", o.message}});
+    session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", o.message}}));
     out << "training stopped: " << o.message << "\n";
     if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << " (the last finite weights)\n";
     return 1;
@@ -345,7 +467,7 @@ int run_train(const TrainOptions& c, std::ostream& out) {
       eo.zero_memory = zero;
       EvalMetrics e = trainer.evaluate(s, eo);
       out << "final " << eval_line(e) << "\n";
-      auto j = eval_record(e);
+      auto j = with_world(eval_record(e));
       j["final"] = true;
       session->append_metrics(j);
     }
@@ -372,6 +494,14 @@ class TrainCommand : public Command {
                   "every N steps (and at the start), bucket statistics of the hashed projections to DIR/hash_stats.csv");
     c->add_flag("--resume", o_.resume, "continue --out from its latest checkpoint");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
+    c->add_option("--nproc", o_.nproc, "data parallel: start N local ranks (processes) and wait for them");
+    c->add_option("--rank", o_.rank, "this process's rank in a distributed job (else RANK)");
+    c->add_option("--world-size", o_.world_size, "ranks in the distributed job (else WORLD_SIZE)");
+    c->add_option("--master", o_.master, "ADDR:PORT of rank 0's rendezvous store (else MASTER_ADDR:MASTER_PORT, "
+                                         "default 127.0.0.1:29500; --nproc picks a free port)");
+    c->add_option("--dist-timeout", o_.dist_timeout,
+                  "seconds the ranks wait for each other (rendezvous, every collective) before giving up (default 60)");
+    c->add_option("--dist-backend", o_.dist_backend, "gloo (CPU, default) or nccl (CUDA builds)");
     return c;
   }
   int run(std::ostream& out) override { return run_train(o_, out); }

@@ -78,6 +78,10 @@ SessionCurveInfo session_curve_info(const std::string& name) {
   if (name == "hash-entropy")
     return {"Hash-bucket entropy (first and last table)", "Bucket entropy", "normalised entropy", false};
   if (name == "segments") return {"Curriculum: segments per example", "Segments", "segments", false};
+  if (name == "rank-tokens-per-s")
+    return {"Throughput per rank (forward/backward)", "Tokens/s per rank", "tokens / s", false};
+  if (name == "allreduce-share")
+    return {"Gradient allreduce share of step time (rank 0)", "Allreduce share", "fraction of step time", false};
   return {"", "", "", false};
 }
 

@@ -101,6 +101,12 @@ nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib) {
   nlohmann::json rec = {{"type", "step"},       {"step", m.step},         {"loss", m.loss},
                         {"accuracy", m.accuracy}, {"lr", m.lr},             {"grad_norm", m.grad_norm},
                         {"tokens_per_s", m.tokens_per_s}, {"seconds", m.seconds}, {"peak_rss_mib", peak_rss_mib}};
+  rec["world_size"] = m.world_size;
+  if (m.world_size > 1) {
+    rec["rank_seconds"] = m.rank_seconds;
+    rec["rank_tokens_per_s"] = m.rank_tokens_per_s;
+    rec["allreduce_seconds"] = m.allreduce_seconds;
+  }
   if (m.non_finite) {
     rec["non_finite"] = true;
     rec["step"] = m.step + 1;  // the step that failed (no update was made)
@@ -235,8 +241,31 @@ const std::vector<std::string>& RunLog::curve_names() {
   static const std::vector<std::string> names = {"loss",          "perplexity",  "accuracy",   "lr",
                                                  "grad-norm",     "tokens-per-s", "peak-memory", "probe-loss",
                                                  "slot-types",    "forget-norm", "block-mass", "hash-entropy",
-                                                 "segments"};
+                                                 "segments",      "rank-tokens-per-s", "allreduce-share"};
   return names;
+}
+
+DistributedStatus RunLog::distributed_status() const {
+  DistributedStatus d;
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const auto& r = *it;
+    if (!r.contains("world_size")) continue;
+    d.step = step_of(r);
+    d.world_size = static_cast<int>(num(r, "world_size"));
+    auto tp = r.find("rank_tokens_per_s");
+    auto sec = r.find("rank_seconds");
+    if (tp != r.end() && tp->is_array())
+      for (const auto& v : *tp) d.rank_tokens_per_s.push_back(v.is_number() ? v.get<double>() : kNaN);
+    if (sec != r.end() && sec->is_array())
+      for (const auto& v : *sec) d.rank_seconds.push_back(v.is_number() ? v.get<double>() : kNaN);
+    for (size_t k = 0; k < d.rank_seconds.size(); ++k)
+      if (d.slowest_rank < 0 || d.rank_seconds[k] > d.rank_seconds[static_cast<size_t>(d.slowest_rank)])
+        d.slowest_rank = static_cast<int>(k);
+    const double s = num(r, "seconds");
+    if (r.contains("allreduce_seconds") && s > 0) d.allreduce_share = num(r, "allreduce_seconds") / s;
+    break;
+  }
+  return d;
 }
 
 int64_t RunLog::last_step() const {
@@ -306,6 +335,30 @@ std::vector<Curve> RunLog::curves(const std::string& name) const {
     push_nonempty(out, field_curve(steps, "gradient norm", "grad_norm"));
   } else if (name == "tokens-per-s") {
     push_nonempty(out, field_curve(steps, "tokens/s", "tokens_per_s"));
+  } else if (name == "rank-tokens-per-s") {
+    // A distributed run: each rank's tokens/s over its forward/backward (docs/training.md#distributed).
+    std::vector<Curve> ranks;
+    for (const auto& r : steps) {
+      auto it = r.find("rank_tokens_per_s");
+      if (it == r.end() || !it->is_array()) continue;
+      if (ranks.size() < it->size()) ranks.resize(it->size());
+      for (size_t k = 0; k < it->size(); ++k) {
+        ranks[k].name = "rank " + std::to_string(k);
+        ranks[k].x.push_back(static_cast<double>(step_of(r)));
+        ranks[k].y.push_back((*it)[k].is_number() ? (*it)[k].get<double>() : kNaN);
+      }
+    }
+    for (auto& c : ranks) push_nonempty(out, std::move(c));
+  } else if (name == "allreduce-share") {
+    Curve c;
+    c.name = "allreduce share of step time";
+    for (const auto& r : steps) {
+      if (!r.contains("allreduce_seconds")) continue;
+      const double sec = num(r, "seconds");
+      c.x.push_back(static_cast<double>(step_of(r)));
+      c.y.push_back(sec > 0 ? num(r, "allreduce_seconds") / sec : kNaN);
+    }
+    push_nonempty(out, std::move(c));
   } else if (name == "peak-memory") {
     push_nonempty(out, field_curve(steps, "peak RSS (MiB)", "peak_rss_mib"));
     push_nonempty(out, field_curve(steps, "peak GPU (MiB)", "peak_gpu_mib"));

@@ -1,7 +1,8 @@
 // A training session's metrics.log read back as curves (docs/formats.md#sessions; written by
 // `mnemoscope train`, app/commands/train.cpp). Record types:
 //   {"type":"step",  "step", "loss", "accuracy", "lr", "grad_norm", "tokens_per_s", "seconds",
-//                    "peak_rss_mib", ["non_finite": true]}
+//                    "peak_rss_mib", "world_size", ["non_finite": true]; a distributed run also
+//                    "rank_seconds": [...], "rank_tokens_per_s": [...], "allreduce_seconds"}
 //   {"type":"eval",  "step", "split", "loss", "accuracy", "exact_match", ...["final": true]}
 //   {"type":"probe", "step", "loss", "slot_types", "forget_norm", "rmt_block_mass", "hash_entropy"}
 //   {"type":"eval", ..., "zero_memory": true}  the same evaluation with the memory zeroed
@@ -49,6 +50,16 @@ struct MetricsGap {
 //   "skipped bytes 3302-3366 of metrics.log (checksum mismatch in record payload) between step 31 and step 33"
 std::string describe_gap(const MetricsGap& g);
 
+// A distributed run's latest step record, for the dashboard (docs/training.md#distributed).
+struct DistributedStatus {
+  int world_size = 1;                      // 1 for one process or a log without the field
+  int64_t step = -1;                       // the step it describes (-1: no step record)
+  std::vector<double> rank_tokens_per_s;   // per rank, over its forward/backward
+  std::vector<double> rank_seconds;        // per rank, seconds of its forward/backward
+  int slowest_rank = -1;                   // the rank with the most seconds (-1 when unknown)
+  double allreduce_share = -1;             // allreduce seconds / step seconds on rank 0 (-1 unknown)
+};
+
 struct RunLog {
   std::vector<nlohmann::json> steps, evals, probes, errors, curricula;
   int64_t resumes = 0;
@@ -62,6 +73,7 @@ struct RunLog {
   std::vector<Curve> curves(const std::string& name) const;
   static const std::vector<std::string>& curve_names();
   int64_t last_step() const;  // highest step of any record (-1 when none)
+  DistributedStatus distributed_status() const;
   // The curriculum's changes in step order (what charts mark with a vertical line).
   struct CurriculumMark {
     int64_t step = 0, from = 0, to = 0;

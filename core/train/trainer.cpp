@@ -4,12 +4,14 @@
 
 #include "core/train/lm_metrics.h"
 
+#include "core/dist/process_group.h"
 #include "core/models/factory.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace mnemo {
@@ -324,7 +326,7 @@ std::vector<torch::Tensor> score_masks(const TaskBatch& tb, bool next) {
 }  // namespace
 
 ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
-                           bool zero_memory) {
+                           bool zero_memory, int64_t shard, int64_t shards) {
   torch::NoGradGuard g;
   const bool was_training = model.is_training();
   model.eval();
@@ -333,7 +335,9 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
   const auto dev = model.device();
   const bool next = predicts_next_segment(model);
   ScoreTotals sum;
+  int64_t index = -1;
   for (int64_t first = 0; first < total; first += batch) {
+    if (++index % shards != shard) continue;
     const int64_t bsz = std::min(batch, total - first);
     std::vector<int64_t> idx(static_cast<size_t>(bsz));
     for (int64_t i = 0; i < bsz; ++i) idx[static_cast<size_t>(i)] = first + i;
@@ -403,9 +407,14 @@ double Trainer::learning_rate() const {
 
 StepMetrics Trainer::train_step() {
   const auto t0 = std::chrono::steady_clock::now();
-  const int64_t b = cfg_.train.batch;
+  const int64_t global_b = cfg_.train.batch;
+  // This rank's shard of the global batch (all of it in one process).
+  const int64_t world = pg_ ? pg_->world_size() : 1, rank = pg_ ? pg_->rank() : 0;
+  const int64_t lo = rank * global_b / world, hi = (rank + 1) * global_b / world;
+  const int64_t b = hi - lo;
   std::vector<int64_t> idx(static_cast<size_t>(b));
-  for (int64_t i = 0; i < b; ++i) idx[static_cast<size_t>(i)] = step_ * b + i;
+  for (int64_t i = 0; i < b; ++i) idx[static_cast<size_t>(i)] = step_ * global_b + lo + i;
+  if (pg_) pg_->set_phase(step_ + 1, "forward/backward");
   TaskBatch tb = task_->batch(Split::kTrain, idx, device_);
 
   model_->train();
@@ -426,7 +435,53 @@ StepMetrics Trainer::train_step() {
   };
   RolloutResult r = run_rollout(*model_, tb.segments, model_->initial_memory(b), ro, on_segment);
   m.loss = r.loss;
-  m.accuracy = score_predictions(preds, targets, score_masks(tb, next)).accuracy();
+  const ScoreTotals scored = score_predictions(preds, targets, score_masks(tb, next));
+  m.accuracy = scored.accuracy();
+  if (pg_) {
+    // The rollout left dJ_r/dθ with J_r = S_r / C_r (this shard's token-weighted mean).
+    // The global batch's J = ΣS_r / ΣC_r has the gradient Σ_r C_r dJ_r/dθ / ΣC_r: scale by
+    // C_r, sum everything in one flattened allreduce (Gloo has no average), divide by ΣC_r.
+    const double compute = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<torch::Tensor> bufs;
+    torch::ScalarType dtype = torch::kFloat32;
+    for (auto& p : model_->parameters()) {
+      if (!p.requires_grad()) continue;
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      p.mutable_grad().mul_(r.loss_count);
+      bufs.push_back(p.mutable_grad());
+      dtype = p.scalar_type();
+    }
+    // Counts and per-rank timings ride in the same buffer: loss_sum, loss_count, correct,
+    // chars, stop votes, then world_size slots of seconds and of tokens/s (own slot filled).
+    const int64_t n_stats = 5 + 2 * world;
+    std::vector<double> st(static_cast<size_t>(n_stats), 0.0);
+    st[0] = r.loss_sum;
+    st[1] = r.loss_count;
+    st[2] = scored.correct;
+    st[3] = scored.chars;
+    st[4] = stop_flag_ && stop_flag_->load() ? 1.0 : 0.0;
+    st[static_cast<size_t>(5 + rank)] = compute;
+    st[static_cast<size_t>(5 + world + rank)] =
+        compute > 0 ? static_cast<double>(b * task_->length()) / compute : 0.0;
+    torch::Tensor stats = torch::tensor(st, torch::kFloat64).to(device_, dtype);
+    bufs.push_back(stats);
+    pg_->set_phase(step_ + 1, "gradient allreduce");
+    pg_->allreduce_sum(bufs, "gradient allreduce");
+    const torch::Tensor sum = stats.to(torch::kCPU, torch::kFloat64);
+    const double total_count = sum[1].item<double>();
+    for (size_t i = 0; i + 1 < bufs.size(); ++i) bufs[i].div_(std::max(total_count, 1e-12));
+    m.loss = total_count > 0 ? sum[0].item<double>() / total_count : std::numeric_limits<double>::quiet_NaN();
+    const double chars = sum[3].item<double>();
+    m.accuracy = chars > 0 ? sum[2].item<double>() / chars : 0.0;
+    m.stop_agreed = sum[4].item<double>() > 0;
+    m.world_size = static_cast<int>(world);
+    for (int64_t i = 0; i < world; ++i) {
+      m.rank_seconds.push_back(sum[5 + i].item<double>());
+      m.rank_tokens_per_s.push_back(sum[5 + world + i].item<double>());
+    }
+    m.allreduce_seconds = pg_->last_allreduce_seconds();
+    pg_->set_phase(step_ + 1, "optimizer step");
+  }
   m.grad_norm = clip_grad_norm(*model_, cfg_.train.clip);
   if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
     m.non_finite = true;
@@ -438,8 +493,54 @@ StepMetrics Trainer::train_step() {
     m.step = step_;
   }
   m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  m.tokens_per_s = m.seconds > 0 ? static_cast<double>(b * task_->length()) / m.seconds : 0.0;
+  m.tokens_per_s = m.seconds > 0 ? static_cast<double>(global_b * task_->length()) / m.seconds : 0.0;
   return m;
+}
+
+void Trainer::set_process_group(dist::ProcessGroup* pg) {
+  if (pg && pg->world_size() > cfg_.train.batch)
+    throw ConfigError("config field 'train.batch' = " + std::to_string(cfg_.train.batch) + " is smaller than the " +
+                      std::to_string(pg->world_size()) + " ranks: every rank trains on a share of each global batch; "
+                      "use a batch of at least the number of ranks");
+  pg_ = pg && pg->world_size() > 1 ? pg : nullptr;
+}
+
+namespace {
+// A checkpoint as bytes (LibTorch's pickle format) for the broadcast from rank 0.
+std::string checkpoint_bytes(const Checkpoint& ck) {
+  c10::List<std::string> names;
+  c10::List<at::Tensor> tensors;
+  for (const auto& [k, t] : ck.tensors) {
+    names.push_back(k);
+    tensors.push_back(t.detach().to(torch::kCPU).contiguous());
+  }
+  c10::List<std::string> meta;
+  for (const auto& [k, v] : ck.metadata) {
+    meta.push_back(k);
+    meta.push_back(v);
+  }
+  const std::vector<char> b = torch::pickle_save(c10::ivalue::Tuple::create({names, tensors, meta}));
+  return std::string(b.begin(), b.end());
+}
+
+Checkpoint checkpoint_from_bytes(const std::string& bytes) {
+  const c10::IValue v = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+  const auto& e = v.toTupleRef().elements();
+  Checkpoint ck;
+  const auto names = e[0].toList(), tensors = e[1].toList(), meta = e[2].toList();
+  for (size_t i = 0; i < names.size(); ++i)
+    ck.tensors.emplace_back(names.get(i).toStringRef(), tensors.get(i).toTensor());
+  for (size_t i = 0; i + 1 < meta.size(); i += 2) ck.metadata[meta.get(i).toStringRef()] = meta.get(i + 1).toStringRef();
+  return ck;
+}
+}  // namespace
+
+void Trainer::sync_from_rank0() {
+  if (!pg_) return;
+  pg_->set_phase(step_, "start-up broadcast of rank 0's weights");
+  const std::string bytes =
+      pg_->broadcast_bytes(pg_->rank() == 0 ? checkpoint_bytes(checkpoint()) : std::string(), "broadcast of rank 0's weights");
+  if (pg_->rank() != 0) restore(checkpoint_from_bytes(bytes), "rank 0's weights");
 }
 
 bool Trainer::has_memory() const { return !model_->initial_memory(1).empty(); }
@@ -487,8 +588,41 @@ std::optional<CurriculumChange> Trainer::advance_curriculum(const EvalMetrics* v
 }
 
 EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
+  if (pg_) pg_->set_phase(step_, "evaluation");
   const int64_t batches = opt.batches == -2 ? cfg_.train.eval_batches : opt.batches;
-  ScoreTotals s = evaluate_model(*model_, *task_, split, batches, cfg_.train.batch, opt.zero_memory);
+  ScoreTotals s = evaluate_model(*model_, *task_, split, batches, cfg_.train.batch, opt.zero_memory,
+                                 pg_ ? pg_->rank() : 0, pg_ ? pg_->world_size() : 1);
+  if (pg_) {
+    // The task's own metric names as rank 0 has them (a rank may have scored no batch), then
+    // one allreduce of every total.
+    std::string names;
+    for (const auto& [k, v] : s.extra) names += k + '\n';
+    names = pg_->broadcast_bytes(names, "evaluation");
+    std::vector<std::string> keys;
+    for (size_t a = 0, b; a < names.size(); a = b + 1) {
+      b = names.find('\n', a);
+      keys.push_back(names.substr(a, b - a));
+    }
+    std::vector<double> v = {s.loss_sum, s.loss_count, s.chars, s.correct, static_cast<double>(s.examples),
+                             static_cast<double>(s.exact)};
+    for (const auto& k : keys) {
+      auto it = s.extra.find(k);
+      v.push_back(it == s.extra.end() ? 0.0 : it->second.first);
+      v.push_back(it == s.extra.end() ? 0.0 : it->second.second);
+    }
+    std::vector<torch::Tensor> t = {torch::tensor(v, torch::kFloat64).to(device_)};
+    pg_->allreduce_sum(t, "evaluation");
+    const torch::Tensor sum = t[0].to(torch::kCPU);
+    const double* d = sum.data_ptr<double>();
+    s.loss_sum = d[0];
+    s.loss_count = d[1];
+    s.chars = d[2];
+    s.correct = d[3];
+    s.examples = static_cast<int64_t>(std::llround(d[4]));
+    s.exact = static_cast<int64_t>(std::llround(d[5]));
+    s.extra.clear();
+    for (size_t i = 0; i < keys.size(); ++i) s.extra[keys[i]] = {d[6 + 2 * i], d[7 + 2 * i]};
+  }
   return eval_metrics(s, *task_, step_, split, opt.zero_memory);
 }
 
@@ -513,8 +647,14 @@ EvalMetrics eval_metrics(const ScoreTotals& s, const TaskSource& task, int64_t s
 TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* stop) {
   TrainOutcome o;
   const int64_t start = step_;
+  stop_flag_ = stop;
+  struct Reset {
+    const std::atomic<bool>** p;
+    ~Reset() { *p = nullptr; }
+  } reset{&stop_flag_};
   while (step_ < cfg_.train.steps) {
-    if (stop && stop->load()) {
+    // Distributed: the ranks agree on stopping inside the step (StepMetrics::stop_agreed).
+    if (!pg_ && stop && stop->load()) {
       o.stopped = true;
       break;
     }
@@ -543,6 +683,10 @@ TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* sto
     if (!ch && valid) ch = advance_curriculum(&*valid);
     if (ch && cb.on_curriculum) cb.on_curriculum(*ch);
     if (cfg_.train.save_every > 0 && step_ % cfg_.train.save_every == 0 && cb.on_save) cb.on_save(step_);
+    if (m.stop_agreed) {
+      o.stopped = true;
+      break;
+    }
   }
   o.steps_done = step_ - start;
   return o;

@@ -36,6 +36,10 @@
 
 namespace mnemo {
 
+namespace dist {
+class ProcessGroup;
+}
+
 // A curriculum over the number of segments (the practice of the RMT line of work: train
 // on few segments, add one when the model copes). The task is rebuilt with `segments` =
 // the current count; everything else (model, data order, schedule) stays as it is.
@@ -110,6 +114,13 @@ struct StepMetrics {
   double tokens_per_s = 0;   // input tokens (batch x example length) per second of this step
   double seconds = 0;        // wall time of this step
   bool non_finite = false;   // loss or gradient norm was NaN/Inf: no update was made
+  // Data parallel (set_process_group): the group's size, and per rank the seconds of its
+  // forward/backward before the gradient allreduce and its tokens/s over them; the
+  // allreduce's seconds on this rank. One process: world_size 1, the vectors empty.
+  int world_size = 1;
+  std::vector<double> rank_seconds, rank_tokens_per_s;
+  double allreduce_seconds = 0;
+  bool stop_agreed = false;  // some rank's stop flag was set: every rank stops after this step
 };
 
 struct EvalMetrics {
@@ -184,6 +195,23 @@ class Trainer {
   // Sets the segment count (tests, restore); rebuilds the task. ConfigError outside start..max.
   void set_segments(int64_t segments, int64_t since_step);
 
+  // Data parallel over `pg` (docs/training.md#distributed; not owned, nullptr = one process).
+  // Each step, rank r of N trains on examples [r*B/N, (r+1)*B/N) of the global batch
+  // (B = train.batch, the same global batch as one process), and one flattened allreduce
+  // sums the token-weighted gradients and the loss/accuracy counts, so clipping and AdamW
+  // see exactly the gradient of the global batch on every rank. Evaluations are shared: rank
+  // r scores batches r, r+N, ... and one allreduce sums the totals, so every rank gets the
+  // whole split's result (and a curriculum moves everywhere at once). A stop flag set on
+  // any rank stops every rank after the same step (StepMetrics::stop_agreed).
+  // Every rank must call train_step / evaluate / run alike; set_process_group(nullptr)
+  // detaches (e.g. rank 0 evaluating alone after the others left).
+  // ConfigError when train.batch < the world size. Collectives throw dist::PeerError.
+  void set_process_group(dist::ProcessGroup* pg);
+  dist::ProcessGroup* process_group() const { return pg_; }
+  // Makes every rank's weights, optimizer state, step and curriculum count rank 0's (a
+  // broadcast; call on every rank after rank 0 restored a checkpoint, and at the start).
+  void sync_from_rank0();
+
   // Weights + optimizer state + step + config (+ curriculum state).
   Checkpoint checkpoint() const;
   // Restores a checkpoint of the same model config (ConfigError naming the tensor or field
@@ -200,6 +228,8 @@ class Trainer {
   int64_t segments_ = 0;         // current task segments
   int64_t curriculum_since_ = 0; // step of the last curriculum change (or 0)
   std::vector<std::shared_ptr<TaskSource>> old_tasks_;  // keeps references from task() valid
+  dist::ProcessGroup* pg_ = nullptr;
+  const std::atomic<bool>* stop_flag_ = nullptr;  // run()'s, read by train_step when distributed
 };
 
 // Forward-only evaluation of `model` on `batches` batches (-1 = all) of `batch` examples
@@ -208,8 +238,10 @@ class Trainer {
 // zero_memory: every floating-point memory tensor is zeroed before each segment but the
 // first; integer ones (indices, e.g. MTN's "source", -1 = empty) are reset to the initial
 // memory's, so the model sees an empty memory rather than one pointing at token 0.
+// shard/shards: only the batches whose index i has i % shards == shard (a rank's share of a
+// distributed evaluation; the totals of all shards are those of the whole).
 ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
-                           bool zero_memory = false);
+                           bool zero_memory = false, int64_t shard = 0, int64_t shards = 1);
 
 // The evaluation record of `s` (task metrics finished by `task`), as the trainer logs it and
 // `mnemoscope eval` prints it.

@@ -285,6 +285,77 @@ TEST_CASE("training from the app: start, pause, resume, checkpoint now, stop (sa
   CHECK(err.find("give a config") != std::string::npos);
 }
 
+TEST_CASE("dashboard: a distributed run's line names the world size, each rank's tokens/s and the slowest rank") {
+  DistributedStatus d;
+  CHECK(distributed_summary(d).empty());  // one process
+  d.world_size = 2;
+  d.rank_tokens_per_s = {12345.0, 980.0};
+  d.rank_seconds = {0.5, 0.75};
+  d.slowest_rank = 1;
+  d.allreduce_share = 0.042;
+  CHECK(distributed_summary(d) ==
+        "2 ranks \xC2\xB7 rank 0 12.3k tok/s \xC2\xB7 rank 1 980 tok/s \xC2\xB7 slowest: rank 1 \xC2\xB7 allreduce 4% of the step");
+  // From step records as train writes them: the newest one counts.
+  RunLog log = parse_run_log({{{"type", "step"}, {"step", 1}, {"seconds", 1.0}, {"world_size", 2},
+                               {"rank_seconds", {0.9, 0.2}}, {"rank_tokens_per_s", {100.0, 450.0}}, {"allreduce_seconds", 0.1}},
+                              {{"type", "step"}, {"step", 2}, {"seconds", 2.0}, {"world_size", 2},
+                               {"rank_seconds", {0.3, 0.6}}, {"rank_tokens_per_s", {300.0, 150.0}}, {"allreduce_seconds", 0.5}}});
+  const DistributedStatus s = log.distributed_status();
+  CHECK(s.world_size == 2);
+  CHECK(s.step == 2);
+  CHECK(s.slowest_rank == 1);
+  CHECK(s.allreduce_share == doctest::Approx(0.25));
+  CHECK(s.rank_tokens_per_s == std::vector<double>{300.0, 150.0});
+  REQUIRE(log.curves("rank-tokens-per-s").size() == 2);
+  CHECK(log.curves("rank-tokens-per-s")[1].y == std::vector<double>{450.0, 150.0});
+  CHECK(log.curves("allreduce-share")[0].y == std::vector<double>{0.1, 0.25});
+}
+
+TEST_CASE("training from the app with 2 processes: every rank pauses and resumes, stop saves, the header names the ranks") {
+  const std::string dir = test::temp_dir("train-proc2");
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 100000, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 0}
+  })");
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << j.dump();
+  const std::string out = dir + "/run";
+  DashboardModel dash;
+  dash.training().set_program(MNEMO_BINARY);
+  dash.set_train_nproc(2);
+  std::string err;
+  REQUIRE(dash.start_training(cfg, out, &err));
+  TrainingProcess& tp = dash.training();
+  auto wait_for = [](const std::function<bool()>& ok, double seconds) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (!ok()) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::duration<double>(seconds)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  };
+  REQUIRE(wait_for([&] { dash.poll(); return dash.run_log() && dash.run_log()->steps.size() >= 5; }, 90));
+  const std::string line = distributed_summary(dash.run_log()->distributed_status());
+  CHECK_MESSAGE(line.find("2 ranks") == 0, line);
+  CHECK_MESSAGE(line.find("slowest: rank") != std::string::npos, line);
+  tp.pause();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  dash.poll();
+  const size_t paused_at = dash.run_log()->steps.size();
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  dash.poll();
+  CHECK(dash.run_log()->steps.size() == paused_at);  // rank 0 is stopped too, not only the launcher
+  tp.resume();
+  REQUIRE(wait_for([&] { dash.poll(); return dash.run_log()->steps.size() > paused_at + 3; }, 60));
+  tp.stop();
+  REQUIRE(wait_for([&] { return tp.poll() == TrainingProcess::State::kExited; }, 60));
+  CHECK(tp.exit_code() == 130);
+  auto latest = io::Session::open(out, 3, io::SessionAccess::kReadOnly).load_latest();
+  REQUIRE(latest);
+  CHECK(latest->step > 0);
+}
+
 TEST_CASE("dashboard config editor: loads, rejects a bad field by name without writing, saves a good edit atomically") {
   const std::string dir = test::temp_dir("cfg-edit");
   DashboardModel dash;

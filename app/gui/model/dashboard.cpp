@@ -1,5 +1,7 @@
 #include "app/gui/model/dashboard.h"
 
+#include <cstdio>
+
 #include "app/gui/model/replay.h"
 #include "core/io/atomic_file.h"
 #include "core/io/session.h"
@@ -113,10 +115,32 @@ bool DashboardModel::save_config(const std::string& text, const std::string& sav
   return true;
 }
 
+std::string distributed_summary(const DistributedStatus& d) {
+  if (d.world_size <= 1) return "";
+  auto rate = [](double v) {
+    char b[32];
+    if (!(v >= 0)) return std::string("?");
+    if (v >= 1e6) std::snprintf(b, sizeof b, "%.2fM", v / 1e6);
+    else if (v >= 1e3) std::snprintf(b, sizeof b, "%.1fk", v / 1e3);
+    else std::snprintf(b, sizeof b, "%.0f", v);
+    return std::string(b);
+  };
+  std::string s = std::to_string(d.world_size) + " ranks";
+  for (size_t r = 0; r < d.rank_tokens_per_s.size(); ++r)
+    s += " \xC2\xB7 rank " + std::to_string(r) + " " + rate(d.rank_tokens_per_s[r]) + " tok/s";
+  if (d.slowest_rank >= 0) s += " \xC2\xB7 slowest: rank " + std::to_string(d.slowest_rank);
+  if (d.allreduce_share >= 0) {
+    char b[64];
+    std::snprintf(b, sizeof b, " \xC2\xB7 allreduce %.0f%% of the step", 100.0 * d.allreduce_share);
+    s += b;
+  }
+  return s;
+}
+
 bool DashboardModel::start_training(const std::string& config, const std::string& out, std::string* error) {
   const std::string dir = out.empty() ? io::default_session_dir(config) : out;
   const bool resume = config.empty();
-  if (!train_.start(config, dir, resume, {}, error)) return false;
+  if (!train_.start(config, dir, resume, {}, error, train_nproc_)) return false;
   waiting_for_ = dir;
   return true;
 }

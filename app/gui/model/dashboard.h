@@ -8,6 +8,7 @@
 #include "core/train/run_log.h"
 #include "viz/series.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,6 +17,11 @@
 namespace mnemo::app {
 
 class ReplayController;
+
+// One line on a distributed run for the dashboard's header, from the newest step record:
+// "2 ranks · rank 0 12.3k tok/s · rank 1 11.8k tok/s · slowest: rank 1 · allreduce 4% of the
+// step" ("" for one process).
+std::string distributed_summary(const DistributedStatus& d);
 
 class DashboardModel {
  public:
@@ -67,6 +73,9 @@ class DashboardModel {
   // Starts `config` into `out` ("" = the default session directory; config "" = resume
   // `out`) and follows it once its manifest exists. Returns false with *error set.
   bool start_training(const std::string& config, const std::string& out, std::string* error);
+  // Processes of the runs Start / Continue launch (1: one process; N: `train --nproc N`).
+  int train_nproc() const { return train_nproc_; }
+  void set_train_nproc(int n) { train_nproc_ = std::max(1, std::min(n, 64)); }
   // The config that Start uses.
   const std::string& train_config() const { return train_config_; }
   void set_train_config(std::string path) { train_config_ = std::move(path); }
@@ -94,6 +103,7 @@ class DashboardModel {
   std::string error_;
   TrainingProcess train_;
   std::string train_config_ = "sessions/copy-rmt-tiny.json";
+  int train_nproc_ = 1;
   std::string waiting_for_;  // a started run's directory, until its manifest appears
   bool editing_ = false;
   std::string edit_text_, edit_save_as_, edit_error_;

@@ -13,7 +13,7 @@ namespace mnemo::app {
 
 TrainingProcess::~TrainingProcess() {
   if (pid_ > 0 && (state_ == State::kRunning || state_ == State::kPaused)) {
-    if (state_ == State::kPaused) ::kill(pid_, SIGCONT);
+    if (state_ == State::kPaused) ::kill(-pid_, SIGCONT);
     ::kill(pid_, SIGTERM);
     int st = 0;
     ::waitpid(pid_, &st, 0);
@@ -21,7 +21,7 @@ TrainingProcess::~TrainingProcess() {
 }
 
 bool TrainingProcess::start(const std::string& config, const std::string& out, bool resume,
-                            const std::vector<std::string>& sets, std::string* error) {
+                            const std::vector<std::string>& sets, std::string* error, int nproc) {
   poll();
   if (state_ == State::kRunning || state_ == State::kPaused) {
     if (error) *error = "a training run is still going (" + out_ + "); stop it first";
@@ -37,6 +37,10 @@ bool TrainingProcess::start(const std::string& config, const std::string& out, b
     args.push_back(config);
   }
   if (resume) args.push_back("--resume");
+  if (nproc > 1) {
+    args.push_back("--nproc");
+    args.push_back(std::to_string(nproc));
+  }
   for (const auto& s : sets) {
     args.push_back("--set");
     args.push_back(s);
@@ -57,6 +61,7 @@ bool TrainingProcess::start(const std::string& config, const std::string& out, b
     return false;
   }
   if (pid == 0) {
+    ::setpgid(0, 0);  // its own process group: pause/resume reach every rank of a --nproc run
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     const int null_in = ::open("/dev/null", O_RDONLY);
@@ -67,6 +72,7 @@ bool TrainingProcess::start(const std::string& config, const std::string& out, b
     ::_exit(127);
   }
   ::close(fd);
+  ::setpgid(pid, pid);  // also from here, so the group exists before the first signal
   pid_ = pid;
   out_ = out;
   state_ = State::kRunning;
@@ -75,18 +81,18 @@ bool TrainingProcess::start(const std::string& config, const std::string& out, b
 }
 
 void TrainingProcess::pause() {
-  if (poll() == State::kRunning && ::kill(pid_, SIGSTOP) == 0) state_ = State::kPaused;
+  if (poll() == State::kRunning && ::kill(-pid_, SIGSTOP) == 0) state_ = State::kPaused;
 }
 
 void TrainingProcess::resume() {
-  if (poll() == State::kPaused && ::kill(pid_, SIGCONT) == 0) state_ = State::kRunning;
+  if (poll() == State::kPaused && ::kill(-pid_, SIGCONT) == 0) state_ = State::kRunning;
 }
 
 void TrainingProcess::stop() {
   const State s = poll();
   if (s != State::kRunning && s != State::kPaused) return;
-  if (s == State::kPaused) ::kill(pid_, SIGCONT);
-  ::kill(pid_, SIGTERM);
+  if (s == State::kPaused) ::kill(-pid_, SIGCONT);
+  ::kill(pid_, SIGTERM);  // a --nproc launcher forwards it to its ranks
   state_ = State::kRunning;
 }
 

@@ -3,8 +3,10 @@
 // (the dashboard follows the directory). A process rather than a thread in the app: the
 // run writes exactly the session a CLI run writes (crash-safe, resumable), a crash or NaN in
 // training cannot take the app down, and pause/resume cost nothing (SIGSTOP / SIGCONT).
-//   start   train --config F --out DIR [--set ...]   (or --out DIR --resume to continue)
-//   pause   SIGSTOP          resume  SIGCONT
+//   start   train --config F --out DIR [--set ...] [--nproc N]   (or --out DIR --resume to continue)
+//   pause   SIGSTOP          resume  SIGCONT   (to the child's process group: with --nproc N,
+//           the launcher and its N ranks; a distributed run paused longer than its
+//           --dist-timeout may fail on resume, as the ranks cannot tell a pause from a hang)
 //   stop    SIGTERM: train stops after the current step, saves a checkpoint, exits 130
 //   checkpoint now  SIGUSR1: train saves after the current step
 // Its stdout/stderr go to DIR.log (beside the session directory); last_line() is the
@@ -29,8 +31,9 @@ class TrainingProcess {
 
   // Starts a new run into `out` (must not exist) or, with resume, continues `out`. Returns
   // false with *error set when a run is still going or the process cannot be started.
+  // nproc > 1: a local distributed run (`train --nproc N`, docs/training.md#distributed).
   bool start(const std::string& config, const std::string& out, bool resume, const std::vector<std::string>& sets,
-             std::string* error);
+             std::string* error, int nproc = 1);
   void pause();
   void resume();
   void stop();

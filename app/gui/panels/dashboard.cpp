@@ -22,6 +22,13 @@ void DashboardPanel::draw_header(PanelContext& ctx) {
   ImGui::TextDisabled("step %lld, %zu evaluations, %zu recordings%s", static_cast<long long>(std::max<int64_t>(0, log.last_step())),
                       log.evals.size(), model_.main().follower->trace_steps().size(),
                       log.resumes > 0 ? (", resumed " + std::to_string(log.resumes) + "x").c_str() : "");
+  const std::string dist = distributed_summary(log.distributed_status());
+  if (!dist.empty()) {
+    ImGui::TextDisabled("%s", dist.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A distributed run (rank 0's session): each rank's tokens/s over its forward/backward at the "
+                        "newest step, the rank that took longest, and the gradient allreduce's share of rank 0's step");
+  }
   for (const auto& e : log.errors)
     ImGui::TextColored(ImVec4(0.9f, 0.2f, 0.2f, 1.f), "%s", e.value("message", std::string("error")).c_str());
   // Damage the reader skipped (the curves show each gap as an orange band) and a tail that
@@ -115,12 +122,18 @@ void DashboardPanel::draw_training(PanelContext& ctx) {
   ImGui::SetNextItemWidth(std::max(120.f, ImGui::GetContentRegionAvail().x * 0.5f));
   ImGui::InputTextWithHint("session", "default: ~/.local/share/mnemoscope/sessions/<config name>", train_out_, sizeof train_out_);
   ImGui::SameLine();
+  int nproc = model_.train_nproc();
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000").x + ImGui::GetFrameHeight() * 2.f + 8.f);
+  if (ImGui::InputInt("processes", &nproc)) model_.set_train_nproc(nproc);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Data-parallel ranks on this machine (train --nproc N): each trains on a share of every batch");
+  ImGui::SameLine();
   if (ImGui::SmallButton("Start")) {
     std::string err;
     if (!model_.start_training(model_.train_config(), train_out_, &err)) ctx.requests.errors.push_back("Training: " + err);
   }
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("Runs `mnemoscope train --config CONFIG --out SESSION` and follows it here");
+    ImGui::SetTooltip("Runs `mnemoscope train --config CONFIG --out SESSION [--nproc N]` and follows it here");
   if (st == TrainingProcess::State::kExited) {
     ImGui::SameLine();
     if (ImGui::SmallButton("Continue")) {

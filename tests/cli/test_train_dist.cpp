@@ -1,0 +1,379 @@
+// `mnemoscope train` as ranks of a distributed job (app/commands/train.cpp, train_launch.cpp;
+// docs/training.md#distributed): --nproc, a rank killed or stopped mid-run and the resume
+// after it, and launch problems that exit 2 writing nothing. Loopback only, bounded times.
+#include "core/dist/process_group.h"
+#include "core/io/framed_log.h"
+#include "core/train/run_log.h"
+#include "core/train/trainer.h"
+#include "tests/support/helpers.h"
+#include "tests/support/skip.h"
+
+#include <doctest/doctest.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+using namespace mnemo;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string tiny_config_file(const std::string& dir, int steps, int save_every) {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 4096, "valid_size": 8, "test_size": 8},
+    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
+              "eval_every": 0, "eval_batches": 1, "record_every": 0, "seed": 4}
+  })");
+  j["train"]["steps"] = steps;
+  j["train"]["save_every"] = save_every;
+  const std::string path = dir + "/tiny.json";
+  std::ofstream(path) << j.dump(2);
+  return path;
+}
+
+RunLog read_log(const std::string& session) {
+  std::vector<nlohmann::json> recs;
+  for (const auto& r : io::read_framed_log(session + "/metrics.log").records) recs.push_back(nlohmann::json::parse(r));
+  return parse_run_log(recs);
+}
+
+// The steps of the step records, in order (after a resume's drops).
+std::vector<int64_t> step_numbers(const RunLog& log) {
+  std::vector<int64_t> s;
+  for (const auto& r : log.steps) s.push_back(r.at("step").get<int64_t>());
+  return s;
+}
+
+// Starts the built program with `args`, stdout and stderr to `log` (in a process group of its
+// own with new_group); returns its pid.
+pid_t spawn(const std::vector<std::string>& args, const std::string& log, bool new_group = false) {
+  std::vector<std::string> all = {MNEMO_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (new_group) ::setpgid(0, 0);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  return pid;
+}
+
+// Waits up to `limit` for pid; returns its status, or -1 (then it was killed).
+int wait_for(pid_t pid, std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  int st = 0;
+  while (Clock::now() < end) {
+    if (::waitpid(pid, &st, WNOHANG) == pid) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &st, 0);
+  return -1;
+}
+
+// Waits until the session has at least `n` step records (false after `limit`).
+bool wait_steps(const std::string& session, size_t n, std::chrono::seconds limit) {
+  const auto end = Clock::now() + limit;
+  while (Clock::now() < end) {
+    if (test::path_exists(session + "/metrics.log") && read_log(session).steps.size() >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The pid of the process whose command line holds `out` and "--rank R" (-1 when none).
+pid_t find_rank(const std::string& out, int rank) {
+  DIR* d = ::opendir("/proc");
+  if (!d) return -1;
+  pid_t found = -1;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmd = test::read_file("/proc/" + name + "/cmdline");
+    std::vector<std::string> args;
+    for (size_t a = 0, b; a < cmd.size(); a = b + 1) {
+      b = cmd.find('\0', a);
+      if (b == std::string::npos) b = cmd.size();
+      args.push_back(cmd.substr(a, b - a));
+    }
+    bool has_out = false, has_rank = false;
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      has_out = has_out || (args[i] == "--out" && args[i + 1] == out);
+      has_rank = has_rank || (args[i] == "--rank" && args[i + 1] == std::to_string(rank));
+    }
+    if (has_out && has_rank) found = static_cast<pid_t>(std::stol(name));
+  }
+  ::closedir(d);
+  return found;
+}
+
+std::vector<std::string> rank_args(const std::string& cfg, const std::string& out, int rank, int port, int timeout) {
+  return {"--threads", "1", "train", "--config", cfg, "--out", out, "--rank", std::to_string(rank), "--world-size", "2",
+          "--master", "127.0.0.1:" + std::to_string(port), "--dist-timeout", std::to_string(timeout)};
+}
+
+}  // namespace
+
+TEST_CASE("cli: train --nproc 2 trains like one process, rank 0 records world size and per-rank throughput, resume "
+          "with another N continues the curve") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const std::string dir = test::temp_dir("dist-nproc");
+  const std::string cfg = tiny_config_file(dir, 6, 3);
+  auto one = test::run_cli("--threads 1 train --config " + cfg + " --out " + dir + "/one");
+  REQUIRE_MESSAGE(one.code == 0, one.output);
+  auto two = test::run_cli("train --nproc 2 --config " + cfg + " --out " + dir + "/two --dist-timeout 30");
+  INFO(two.output);
+  REQUIRE(two.code == 0);
+  CHECK(two.output.find("launching 2 ranks (master 127.0.0.1:") != std::string::npos);
+  CHECK(two.output.find("distributed: 2 ranks (gloo") != std::string::npos);
+  CHECK(two.output.find("step 6/6") != std::string::npos);
+  // Only rank 0 prints the progress: one "step 6/6" line.
+  CHECK(two.output.find("step 6/6") == two.output.rfind("step 6/6"));
+
+  const RunLog a = read_log(dir + "/one"), b = read_log(dir + "/two");
+  REQUIRE(a.steps.size() == 6);
+  REQUIRE(b.steps.size() == 6);
+  for (size_t i = 0; i < 6; ++i) {
+    CHECK(b.steps[i]["loss"].get<double>() == doctest::Approx(a.steps[i]["loss"].get<double>()).epsilon(1e-4));
+    CHECK(a.steps[i]["world_size"] == 1);
+    CHECK(b.steps[i]["world_size"] == 2);
+    CHECK(b.steps[i]["rank_tokens_per_s"].size() == 2);
+    CHECK(b.steps[i]["rank_tokens_per_s"][1].get<double>() > 0);
+    CHECK(b.steps[i]["allreduce_seconds"].get<double>() >= 0);
+  }
+  const DistributedStatus st = b.distributed_status();
+  CHECK(st.world_size == 2);
+  CHECK(st.step == 6);
+  CHECK((st.slowest_rank == 0 || st.slowest_rank == 1));
+  CHECK(b.curves("rank-tokens-per-s").size() == 2);
+  CHECK(a.curves("rank-tokens-per-s").empty());
+  for (const auto* f : {"/two/checkpoints/step-000000003.safetensors", "/two/checkpoints/step-000000006.safetensors"})
+    CHECK(test::path_exists(dir + f));
+
+  // Resume the 2-rank session in one process (a different N): the curve goes on.
+  auto res = test::run_cli("--threads 1 train --out " + dir + "/two --resume --steps 9");
+  INFO(res.output);
+  CHECK(res.code == 0);
+  const RunLog c = read_log(dir + "/two");
+  CHECK(step_numbers(c) == std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(c.steps.back()["world_size"] == 1);
+}
+
+TEST_CASE("cli: a killed rank is named by the survivor within the timeout, a stopped one after it, resume has no gap") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const std::string dir = test::temp_dir("dist-kill");
+  const std::string cfg = tiny_config_file(dir, 100000, 3);
+  const std::string out = dir + "/run";
+  const int timeout = 20;
+  {
+    const int port = test::free_tcp_port();
+    const pid_t r0 = spawn(rank_args(cfg, out, 0, port, timeout), dir + "/r0.log");
+    const pid_t r1 = spawn(rank_args(cfg, out, 1, port, timeout), dir + "/r1.log");
+    REQUIRE(wait_steps(out, 5, std::chrono::seconds(120)));
+    ::kill(r1, SIGKILL);
+    const auto t0 = Clock::now();
+    const int st = wait_for(r0, std::chrono::seconds(timeout + 30));
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    wait_for(r1, std::chrono::seconds(5));
+    const std::string log0 = test::read_file(dir + "/r0.log");
+    INFO(log0);
+    REQUIRE(st != -1);
+    CHECK(WIFEXITED(st));
+    CHECK(WEXITSTATUS(st) == 1);
+    CHECK(secs < timeout);  // a killed peer is noticed at once, not after the timeout
+    CHECK(log0.find("rank 0: rank 1 stopped responding") != std::string::npos);
+    CHECK(log0.find("continue with: mnemoscope train --out " + out + " --resume") != std::string::npos);
+    const RunLog log = read_log(out);
+    REQUIRE(!log.errors.empty());
+    CHECK(log.errors.back()["message"].get<std::string>().find("rank 1") != std::string::npos);
+  }
+  const int64_t reached = read_log(out).steps.back()["step"].get<int64_t>();
+  {
+    // Resume with 2 ranks again; then stop rank 1 (SIGSTOP: hung): rank 0 gives up after the timeout.
+    const int port = test::free_tcp_port();
+    const int short_timeout = 4;
+    auto args0 = rank_args(cfg, out, 0, port, short_timeout), args1 = rank_args(cfg, out, 1, port, short_timeout);
+    for (auto* a : {&args0, &args1}) {
+      a->push_back("--resume");
+      a->push_back("--steps");
+      a->push_back(std::to_string(reached + 100000));
+    }
+    const pid_t r0 = spawn(args0, dir + "/r0b.log");
+    const pid_t r1 = spawn(args1, dir + "/r1b.log");
+    REQUIRE(wait_steps(out, static_cast<size_t>(reached) + 2, std::chrono::seconds(120)));
+    ::kill(r1, SIGSTOP);
+    const auto t0 = Clock::now();
+    const int st = wait_for(r0, std::chrono::seconds(short_timeout + 60));
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    ::kill(r1, SIGKILL);
+    wait_for(r1, std::chrono::seconds(5));
+    const std::string log0 = test::read_file(dir + "/r0b.log");
+    INFO(log0);
+    CHECK(log0.find("resuming " + out + " from step") != std::string::npos);
+    REQUIRE(st != -1);
+    CHECK(WEXITSTATUS(st) == 1);
+    CHECK(log0.find("rank 0: rank 1 stopped responding") != std::string::npos);
+    CHECK(secs >= short_timeout - 1);  // it waited for the timeout: a stopped rank may come back
+    CHECK(secs < short_timeout + 15);
+  }
+  // Resume once more, one process: the steps are contiguous, each once.
+  const int64_t reached2 = read_log(out).steps.back()["step"].get<int64_t>();
+  CHECK(reached2 > reached);
+  auto res = test::run_cli("--threads 1 train --out " + out + " --resume --steps " + std::to_string(reached2 + 3));
+  INFO(res.output);
+  CHECK(res.code == 0);
+  std::vector<int64_t> expect;
+  for (int64_t s = 1; s <= reached2 + 3; ++s) expect.push_back(s);
+  CHECK(step_numbers(read_log(out)) == expect);
+}
+
+TEST_CASE("cli: train --nproc 2 with a rank killed: the launcher names it, rank 0 saves and names it, exit 1") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const std::string dir = test::temp_dir("dist-launch-kill");
+  const std::string cfg = tiny_config_file(dir, 100000, 0);
+  const std::string out = dir + "/run";
+  const pid_t launcher = spawn({"train", "--nproc", "2", "--config", cfg, "--out", out, "--dist-timeout", "20"},
+                               dir + "/launcher.log");
+  REQUIRE(wait_steps(out, 5, std::chrono::seconds(120)));
+  const pid_t r1 = find_rank(out, 1);
+  REQUIRE(r1 > 0);
+  ::kill(r1, SIGKILL);
+  const auto t0 = Clock::now();
+  const int st = wait_for(launcher, std::chrono::seconds(60));
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  const std::string log = test::read_file(dir + "/launcher.log");
+  INFO(log);
+  REQUIRE(st != -1);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 1);
+  CHECK(secs < 20);  // rank 0 notices at once; nothing waits for the timeout
+  CHECK(log.find("mnemoscope: rank 1 (pid " + std::to_string(r1) + ") was killed by signal 9") != std::string::npos);
+  CHECK(log.find("rank 0: rank 1 stopped responding") != std::string::npos);
+  CHECK(log.find("continue with: mnemoscope train --out " + out + " --resume") != std::string::npos);
+  CHECK(find_rank(out, 0) == -1);  // no rank left behind
+  // The last step every rank completed is saved and is where the log ends.
+  const int64_t last = read_log(out).steps.back()["step"].get<int64_t>();
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%09lld.safetensors", static_cast<long long>(last));
+  CHECK(test::read_file(out + "/checkpoints/latest").find(name) == 0);
+}
+
+TEST_CASE("cli: train --nproc 2 stopped by SIGTERM to its whole process group: every rank stops after one step, saved, exit 130") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  // A scheduler signals every process; the launcher forwards its copy too: each rank counts
+  // the two SIGTERMs as one stop request instead of dying on the second.
+  const std::string dir = test::temp_dir("dist-group-term");
+  const std::string cfg = tiny_config_file(dir, 100000, 0);
+  const std::string out = dir + "/run";
+  const pid_t launcher = spawn({"train", "--nproc", "2", "--config", cfg, "--out", out, "--dist-timeout", "20"},
+                               dir + "/launcher.log", true);
+  REQUIRE(wait_steps(out, 5, std::chrono::seconds(120)));
+  ::kill(-launcher, SIGTERM);
+  const int st = wait_for(launcher, std::chrono::seconds(60));
+  const std::string log = test::read_file(dir + "/launcher.log");
+  INFO(log);
+  REQUIRE(st != -1);
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 130);
+  CHECK(log.find("was killed by signal") == std::string::npos);
+  CHECK(log.find("interrupted at step") != std::string::npos);
+  const int64_t last = read_log(out).steps.back()["step"].get<int64_t>();
+  char name[64];
+  std::snprintf(name, sizeof name, "step-%09lld.safetensors", static_cast<long long>(last));
+  CHECK(test::read_file(out + "/checkpoints/latest").find(name) == 0);
+}
+
+TEST_CASE("cli: bad launch variables, a taken port, no master, a rank that never starts: exit 2, nothing written") {
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const std::string dir = test::temp_dir("dist-bad");
+  const std::string cfg = tiny_config_file(dir, 6, 0);
+  const std::string out = dir + "/run";
+  auto expect2 = [&](const std::string& cmd, const std::string& needle) {
+    auto r = test::run_cli(cmd);
+    INFO(cmd);
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find(needle) != std::string::npos);
+    CHECK_FALSE(test::path_exists(out));
+  };
+  const std::string base = "train --config " + cfg + " --out " + out;
+  auto env_check = [&](const std::string& env, const std::string& needle) {
+    const std::string cmd = env + " " + std::string(MNEMO_BINARY) + " --threads 1 " + base + " 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::string text;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+    const int st = ::pclose(p);
+    INFO(cmd);
+    INFO(text);
+    CHECK(WEXITSTATUS(st) == 2);
+    CHECK(text.find(needle) != std::string::npos);
+    CHECK_FALSE(test::path_exists(out));
+  };
+  env_check("WORLD_SIZE=2 RANK=5", "RANK='5'");
+  env_check("WORLD_SIZE=x RANK=0", "WORLD_SIZE='x'");
+  env_check("WORLD_SIZE=2 RANK=1 MASTER_PORT=0", "MASTER_PORT='0'");
+  env_check("WORLD_SIZE=2", "RANK is not");
+  expect2(base + " --rank 1", "--rank 1 needs --world-size");
+  expect2(base + " --rank 0 --world-size 2 --master 127.0.0.1", "--master '127.0.0.1' must be ADDR:PORT");
+  expect2(base + " --rank 2 --world-size 2", "--rank = 2 is out of range 0..1");
+  expect2(base + " --rank 0 --world-size 2 --dist-timeout 0", "--dist-timeout");
+  expect2("train --nproc 5 --config " + cfg + " --out " + out, "train.batch' = 4 is smaller than the ranks");
+  expect2(base + " --nproc 2 --rank 0 --world-size 2", "--nproc starts its own ranks");
+
+  // A port in use.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof a;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  const int taken = ntohs(a.sin_port);
+  expect2(base + " --rank 0 --world-size 2 --dist-timeout 3 --master 127.0.0.1:" + std::to_string(taken),
+          "port " + std::to_string(taken) + " (--master) is in use");
+  ::close(fd);
+  // No master: rank 1 gives up after the timeout.
+  const int nobody = test::free_tcp_port();
+  expect2(base + " --rank 1 --world-size 2 --dist-timeout 2 --master 127.0.0.1:" + std::to_string(nobody),
+          "cannot reach the master at 127.0.0.1:" + std::to_string(nobody));
+  // Rank 1 never starts: rank 0 names it after the timeout.
+  const int lonely = test::free_tcp_port();
+  const auto t0 = Clock::now();
+  expect2(base + " --rank 0 --world-size 2 --dist-timeout 2 --master 127.0.0.1:" + std::to_string(lonely),
+          "rank 1 never joined the rendezvous");
+  CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 30);
+}
