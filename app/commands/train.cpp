@@ -148,8 +148,8 @@ int run_train(const TrainOptions& c, std::ostream& out) {
     session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from->path}}, true);
   } else {
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
+    make_out_dir(dir, c.out.empty() ? "--sessions" : "--out");
     try {
-      make_dirs(dir);
       session = io::Session::create(dir, manifest);
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());
