@@ -295,14 +295,15 @@ void DocumentPanel::draw(PanelContext& ctx) {
           }
           return 0u;
         }
-        if (t >= cur_first && t < cur_last) return kCurrent;
+        // So does the loss tint (the loss of the current segment's tokens is what one steps to see).
         if (tint_ == kTintLoss) {
           const float loss = s.token_loss(t);
           if (std::isfinite(loss)) {
             const float q = std::floor(loss / kMaxLossScale * 16.f) / 16.f;  // 16 levels: runs stay long
-            return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 150);
+            return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
           }
         }
+        if (t >= cur_first && t < cur_last) return kCurrent;
         return s.is_visited(seg) ? kVisited : 0u;
       };
       for (int64_t t = start; t <= end; ++t) {
