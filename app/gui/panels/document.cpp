@@ -123,8 +123,11 @@ void DocumentPanel::draw(PanelContext& ctx) {
   ImGui::Text("%lld tokens, %lld segments of %lld", static_cast<long long>(doc.size()),
               static_cast<long long>(info.num_segments), static_cast<long long>(L));
   export_button(ctx, PanelId::kDocument);
-  if (const std::string note = notice(info); !note.empty())
-    ImGui::TextColored(ImVec4(1.f, 0.73f, 0.03f, 1.f), "%s", note.c_str());
+  if (const std::string note = notice(info); !note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.73f, 0.03f, 1.f));
+    ImGui::TextWrapped("%s", note.c_str());
+    ImGui::PopStyleColor();
+  }
   ImGui::ColorButton("##cur", ImGui::ColorConvertU32ToFloat4(kCurrent | IM_COL32(0, 0, 0, 255)),
                      ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
   ImGui::SameLine(0, 3);
