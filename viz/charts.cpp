@@ -13,6 +13,7 @@ constexpr Rgb kInk{25, 25, 25};
 constexpr Rgb kMuted{95, 95, 95};
 constexpr Rgb kAxisColor{70, 70, 70};
 constexpr Rgb kGridColor{226, 226, 226};
+constexpr Rgb kMarkerColor{120, 120, 120};  // vertical markers of line charts
 constexpr Rgb kDefaultBar{76, 114, 176};
 constexpr Rgb kReferenceColor{214, 39, 40};
 constexpr Rgb kBadPointColor{220, 0, 0};
@@ -863,6 +864,12 @@ Figure make_lines(const LineSpec& s) {
       }
     }
   }
+  for (const auto& m : s.markers) {
+    if (!std::isfinite(m.x)) fail(kSpec + "markers", "has a non-finite x");
+    if (s.series.empty() || xlo > xhi) continue;  // no data: markers alone do not set a range
+    xlo = std::min(xlo, static_cast<double>(m.x));
+    xhi = std::max(xhi, static_cast<double>(m.x));
+  }
   if (!(xlo <= xhi)) xlo = 0, xhi = 1;
   if (!(ylo <= yhi)) ylo = s.log_y ? 1 : 0, yhi = s.log_y ? 10 : 1;
 
@@ -925,6 +932,14 @@ Figure make_lines(const LineSpec& s) {
 
   auto px = [&](double xv) { return plot_x + static_cast<float>(xs.frac(xv)) * plot_w; };
   auto py = [&](double yv) { return plot_y + plot_h - static_cast<float>(ys.frac(yv)) * plot_h; };
+  for (const auto& m : s.markers) {
+    if (m.x < xs.lo || m.x > xs.hi) continue;
+    const float mx = std::round(px(m.x)) + 0.5f;
+    put_line(f, mx, plot_y, mx, plot_y + plot_h, kMarkerColor, 1.2f, true);
+    if (!m.label.empty())
+      put_text(f, mx + 3, plot_y + 3 + kTickSize * kAscent, fit_label(m.label, kTickSize, 120), kTickSize, kMarkerColor,
+               Anchor::Start);
+  }
   std::vector<std::pair<float, float>> bad_points;
   for (const auto& ser : s.series) {
     const size_t m = ser.y.size();

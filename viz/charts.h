@@ -73,10 +73,16 @@ struct LineSeries {
   std::vector<float> x, y;
   Rgb color{31, 119, 180};
 };
+// A vertical dashed line across the plot at x (e.g. a curriculum change), its label at the top.
+struct LineMarker {
+  float x = 0;
+  std::string label;
+};
 struct LineSpec {
   std::string title, x_label, y_label;
   std::vector<LineSeries> series;
   bool log_y = false;
+  std::vector<LineMarker> markers;  // drawn under the series; their x widen the x range
 };
 Figure make_lines(const LineSpec& spec);
 

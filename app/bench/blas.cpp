@@ -13,6 +13,7 @@
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
+#include "app/cli/flags.h"
 #include "core/engine/engine.h"
 #include "core/models/factory.h"
 #include "core/platform/blas.h"
@@ -45,27 +46,6 @@ struct BenchBlasOptions {
   bool child = false;             // hidden
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double cpu_seconds() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::vector<std::string> split_words(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -95,7 +75,7 @@ int run_child(const BenchBlasOptions& o, std::ostream& out) {
       const double v = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (r >= 0) ms.push_back(v / static_cast<double>(nseg));
     }
-    j["step_ms_per_segment"] = median(ms);
+    j["step_ms_per_segment"] = bench::median(ms);
   }
   nlohmann::json configs = nlohmann::json::array();
   for (const auto& path : split_list(o.configs)) {
@@ -104,13 +84,13 @@ int run_child(const BenchBlasOptions& o, std::ostream& out) {
     t.train_step();  // warm-up
     std::vector<double> wall, cpu;
     for (int64_t s = 0; s < o.steps; ++s) {
-      const double c0 = cpu_seconds();
+      const double c0 = bench::process_cpu_ms();
       const auto t0 = std::chrono::steady_clock::now();
       t.train_step();
       wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      cpu.push_back(1000.0 * (cpu_seconds() - c0));
+      cpu.push_back(bench::process_cpu_ms() - c0);
     }
-    configs.push_back({{"config", path}, {"train_ms", median(wall)}, {"train_cpu_ms", median(cpu)}});
+    configs.push_back({{"config", path}, {"train_ms", bench::median(wall)}, {"train_cpu_ms", bench::median(cpu)}});
   }
   j["configs"] = configs;
   out << j.dump() << "\n";

@@ -118,14 +118,6 @@ std::vector<SegmentInput> make_rollout(int64_t batch, int64_t horizon, int64_t l
   return steps;
 }
 
-// CPU time (user + system, all threads) of this process so far.
-double cpu_seconds() {
-  rusage ru{};
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
 // The child: trains with one strategy and prints one JSON line on stdout.
 int run_child(const BenchStrategiesOptions& o, std::ostream& out) {
   if (o.threads > 0) torch::set_num_threads(static_cast<int>(o.threads));
@@ -148,14 +140,14 @@ int run_child(const BenchStrategiesOptions& o, std::ostream& out) {
   for (int64_t i = 0; i <= o.rollouts; ++i) {
     if (dev.is_cuda()) torch::cuda::synchronize();
     const auto t0 = std::chrono::steady_clock::now();
-    const double c0 = cpu_seconds();
+    const double c0 = (bench::process_cpu_ms() / 1000.0);
     opt.zero_grad();
     const RolloutResult r = run_rollout(*model, segs, model->initial_memory(o.batch), ro);
     const double norm = torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
     opt.step();
     if (dev.is_cuda()) torch::cuda::synchronize();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double c = cpu_seconds() - c0;
+    const double c = (bench::process_cpu_ms() / 1000.0) - c0;
     if (i == 0) {
       first_loss = r.loss;
       first_grad_norm = norm;

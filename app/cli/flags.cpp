@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/io/atomic_file.h"
+#include "core/io/json_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
 #include "core/train/checkpoint.h"
@@ -159,15 +160,11 @@ void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std:
 }
 
 TrainingConfig load_training_config(const std::string& path, const std::vector<std::string>& sets) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--config: file '" + path + "' cannot be opened; check the path");
-  std::stringstream ss;
-  ss << in.rdbuf();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError("--config: '" + path + "' is not valid JSON: " + e.what());
+    j = io::read_json_config(path);
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--config: ") + e.what());
   }
   return config_with_sets(j, sets, "--config: '" + path + "'");
 }

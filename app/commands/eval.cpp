@@ -65,20 +65,7 @@ int run_eval(const EvalOptions& c, std::ostream& out) {
   }
   const int64_t batches = c.batches == -2 ? cfg.train.eval_batches : c.batches;
   ScoreTotals s = evaluate_model(*model, *task, split, batches, cfg.train.batch, c.zero_memory);
-  EvalMetrics e;
-  e.step = file.step;
-  e.split = split;
-  e.zero_memory = c.zero_memory;
-  e.segments = task->segments();
-  e.extra = task->finish_metrics(s.extra);
-  e.loss = s.loss();
-  e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
-  e.perplexity = perplexity(s.loss_sum, s.loss_count);
-  e.tokens = s.loss_count;
-  e.accuracy = s.accuracy();
-  e.exact_match = s.exact_match();
-  e.examples = s.examples;
-  e.chars = s.chars;
+  const EvalMetrics e = eval_metrics(s, *task, file.step, split, c.zero_memory);
   if (c.json) {
     auto j = eval_record(e);
     j["checkpoint"] = c.checkpoint;

@@ -97,7 +97,16 @@ viz::LineSpec session_curve_spec(const RunLog& log, const std::string& name, int
       if (!s.x.empty()) spec.series.push_back(std::move(s));
     }
   }
+  // Curriculum changes of the main session: a dashed line where the segment count moved.
+  if (!spec.series.empty() && name != "segments")
+    for (const auto& m : log.curriculum_marks())
+      if (m.step >= lo && m.step <= hi)
+        spec.markers.push_back({static_cast<float>(m.step), curriculum_mark_label(m)});
   return spec;
+}
+
+std::string curriculum_mark_label(const RunLog::CurriculumMark& m) {
+  return std::to_string(m.from) + "\u2192" + std::to_string(m.to) + " segments";
 }
 
 std::vector<std::string> write_session_curve(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,

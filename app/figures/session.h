@@ -22,10 +22,14 @@ struct SessionCurveInfo {
 SessionCurveInfo session_curve_info(const std::string& name);
 
 // Line chart of curve `name` for training steps lo..hi: at most two points (min/max) per
-// column of the figure, NaN/Inf points kept (drawn as markers). With `compare`, that
+// column of the figure, NaN/Inf points kept (drawn as markers), a dashed vertical line at
+// every curriculum change of `log` (not on the "segments" curve itself). With `compare`, that
 // session's curves are added with "(B)" after their names. Empty series when no data.
 viz::LineSpec session_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
                                  const RunLog* compare = nullptr);
+
+// "3→4 segments": the label of a curriculum change on a chart (figures and the dashboard).
+std::string curriculum_mark_label(const RunLog::CurriculumMark& m);
 
 // Writes <dir>/<name>.png/.svg (the chart) and .csv (every point: series,step,value) in the
 // chosen formats; returns the paths, empty when the log has no such data. Throws

@@ -1,5 +1,6 @@
 #include "core/data/lm_tasks.h"
 
+#include "core/data/task_fields.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -8,55 +9,18 @@ namespace mnemo {
 
 namespace {
 
-uint64_t splitmix(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 uint64_t draw(uint64_t seed, Split s, int64_t index) {
-  return splitmix(splitmix(seed * 0x100000001B3ull + static_cast<uint64_t>(s) + 0x5EEDu) ^
+  return splitmix64(splitmix64(seed * 0x100000001B3ull + static_cast<uint64_t>(s) + 0x5EEDu) ^
                   (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
-}
-
-// Reads the integer fields of `j` (an object with "name") into `fields`; rejects unknown keys.
-void read_fields(const nlohmann::json& j, const std::string& kind, std::vector<std::pair<std::string, int64_t*>> fields,
-                 uint64_t& seed) {
-  if (!j.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(j.type_name()));
-  std::string known = "name, seed";
-  for (auto& f : fields) known += ", " + f.first;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const auto& v = it.value();
-    if (k == "name") continue;
-    if (k == "seed") {
-      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-        throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());
-      seed = v.get<uint64_t>();
-      continue;
-    }
-    auto f = std::find_if(fields.begin(), fields.end(), [&](const auto& p) { return p.first == k; });
-    if (f == fields.end())
-      throw ConfigError("config field 'task." + k + "' is unknown for task '" + kind + "'; known fields: " + known);
-    if (!v.is_number_integer()) throw ConfigError("config field 'task." + k + "' must be an integer, got " + v.dump());
-    *f->second = v.get<int64_t>();
-  }
-}
-
-void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
-  if (v < lo || v > hi)
-    throw ConfigError("config field 'task." + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
-                      std::to_string(lo) + ".." + std::to_string(hi));
 }
 
 // Seeded Fisher-Yates permutation of 0..n-1.
 std::vector<int64_t> shuffled(int64_t n, uint64_t seed) {
   std::vector<int64_t> p(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) p[static_cast<size_t>(i)] = i;
-  uint64_t s = splitmix(seed ^ 0xA5A5A5A5u);
+  uint64_t s = splitmix64(seed ^ 0xA5A5A5A5u);
   for (int64_t i = n - 1; i > 0; --i) {
-    s = splitmix(s);
+    s = splitmix64(s);
     std::swap(p[static_cast<size_t>(i)], p[static_cast<size_t>(s % static_cast<uint64_t>(i + 1))]);
   }
   return p;
@@ -111,8 +75,8 @@ std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task) {
 // ---- mnist ----
 
 MnistTask::MnistTask(const nlohmann::json& cfg, const std::vector<MnistImage>* images) {
-  read_fields(cfg, "mnist", {{"segments", &segments_}}, seed_);
-  check_range("segments", segments_, 1, kMnistPixels);
+  read_task_fields(cfg, "mnist", {{"segments", &segments_}}, &seed_);
+  check_task_range("segments", segments_, 1, kMnistPixels);
   len_ = (kMnistPixels + segments_ - 1) / segments_;
   if ((segments_ - 1) * len_ >= kMnistPixels)
     throw ConfigError("config field 'task.segments' = " + std::to_string(segments_) +
@@ -158,13 +122,13 @@ TaskBatch MnistTask::batch(Split s, const std::vector<int64_t>& indices, torch::
 // ---- moby dick ----
 
 MobyDickTask::MobyDickTask(const nlohmann::json& cfg, const std::vector<MobyDickChapter>* chapters) {
-  read_fields(cfg, "moby-dick",
+  read_task_fields(cfg, "moby-dick",
               {{"length", &length_}, {"segments", &segments_}, {"valid_size", &valid_size_}, {"test_size", &test_size_}},
-              seed_);
-  check_range("length", length_, 2, 65536);
-  check_range("segments", segments_, 1, length_);
-  check_range("valid_size", valid_size_, 0, int64_t{1} << 40);
-  check_range("test_size", test_size_, 0, int64_t{1} << 40);
+              &seed_);
+  check_task_range("length", length_, 2, 65536);
+  check_task_range("segments", segments_, 1, length_);
+  check_task_range("valid_size", valid_size_, 0, int64_t{1} << 40);
+  check_task_range("test_size", test_size_, 0, int64_t{1} << 40);
   if (length_ % segments_ != 0)
     throw ConfigError("config field 'task.length' = " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
                       std::to_string(segments_));

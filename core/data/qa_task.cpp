@@ -1,6 +1,7 @@
 #include "core/data/qa_task.h"
 
 #include "core/data/qa_metrics.h"
+#include "core/data/task_fields.h"
 #include "core/data/tokenizer.h"
 #include "core/models/mtn.h"
 
@@ -49,36 +50,8 @@ size_t max_len(const std::vector<std::string>& v) {
 
 }  // namespace
 
-// splitmix64: a tiny, fully specified generator (same numbers on every platform).
-struct QaRng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in 0..n-1 (rejection sampling, no modulo bias).
-  int64_t below(int64_t n) {
-    const uint64_t un = static_cast<uint64_t>(n);
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % un;
-    uint64_t x;
-    do x = next();
-    while (x >= limit);
-    return static_cast<int64_t>(x % un);
-  }
-  template <class T>
-  void shuffle(std::vector<T>& v) {
-    for (int64_t i = static_cast<int64_t>(v.size()) - 1; i > 0; --i) std::swap(v[i], v[below(i + 1)]);
-  }
-  // k distinct indices of 0..n-1, in random order.
-  std::vector<int64_t> pick(int64_t n, int64_t k) {
-    std::vector<int64_t> all(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) all[i] = i;
-    shuffle(all);
-    all.resize(static_cast<size_t>(k));
-    return all;
-  }
+struct QaRng : SplitMix64 {
+  using SplitMix64::SplitMix64;
 };
 
 namespace {

@@ -1,5 +1,6 @@
 #include "core/data/recall_tasks.h"
 
+#include "core/data/task_fields.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -8,26 +9,11 @@ namespace mnemo {
 
 namespace {
 
-uint64_t mix(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// SplitMix64 stream (the same output on every platform, unlike std:: distributions).
-struct Stream {
-  uint64_t s;
-  explicit Stream(uint64_t seed) : s(seed) {}
-  uint64_t next() { return mix(s += 0x9E3779B97F4A7C15ull); }
-  int64_t uniform(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+// The recall tasks' stream: next() = splitmix64(state after the increment), i.e. SplitMix64
+// started one increment later (kept so that the zoo's test episodes stay the same).
+struct Stream : SplitMix64 {
+  explicit Stream(uint64_t seed) : SplitMix64(seed + 0x9E3779B97F4A7C15ull) {}
 };
-
-void check_range(const std::string& field, int64_t v, int64_t lo, int64_t hi) {
-  if (v < lo || v > hi)
-    throw ConfigError("config field 'task." + field + "' = " + std::to_string(v) + " is out of range " +
-                      std::to_string(lo) + ".." + std::to_string(hi));
-}
 
 }  // namespace
 
@@ -48,47 +34,30 @@ RecallTask::RecallTask(const nlohmann::json& cfg) {
   kind_ = cfg.at("name").get<std::string>();
   const bool copy = kind_ == "copy-recall";
   if (!copy) symbols_ = 26;
-  const char* known = copy ? "name, segments, source_len, symbols, train_size, valid_size, test_size, seed"
-                           : "name, segments, pairs, symbols, train_size, valid_size, test_size, seed";
-  for (auto it = cfg.begin(); it != cfg.end(); ++it) {
-    const std::string& key = it.key();
-    const auto& v = it.value();
-    if (key == "name") continue;
-    if (key == "seed") {
-      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-        throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());
-      seed_ = v.get<uint64_t>();
-      continue;
-    }
-    int64_t* dst = nullptr;
-    if (key == "segments") dst = &segments_;
-    else if (key == "symbols") dst = &symbols_;
-    else if (key == "source_len" && copy) dst = &source_len_;
-    else if (key == "pairs" && !copy) dst = &pairs_;
-    else if (key == "train_size") dst = &sizes_[0];
-    else if (key == "valid_size") dst = &sizes_[1];
-    else if (key == "test_size") dst = &sizes_[2];
-    if (!dst)
-      throw ConfigError("config field 'task." + key + "' is unknown for task '" + kind_ + "'; known fields: " + known);
-    if (!v.is_number_integer()) throw ConfigError("config field 'task." + key + "' must be an integer, got " + v.dump());
-    *dst = v.get<int64_t>();
-  }
-  check_range("segments", segments_, 3, 4096);
+  std::vector<std::pair<std::string, int64_t*>> fields = {{"segments", &segments_}};
+  if (copy) fields.emplace_back("source_len", &source_len_);
+  else fields.emplace_back("pairs", &pairs_);
+  fields.insert(fields.end(), {{"symbols", &symbols_},
+                               {"train_size", &sizes_[0]},
+                               {"valid_size", &sizes_[1]},
+                               {"test_size", &sizes_[2]}});
+  read_task_fields(cfg, kind_, fields, &seed_);
+  check_task_range("segments", segments_, 3, 4096);
   if (copy) {
-    check_range("source_len", source_len_, 1, 1024);
-    check_range("symbols", symbols_, 2, 26);
+    check_task_range("source_len", source_len_, 1, 1024);
+    check_task_range("symbols", symbols_, 2, 26);
     len_ = source_len_ + 1;
   } else {
-    check_range("pairs", pairs_, 1, 26);
+    check_task_range("pairs", pairs_, 1, 26);
     if (symbols_ < pairs_)
       throw ConfigError("config field 'task.symbols' = " + std::to_string(symbols_) + " gives fewer keys than 'task.pairs' = " +
                         std::to_string(pairs_) + "; raise symbols to at least " + std::to_string(pairs_));
-    check_range("symbols", symbols_, pairs_, 26);
+    check_task_range("symbols", symbols_, pairs_, 26);
     len_ = 2 * pairs_ + 1;
   }
-  check_range("train_size", sizes_[0], 1, int64_t{1} << 40);
-  check_range("valid_size", sizes_[1], 1, int64_t{1} << 40);
-  check_range("test_size", sizes_[2], 1, int64_t{1} << 40);
+  check_task_range("train_size", sizes_[0], 1, int64_t{1} << 40);
+  check_task_range("valid_size", sizes_[1], 1, int64_t{1} << 40);
+  check_task_range("test_size", sizes_[2], 1, int64_t{1} << 40);
 }
 
 nlohmann::json RecallTask::to_json() const {
@@ -107,10 +76,10 @@ double RecallTask::chance() const { return kind_ == "copy-recall" ? 1.0 / static
 TaskExample RecallTask::example(Split s, int64_t index) const {
   const int64_t n = split_size(s);
   index = ((index % n) + n) % n;
-  const uint64_t base = mix(mix(seed_ * 0x100000001B3ull + static_cast<uint64_t>(s) * 0x9E3779B1ull + 0xC0FFEEu) ^
+  const uint64_t base = splitmix64(splitmix64(seed_ * 0x100000001B3ull + static_cast<uint64_t>(s) * 0x9E3779B1ull + 0xC0FFEEu) ^
                             (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
   Stream facts(base);                 // information and question: independent of the segment count
-  Stream noise(mix(base ^ 0x5A5A5A5Aull));  // distractors
+  Stream noise(splitmix64(base ^ 0x5A5A5A5Aull));  // distractors
   std::string info, question;
   std::vector<uint8_t> question_scored;
   if (kind_ == "copy-recall") {

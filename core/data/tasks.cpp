@@ -3,6 +3,7 @@
 #include "core/data/lm_tasks.h"
 #include "core/data/qa_task.h"
 #include "core/data/recall_tasks.h"
+#include "core/data/task_fields.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -13,34 +14,13 @@ namespace mnemo {
 
 namespace {
 
-// SplitMix64: a tiny generator whose output is the same on every platform (std::
-// distributions are not), so "exact strings for a fixed seed" holds everywhere.
-struct Rng {
-  uint64_t s;
-  explicit Rng(uint64_t seed) : s(seed) {}
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in lo..hi (inclusive); the modulo bias is below 2^-40 for the ranges used here.
-  int64_t uniform(int64_t lo, int64_t hi) {
-    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
-  }
-};
+using Rng = SplitMix64;
 
 uint64_t example_seed(uint64_t seed, Split s, int64_t index) {
   Rng r(seed * 0x100000001B3ull + static_cast<uint64_t>(s) * 0x9E3779B1ull + 0x51ED27u);
   uint64_t a = r.next();
   Rng q(a ^ (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
   return q.next();
-}
-
-void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
-  if (v < lo || v > hi)
-    throw ConfigError("config field 'task." + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
-                      std::to_string(lo) + ".." + std::to_string(hi));
 }
 
 std::string signed_term(int64_t v, const char* suffix) {
@@ -89,17 +69,17 @@ void TaskConfig::validate() const {
   const auto& k = known_tasks();
   if (std::find(k.begin(), k.end(), name) == k.end())
     throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: copy, reverse, assoc, quadratic");
-  check_range("source_len", source_len, 1, 4096);
-  check_range("symbols", symbols, 2, 26);
-  check_range("pairs", pairs, 1, 26);
+  check_task_range("source_len", source_len, 1, 4096);
+  check_task_range("symbols", symbols, 2, 26);
+  check_task_range("pairs", pairs, 1, 26);
   if (name == "assoc" && pairs > symbols)
     throw ConfigError("config field 'task.pairs' = " + std::to_string(pairs) + " needs as many distinct keys: raise " +
                       "'task.symbols' (= " + std::to_string(symbols) + ") to at least " + std::to_string(pairs));
-  check_range("segments", segments, 1, 4096);
-  check_range("step_width", step_width, 28, 256);
-  check_range("train_size", train_size, 1, int64_t{1} << 40);
-  check_range("valid_size", valid_size, 1, int64_t{1} << 40);
-  check_range("test_size", test_size, 1, int64_t{1} << 40);
+  check_task_range("segments", segments, 1, 4096);
+  check_task_range("step_width", step_width, 28, 256);
+  check_task_range("train_size", train_size, 1, int64_t{1} << 40);
+  check_task_range("valid_size", valid_size, 1, int64_t{1} << 40);
+  check_task_range("test_size", test_size, 1, int64_t{1} << 40);
 }
 
 nlohmann::json TaskConfig::to_json() const {
@@ -112,32 +92,20 @@ nlohmann::json TaskConfig::to_json() const {
 TaskConfig TaskConfig::from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(j.type_name()));
   TaskConfig c;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const auto& v = it.value();
-    auto need_int = [&](int64_t& dst) {
-      if (!v.is_number_integer()) throw ConfigError("config field 'task." + k + "' must be an integer, got " + v.dump());
-      dst = v.get<int64_t>();
-    };
-    if (k == "name") {
-      if (!v.is_string()) throw ConfigError("config field 'task.name' must be a string, got " + v.dump());
-      c.name = v.get<std::string>();
-    } else if (k == "seed") {
-      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-        throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());
-      c.seed = v.get<uint64_t>();
-    } else if (k == "source_len") need_int(c.source_len);
-    else if (k == "symbols") need_int(c.symbols);
-    else if (k == "pairs") need_int(c.pairs);
-    else if (k == "segments") need_int(c.segments);
-    else if (k == "step_width") need_int(c.step_width);
-    else if (k == "train_size") need_int(c.train_size);
-    else if (k == "valid_size") need_int(c.valid_size);
-    else if (k == "test_size") need_int(c.test_size);
-    else
-      throw ConfigError("config field 'task." + k + "' is unknown; known fields: name, source_len, symbols, pairs, "
-                        "segments, step_width, train_size, valid_size, test_size, seed");
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) throw ConfigError("config field 'task.name' must be a string, got " + j["name"].dump());
+    c.name = j["name"].get<std::string>();
   }
+  read_task_fields(j, c.name,
+                   {{"source_len", &c.source_len},
+                    {"symbols", &c.symbols},
+                    {"pairs", &c.pairs},
+                    {"segments", &c.segments},
+                    {"step_width", &c.step_width},
+                    {"train_size", &c.train_size},
+                    {"valid_size", &c.valid_size},
+                    {"test_size", &c.test_size}},
+                   &c.seed);
   c.validate();
   return c;
 }

@@ -59,6 +59,11 @@ SegmentInput Engine::input_for(int64_t i) const {
     in.targets.select(1, last).copy_(in.next_tokens.select(1, 0));
     in.target_valid.select(1, last).copy_(in.valid.select(1, last) & in.next_valid.select(1, 0));
   }
+  // A token classifier (MTN answer tagging) gets no labels from a plain document: no loss.
+  if (!model_->predicts_tokens()) {
+    in.targets = torch::Tensor();
+    in.target_valid = torch::Tensor();
+  }
   return in;
 }
 

@@ -1,5 +1,7 @@
 #include "core/models/config.h"
 
+#include "core/io/json_file.h"
+
 #include "kernels/limits.h"
 
 #include <cstdio>
@@ -118,16 +120,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
 }
 
 ModelConfig ModelConfig::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("config file '" + path + "' cannot be opened; check the path");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = io::read_json_config(path);
   try {
     if (j.is_object() && j.contains("model") && j["model"].is_object()) return from_json(j["model"]);
     return from_json(j);

@@ -50,6 +50,10 @@ class MemoryModelImpl : public torch::nn::Module {
   virtual std::string kind() const = 0;
   virtual MemoryState initial_memory(int64_t batch) = 0;
   virtual SegmentOutput step(const SegmentInput& in, const MemoryState& mem, Tracer* tracer) = 0;
+  // Whether `targets` are token ids (language modelling: a plain document supplies them as
+  // the next token). False for a token classifier (MTN answer tagging, targets 0/1), whose
+  // labels only its task can give: the Engine then steps a document with no targets (no loss).
+  virtual bool predicts_tokens() const { return true; }
   // Device of the parameters.
   torch::Device device() const;
 };

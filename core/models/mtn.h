@@ -107,6 +107,7 @@ class MtnImpl : public MemoryModelImpl {
   MtnVariant variant() const { return variant_; }
   const ModelConfig& config() const { return cfg_; }
   const MtnTask& task() const { return task_; }
+  bool predicts_tokens() const override { return task_.kind == MtnTask::Kind::kLanguageModel; }
   // Throws std::invalid_argument for non-positive class weights.
   void set_task(const MtnTask& task);
 

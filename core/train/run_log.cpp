@@ -176,6 +176,20 @@ int64_t RunLog::last_step() const {
   return s;
 }
 
+std::vector<RunLog::CurriculumMark> RunLog::curriculum_marks() const {
+  std::vector<CurriculumMark> out;
+  for (const auto& r : curricula) {
+    CurriculumMark m;
+    m.step = step_of(r);
+    m.from = r.value("from", int64_t{0});
+    m.to = r.value("to", int64_t{0});
+    m.reason = r.value("reason", std::string());
+    out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const CurriculumMark& a, const CurriculumMark& b) { return a.step < b.step; });
+  return out;
+}
+
 std::vector<Curve> RunLog::curves(const std::string& name) const {
   std::vector<Curve> out;
   auto split_is = [](const char* s, bool zero_memory) {

@@ -1,5 +1,5 @@
 // A training session's metrics.log read back as curves (docs/formats.md#sessions; written by
-// `mnemoscope train`, app/cmd_train.cpp). Record types:
+// `mnemoscope train`, app/commands/train.cpp). Record types:
 //   {"type":"step",  "step", "loss", "accuracy", "lr", "grad_norm", "tokens_per_s", "seconds",
 //                    "peak_rss_mib", ["non_finite": true]}
 //   {"type":"eval",  "step", "split", "loss", "accuracy", "exact_match", ...["final": true]}
@@ -48,6 +48,12 @@ struct RunLog {
   std::vector<Curve> curves(const std::string& name) const;
   static const std::vector<std::string>& curve_names();
   int64_t last_step() const;  // highest step of any record (-1 when none)
+  // The curriculum's changes in step order (what charts mark with a vertical line).
+  struct CurriculumMark {
+    int64_t step = 0, from = 0, to = 0;
+    std::string reason;
+  };
+  std::vector<CurriculumMark> curriculum_marks() const;
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);

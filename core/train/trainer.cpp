@@ -1,5 +1,7 @@
 #include "core/train/trainer.h"
 
+#include "core/io/json_file.h"
+
 #include "core/train/lm_metrics.h"
 
 #include "core/models/factory.h"
@@ -288,16 +290,7 @@ TrainingConfig TrainingConfig::from_json(const nlohmann::json& j) {
 }
 
 TrainingConfig TrainingConfig::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError("config file '" + path + "' cannot be opened; check the path");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(ss.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError("config file '" + path + "' is not valid JSON: " + e.what());
-  }
+  const nlohmann::json j = io::read_json_config(path);
   try {
     return from_json(j);
   } catch (const ConfigError& e) {
@@ -496,11 +489,15 @@ std::optional<CurriculumChange> Trainer::advance_curriculum(const EvalMetrics* v
 EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
   const int64_t batches = opt.batches == -2 ? cfg_.train.eval_batches : opt.batches;
   ScoreTotals s = evaluate_model(*model_, *task_, split, batches, cfg_.train.batch, opt.zero_memory);
+  return eval_metrics(s, *task_, step_, split, opt.zero_memory);
+}
+
+EvalMetrics eval_metrics(const ScoreTotals& s, const TaskSource& task, int64_t step, Split split, bool zero_memory) {
   EvalMetrics e;
-  e.step = step_;
+  e.step = step;
   e.split = split;
-  e.zero_memory = opt.zero_memory;
-  e.segments = task_->segments();
+  e.zero_memory = zero_memory;
+  e.segments = task.segments();
   e.loss = s.loss();
   e.bits_per_token = bits_per_token(s.loss_sum, s.loss_count);
   e.perplexity = perplexity(s.loss_sum, s.loss_count);
@@ -509,7 +506,7 @@ EvalMetrics Trainer::evaluate(Split split, const EvalOptions& opt) {
   e.exact_match = s.exact_match();
   e.examples = s.examples;
   e.chars = s.chars;
-  e.extra = task_->finish_metrics(s.extra);
+  e.extra = task.finish_metrics(s.extra);
   return e;
 }
 

@@ -211,6 +211,10 @@ class Trainer {
 ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
                            bool zero_memory = false);
 
+// The evaluation record of `s` (task metrics finished by `task`), as the trainer logs it and
+// `mnemoscope eval` prints it.
+EvalMetrics eval_metrics(const ScoreTotals& s, const TaskSource& task, int64_t step, Split split, bool zero_memory);
+
 // The training config with task.segments set to `segments` (what a curriculum trains on).
 nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments);
 

@@ -160,6 +160,15 @@ TEST_CASE("curriculum: the count survives a checkpoint; --resume continues it; r
   // The step function: 2 until step 3, then 3 until step 6, then 4.
   CHECK(seg[0].x == std::vector<double>{0, 3, 3, 6, 6, 9});
   CHECK(seg[0].y == std::vector<double>{2, 2, 3, 3, 4, 4});
+  // The same changes as chart markers.
+  const auto marks = log.curriculum_marks();
+  REQUIRE(marks.size() == 2);
+  CHECK(marks[0].step == 3);
+  CHECK(marks[0].from == 2);
+  CHECK(marks[0].to == 3);
+  CHECK(marks[1].step == 6);
+  CHECK(marks[1].to == 4);
+  CHECK(marks[1].reason == "every 3 steps");
   // Final test evaluations ran at 4 segments, with and without memory.
   int finals = 0;
   for (const auto& e : log.evals)
@@ -491,14 +500,9 @@ TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS 
   if (!test::path_exists(ref + "/libblas.so.3"))
     MNEMO_SKIP("the reference BLAS (Debian package libblas3) is not installed; cannot load it to check the warning");
   // Loading the reference BLAS first: the probe must see it, and info must warn with the fix.
-  const std::string cmd = "LD_LIBRARY_PATH=" + ref + " " + std::string(MNEMO_BINARY) + " info --threads 1 2>&1";
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  CHECK(::pclose(p) == 0);
+  const auto r = test::run_shell("LD_LIBRARY_PATH=" + ref + " " + std::string(MNEMO_BINARY) + " info --threads 1");
+  CHECK(r.code == 0);
+  const std::string& out = r.output;
   INFO(out);
   CHECK(out.find("BLAS: reference BLAS (Netlib)") != std::string::npos);
   CHECK(out.find("warning: the reference BLAS is slow") != std::string::npos);

@@ -66,23 +66,7 @@ MemoryState read_chunks(MtnImpl& m, int64_t n, int64_t len, uint64_t seed) {
   return mem;
 }
 
-struct Run {
-  int code = -1;
-  std::string output;
-};
-
-Run run_cli(const std::string& args) {
-  const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+using test::run_cli;
 
 
 }  // namespace
@@ -619,7 +603,7 @@ TEST_CASE("cli: step --model mtn / mtn-naive / no-memory writes mtn traces and f
   const std::string dir = test::temp_dir("mtn-cli");
   const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
   const std::string tiny = " --dim 16 --heads 2 --segment-len 16";
-  Run r = run_cli("step --model mtn --slots 8 --doc " + doc + " --out " + dir + "/mtn --from 0 --to 3" + tiny);
+  auto r = run_cli("step --model mtn --slots 8 --doc " + doc + " --out " + dir + "/mtn --from 0 --to 3" + tiny);
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("warning") == std::string::npos);
@@ -640,7 +624,7 @@ TEST_CASE("cli: step --model mtn / mtn-naive / no-memory writes mtn traces and f
   }
   for (const char* kind : {"mtn-naive", "no-memory"}) {
     CAPTURE(kind);
-    Run k = run_cli(std::string("step --model ") + kind + " --slots 8 --doc " + doc + " --out " + dir + "/" + kind +
+    auto k = run_cli(std::string("step --model ") + kind + " --slots 8 --doc " + doc + " --out " + dir + "/" + kind +
                     " --to 1 --format png,csv" + tiny);
     CAPTURE(k.output);
     CHECK(k.code == 0);
@@ -658,7 +642,7 @@ TEST_CASE("cli: mtn-qa trains the three models briefly and writes curves, result
              "task": {"chunk_len": 48, "doc_chunks": 2, "facts": 2, "candidates": 2},
              "train": {"steps": 2, "batch": 2, "eval_every": 1, "eval_batches": 1}})";
   }
-  Run r = run_cli("mtn-qa --config " + dir + "/qa.json --out " + dir + "/out --threads 1");
+  auto r = run_cli("mtn-qa --config " + dir + "/qa.json --out " + dir + "/out --threads 1");
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   // Each model is a normal training session (the preset runs `train` per model).
@@ -676,7 +660,7 @@ TEST_CASE("cli: mtn-qa trains the three models briefly and writes curves, result
     std::ofstream f(dir + "/bad.json");
     f << R"({"model": {"model": "mtn", "segment_len": 48, "dim": 16, "heads": 2}, "task": {"facts": 0}})";
   }
-  Run b = run_cli("mtn-qa --config " + dir + "/bad.json --out " + dir + "/bad");
+  auto b = run_cli("mtn-qa --config " + dir + "/bad.json --out " + dir + "/bad");
   CHECK(b.code == 2);
   CHECK(b.output.find("'facts'") != std::string::npos);
   CHECK_FALSE(test::file_exists(dir + "/bad"));

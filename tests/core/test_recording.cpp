@@ -6,6 +6,7 @@
 #include "core/models/factory.h"
 #include "core/train/recorder.h"
 #include "core/train/run_log.h"
+#include "core/trace/keys.h"
 #include "core/train/trainer.h"
 #include "tests/support/helpers.h"
 
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -128,6 +130,33 @@ TEST_CASE("recording: a probe recording reads back into the engine's snapshots, 
       CHECK(sum["forget_norm"]["min"].get<double>() <= sum["forget_norm"]["p50"].get<double>());
       CHECK(sum["forget_norm"]["p50"].get<double>() <= sum["forget_norm"]["max"].get<double>());
     }
+  }
+}
+
+TEST_CASE("recording: an MTN trained on QA (answer tagging) records its probe: answer probabilities, no loss") {
+  // A plain document has no answer labels: the engine steps it with no targets, so the probe
+  // of a QA run records P(answer) per token instead of failing on next-token ids.
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "mtn", "slots": 4, "segment_len": 48, "dim": 16, "heads": 2, "ff": 32, "n1_layers": 1, "n2_layers": 1},
+    "task": {"name": "qa", "chunk_len": 48, "doc_chunks": 2, "facts": 1, "candidates": 2, "train_size": 32,
+             "valid_size": 8, "test_size": 8},
+    "train": {"steps": 2, "batch": 4, "eval_batches": 1, "record_every": 1}})");
+  Trainer trainer(TrainingConfig::from_json(j));
+  CHECK_FALSE(trainer.model()->predicts_tokens());
+  Document probe = probe_document(trainer.task(), 8);
+  ProbeRecording rec = record_probe(trainer.model(), probe, trainer.task().segment_len(), 1);
+  const auto meta = nlohmann::json::parse(rec.metadata.at("probe"));
+  const int64_t segs = meta.at("segments").get<int64_t>();
+  REQUIRE(segs >= 2);
+  for (int64_t i = 0; i < segs; ++i) {
+    CAPTURE(i);
+    CHECK(meta.at("loss")[static_cast<size_t>(i)].is_null());
+    const std::string key = "s" + std::to_string(i) + "/" + keys::kQaAnswerProb;
+    auto it = std::find_if(rec.tensors.begin(), rec.tensors.end(), [&](const auto& kv) { return kv.first == key; });
+    REQUIRE(it != rec.tensors.end());
+    const auto p = it->second;
+    CHECK(p.min().item<float>() >= 0.f);
+    CHECK(p.max().item<float>() <= 1.f);
   }
 }
 

@@ -420,16 +420,9 @@ TEST_CASE("sessions/memformer-*.json: the paper's MNIST setting, its ablations a
 
 TEST_CASE("bench training-strategies: one child process per strategy, equal gradients, exit 2 on bad flags") {
   auto sh = [](const std::string& args, int* code) {
-    const std::string cmd = std::string(MNEMO_BINARY) + " bench training-strategies " + args + " 2>&1";
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int st = ::pclose(p);
-    *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return out;
+    const auto r = test::run_cli("bench training-strategies " + args);
+    *code = r.code;
+    return r.output;
   };
   const std::string dir = test::temp_dir("bench-strategies");
   const std::string cfg = dir + "/tiny.json";

@@ -1,4 +1,4 @@
-// Dashboard curves (viz/ui/curves.h): at most two points per pixel column whatever the
+// Dashboard curves (app/gui/panels/widgets/curves.h): at most two points per pixel column whatever the
 // series length, NaN/Inf kept as markers at their step, and the widget drawing a
 // million-point series, an empty one and a single point with hover, pan and zoom.
 #ifdef MNEMO_WITH_GUI

@@ -1,7 +1,7 @@
 // The desktop app without a window: an ImGui context with no renderer backend (fonts built,
 // io.DisplaySize set) draws every panel, the gallery and the dialogs for 100 frames on
 // synthetic traces of several sizes; textures go through NullTextureApi (allocates nothing).
-// IM_ASSERT is active (viz/ui/imgui_user_config.h) and routed to a handler that fails the test.
+// IM_ASSERT is active (app/gui/panels/widgets/imgui_user_config.h) and routed to a handler that fails the test.
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
 #include "app/cli/cli.h"

@@ -1,4 +1,4 @@
-// Checks the screenshot that tests/gui_smoke.sh takes of the real program under Xvfb
+// Checks the screenshot that tests/gui/gui_smoke.sh takes of the real program under Xvfb
 // (ctest: gui_smoke_xvfb). Run alone it has nothing to check and says so.
 #include "tests/support/helpers.h"
 

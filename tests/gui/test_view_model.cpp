@@ -1,4 +1,4 @@
-// app/view_model: slot selection shared by every panel and slot-type thresholds that
+// app/gui/model/view_model: slot selection shared by every panel and slot-type thresholds that
 // re-classify at once — tested as plain C++ (no ImGui, no pixels).
 #include "app/gui/model/view_model.h"
 #include "core/trace/analysis.h"

@@ -556,18 +556,10 @@ TEST_CASE("cli: step with a hashed model config writes the hash figures and docu
   std::ofstream(cfg_path) << R"({"model": {"model": "memformer", "slots": 4, "segment_len": 16, "dim": 16, "heads": 2,
     "layers": 1, "dec_layers": 1, "linear": "hashed", "hash_bits": 4}})";
   const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
-  const std::string cmd = std::string(MNEMO_BINARY) + " step --doc " + doc + " --out " + dir + "/out --config " +
-                          cfg_path + " --from 0 --to 1 --format svg,csv 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string output;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) output.append(buf.data(), n);
-  const int st = ::pclose(p);
-  INFO(output);
-  REQUIRE(WIFEXITED(st));
-  CHECK(WEXITSTATUS(st) == 0);
+  const auto r = test::run_cli("step --doc " + doc + " --out " + dir + "/out --config " + cfg_path +
+                               " --from 0 --to 1 --format svg,csv");
+  INFO(r.output);
+  CHECK(r.code == 0);
   CHECK(test::file_exists(dir + "/out/step-0000/hash/stats.csv"));
   CHECK(test::file_exists(dir + "/out/step-0001/hash/entropy.svg"));
   CHECK(test::file_exists(dir + "/out/step-0001/hash/encoder.0.self_attn.q.loads.csv"));

@@ -59,15 +59,14 @@ inline std::string temp_dir(const std::string& tag) {
   return p ? std::string(p) : std::string();
 }
 
-#ifdef MNEMO_BINARY
-// Runs the built `mnemoscope` with `args` (stderr merged into output); code -1 when it could
-// not be started or did not exit normally.
+// Runs a shell command line (stderr merged into output); code -1 when it could not be
+// started or did not exit normally.
 struct CliRun {
   int code = -1;
   std::string output;
 };
-inline CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(MNEMO_BINARY) + " " + args + " 2>&1";
+inline CliRun run_shell(const std::string& command_line) {
+  const std::string cmd = command_line + " 2>&1";
   CliRun r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -78,6 +77,10 @@ inline CliRun run_cli(const std::string& args) {
   r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+#ifdef MNEMO_BINARY
+// Runs the built `mnemoscope` with `args`, as run_shell.
+inline CliRun run_cli(const std::string& args) { return run_shell(std::string(MNEMO_BINARY) + " " + args); }
 #endif
 
 inline bool path_exists(const std::string& p) {

@@ -587,6 +587,43 @@ TEST_CASE("viz: bars, lines and histogram") {
   CHECK(red_pixels(make_lines(ls)) > 20);
   ls.log_y = true;
   CHECK_NOTHROW(make_lines(ls));
+  ls.log_y = false;
+
+  // Markers: a dashed vertical line spanning the plot at the marker's x, its label at the top;
+  // a marker beyond the data widens the x range; a non-finite x is rejected by name.
+  auto marker_lines = [](const Figure& f) {
+    std::vector<Line> v;
+    for (const auto& p : f.prims)
+      if (const Line* l = std::get_if<Line>(&p))
+        if (l->dashed && l->x0 == l->x1 && l->y1 - l->y0 > 300) v.push_back(*l);
+    return v;
+  };
+  auto has_text = [](const Figure& f, const std::string& s) {
+    for (const auto& p : f.prims)
+      if (const Text* t = std::get_if<Text>(&p))
+        if (t->text == s) return true;
+    return false;
+  };
+  ls.series[0].y[2] = 1.5f;
+  CHECK(marker_lines(make_lines(ls)).empty());
+  ls.markers = {{2.f, "2\u21923 segments"}};
+  Figure mf = make_lines(ls);
+  auto ml = marker_lines(mf);
+  REQUIRE(ml.size() == 1);
+  CHECK(has_text(mf, "2\u21923 segments"));
+  // x = 2 of 0..4 lies in the middle of the plot: halfway between the two x = 0 / x = 4 ticks.
+  float x_lo = 1e9f, x_hi = -1e9f;
+  for (const auto& p : mf.prims)
+    if (const Line* l = std::get_if<Line>(&p))
+      if (!l->dashed && l->x0 == l->x1) x_lo = std::min(x_lo, l->x0), x_hi = std::max(x_hi, l->x0);
+  CHECK(ml[0].x0 == doctest::Approx((x_lo + x_hi) / 2).epsilon(0.01));
+  ls.markers = {{8.f, "later"}};
+  Figure wide = make_lines(ls);
+  REQUIRE(marker_lines(wide).size() == 1);
+  CHECK(marker_lines(wide)[0].x0 > ml[0].x0 + 100);
+  ls.markers = {{NAN, "bad"}};
+  CHECK(expect_invalid([&] { make_lines(ls); }).find("LineSpec.markers") != std::string::npos);
+  ls.markers.clear();
 
   HistogramSpec hs;
   hs.samples = {0.1f, 0.2f, 0.2f, 0.9f, NAN, 5.0f};

@@ -176,6 +176,12 @@ void DashboardPanel::draw(PanelContext& ctx) {
   const float w = std::max(80.f, (avail.x - gap * static_cast<float>(cols - 1)) / static_cast<float>(cols));
   const float h = std::max(110.f, std::min(320.f, (avail.y - ImGui::GetStyle().ItemSpacing.y * static_cast<float>(rows)) /
                                                       static_cast<float>(rows)));
+  // Curriculum changes of the followed session: a dashed line on every chart but "segments".
+  std::vector<ui::CurveMarker> marks;
+  if (const RunLog* log = model_.run_log())
+    for (const auto& m : log->curriculum_marks())
+      marks.push_back({static_cast<double>(m.step), curriculum_mark_label(m),
+                       curriculum_mark_label(m) + (m.reason.empty() ? "" : " (" + m.reason + ")")});
   ImGui::BeginChild("##charts", ImVec2(0, 0), false);
   for (size_t i = 0; i < names.size(); ++i) {
     std::vector<ui::CurveSeries> series;
@@ -196,7 +202,8 @@ void DashboardPanel::draw(PanelContext& ctx) {
     auto& view = views_[names[i]];
     if (names[i] == "perplexity") view.log_y = true;
     if (i % static_cast<size_t>(cols) != 0) ImGui::SameLine();
-    ui::draw_curves(names[i].c_str(), session_curve_info(names[i]).short_title, series, ImVec2(w, h), &view);
+    ui::draw_curves(names[i].c_str(), session_curve_info(names[i]).short_title, series, ImVec2(w, h), &view,
+                    names[i] == "segments" ? std::vector<ui::CurveMarker>{} : marks);
   }
   ImGui::EndChild();
 }

@@ -1,4 +1,4 @@
-// The desktop app's panels, one class per file in app/panels/ (docs/architecture.md#conventions). A panel draws
+// The desktop app's panels, one class per file in app/gui/panels/ (docs/architecture.md#conventions). A panel draws
 // its content into the current ImGui window (the shell owns Begin/End, so the gallery can
 // draw the same panels into child regions) from a PanelContext, and keeps only
 // presentation state of its own (textures, sort order, scroll); the selected slot and the

@@ -1,4 +1,4 @@
-// The IM_ASSERT handler of viz/ui/imgui_user_config.h.
+// The IM_ASSERT handler of app/gui/panels/widgets/imgui_user_config.h.
 #pragma once
 #include <functional>
 #include <string>

@@ -117,7 +117,8 @@ void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, 
   }
 }
 
-CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view) {
+CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view,
+                     const std::vector<CurveMarker>& markers) {
   CurveHit hit;
   ImGui::PushID(id);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -217,6 +218,16 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
       dl->AddText(ImVec2(x - ts.x * 0.5f, p1.y + 2), label, t.c_str());
     }
   }
+  // Markers (under the series).
+  const ImU32 marker_col = ImGui::GetColorU32(ImGuiCol_Text, 0.55f);
+  const CurveMarker* near_marker = nullptr;
+  for (const auto& m : markers) {
+    if (m.x < view->x0 || m.x > view->x1) continue;
+    const float x = std::round(p0.x + static_cast<float>((m.x - view->x0) / (view->x1 - view->x0)) * pw);
+    for (float y = p0.y; y < p1.y; y += 8) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 4, p1.y)), marker_col, 1.f);
+    dl->AddText(ImVec2(x + 3, p0.y + 1), marker_col, m.label.c_str());
+    if (hovered && std::abs(io.MousePos.x - x) <= 4) near_marker = &m;
+  }
   // Series.
   const float y0 = view->log_y ? std::pow(10.f, ylo) : ylo, y1 = view->log_y ? std::pow(10.f, yhi) : yhi;
   std::vector<ImVec2> pts, marks;
@@ -263,6 +274,8 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
       else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", series[k].name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(std::isfinite(y) ? series[k].color : kMarker), "%s", buf);
     }
+    if (near_marker) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(marker_col), "step %.0f: %s", near_marker->x,
+                                        near_marker->detail.empty() ? near_marker->label.c_str() : near_marker->detail.c_str());
     ImGui::TextDisabled("drag: pan  wheel: zoom  double-click: fit");
     ImGui::EndTooltip();
   }

@@ -20,6 +20,13 @@ struct CurveSeries {
   bool dashed = false;  // e.g. the second session of an overlay
 };
 
+// A vertical dashed line at data x (e.g. a curriculum change), with a short label at the top
+// and `detail` in the hover tooltip when the mouse is within a few pixels of it.
+struct CurveMarker {
+  double x = 0;
+  std::string label, detail;
+};
+
 // Pan/zoom state of one chart; keep it across frames.
 struct CurveView {
   bool follow = true;    // x range = all data (grows with a live run); panning turns it off
@@ -43,6 +50,7 @@ void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, 
 
 // Draws at the cursor, filling `size`, and advances the layout by `size`. `title` is drawn
 // above the plot; `y_label` in the tooltip. Call inside a window.
-CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view);
+CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view,
+                     const std::vector<CurveMarker>& markers = {});
 
 }  // namespace mnemo::app::ui

@@ -1,5 +1,5 @@
 // Textures for ImGui images, behind an interface so panels can be drawn with a real GPU
-// (app/gui/gl_textures.h) or with no renderer at all (NullTextureApi, for tests).
+// (app/gui/platform/gl_textures.h) or with no renderer at all (NullTextureApi, for tests).
 #pragma once
 #include <imgui.h>
 

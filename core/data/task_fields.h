@@ -1,0 +1,71 @@
+// What every synthetic task and data-set task shares: the SplitMix64 generator (the same
+// numbers on every platform, unlike std:: distributions, so "exact examples for a fixed seed"
+// holds everywhere) and the reading of a task's integer config fields with the project's
+// messages (docs/training.md, "Tasks").
+#pragma once
+#include "core/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mnemo {
+
+// The SplitMix64 finaliser: a bijective 64-bit mix.
+inline uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// The SplitMix64 stream: next() = splitmix64 of the running state.
+struct SplitMix64 {
+  uint64_t s;
+  explicit SplitMix64(uint64_t seed) : s(seed) {}
+  uint64_t next() {
+    const uint64_t z = splitmix64(s);
+    s += 0x9E3779B97F4A7C15ull;
+    return z;
+  }
+  // Uniform in lo..hi (inclusive) by modulo; the bias is below 2^-40 for the ranges tasks use.
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+  // Uniform in 0..n-1 by rejection (no modulo bias).
+  int64_t below(int64_t n) {
+    const uint64_t un = static_cast<uint64_t>(n);
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % un;
+    uint64_t x;
+    do x = next();
+    while (x >= limit);
+    return static_cast<int64_t>(x % un);
+  }
+  // Fisher-Yates with below().
+  template <class T>
+  void shuffle(std::vector<T>& v) {
+    for (int64_t i = static_cast<int64_t>(v.size()) - 1; i > 0; --i) std::swap(v[i], v[below(i + 1)]);
+  }
+  // k distinct indices of 0..n-1, in random order.
+  std::vector<int64_t> pick(int64_t n, int64_t k) {
+    std::vector<int64_t> all(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+    shuffle(all);
+    all.resize(static_cast<size_t>(k));
+    return all;
+  }
+};
+
+// Throws ConfigError "config field 'task.FIELD' = V is out of range LO..HI" unless lo <= v <= hi.
+void check_task_range(const std::string& field, int64_t v, int64_t lo, int64_t hi);
+
+// Reads a task config object: "name" is skipped (the caller read it), "seed" must be a
+// non-negative integer, every other key must be one of `fields` (integers) — otherwise a
+// ConfigError naming the field, the task `kind` and the known fields.
+void read_task_fields(const nlohmann::json& j, const std::string& kind,
+                      const std::vector<std::pair<std::string, int64_t*>>& fields, uint64_t* seed);
+
+}  // namespace mnemo
