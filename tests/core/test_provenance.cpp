@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <thread>
 
 using namespace mnemo;
 
@@ -313,6 +314,23 @@ TEST_CASE("provenance: real models through the engine's step observer are exact 
     }
     if (kind == "rmt") {
       for (int i = 0; i < slots; ++i) CHECK(pa->other[i] == doctest::Approx(0.0).epsilon(1e-5));
+    }
+  }
+}
+
+TEST_CASE("make_model: two threads building models at once get the seed's weights (side by side)") {
+  auto cfg = test::tiny_memformer();
+  const auto ref = named_weights(*make_model(cfg, 7));
+  for (int round = 0; round < 10; ++round) {
+    MemoryModel a, b;
+    std::thread ta([&] { a = make_model(cfg, 7); });
+    std::thread tb([&] { b = make_model(cfg, 7); });
+    ta.join();
+    tb.join();
+    for (const MemoryModel* m : {&a, &b}) {
+      const auto w = named_weights(**m);
+      REQUIRE(w.size() == ref.size());
+      for (size_t i = 0; i < w.size(); ++i) CHECK(torch::equal(w[i].second, ref[i].second));
     }
   }
 }
