@@ -84,7 +84,7 @@ TEST_CASE("cli: gui --session rejects model flags it would ignore, naming them")
   CHECK(r.output.find("--seed does not apply") != std::string::npos);
 }
 
-TEST_CASE("cli: --steps has distinct names; the old spelling still works with a deprecation note") {
+TEST_CASE("cli: --steps has distinct names - the old spelling still works with a deprecation note") {
   // gui: --segments (checked before the window: a bad value names the flag used).
   auto r = run_cli("gui --doc " + kSample + kTiny + " --segments -3 --quit");
   CHECK(r.code == 2);

@@ -120,7 +120,7 @@ TEST_CASE("side by side: two workers step in lockstep through one document") {
   CHECK_FALSE(lock.busy());
 }
 
-TEST_CASE("side by side: the shell draws both columns and A - B at every gallery size; export writes the figure") {
+TEST_CASE("side by side: the shell draws both columns and A - B at every gallery size - export writes the figure") {
   for (int g = 0; g < GalleryPanel::size_count(); ++g) {
     CAPTURE(GalleryPanel::size_name(g));
     int slots = 0, tokens = 0;

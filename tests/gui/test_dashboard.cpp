@@ -290,7 +290,7 @@ TEST_CASE("dashboard: the layout gives it the lower part and tiles the rest") {
 #endif
 
 #ifdef MNEMO_WITH_GUI
-TEST_CASE("gui --session --export: the export request carries the dashboard's curves with the maps; the title names the session") {
+TEST_CASE("gui --session --export: the export request carries the dashboard's curves with the maps - the title names the session") {
   const std::string dir = record_session("export-all", "rmt", 4);
   ui::NullTextureApi textures;
   test::NullImGui ui(1600.f, 900.f);

@@ -97,7 +97,7 @@ TEST_CASE("provenance in the worker: published per step, exact after a jump, MTN
   CHECK(t.latest()->provenance_note.find("no memory provenance") != std::string::npos);
 }
 
-TEST_CASE("provenance in the app: Document tint and the timeline's list draw at every gallery size; export writes them") {
+TEST_CASE("provenance in the app: Document tint and the timeline's list draw at every gallery size - export writes them") {
   for (int g = 0; g < GalleryPanel::size_count(); ++g) {
     CAPTURE(GalleryPanel::size_name(g));
     int slots = 0, tokens = 0;

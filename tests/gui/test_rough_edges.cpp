@@ -21,7 +21,7 @@ TEST_CASE("gui: the position counts segments as the Document panel and the CLI d
   CHECK(position_text(0, 1) == "segment 0 of 1 (0..0)");
 }
 
-TEST_CASE("gui: the Document panel escapes bytes that are not UTF-8 as \\xHH; a file that is not text gets a notice") {
+TEST_CASE("gui: the Document panel escapes bytes that are not UTF-8 as \\xHH - a file that is not text gets a notice") {
   const std::string bytes = std::string("caf\xC3\xA9 d\xE9j\xE0 ") + '\x01' + "\n";
   Document doc = make_document(bytes, "latin1.txt");
   CHECK(DocumentPanel::cell_text(doc, 0) == "c");

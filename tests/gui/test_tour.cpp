@@ -48,7 +48,7 @@ std::string error_of(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("tour files: a good tour parses; every field is checked and named with its stop") {
+TEST_CASE("tour files: a good tour parses - every field is checked and named with its stop") {
   Tour t = parse_tour(tour_text(), "t.json", kZoo);
   REQUIRE(t.stops.size() == 1);
   const TourStop& s = t.stops[0];
