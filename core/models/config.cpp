@@ -51,6 +51,8 @@ void ModelConfig::validate() const {
   check_range("n_cls", n_cls, 0, 1024);
   if (!(temperature > 0.0) || temperature > 100.0)
     throw ConfigError("config field 'temperature' = " + number_text(temperature) + " must be in (0, 100]");
+  if (memory_scale != "unit" && memory_scale != "sqrt_dim")
+    throw ConfigError("config field 'memory_scale' = '" + memory_scale + "' must be \"unit\" or \"sqrt_dim\"");
   check_range("cache_len", cache_len, -1, 65536);
   check_range("n1_layers", n1_layers, 0, 256);
   check_range("n2_layers", n2_layers, 1, 256);
@@ -64,7 +66,7 @@ void ModelConfig::validate() const {
 nlohmann::json ModelConfig::to_json() const {
   return {{"model", model}, {"slots", slots}, {"segment_len", segment_len}, {"dim", dim},
           {"heads", heads}, {"layers", layers}, {"dec_layers", dec_layers}, {"ff", ff},
-          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}, {"memory", memory}, {"cache_len", cache_len},
+          {"n_cls", n_cls}, {"temperature", temperature}, {"forgetting", forgetting}, {"memory", memory}, {"memory_scale", memory_scale}, {"cache_len", cache_len},
           {"n1_layers", n1_layers}, {"n2_layers", n2_layers}, {"linear", linear}, {"hash_bits", hash_bits},
           {"hash_temperature", hash_temperature}};
 }
@@ -85,6 +87,9 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
     } else if (k == "linear") {
       if (!v.is_string()) throw ConfigError("config field 'linear' must be a string, got " + v.dump());
       c.linear = v.get<std::string>();
+    } else if (k == "memory_scale") {
+      if (!v.is_string()) throw ConfigError("config field 'memory_scale' must be a string, got " + v.dump());
+      c.memory_scale = v.get<std::string>();
     } else if (k == "hash_temperature") {
       if (!v.is_number()) throw ConfigError("config field 'hash_temperature' must be a number, got " + v.dump());
       c.hash_temperature = v.get<double>();
@@ -111,7 +116,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
       c.memory = v.get<bool>();
     } else {
       throw ConfigError("config field '" + k + "' is unknown; known fields: model, slots, segment_len, dim, heads, "
-                        "layers, dec_layers, ff, n_cls, temperature, forgetting, memory, cache_len, n1_layers, n2_layers, "
+                        "layers, dec_layers, ff, n_cls, temperature, forgetting, memory, memory_scale, cache_len, n1_layers, n2_layers, "
                         "linear, hash_bits, hash_temperature");
     }
   }

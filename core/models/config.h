@@ -29,6 +29,10 @@ struct ModelConfig {
   bool forgetting = true;      // Memformer biased memory normalisation with v_bias
   bool memory = true;          // Memformer: false = the "w/o memory" ablation (no reading, no writer;
                                // each step sees only its own segment; the state passes through)
+  // Memformer: the scale at which the encoder and the writer see the unit-norm slots:
+  // "unit" (the paper as written) or "sqrt_dim" (sqrt(d)·m, the scale of the LayerNorm'd
+  // encoder outputs the writer mixes them with; docs/models.md#memformer "Memory scale").
+  std::string memory_scale = "unit";
   int64_t cache_len = -1;      // Transformer-XL + RMT: cache length (-1 = segment_len); trxl uses slots
   int64_t n1_layers = 2;       // MTN: separate layers for chunk and memory
   int64_t n2_layers = 4;       // MTN: joint layers

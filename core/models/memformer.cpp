@@ -167,8 +167,10 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
     if (in.offsets.defined()) tracer->put_if_wanted(keys::kInputOffsets, in.offsets);
     tracer->put_if_wanted(keys::kMemoryPrev, slots);
   }
+  // The slots as the encoder and the writer see them (the state itself stays unit-norm).
+  const auto seen = cfg_.memory_scale == "sqrt_dim" ? slots * std::sqrt(static_cast<double>(cfg_.dim)) : slots;
   torch::Tensor enc_valid;
-  auto enc = encode(in.tokens, in.valid, slots, &enc_valid, tracer);
+  auto enc = encode(in.tokens, in.valid, seen, &enc_valid, tracer);
   if (tracer) tracer->put_if_wanted(keys::kEncoderOut, enc);  // [B, L+C, d]: what the writer and decoder read
 
   const bool want_writer =
@@ -176,7 +178,7 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   torch::Tensor attn;
   SegmentOutput out;
   if (cfg_.memory) {
-    auto m_prime = writer->forward(slots, enc, enc_valid, want_writer ? &attn : nullptr);
+    auto m_prime = writer->forward(seen, enc, enc_valid, want_writer ? &attn : nullptr);
     out.memory.tensors["slots"] = forget(m_prime);
   } else {
     out.memory.tensors["slots"] = slots;  // "w/o memory": nothing is read or written

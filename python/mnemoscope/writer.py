@@ -39,7 +39,7 @@ _INT_FIELDS = {"slots": (1, 65536), "segment_len": (1, 65536), "dim": (1, 65536)
                "cache_len": (-1, 65536), "n1_layers": (0, 256), "n2_layers": (1, 256), "hash_bits": (1, 16)}
 _DEFAULTS = {"model": "memformer", "slots": 16, "segment_len": 32, "dim": 64, "heads": 4}
 _FIELDS = ("model, slots, segment_len, dim, heads, layers, dec_layers, ff, n_cls, temperature, forgetting, memory, "
-           "cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
+           "memory_scale, cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
 
 
 def validate_model_config(model):
@@ -49,7 +49,7 @@ def validate_model_config(model):
     if not isinstance(model, dict):
         raise ValueError("model config must be a JSON object, got %s" % type(model).__name__)
     for k, v in model.items():
-        if k in ("model", "linear"):
+        if k in ("model", "linear", "memory_scale"):
             if not isinstance(v, str):
                 raise ValueError("config field '%s' must be a string, got %s" % (k, json.dumps(v)))
         elif k in _INT_FIELDS:
@@ -73,6 +73,8 @@ def validate_model_config(model):
         raise ValueError("config field 'dim' = %d must be divisible by 'heads' = %d" % (m["dim"], m["heads"]))
     if "temperature" in m and not 0 < m["temperature"] <= 100:
         raise ValueError("config field 'temperature' = %s must be in (0, 100]" % m["temperature"])
+    if m.get("memory_scale", "unit") not in ("unit", "sqrt_dim"):
+        raise ValueError("config field 'memory_scale' = '%s' must be \"unit\" or \"sqrt_dim\"" % m["memory_scale"])
     if m.get("linear", "dense") not in ("dense", "hashed"):
         raise ValueError("config field 'linear' = '%s' must be \"dense\" or \"hashed\"" % m["linear"])
     if "hash_temperature" in m and not m["hash_temperature"] > 0:

@@ -408,7 +408,8 @@ class WriteThenRead(unittest.TestCase):
         for model, part in [({"model": "rmt", "slot": 4}, "config field 'slot' is unknown"),
                             ({"model": "lstm"}, "is not a known model"),
                             ({"model": "rmt", "dim": 10, "heads": 4}, "must be divisible by 'heads'"),
-                            ({"model": "rmt", "slots": "4"}, "must be an integer")]:
+                            ({"model": "rmt", "slots": "4"}, "must be an integer"),
+                            ({"model": "memformer", "memory_scale": "big"}, "'memory_scale' = 'big' must be")]:
             with self.assertRaises(ValueError) as cm:
                 ms.SessionWriter(self.dir + "-x", config={"model": model})
             self.assertIn(part, str(cm.exception))

@@ -196,6 +196,39 @@ TEST_CASE("memory reading happens in every encoder layer and the memory changes 
   CHECK(test::max_abs_diff(o1.logits, o2.logits) > 1e-6);
 }
 
+TEST_CASE("memory_scale sqrt_dim: the encoder and the writer see sqrt(d)-scaled slots; the state stays unit-norm") {
+  // A sqrt_dim model stepping unit slots m equals the same weights under "unit" stepping
+  // sqrt(d)·m: the scale applies exactly where the slots are read and written from.
+  torch::NoGradGuard g;
+  ModelConfig cs = test::tiny_memformer();
+  cs.memory_scale = "sqrt_dim";
+  auto a = tiny(4, cs);
+  auto b = tiny(5);
+  {
+    auto pa = a->named_parameters(), pb = b->named_parameters();
+    for (const auto& kv : pa) pb[kv.key()].copy_(kv.value());
+  }
+  auto in = random_input(8, 6);
+  auto mem = a->initial_memory(1);
+  MemoryState scaled;
+  scaled.tensors["slots"] = mem.at("slots") * std::sqrt(16.0);
+  Tracer ta(TraceSpec::of({keys::kWriterAttn})), tb(TraceSpec::of({keys::kWriterAttn}));
+  auto oa = a->step(in, mem, &ta);
+  auto ob = b->step(in, scaled, &tb);
+  CHECK(test::max_abs_diff(oa.logits, ob.logits) < 1e-5);
+  CHECK(test::max_abs_diff(oa.memory.at("slots"), ob.memory.at("slots")) < 1e-6);
+  CHECK(test::max_abs_diff(ta.trace().at(keys::kWriterAttn), tb.trace().at(keys::kWriterAttn)) < 1e-6);
+  CHECK(oa.memory.at("slots").norm(2, -1).sub(1).abs().max().item<float>() < 1e-5);  // BMN: unit norm
+  // And it is not the unit model on the same input.
+  auto ou = b->step(in, mem, nullptr);
+  CHECK(test::max_abs_diff(oa.logits, ou.logits) > 1e-4);
+  // The field: default "unit", round-trips, rejects other values by name.
+  CHECK(ModelConfig{}.memory_scale == "unit");
+  CHECK(ModelConfig::from_json(cs.to_json()).memory_scale == "sqrt_dim");
+  CHECK_THROWS_WITH_AS(ModelConfig::from_json(nlohmann::json{{"memory_scale", "big"}}),
+                       doctest::Contains("'memory_scale' = 'big' must be \"unit\" or \"sqrt_dim\""), ConfigError);
+}
+
 TEST_CASE("padding is masked: pad tokens get no writer weight and no loss") {
   torch::NoGradGuard g;
   auto m = tiny(8);
