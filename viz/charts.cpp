@@ -225,10 +225,16 @@ CategoryLabels layout_categories(const std::vector<std::string>& raw, float pitc
   }
   c.size = std::clamp(pitch / kLabelPitch, kMinLabelSize, kTickSize);
   int step = std::max(1, static_cast<int>(std::ceil(c.size * kLabelPitch / pitch - 1e-4)));
+  const int last = static_cast<int>(n) - 1;
   for (size_t i = 0; i < n; ++i) {
     bool show = static_cast<int>(i) % step == 0;
     if (keep >= 0 && static_cast<int>(i) != keep && std::abs(static_cast<int>(i) - keep) < step)
       show = false;
+    // The last label is always drawn (a thinned axis would otherwise drop the last token);
+    // its neighbours within a step make room for it.
+    if (horizontal_axis && static_cast<int>(i) != last && last - static_cast<int>(i) < step && static_cast<int>(i) != keep)
+      show = false;
+    if (horizontal_axis && static_cast<int>(i) == last && (keep < 0 || last - keep >= step)) show = true;
     if (static_cast<int>(i) == keep) show = true;
     if (show) c.text[i] = fit_label(raw[i], c.size, kMaxLabelWidth, static_cast<int>(i) == keep);
   }
@@ -967,7 +973,9 @@ Figure make_lines(const LineSpec& s) {
       if (good(i + 1))
         put_line(f, px(xv), py(ser.y[i]), px(xval(ser, i + 1)), py(ser.y[i + 1]), ser.color, 1.8f);
       bool prev_good = i > 0 && good(i - 1);
-      if (!prev_good && !good(i + 1))
+      // A lone point, or every point of a short series (a few probe recordings would
+      // otherwise read as a bare straight line), gets a marker.
+      if ((!prev_good && !good(i + 1)) || m <= kMarkPointsUpTo)
         put_rect(f, px(xv) - 2.5f, py(ser.y[i]) - 2.5f, 5, 5, ser.color);
     }
   }

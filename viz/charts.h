@@ -64,7 +64,10 @@ Figure make_bars(const BarSpec& spec);
 // Line chart with a legend right of the plot. x empty -> 0, 1, 2, ...; otherwise
 // x.size() == y.size(). Consecutive finite points are joined; a NaN/Inf point (or y <= 0
 // with log_y) breaks the line and is drawn as a red 'x' on the plot edge (top for +Inf,
-// bottom otherwise) at its x; such points add a "non-finite" legend entry.
+// bottom otherwise) at its x; such points add a "non-finite" legend entry. A series of at
+// most kMarkPointsUpTo points marks each point, so a short curve is not read as a line.
+// Series of at most this many points also mark every finite point (a 5 x 5 square).
+inline constexpr size_t kMarkPointsUpTo = 40;
 struct LineSeries {
   std::string name;
   std::vector<float> x, y;

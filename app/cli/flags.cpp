@@ -1,5 +1,9 @@
 #include "app/cli/flags.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
 #include "core/io/atomic_file.h"
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
@@ -29,6 +33,79 @@ bool exists(const std::string& p) {
 void check_out_dir(const std::string& out) { io::check_output_dir(out, "--out"); }
 
 void make_dirs(const std::string& path) { io::make_dirs(path); }
+
+void make_out_dir(const std::string& path, const std::string& flag) {
+  try {
+    io::make_dirs(path);
+  } catch (const IoError& e) {
+    throw UsageError(flag + " '" + path + "' cannot be created: " + e.what() + "; pass a directory you can write to");
+  }
+}
+
+void prepare_out_dir(const std::string& out, bool force, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(out, ec)) return;
+  std::vector<fs::path> entries;
+  for (auto it = fs::directory_iterator(out, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    entries.push_back(it->path());
+  if (ec) throw UsageError(flag + " '" + out + "' cannot be read: " + ec.message());
+  if (entries.empty()) return;
+  if (!force) {
+    std::sort(entries.begin(), entries.end());
+    throw UsageError(flag + " '" + out + "' is not empty (it holds " + std::to_string(entries.size()) + " entr" +
+                     (entries.size() == 1 ? "y" : "ies") + ", e.g. '" + entries.front().filename().string() +
+                     "'): files of an earlier run would mix with this one's. Pass a new or empty directory, or --force "
+                     "to clear it first");
+  }
+  const fs::path canon = fs::weakly_canonical(out, ec);
+  if (canon == canon.root_path()) throw UsageError(flag + " '" + out + "': --force will not clear a file system root");
+  for (const auto& e : entries) {
+    fs::remove_all(e, ec);
+    if (ec) throw UsageError(flag + " '" + out + "': --force could not remove '" + e.string() + "': " + ec.message());
+  }
+}
+
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+std::string flag_of_config_field(const std::string& field) {
+  static const std::map<std::string, std::string> flags = {
+      {"model", "--model"},           {"slots", "--slots"},        {"segment_len", "--segment-len"},
+      {"heads", "--heads"},           {"layers", "--layers"},      {"dec_layers", "--dec-layers"},
+      {"dim", "--dim"},               {"temperature", "--temperature"}, {"forgetting", "--no-forgetting"},
+      {"linear", "--linear"},         {"hash_bits", "--dim / --hash-bits"}};
+  auto it = flags.find(field);
+  return it == flags.end() ? std::string() : it->second;
+}
+
+std::string config_error_with_flags(const std::string& what, const std::string& fallback) {
+  const std::string key = "config field '";
+  const auto p = what.find(key);
+  if (p != std::string::npos) {
+    const auto q = what.find('\'', p + key.size());
+    if (q != std::string::npos) {
+      const std::string flag = flag_of_config_field(what.substr(p + key.size(), q - p - key.size()));
+      if (!flag.empty()) return flag + ": " + what;
+    }
+  }
+  return fallback + ": " + what;
+}
+
+std::vector<std::string> ModelFlags::given() const {
+  std::vector<std::string> out;
+  const std::pair<CLI::Option*, const char*> opts[] = {
+      {o_config, "--config"}, {o_model, "--model"}, {o_slots, "--slots"}, {o_len, "--segment-len"},
+      {o_heads, "--heads"},   {o_layers, "--layers"}, {o_dec, "--dec-layers"}, {o_dim, "--dim"},
+      {o_temp, "--temperature"}, {o_forget, "--no-forgetting"}, {o_linear, "--linear"}, {o_bits, "--hash-bits"},
+      {o_seed, "--seed"},     {o_checkpoint, "--checkpoint"}};
+  for (const auto& [o, name] : opts)
+    if (o && o->count()) out.push_back(name);
+  return out;
+}
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
@@ -122,7 +199,7 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
 void ModelFlags::add_to(CLI::App* c) {
   // A flag given twice takes its last value (handy for overriding a scripted command line).
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  c->add_option("--config", config, "model config JSON (sessions/*.json)");
+  o_config = c->add_option("--config", config, "model config JSON (sessions/*.json)");
   o_model = c->add_option("--model", model,
                           "model kind: memformer, rmt, rmt-write-only, trxl, trxl-rmt, transformer, mtn, mtn-naive, no-memory");
   o_slots = c->add_option("--slots", slots, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)");
@@ -132,11 +209,11 @@ void ModelFlags::add_to(CLI::App* c) {
   o_dec = c->add_option("--dec-layers", dec_layers, "decoder layers (Memformer)");
   o_dim = c->add_option("--dim", dim, "model width d");
   o_temp = c->add_option("--temperature", temperature, "Memformer writer temperature tau (> 0)");
-  c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
+  o_forget = c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
   o_linear = c->add_option("--linear", linear, "every attention / FFN Linear: dense or hashed (MemoryFormer)");
   o_bits = c->add_option("--hash-bits", hash_bits, "MemoryFormer tau, bits per hashed chunk (1..16; dim must be a multiple)");
-  c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
-  c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
+  o_seed = c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
+  o_checkpoint = c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
 }
 
 ModelConfig ModelFlags::resolve() const {
@@ -201,7 +278,7 @@ ModelConfig ModelFlags::resolve() const {
   }
   if (o_temp && o_temp->count()) {
     if (!(temperature > 0.0) || temperature > 100.0)
-      throw UsageError("--temperature " + std::to_string(temperature) + " must be > 0 (and <= 100)");
+      throw UsageError("--temperature " + number_text(temperature) + " must be > 0 (and <= 100)");
     cfg.temperature = temperature;
   }
   if (no_forgetting) cfg.forgetting = false;
@@ -216,10 +293,14 @@ ModelConfig ModelFlags::resolve() const {
   }
   if (cfg.dim % cfg.heads != 0)
     throw UsageError("--dim " + std::to_string(cfg.dim) + " must be divisible by --heads " + std::to_string(cfg.heads));
+  if (cfg.linear == "hashed" && cfg.hash_bits > 0 && cfg.dim % cfg.hash_bits != 0)
+    throw UsageError("--dim " + std::to_string(cfg.dim) + " must be a multiple of --hash-bits " + std::to_string(cfg.hash_bits) +
+                     " with --linear hashed (each projection's input is cut into chunks of hash_bits); change --dim or "
+                     "--hash-bits");
   try {
     cfg.validate();
   } catch (const ConfigError& e) {
-    throw UsageError(e.what());
+    throw UsageError(config_error_with_flags(e.what(), config.empty() ? "the model flags" : "--config"));
   }
   return cfg;
 }
@@ -229,7 +310,7 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
   try {
     m = make_model(cfg, seed);
   } catch (const ConfigError& e) {
-    throw UsageError(std::string("--model: ") + e.what());
+    throw UsageError(config_error_with_flags(e.what(), "--model"));
   }
   if (!checkpoint.empty()) {
     try {

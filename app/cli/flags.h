@@ -24,6 +24,20 @@ bool exists(const std::string& p);
 void check_out_dir(const std::string& out);
 // mkdir -p (IoError naming the directory).
 void make_dirs(const std::string& path);
+// mkdir -p of an output directory given by `flag`: a failure is a UsageError naming the flag
+// and the directory (e.g. "--out '/proc/foo' cannot be created: ...").
+void make_out_dir(const std::string& path, const std::string& flag = "--out");
+// An existing --out that holds files: UsageError naming it unless `force`, which empties
+// it (after every other check, just before writing). A new or empty directory passes.
+void prepare_out_dir(const std::string& out, bool force, const std::string& flag = "--out");
+// A number as a user typed it: 0 -> "0", 0.25 -> "0.25", 1e-07 -> "1e-07" (never "0.000000").
+std::string number_text(double v);
+// The command-line flag(s) that set a model config field ("hash_bits" -> "--hash-bits"),
+// for messages; "" when the field has no flag.
+std::string flag_of_config_field(const std::string& field);
+// A ConfigError's message with the flags that set its field in front
+// ("--dim / --hash-bits: config field 'hash_bits' = 8 does not divide ..."), else `fallback`.
+std::string config_error_with_flags(const std::string& what, const std::string& fallback);
 // Loads --doc; a missing, empty or unreadable file throws UsageError naming --doc.
 Document load_doc_flag(const std::string& path);
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
@@ -47,6 +61,10 @@ struct ModelFlags {
   bool no_forgetting = false;
   uint64_t seed = 0;
   CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{}, *o_linear{}, *o_bits{};
+  CLI::Option *o_config{}, *o_forget{}, *o_seed{}, *o_checkpoint{};
+
+  // The model flags given on the command line, in order ("--model", "--slots", ...).
+  std::vector<std::string> given() const;
 
   // Adds --config --model --slots --segment-len --heads --layers --dec-layers --dim
   // --temperature --no-forgetting --linear --hash-bits --seed --checkpoint to `c`.

@@ -17,6 +17,7 @@ CommandTable make_command_table() {
   t.commands.push_back(make_demo_command());
 #ifdef MNEMO_WITH_GUI
   t.commands.push_back(make_gui_command());
+  t.commands.push_back(make_tour_command());
 #endif
   t.fallback = [](std::ostream& out) { return run_demo("mnemoscope-demo", out); };
   return t;

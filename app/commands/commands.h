@@ -20,6 +20,7 @@ std::unique_ptr<Command> make_plot_command();            // plot
 std::unique_ptr<Command> make_mtn_qa_command();          // mtn-qa
 std::unique_ptr<Command> make_demo_command();            // demo
 std::unique_ptr<Command> make_gui_command();             // gui (only in builds with the desktop app)
+std::unique_ptr<Command> make_tour_command();            // tour (only in builds with the desktop app)
 std::unique_ptr<Command> make_bench_command();           // bench <step|hashed-linear|...>
 std::unique_ptr<Command> make_zoo_command();             // zoo <pack|list>
 

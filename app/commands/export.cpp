@@ -1,12 +1,13 @@
 // `mnemoscope export`: figures of a recorded training session in batch (docs/training.md#export, docs/formats.md#sessions).
 //
-//   export --session DIR [--figure NAME[,NAME...]] [--steps A-B] [--format svg,png,csv] [--out OUT]
+//   export --session DIR [--figure NAME[,NAME...]] [--step-range A-B] [--format svg,png,csv] [--out OUT]
 //     NAME: a curve of the metrics log (core/train/run_log.h curve_names(): loss, perplexity,
 //     accuracy, lr, grad-norm, tokens-per-s, peak-memory, probe-loss, slot-types,
 //     forget-norm, block-mass, hash-entropy), `maps` (every figure of every probe segment of
 //     each recorded step in A-B, as `mnemoscope step` writes them), or `all` (default).
-//     --steps limits curves and maps to training steps A..B (either side may be left out:
-//     "100-", "-500"). OUT defaults to DIR/export. Nothing is recomputed: no model is built.
+//     --step-range limits curves and maps to training steps A..B (either side may be left out:
+//     "100-", "-500"; the old name --steps is accepted with a deprecation note). OUT defaults to
+//     DIR/export. Nothing is recomputed: no model is built.
 #include "app/commands/commands.h"
 
 #include "app/cli/cli.h"
@@ -30,7 +31,8 @@ namespace mnemo::app {
 
 struct ExportCommand {
   CLI::App* cmd = nullptr;
-  std::string session, figure = "all", steps, format = "png,svg,csv", out;
+  std::string session, figure = "all", steps, old_steps, format = "png,svg,csv", out;
+  CLI::Option* o_old_steps = nullptr;
 };
 
 
@@ -38,8 +40,12 @@ struct ExportCommand {
 static CLI::App* add_export_command(CLI::App& app, ExportCommand& c) {
   c.cmd = app.add_subcommand("export", "figures of a recorded training session (curves and probe maps), no model needed");
   c.cmd->add_option("--session", c.session, "session directory written by `mnemoscope train --out`")->required();
-  c.cmd->add_option("--figure", c.figure, "all | maps | a curve name, or a comma list (see --help of the docs)");
-  c.cmd->add_option("--steps", c.steps, "training steps A-B (A-, -B, A)");
+  std::string names;
+  for (const auto& n : RunLog::curve_names()) names += (names.empty() ? "" : ", ") + n;
+  c.cmd->add_option("--figure", c.figure,
+                    "all (default), maps (every probe map), or curves, comma-separated: " + names);
+  c.cmd->add_option("--step-range", c.steps, "training steps A-B (A-, -B, A) of the curves and maps");
+  c.o_old_steps = c.cmd->add_option("--steps", c.old_steps, "old name of --step-range (deprecated)");
   c.cmd->add_option("--format", c.format, "figure formats: png,svg,csv");
   c.cmd->add_option("--out", c.out, "output directory (default SESSION/export)");
   return c.cmd;
@@ -49,7 +55,12 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
   // Validate everything before writing anything.
   FigureFormats fm = parse_formats(c.format);
   int64_t lo = 0, hi = 0;
-  parse_step_range(c.steps, &lo, &hi);
+  const bool old_steps = c.o_old_steps && c.o_old_steps->count();
+  if (old_steps && !c.steps.empty()) throw UsageError("--steps is the old name of --step-range; give only --step-range");
+  parse_step_range(old_steps ? c.old_steps : c.steps, &lo, &hi, old_steps ? "--steps" : "--step-range");
+  if (old_steps)
+    out << "note: export --steps is deprecated and will be removed in the next release; use --step-range " << c.old_steps
+        << " (training steps; --steps means optimizer steps in train)\n";
   std::vector<std::string> curves;
   bool maps = false;
   {
@@ -106,12 +117,13 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
                        "); nothing was written");
     throw UsageError("--figure " + c.figure + ": the session has nothing to export (" + have + "); nothing was written");
   }
+  const std::string dir_flag = c.out.empty() ? "--session (its export folder)" : "--out";
   try {
-    io::check_output_dir(dir, "--out");
+    io::check_output_dir(dir, dir_flag);
   } catch (const InputError& e) {
     throw UsageError(e.what());
   }
-  make_dirs(dir);
+  make_out_dir(dir, dir_flag);
 
   int64_t files = 0;
   for (const auto& name : plotted) {

@@ -5,22 +5,31 @@
 
 #include "app/cli/assets.h"
 #include "app/commands/commands.h"
+#include "app/gui/model/tour.h"
 #include "app/gui/model/worker.h"
+#include "app/gui/model/zoo_catalog.h"
 #include "app/gui/platform/settings.h"
 #include "app/gui/platform/window.h"
 #include "core/io/atomic_file.h"
 #include "core/io/session.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <limits>
 
 namespace mnemo::app {
 
 namespace {
 
+constexpr int kNotGiven = std::numeric_limits<int>::min();
+
 struct GuiFlags {
   ModelFlags model;
-  std::string doc, screenshot, size, mouse, export_dir, session, compare;
-  int steps = 0, select_slot = -1, gallery_size = -1;
+  std::string doc, screenshot, size, mouse, export_dir, session, compare, compare_model, tour, tint;
+  float ui_scale = 1.f;
+  bool presenter = false, high_contrast = false;
+  int steps = 0, old_steps = kNotGiven, select_slot = -1, gallery_size = -1;
   bool quit = false, gallery = false, no_save = false, model_picker = false;
 };
 
@@ -37,12 +46,38 @@ void parse_pair(const std::string& flag, const std::string& v, char sep, float* 
   }
 }
 
+void add_presenter_flags(CLI::App* g, GuiFlags& c) {
+  g->add_flag("--presenter", c.presenter, "presenter mode: full screen");
+  g->add_option("--ui-scale", c.ui_scale, "fonts and line widths, 1.0..2.5 (presenter mode)");
+  g->add_flag("--high-contrast", c.high_contrast, "heatmaps in black to white (projectors)");
+}
+
+std::vector<std::string> list_json_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".json") == 0) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 GuiOptions resolve_gui(const GuiFlags& c) {
   GuiOptions o;
   if (!c.session.empty()) {
     // Replay / follow a training session: no document or model of our own.
-    if (!c.doc.empty() || !c.model.checkpoint.empty())
-      throw UsageError("--session replays the session's recorded probe; leave out --doc and --checkpoint");
+    // The session brings its own model and probe document: a model flag would be ignored.
+    std::vector<std::string> ignored = c.model.given();
+    if (!c.doc.empty()) ignored.insert(ignored.begin(), "--doc");
+    if (!ignored.empty()) {
+      std::string list;
+      for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
+      throw UsageError("--session replays the session's own model on its recorded probe, so " + list +
+                       (ignored.size() == 1 ? " does" : " do") + " not apply; leave " +
+                       (ignored.size() == 1 ? "it" : "them") + " out (or drop --session to step a model of your own)");
+    }
     for (const std::string* d : {&c.session, &c.compare}) {
       if (d->empty()) continue;
       try {
@@ -75,8 +110,11 @@ GuiOptions resolve_gui(const GuiFlags& c) {
     }
     o.cfg = cfg;
   }
-  if (c.steps < 0 || c.steps > 1000000) throw UsageError("--steps " + std::to_string(c.steps) + " is out of range 0..1000000");
-  o.steps = c.steps;
+  const bool old = c.old_steps != kNotGiven;
+  const int steps = old ? c.old_steps : c.steps;
+  if (steps < 0 || steps > 1000000)
+    throw UsageError(std::string(old ? "--steps " : "--segments ") + std::to_string(steps) + " is out of range 0..1000000");
+  o.steps = steps;
   o.quit = c.quit;
   o.gallery = c.gallery;
   o.model_picker = c.model_picker;
@@ -110,6 +148,50 @@ GuiOptions resolve_gui(const GuiFlags& c) {
     io::check_output_dir(c.export_dir, "--export");
     o.export_dir = c.export_dir;
   }
+  // Side by side: the second model, built once here like the first.
+  if (!c.compare_model.empty()) {
+    if (!c.session.empty())
+      throw UsageError("--compare-model steps a second model beside the first; a replayed --session has no model to step");
+    ModelConfig cfg = o.cfg;
+    try {
+      o.compare_checkpoint = resolve_compare_model(c.compare_model, o.zoo_dir, &cfg, &o.compare_label);
+      check_gui_model(&cfg, o.seed, o.compare_checkpoint);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--compare-model: ") + e.what());
+    }
+    o.compare_cfg = cfg;
+    o.label = o.checkpoint.empty() ? o.cfg.model : base_name(o.checkpoint);
+    if (o.label == o.compare_label) {
+      o.label += " (A)";
+      o.compare_label += " (B)";
+    }
+  }
+  // Tours: the shipped ones for the Tour menu, and one to play now (checked here).
+  try {
+    const std::string dir = find_asset("tours");
+    for (const auto& name : list_json_files(dir)) o.tours.push_back(dir + "/" + name);
+  } catch (const InputError&) {
+    // a checkout without assets/tours: the Tour menu only opens files
+  }
+  if (!c.tour.empty()) {
+    try {
+      load_tour(c.tour, o.zoo_dir);
+    } catch (const TourError& e) {
+      throw UsageError(e.what());  // "tour FILE, stop N, field F: ..."
+    }
+    o.tour = c.tour;
+  }
+  if (!(c.ui_scale >= 1.f && c.ui_scale <= 2.5f))
+    throw UsageError("--ui-scale " + number_text(c.ui_scale) + " is out of range 1.0..2.5");
+  o.ui_scale = c.ui_scale;
+  o.presenter = c.presenter;
+  o.high_contrast = c.high_contrast;
+  if (!c.tint.empty()) {
+    if (c.tint == "visited") o.tint = 0;
+    else if (c.tint == "loss") o.tint = 1;
+    else if (c.tint == "provenance") o.tint = 2;
+    else throw UsageError("--tint '" + c.tint + "' is not a tint; use visited, loss or provenance");
+  }
   // Scripted runs (--quit) leave the user's layout and recent files alone.
   o.persist = !c.no_save && !c.quit;
   return o;
@@ -122,7 +204,8 @@ class GuiCommand : public Command {
     CLI::App* g = app.add_subcommand("gui", "the desktop app (also: no subcommand, or demo, when a display is present)");
     g->add_option("--doc", c.doc, "document to open (default assets/sample.txt)");
     c.model.add_to(g);
-    g->add_option("--steps", c.steps, "step this many segments at start");
+    g->add_option("--segments", c.steps, "step this many segments at start");
+    g->add_option("--steps", c.old_steps, "old name of --segments (deprecated; train --steps counts optimizer steps)");
     g->add_option("--screenshot", c.screenshot, "write a PNG of the window once the steps are shown");
     g->add_flag("--quit", c.quit, "quit once the steps, screenshot and export are done (nothing saved to the config dir)");
     g->add_option("--size", c.size, "window size WxH (default: fit the monitor, at most 1920x1080)");
@@ -136,10 +219,18 @@ class GuiCommand : public Command {
     g->add_option("--session", c.session,
                   "replay a training session (from `mnemoscope train`), following it live while it is written");
     g->add_option("--compare", c.compare, "with --session: overlay this second session's curves (dashed)");
+    add_presenter_flags(g, c);
+    g->add_option("--compare-model", c.compare_model,
+                  "step a second model (zoo name, weights file or config .json) beside the first, in lockstep");
+    g->add_option("--tour", c.tour, "play this tour (docs/gui.md#tours)");
+    g->add_option("--tint", c.tint, "the Document panel's tint at start: visited, loss or provenance (of --select-slot)");
     return g;
   }
   int run(std::ostream& out) override {
     GuiOptions o = resolve_gui(c_);
+    if (c_.old_steps != kNotGiven)
+      out << "note: gui --steps is deprecated and will be removed in the next release; use --segments "
+          << c_.old_steps << " (segments to step at start; --steps means optimizer steps in train)\n";
     std::string why;
     if (!display_available(&why))
       throw UsageError("no display for the window (" + why +
@@ -151,9 +242,44 @@ class GuiCommand : public Command {
   GuiFlags c_;
 };
 
+// `mnemoscope tour FILE [--export DIR]`: plays a tour in the app, or writes every stop as
+// DIR/stop-NN.png (slides) and quits. The tour is checked before any window opens.
+class TourCommand : public Command {
+ public:
+  CLI::App* add(CLI::App& app) override {
+    CLI::App* t = app.add_subcommand("tour", "play a guided tour (docs/gui.md#tours), or --export every stop as PNG");
+    t->add_option("file", c_.tour, "the tour file (JSON, docs/formats.md#tours)")->required();
+    t->add_option("--export", export_, "write every stop as DIR/stop-NN.png (slides) and quit");
+    t->add_option("--size", c_.size, "window size WxH (default: fit the monitor, at most 1920x1080)");
+    t->add_flag("--no-save", c_.no_save, "do not read or write the layout and recent files");
+    add_presenter_flags(t, c_);
+    return t;
+  }
+  int run(std::ostream& out) override {
+    GuiOptions o = resolve_gui(c_);
+    if (!export_.empty()) {
+      io::check_output_dir(export_, "--export");
+      make_out_dir(export_, "--export");
+      o.tour_export_dir = export_;
+      o.persist = false;
+    }
+    std::string why;
+    if (!display_available(&why))
+      throw UsageError("no display for the window (" + why + "); run under a desktop session or xvfb-run -a");
+    const int rc = run_gui(o, out);
+    if (rc == 0 && !export_.empty()) out << "tour: every stop is in " << export_ << "\n";
+    return rc;
+  }
+
+ private:
+  GuiFlags c_;
+  std::string export_;
+};
+
 }  // namespace
 
 std::unique_ptr<Command> make_gui_command() { return std::make_unique<GuiCommand>(); }
+std::unique_ptr<Command> make_tour_command() { return std::make_unique<TourCommand>(); }
 
 int run_demo_gui(std::ostream& out, std::string* why) {
   if (!display_available(why)) return -1;

@@ -161,7 +161,7 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   if (c.threads < 0) throw UsageError("--threads must be >= 0");
   check_out_dir(c.out);
   if (c.threads > 0) platform::set_compute_threads(static_cast<int>(c.threads));
-  make_dirs(c.out);
+  make_out_dir(c.out);
   // The config as run, task name included, so each session's manifest names it.
   const std::string cfg_path = c.out + "/config.json";
   {

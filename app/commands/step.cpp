@@ -28,10 +28,12 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
   const int64_t to = so.to ? *so.to : std::min(n - 1, so.from + 3);
   if (to < so.from || to >= n)
     throw UsageError("--to " + std::to_string(to) + " is out of range " + std::to_string(so.from) + ".." + std::to_string(n - 1));
+  if (!so.force) prepare_out_dir(so.out, false);  // refuse an earlier run's files before building anything (unless --force)
   MemoryModel model = mf.build(cfg, log);
   if (doc.looks_binary()) log << "note: '" << so.doc << "' is not UTF-8 text; bytes are shown escaped\n";
 
-  make_dirs(so.out);
+  if (so.force) prepare_out_dir(so.out, true);
+  make_out_dir(so.out);
   nlohmann::json manifest = {{"program", "mnemoscope"}, {"version", MNEMO_VERSION}, {"model", cfg.to_json()},
                              {"document", so.doc}, {"seed", mf.seed}, {"checkpoint", mf.checkpoint},
                              {"segments", n}, {"from", so.from}, {"to", to}};
@@ -83,6 +85,7 @@ class StepCommand : public Command {
     c->add_option("--from", so_.from, "first segment (default 0)");
     o_to_ = c->add_option("--to", to_, "last segment (default from+3)");
     c->add_option("--format", so_.format, "figure formats: png,svg,csv");
+    c->add_flag("--force", so_.force, "clear a non-empty --out first (without it, a non-empty --out is refused)");
     return c;
   }
   int run(std::ostream& out) override {

@@ -15,6 +15,7 @@ struct StepOptions {
   std::string doc, out, format = "png,svg,csv";
   int64_t from = 0;
   std::optional<int64_t> to;  // default: from + 3 (clamped to the document)
+  bool force = false;         // clear a non-empty --out first (else it is refused)
 };
 
 // Validates everything, then steps and writes. Used by `step` and the headless demo.

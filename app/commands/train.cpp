@@ -243,8 +243,8 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
   } else {
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
     if (world > 1) manifest["world_size"] = world;
+    make_out_dir(dir, c.out.empty() ? "--sessions" : "--out");
     try {
-      make_dirs(dir);
       session = io::Session::create(dir, manifest);
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());

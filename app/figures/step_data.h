@@ -3,6 +3,8 @@
 // builders compile without it and the UI thread never runs a tensor op. The worker fills
 // it from an engine Snapshot (app/figures/extract.h); nothing here refers back to tensors.
 #pragma once
+#include "core/trace/provenance.h"
+
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -153,6 +155,12 @@ std::pair<std::string, std::string> split_hash_path(const std::string& path);
 struct SegmentRecord {
   std::vector<float> self_mass;  // [slots]
   std::vector<float> next_loss;  // loss of the next segment's tokens
+  // What each memory entry holds after this step (docs/models.md#provenance): its largest
+  // source tokens [slots x prov_top_k], descending, and the initial-memory share [slots];
+  // empty when the model has no provenance.
+  int prov_top_k = 0;
+  std::vector<ProvenanceSource> prov_top;
+  std::vector<float> prov_initial;
 };
 
 // The visited segments of a session, by segment index.

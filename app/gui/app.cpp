@@ -1,8 +1,11 @@
 #include "app/gui/app.h"
 
+#include "app/gui/model/lockstep.h"
 #include "app/gui/model/replay.h"
+#include "app/gui/model/tour.h"
 #include "app/gui/model/worker.h"
 #include "app/gui/model/zoo_catalog.h"
+#include "core/errors.h"
 #include "app/gui/panels/widgets/fonts.h"
 #include "app/gui/platform/gl_textures.h"
 #include "app/gui/platform/settings.h"
@@ -42,7 +45,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 int run_gui(const GuiOptions& o, std::ostream& log) {
   Window w;
   std::string why;
-  const bool scripted = o.quit;
+  const bool tour_export = !o.tour_export_dir.empty();
+  const bool scripted = o.quit || tour_export;
   if (!w.open(o.width, o.height, "Mnemoscope", !scripted, &why)) {
     std::fprintf(stderr, "mnemoscope: error: %s\n", why.c_str());
     return 1;
@@ -51,8 +55,9 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   w.set_ini_path(settings.imgui_ini_path());
   ImGuiIO& io = ImGui::GetIO();
   const float scale = w.content_scale();
-  setup_style(scale);
-  const ui::UiFonts fonts = ui::load_fonts(15.f, scale);
+  float applied_ui_scale = std::max(1.f, std::min(2.5f, o.ui_scale));
+  setup_style(scale * applied_ui_scale);
+  const ui::UiFonts fonts = ui::load_fonts(15.f, scale * applied_ui_scale);
   if (!w.start_backends(&why)) {
     std::fprintf(stderr, "mnemoscope: error: %s\n", why.c_str());
     return 1;
@@ -66,6 +71,11 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
     shell->model_picker().set_zoo(zoo_catalog(o.zoo_dir), o.zoo_dir);
   }
   if (o.model_picker) shell->request_model_picker();
+  shell->set_tours(o.tours, o.zoo_dir);
+  shell->presenter().ui_scale = applied_ui_scale;
+  shell->presenter().fullscreen = o.presenter;
+  shell->presenter().high_contrast = o.high_contrast;
+  shell->document_panel().set_tint(o.tint);
   if (o.gallery) shell->set_panel_open(PanelId::kGallery, true);
   if (o.gallery_size >= 0) shell->gallery().set_size(o.gallery_size);
   int rc = 0;
@@ -74,7 +84,8 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   auto old_term = std::signal(SIGTERM, on_stop_signal);
   {
     // A live model (Worker) or a recorded session (ReplayController + dashboard).
-    std::unique_ptr<Worker> worker;
+    std::unique_ptr<Worker> worker, worker_b;  // worker_b: the second model, side by side
+    std::unique_ptr<LockstepController> lockstep;
     std::unique_ptr<ReplayController> replay;
     Controller* control = nullptr;
     int64_t commands = 0;
@@ -88,19 +99,66 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
     } else {
       worker = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
       worker->start(o.doc, o.cfg, o.seed, o.checkpoint);
-      for (int i = 0; i < o.steps; ++i) worker->step(+1);
+      lockstep = std::make_unique<LockstepController>(worker.get(), nullptr);
+      if (!o.compare_label.empty()) {
+        worker_b = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
+        worker_b->start(o.doc, o.compare_cfg, o.seed, o.compare_checkpoint);
+        lockstep->set_b(worker_b.get());
+        shell->set_compare_labels(o.label.empty() ? o.cfg.model : o.label, o.compare_label);
+      }
+      for (int i = 0; i < o.steps; ++i) lockstep->step(+1);
       commands = 1 + o.steps;
-      control = worker.get();
+      control = lockstep.get();
       log << "gui: " << o.doc << " (" << o.cfg.model << ", " << o.cfg.slots << " slots, segments of " << o.cfg.segment_len
           << " tokens)" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
     }
     log.flush();
 
-    int frames_ready = 0;
+    if (!o.tour.empty()) {
+      try {
+        shell->start_tour(load_tour(o.tour, o.zoo_dir));
+      } catch (const std::exception& e) {
+        shell->push_error(e.what());  // (tour export: the loop below reports it and stops)
+      }
+    }
+    int frames_ready = 0, tour_frames = 0, tour_written = 0;
     bool selected = false, exported = false;
+    std::string shown_title;
     const auto started = std::chrono::steady_clock::now();
     while (!w.should_close() && !shell->quit_requested() && !g_stop_signal) {
-      const bool ready = worker ? worker->finished() >= commands && !worker->busy() : true;
+      // Presenter mode: full screen, and fonts rebuilt at the UI scale (crisp, not stretched).
+      if (shell->presenter().fullscreen != w.fullscreen()) w.set_fullscreen(shell->presenter().fullscreen);
+      if (shell->presenter().ui_scale != applied_ui_scale) {
+        applied_ui_scale = shell->presenter().ui_scale;
+        io.Fonts->Clear();
+        shell->set_fonts(ui::load_fonts(15.f, scale * applied_ui_scale));
+        w.reload_fonts();
+        setup_style(scale * applied_ui_scale);
+      }
+      // File > Compare with model...: start (or stop) the second model on the same document.
+      if (std::string cmp; worker && shell->take_compare_request(&cmp)) {
+        lockstep->set_b(nullptr);
+        worker_b.reset();
+        shell->set_compare_labels("A", "B");
+        if (!cmp.empty()) {
+          SessionPtr a = worker->latest();
+          std::string label;
+          ModelConfig cfg = a->info ? a->info->cfg : o.cfg;
+          std::string ckpt;
+          try {
+            ckpt = resolve_compare_model(cmp, o.zoo_dir, &cfg, &label);
+            if (!a->info) throw InputError("open a document first");
+            worker_b = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
+            worker_b->start(a->info->doc->path, cfg, a->info->seed, ckpt);
+            if (a->position >= 0) worker_b->jump(a->position);
+            lockstep->set_b(worker_b.get());
+            shell->set_compare_labels(a->info->checkpoint.empty() ? a->info->cfg.model : base_name(a->info->checkpoint), label);
+          } catch (const std::exception& e) {
+            shell->push_error(std::string("Compare with model: ") + e.what());
+          }
+        }
+      }
+      const bool ready = worker ? worker->finished() >= commands && !worker->busy() && (!worker_b || !worker_b->busy()) : true;
       // Sleep while nothing moves; the worker wakes the loop when it publishes. A followed
       // session is polled by the dashboard twice a second.
       if (scripted || shell->transport().playing || control->busy() || !ready) glfwPollEvents();
@@ -110,7 +168,17 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
         shell->push_error(e);
         if (scripted) rc = 1;
       }
+      if (worker_b)
+        for (auto& e : worker_b->take_errors()) {
+          if (scripted) std::fprintf(stderr, "mnemoscope: side B: %s\n", e.c_str());
+          shell->push_error("Side B (" + o.compare_label + "): " + e);
+          if (scripted) rc = 1;
+        }
       SessionPtr s = worker ? worker->latest() : replay->latest();
+      if (const std::string title = window_title(*s); title != shown_title) {
+        w.set_title(title);
+        shown_title = title;
+      }
       // (once the view model knows the step's slots, i.e. after a frame has shown it)
       if (!selected && o.select_slot >= 0 && s->step && shell->view_model().slots() > 0) {
         shell->view_model().select_slot(o.select_slot);
@@ -121,11 +189,47 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       if (o.mouse_x >= 0 && o.mouse_y >= 0) io.MousePos = ImVec2(o.mouse_x, o.mouse_y);
       else if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
       ImGui::NewFrame();
-      shell->frame(s, *control);
+      shell->frame(s, *control, worker_b ? worker_b->latest() : nullptr);
       ImGui::Render();
       int fw = 0, fh = 0;
       w.render(&fw, &fh);
 
+      if (tour_export) {
+        // Every stop as a slide: once the stop is on screen and both sides idle, a few
+        // frames for textures and layout, then the screenshot and the next stop.
+        const bool idle = !control->busy() && (!worker_b || !worker_b->busy());
+        if (shell->tour_stop_shown(*s) && idle) ++tour_frames;
+        else tour_frames = 0;
+        if (shell->has_popup() || !shell->tour().active()) {
+          for (const auto& e : shell->pending_errors()) std::fprintf(stderr, "mnemoscope: error: %s\n", e.c_str());
+          rc = 1;
+          break;
+        }
+        if (tour_frames == 5) {
+          char name[32];
+          std::snprintf(name, sizeof name, "/stop-%02d.png", shell->tour().index() + 1);
+          const std::string path = o.tour_export_dir + name;
+          try {
+            write_screenshot(path, fw, fh);
+            log << "stop " << shell->tour().index() + 1 << " of " << shell->tour().count() << " -> " << path << "\n";
+            ++tour_written;
+          } catch (const std::exception& e) {
+            std::fprintf(stderr, "mnemoscope: error: %s\n", e.what());
+            rc = 1;
+            break;
+          }
+          tour_frames = 0;
+          if (shell->tour().index() + 1 >= shell->tour().count()) break;
+          shell->tour().next();
+        }
+        if (ms_since(started) > 600000.0) {
+          std::fprintf(stderr, "mnemoscope: error: the tour's stops did not all show within 600 s (%d written)\n", tour_written);
+          rc = 1;
+          break;
+        }
+        w.swap();
+        continue;
+      }
       if (scripted || !o.screenshot.empty() || !o.export_dir.empty()) {
         // A few frames after the last step arrived, so textures, tables and layout settle.
         const bool timed_out = ms_since(started) > 300000.0;
@@ -146,17 +250,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
           }
           if (!o.export_dir.empty() && !exported) {
             exported = true;
-            ExportRequest req;
-            req.panel = PanelId::kControls;
-            req.session = s;
-            req.head = shell->view_model().head();
-            req.thresholds = shell->view_model().thresholds();
-            req.selected_slot = shell->view_model().selected_slot();
-            req.attn_layer = shell->attention().layer_index();
-            req.attn_head = shell->attention().head();
-            req.hash_path = shell->hash_buckets().path();
-            req.hash_table = shell->hash_buckets().table();
-            req.dir = o.export_dir;
+            const ExportRequest req = shell->export_request(PanelId::kControls, s, o.export_dir);
             try {
               auto paths = export_panel(req);
               log << "exported " << paths.size() << " files to " << o.export_dir << "\n";

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace mnemo::app {
 
@@ -35,6 +36,19 @@ struct GuiOptions {
   bool persist = true;       // read and write imgui.ini and recent files in the config dir
   std::string session;       // replay / follow this training session (no model; doc and cfg unused)
   std::string compare;       // overlay this second session's curves on the dashboard
+  // Side by side (docs/gui.md#side-by-side): a second model stepped in lockstep on the same
+  // document; empty compare_label = none.
+  ModelConfig compare_cfg;
+  std::string compare_checkpoint, compare_label;
+  std::string label;         // the first model's name over its column ("" = its kind)
+  // Tours (docs/gui.md#tours): the shipped tours the Tour menu lists, one to play at start,
+  // and (tour export) the folder every stop is written to as stop-NN.png, then quit.
+  std::vector<std::string> tours;
+  std::string tour, tour_export_dir;
+  int tint = 0;              // the Document panel's tint: 0 visited, 1 loss, 2 provenance
+  bool presenter = false;    // start in presenter mode (full screen)
+  float ui_scale = 1.f;      // presenter mode's UI scale, 1.0..2.5
+  bool high_contrast = false;
 };
 
 // Runs the app until the window closes (or --quit). Returns the exit code: 0, or 1 when

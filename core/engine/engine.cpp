@@ -29,6 +29,11 @@ Engine::Engine(MemoryModel model, Document doc, int64_t segment_len, TraceSpec s
   states_.push_back(model_->initial_memory(1).detached_clone());
 }
 
+void Engine::set_step_observer(std::vector<std::string> keys, std::function<void(int64_t, const Trace&)> fn) {
+  observer_spec_ = TraceSpec::of(std::move(keys));
+  observer_ = std::move(fn);
+}
+
 void Engine::set_spec(TraceSpec spec) {
   spec_ = std::move(spec);
   snapshots_.clear();
@@ -65,11 +70,17 @@ SegmentInput Engine::input_for(int64_t i) const {
 SnapshotPtr Engine::compute(int64_t i, bool traced) {
   torch::NoGradGuard g;
   TORCH_CHECK(i < static_cast<int64_t>(states_.size()), "no kept state before segment ", i);
-  Tracer tracer(traced ? spec_ : TraceSpec::none());
+  const bool observed = observer_ && !observer_spec_.empty();
+  // A traced step also traces what the observer needs (its keys then appear in the snapshot).
+  TraceSpec step_spec = traced ? spec_ : observed ? observer_spec_ : TraceSpec::none();
+  if (traced && observed)
+    step_spec.patterns.insert(step_spec.patterns.end(), observer_spec_.patterns.begin(), observer_spec_.patterns.end());
+  Tracer tracer(step_spec);
   SegmentInput in = input_for(i);
   HashTracingScope hash_tracing(*model_, traced ? &tracer : nullptr);  // hash.* keys of hashed projections
-  SegmentOutput out = model_->step(in, states_[i], traced ? &tracer : nullptr);
+  SegmentOutput out = model_->step(in, states_[i], traced || observed ? &tracer : nullptr);
   ++steps_computed_;
+  if (observed) observer_(i, tracer.trace());
   if (static_cast<int64_t>(states_.size()) == i + 1) states_.push_back(out.memory.detached_clone());
   if (!traced) return nullptr;
   auto snap = std::make_shared<Snapshot>();

@@ -61,6 +61,12 @@ class Engine {
   // (done, total); return false to stop early (jump then returns nullptr).
   std::function<bool(int64_t, int64_t)> progress;
 
+  // Called after every model step the engine computes — the traced step of a jump and each
+  // untraced step before it — with the segment index and its trace: the spec's keys on a
+  // traced step, only `keys` on the others (a provenance chain needs every step,
+  // docs/models.md#provenance). Empty keys and a null function switch it off.
+  void set_step_observer(std::vector<std::string> keys, std::function<void(int64_t, const Trace&)> fn);
+
  private:
   SnapshotPtr compute(int64_t i, bool traced);
   SegmentInput input_for(int64_t i) const;
@@ -69,6 +75,8 @@ class Engine {
   Document doc_;
   Segmenter segmenter_;
   TraceSpec spec_;
+  TraceSpec observer_spec_;
+  std::function<void(int64_t, const Trace&)> observer_;
   std::vector<MemoryState> states_;  // states_[i] = memory before segment i
   std::map<int64_t, SnapshotPtr> snapshots_;
   int64_t position_ = -1;

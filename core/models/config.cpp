@@ -4,12 +4,20 @@
 
 #include "kernels/limits.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 namespace mnemo {
 
 namespace {
+// 0 -> "0", 0.25 -> "0.25" (std::to_string would print "0.000000").
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
 void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
   if (v < lo || v > hi)
     throw ConfigError("config field '" + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
@@ -42,7 +50,7 @@ void ModelConfig::validate() const {
   check_range("ff", ff, 0, 1 << 20);
   check_range("n_cls", n_cls, 0, 1024);
   if (!(temperature > 0.0) || temperature > 100.0)
-    throw ConfigError("config field 'temperature' = " + std::to_string(temperature) + " must be in (0, 100]");
+    throw ConfigError("config field 'temperature' = " + number_text(temperature) + " must be in (0, 100]");
   if (memory_scale != "unit" && memory_scale != "sqrt_dim")
     throw ConfigError("config field 'memory_scale' = '" + memory_scale + "' must be \"unit\" or \"sqrt_dim\"");
   check_range("cache_len", cache_len, -1, 65536);
@@ -52,7 +60,7 @@ void ModelConfig::validate() const {
     throw ConfigError("config field 'linear' = '" + linear + "' must be \"dense\" or \"hashed\"");
   check_range("hash_bits", hash_bits, kernels::kMinHashBits, kernels::kMaxHashBits);
   if (!(hash_temperature > 0.0))
-    throw ConfigError("config field 'hash_temperature' = " + std::to_string(hash_temperature) + " must be > 0");
+    throw ConfigError("config field 'hash_temperature' = " + number_text(hash_temperature) + " must be > 0");
 }
 
 nlohmann::json ModelConfig::to_json() const {

@@ -5,12 +5,18 @@
 #include "core/models/mtn.h"
 
 #include <map>
+#include <mutex>
 #include <sstream>
 
 namespace mnemo {
 
 MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device device) {
   cfg.validate();
+  // Initialisation draws from LibTorch's global generator: two threads building models at once
+  // (the app's two workers side by side) would interleave their draws and get other weights
+  // than the seed gives. One model is built at a time.
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
   torch::manual_seed(seed);
   MemoryModel m;
   // One line per model kind.

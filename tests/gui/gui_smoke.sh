@@ -29,7 +29,7 @@ xrun() {
   done
 }
 set -x
-xrun "$bin" gui --doc "$src/assets/sample.txt" --steps 3 \
+xrun "$bin" gui --doc "$src/assets/sample.txt" --segments 3 \
   --screenshot "$tmp/app.png" --size "$size" --quit || { echo "FAILED: mnemoscope gui exited $?"; exit 1; }
 set +x
 [[ -s "$tmp/app.png" ]] || { echo "FAILED: no screenshot at $tmp/app.png"; exit 1; }
@@ -41,7 +41,7 @@ for model in "rmt --linear hashed" "mtn"; do
   [[ $name == mtn ]] && share=0.75
   set -x
   # shellcheck disable=SC2086
-  xrun "$bin" gui --doc "$src/assets/sample.txt" --model $model --steps 3 \
+  xrun "$bin" gui --doc "$src/assets/sample.txt" --model $model --segments 3 \
     --screenshot "$tmp/app-$name.png" --size "$size" --quit || { echo "FAILED: mnemoscope gui --model $model exited $?"; exit 1; }
   set +x
   [[ -s "$tmp/app-$name.png" ]] || { echo "FAILED: no screenshot for --model $model"; exit 1; }
@@ -56,7 +56,7 @@ cat > "$tmp/tiny.json" <<'EOF_CFG'
 EOF_CFG
 "$bin" train --config "$tmp/tiny.json" --out "$tmp/session" > "$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; echo "FAILED: train"; exit 1; }
 set -x
-xrun "$bin" gui --session "$tmp/session" --steps 1 --screenshot "$tmp/app-session.png" --size "$size" --quit \
+xrun "$bin" gui --session "$tmp/session" --segments 1 --screenshot "$tmp/app-session.png" --size "$size" --quit \
   || { echo "FAILED: mnemoscope gui --session exited $?"; exit 1; }
 set +x
 [[ -s "$tmp/app-session.png" ]] || { echo "FAILED: no screenshot for --session"; exit 1; }

@@ -394,3 +394,27 @@ TEST_CASE("dashboard: the layout gives it the lower part and tiles the rest") {
   }
 }
 #endif
+
+#ifdef MNEMO_WITH_GUI
+TEST_CASE("gui --session --export: the export request carries the dashboard's curves with the maps - the title names the session") {
+  const std::string dir = record_session("export-all", "rmt", 4);
+  ui::NullTextureApi textures;
+  test::NullImGui ui(1600.f, 900.f);
+  ReplayController replay(dir);
+  Shell shell(&textures, ui.fonts, nullptr, nullptr);
+  shell.open_dashboard(dir, &replay);
+  for (int f = 0; f < 4; ++f) ui.frame(shell, replay.latest(), replay);
+  // What `gui --session DIR --export OUT` and File > Export all panels ask for.
+  const ExportRequest req = shell.export_request(PanelId::kControls, replay.latest(), dir + "/out");
+  REQUIRE(req.run_log);
+  auto paths = export_panel(req);
+  CHECK(test::file_exists(dir + "/out/dashboard/loss.png"));
+  CHECK(test::file_exists(dir + "/out/dashboard/loss.csv"));
+  bool map = false;
+  for (const auto& p : paths) map = map || p.find("seg-0000-attention") != std::string::npos;
+  CHECK(map);
+  const std::string title = window_title(*replay.latest());
+  CHECK(title.find("session " + dir) != std::string::npos);
+  CHECK(title.find("traces/") == std::string::npos);
+}
+#endif

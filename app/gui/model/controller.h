@@ -15,6 +15,12 @@ class Controller {
   // Rebuilds the model with cfg under seed; checkpoint "" keeps random weights. A checkpoint
   // whose metadata names its model config (export-weights, training) brings that config.
   virtual void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) = 0;
+  // A document and a model at once (a tour stop, a second model): by default the model, then
+  // the document; the Worker does both in one command.
+  virtual void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) {
+    apply_model(cfg, seed, checkpoint);
+    open_document(doc);
+  }
   virtual void step(int delta) = 0;          // +1 next segment, -1 previous
   virtual void jump(int64_t segment) = 0;    // clamped to the document's segments
   virtual void reset() = 0;                  // back to before the first segment

@@ -64,6 +64,7 @@ bool ReplayController::select_recording(int64_t train_step) {
   info->segment_len = probe_->segment_len;
   info->num_segments = static_cast<int64_t>(probe_->segments.size());
   info->line_starts = line_starts_of(probe_->doc);
+  info->not_text = probe_->doc.looks_binary();
   info_ = info;
   visited_.clear();
   ++visited_version_;
@@ -119,6 +120,7 @@ void ReplayController::publish() {
   v->position = shown_ ? position_ : -1;
   v->visited = visited_;
   v->visited_version = visited_version_;
+  v->session_dir = dir_;
   v->model_note = "replay of " + dir_ + (step_ >= 0 ? " at training step " + std::to_string(step_) : "");
   latest_ = v;
 }

@@ -24,6 +24,7 @@ struct SessionInfo {
   std::string checkpoint;  // "" = randomly initialised under `seed`
   int64_t segment_len = 0, num_segments = 0;
   std::vector<int64_t> line_starts;  // token index of each line's first token (after '\n')
+  bool not_text = false;             // the document holds NUL or bytes that are not UTF-8
 };
 
 struct SessionView {
@@ -34,6 +35,11 @@ struct SessionView {
   uint64_t visited_version = 0;               // bumps when `visited` changes
   VisitedSegments visited;
   std::string model_note;                     // "randomly initialised (seed 0)" / "weights from F"
+  // Provenance of every memory entry after the shown step (docs/models.md#provenance): null
+  // when the model has none (provenance_note says why) or before the first step.
+  ProvenanceStatePtr provenance;
+  std::string provenance_note;
+  std::string session_dir;  // replaying a training session: its directory ("" for a live model)
 
   // Loss of document token t as predicted by the step of the segment before it (NaN when
   // that segment was not visited, or t is in segment 0).
@@ -41,6 +47,13 @@ struct SessionView {
   bool is_visited(int64_t segment) const { return visited.count(segment) != 0; }
 };
 using SessionPtr = std::shared_ptr<const SessionView>;
+
+// The window title: "Mnemoscope — <document> — <model>" for a live model; for a replay the
+// session directory (never the recording file the probe was read from).
+std::string window_title(const SessionView& s);
+
+// "segment 4 of 262 (0..261)": the position as the Document panel and the CLI count segments.
+std::string position_text(int64_t segment, int64_t num_segments);
 
 // Line starts of a document (token 0 and every token after a '\n').
 std::vector<int64_t> line_starts_of(const Document& doc);

@@ -169,6 +169,41 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
     rec->next_loss.assign(l.data_ptr<float>(), l.data_ptr<float>() + L);
     view->visited[s] = rec;
   }
+  // Provenance (docs/models.md#provenance): each visited step keeps its slots' self mass and
+  // spreads the rest over its tokens like the shown step's writer rows. The chain covers the
+  // last kSyntheticChain visited steps (what came before counts as its initial memory), so the
+  // largest gallery sizes stay small.
+  constexpr int64_t kSyntheticChain = 8;
+  const int64_t chain_start = std::max<int64_t>(0, sp.visited - kSyntheticChain);
+  ProvenanceState state = initial_provenance(static_cast<int>(k), 5, chain_start * L);
+  const float* w = step->writer_block(-1);
+  for (int64_t s = chain_start; s < sp.visited; ++s) {
+    auto rec = std::const_pointer_cast<SegmentRecord>(view->visited[s]);
+    ProvenanceStep p;
+    p.segment = s;
+    p.slots = static_cast<int>(k);
+    p.first_token = s * L;
+    p.tokens = static_cast<int>(L);
+    p.carry = rec->self_mass;
+    p.source.assign(static_cast<size_t>(k * L), 0.f);
+    p.other.assign(static_cast<size_t>(k), 0.f);
+    for (int64_t i = 0; i < k; ++i) {
+      const float* row = w + i * step->cols;
+      double tok = 0.0;
+      for (int64_t j = 0; j < L; ++j) tok += row[1 + j];
+      const float rest = std::max(0.f, 1.f - rec->self_mass[static_cast<size_t>(i)]);
+      const float cls = static_cast<float>(C > 0 ? rest * 0.05 : 0.0);
+      p.other[static_cast<size_t>(i)] = cls;
+      for (int64_t j = 0; j < L; ++j)
+        p.source[static_cast<size_t>(i * L + j)] = static_cast<float>((rest - cls) * row[1 + j] / std::max(tok, 1e-12));
+    }
+    p.normalise();
+    state = advance_provenance(state, p);
+    rec->prov_top_k = state.top_k;
+    rec->prov_top = state.top;
+    rec->prov_initial = state.initial;
+  }
+  view->provenance = std::make_shared<const ProvenanceState>(std::move(state));
   view->visited_version = 1;
   return view;
 }

@@ -8,6 +8,7 @@
 #include "core/platform/memory.h"
 #include "core/trace/keys.h"
 #include "core/trace/hash_stats.h"
+#include "core/trace/provenance_trace.h"
 #include "core/train/checkpoint.h"
 
 #include <algorithm>
@@ -202,6 +203,32 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->segment_len = cfg.segment_len;
   info->num_segments = engine->num_segments();
   info->line_starts = (info_ && info_->doc == doc) ? info_->line_starts : line_starts_of(*doc);
+  info->not_text = (info_ && info_->doc == doc) ? info_->not_text : doc->looks_binary();
+  // Provenance needs every step, also the ones a jump computes untraced: the engine hands
+  // their writer / attention traces to the chain (docs/models.md#provenance).
+  chain_.reset();
+  provenance_.reset();
+  provenance_note_.clear();
+  if (has_provenance_chain(cfg.model)) {
+    chain_ = std::make_unique<ProvenanceChain>(static_cast<int>(cfg.slots));
+    Engine* e = engine.get();
+    ProvenanceChain* chain = chain_.get();
+    const std::string kind = cfg.model;
+    engine->set_step_observer(provenance_trace_keys(kind), [this, e, chain, kind](int64_t i, const Trace& tr) {
+      const int64_t len = e->segmenter().segment_len();
+      const int64_t first = i * len;
+      try {
+        auto p = provenance_step_from_trace(tr, kind, i, first, std::min(len, e->document().size() - first), len);
+        if (p) chain->record(std::move(*p));
+      } catch (const std::exception& ex) {
+        provenance_note_ = std::string("provenance unavailable: ") + ex.what();
+      }
+    });
+  } else if (cfg.model == "mtn") {
+    provenance_note_.clear();
+  } else {
+    provenance_note_ = "the " + cfg.model + " model has no memory provenance (memformer, rmt, trxl-rmt and mtn have)";
+  }
   engine_ = std::move(engine);
   info_ = info;
   step_.reset();
@@ -236,6 +263,7 @@ void Worker::execute(const Command& c) {
   if (std::holds_alternative<Reset>(c)) {
     engine_->reset();
     step_.reset();
+    provenance_.reset();
     visited_.clear();
     ++visited_version_;
     return;
@@ -264,6 +292,20 @@ void Worker::show(const Snapshot& snap) {
   auto rec = std::make_shared<SegmentRecord>();
   rec->self_mass = data->self_mass;
   rec->next_loss = data->next_loss;
+  provenance_.reset();
+  if (chain_) {
+    provenance_ = chain_->at(snap.segment);
+  } else if (data->mtn.present) {
+    std::vector<int64_t> src;
+    for (const auto& e : data->mtn.entries) src.push_back(e.source);
+    provenance_ = std::make_shared<const ProvenanceState>(
+        kept_entry_provenance(snap.segment, src, snap.first_token + snap.length, 5));
+  }
+  if (provenance_) {
+    rec->prov_top_k = provenance_->top_k;
+    rec->prov_top = provenance_->top;
+    rec->prov_initial = provenance_->initial;
+  }
   visited_[snap.segment] = rec;
   ++visited_version_;
   step_ = data;
@@ -279,6 +321,8 @@ void Worker::publish() {
   v->visited = visited_;
   v->visited_version = visited_version_;
   v->model_note = model_note_;
+  v->provenance = step_ ? provenance_ : nullptr;
+  v->provenance_note = provenance_note_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = v;

@@ -16,6 +16,7 @@
 namespace mnemo {
 class Engine;
 struct Snapshot;
+class ProvenanceChain;
 }  // namespace mnemo
 
 namespace mnemo::app {
@@ -32,6 +33,9 @@ class Worker : public Controller {
   void start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint);
 
   void open_document(const std::string& path) override;
+  void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override {
+    start(doc, cfg, seed, checkpoint);
+  }
   void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override;
   void step(int delta) override;
   void jump(int64_t segment) override;
@@ -82,6 +86,9 @@ class Worker : public Controller {
   std::map<int64_t, std::shared_ptr<const SegmentRecord>> visited_;
   uint64_t visited_version_ = 0, version_ = 0, next_info_id_ = 1;
   std::string model_note_;
+  std::unique_ptr<ProvenanceChain> chain_;  // null when the model has no provenance chain
+  ProvenanceStatePtr provenance_;
+  std::string provenance_note_;
   std::thread thread_;  // last: starts after every member above exists
 };
 

@@ -1,5 +1,6 @@
 #include "app/gui/model/zoo_catalog.h"
 
+#include "core/train/checkpoint.h"
 #include "core/train/zoo.h"
 
 #include <sys/stat.h>
@@ -41,6 +42,42 @@ std::vector<ZooModel> zoo_catalog(const std::string& dir) {
     out.push_back(std::move(m));
   }
   return out;
+}
+
+}  // namespace mnemo::app
+
+namespace mnemo::app {
+
+std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  std::string b = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto dot = b.find_last_of('.');
+  if (dot != std::string::npos && dot > 0) b.resize(dot);
+  return b;
+}
+
+std::string resolve_compare_model(const std::string& what, const std::string& zoo_dir, ModelConfig* cfg,
+                                  std::string* label) {
+  if (what.empty()) throw InputError("no model given: name a zoo model, a weights file or a model config (.json)");
+  for (const auto& z : zoo_catalog(zoo_dir)) {
+    if (z.name == what || z.path == what) {
+      WeightsFile w = read_weights_file(z.path);
+      if (w.has_model_config()) *cfg = ModelConfig::from_json(w.model_config);
+      *label = z.name;
+      return z.path;
+    }
+  }
+  if (!is_file(what))
+    throw InputError("'" + what + "' is neither a zoo model nor a file; name a zoo model, a weights file or a model config");
+  *label = base_name(what);
+  const bool json = what.size() > 5 && what.compare(what.size() - 5, 5, ".json") == 0;
+  if (json) {
+    *cfg = ModelConfig::load(what);
+    return "";
+  }
+  WeightsFile w = read_weights_file(what);
+  if (w.has_model_config()) *cfg = ModelConfig::from_json(w.model_config);
+  return what;
 }
 
 }  // namespace mnemo::app

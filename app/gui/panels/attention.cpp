@@ -89,17 +89,22 @@ void AttentionPanel::draw(PanelContext& ctx) {
   ImGui::TextDisabled("%s", what);
   export_button(ctx, PanelId::kAttention);
 
-  if (step != last_step_ || layer_ != last_layer_ || head_ != last_head_ || scale_ != last_scale_) {
+  const bool shared = std::isfinite(ctx.shared_max);
+  if (step != last_step_ || layer_ != last_layer_ || head_ != last_head_ || scale_ != last_scale_ ||
+      static_cast<int>(ctx.seq_cmap) != last_cmap_ || (shared ? ctx.shared_max : -1.f) != last_shared_) {
+    last_cmap_ = static_cast<int>(ctx.seq_cmap);
+    last_shared_ = shared ? ctx.shared_max : -1.f;
     ++key_;
     last_step_ = step;
     last_layer_ = layer_;
     last_head_ = head_;
     last_scale_ = scale_;
     vmax_ = scale_ == 1 ? 1.f : a.map_max(layer_, head_);
+    if (shared) vmax_ = ctx.shared_max;  // side by side, same colour scale
     if (!(vmax_ > 0.f)) vmax_ = 1.f;
   }
   const float* m = a.map(layer_, head_);
-  image_.update(key_, m, a.rows, a.cols, 0.f, vmax_, viz::Colormap::Viridis);
+  image_.update(key_, m, a.rows, a.cols, 0.f, vmax_, ctx.seq_cmap);
 
   // Masses below the map: one row of bars per layer.
   const int nm = static_cast<int>(a.mass_names.size());
@@ -125,6 +130,7 @@ void AttentionPanel::draw(PanelContext& ctx) {
   axes.colorbar = &colorbar_;
   axes.vmin = 0.f;
   axes.vmax = vmax_;
+  axes.cmap = ctx.seq_cmap;
   axes.colorbar_label = "weight";
   // A square map when the window allows (RMT's rows and columns are the same sequence).
   ImVec2 size = avail;

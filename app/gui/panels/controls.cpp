@@ -84,7 +84,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
     ImGui::Text("%lld segments; none stepped yet. Press Right or Play.", static_cast<long long>(n));
   } else {
     const StepData& st = *s.step;
-    ImGui::Text("segment %lld of %lld  (tokens %lld..%lld)", static_cast<long long>(st.segment), static_cast<long long>(n - 1),
+    ImGui::Text("%s  (tokens %lld..%lld)", position_text(st.segment, n).c_str(),
                 static_cast<long long>(st.first_token), static_cast<long long>(st.first_token + st.length - 1));
     if (std::isfinite(st.loss)) ImGui::Text("loss of the next segment: %.4f nats/token", st.loss);
     else if (std::isnan(st.loss) && !st.non_finite) ImGui::TextDisabled("loss: none (last segment)");

@@ -17,13 +17,13 @@
 namespace mnemo::app {
 
 namespace {
-
 const ImU32 kCurrent = IM_COL32(255, 186, 8, 90);
 const ImU32 kVisited = IM_COL32(70, 130, 220, 55);
 const ImU32 kBoundary = IM_COL32(255, 186, 8, 230);
 const ImU32 kUnderline = IM_COL32(255, 255, 255, 45);
 const ImU32 kText = IM_COL32(230, 230, 230, 255);
 const ImU32 kDim = IM_COL32(140, 140, 150, 255);
+const ImU32 kEscape = IM_COL32(240, 150, 110, 255);  // escaped bytes stand out from text
 const ImU32 kGutter = IM_COL32(255, 186, 8, 200);  // like the segment bars
 constexpr float kMaxLossScale = 6.f;  // ~ ln(vocabulary): the loss of a uniform guess
 
@@ -32,6 +32,7 @@ struct Cell {
   std::string glyph;  // UTF-8 of one character, "" for blank
   bool dim = false;
   int span = 1;       // cells covered (a multi-byte character's tokens)
+  std::string hex;    // a byte that is not UTF-8 text: its two hex digits, drawn as \x over HH
 };
 
 Cell cell_of(const Document& doc, int64_t t) {
@@ -67,7 +68,11 @@ Cell cell_of(const Document& doc, int64_t t) {
       return c;
     }
   }
-  c.glyph = "\xC2\xB7";  // · control, invalid or continuation byte
+  // A control byte, or a byte that is not part of valid UTF-8: escaped as \xHH (as the
+  // figure axes do, viz::token_label), drawn small in its one cell.
+  char hex[4];
+  std::snprintf(hex, sizeof hex, "%02X", ch);
+  c.hex = hex;
   c.dim = true;
   return c;
 }
@@ -91,6 +96,17 @@ std::string describe_bytes(const Document& doc, int64_t t) {
 
 }  // namespace
 
+std::string DocumentPanel::cell_text(const Document& doc, int64_t t) {
+  if (t < 0 || t >= doc.size()) return "";
+  const Cell c = cell_of(doc, t);
+  return c.hex.empty() ? c.glyph : "\\x" + c.hex;
+}
+
+std::string DocumentPanel::notice(const SessionInfo& info) {
+  if (!info.not_text) return "";
+  return "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown escaped as \\xHH";
+}
+
 void DocumentPanel::draw(PanelContext& ctx) {
   const SessionView& s = ctx.session;
   if (!s.info || !s.info->doc) {
@@ -107,6 +123,11 @@ void DocumentPanel::draw(PanelContext& ctx) {
   ImGui::Text("%lld tokens, %lld segments of %lld", static_cast<long long>(doc.size()),
               static_cast<long long>(info.num_segments), static_cast<long long>(L));
   export_button(ctx, PanelId::kDocument);
+  if (const std::string note = notice(info); !note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.73f, 0.03f, 1.f));
+    ImGui::TextWrapped("%s", note.c_str());
+    ImGui::PopStyleColor();
+  }
   ImGui::ColorButton("##cur", ImGui::ColorConvertU32ToFloat4(kCurrent | IM_COL32(0, 0, 0, 255)),
                      ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
   ImGui::SameLine(0, 3);
@@ -117,9 +138,67 @@ void DocumentPanel::draw(PanelContext& ctx) {
   ImGui::SameLine(0, 3);
   ImGui::TextUnformatted("visited");
   ImGui::SameLine();
-  ImGui::Checkbox("tint by loss", &tint_loss_);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.f);
+  const char* tints[] = {"tint: visited", "tint: loss", "tint: provenance"};
+  ImGui::Combo("##tint", &tint_, tints, 3);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Colour visited tokens by the loss of predicting them (magma, 0..%.0f nats)", kMaxLossScale);
+    ImGui::SetTooltip("visited: the segments stepped through\n"
+                      "loss: the loss of predicting each visited token (magma, 0..%.0f nats)\n"
+                      "provenance: which earlier tokens the selected memory entry's content came from (viridis)",
+                      kMaxLossScale);
+  // Provenance of the selected slot (docs/gui.md#provenance): a second colour scale.
+  const ProvenanceState* prov = tint_ == kTintProvenance && s.provenance ? s.provenance.get() : nullptr;
+  int prov_slot = -1;
+  float prov_max = 0.f;
+  if (tint_ == kTintProvenance) {
+    if (!s.provenance) {
+      ImGui::TextDisabled("%s", !s.provenance_note.empty() ? s.provenance_note.c_str()
+                                                           : "Provenance: step a segment first.");
+    } else {
+      prov_slot = ctx.vm.selected_slot();
+      if (prov_slot < 0 || prov_slot >= prov->slots) prov_slot = -1;
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.f);
+      int shown = prov_slot >= 0 ? prov_slot : chosen_slot_;
+      if (ImGui::InputInt("entry", &shown)) {
+        shown = std::max(0, std::min(shown, prov->slots - 1));
+        chosen_slot_ = shown;
+        ctx.vm.select_slot(shown);
+        prov_slot = ctx.vm.selected_slot();
+      }
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("The memory entry (slot) whose provenance tints the text; selecting one anywhere does the same");
+      if (prov_slot < 0) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("select a slot (click a row of any slot panel, or type one)");
+      } else {
+        prov_max = prov->row_max(prov_slot);
+        ImGui::SameLine();
+        // Legend: the viridis scale from 0 to the slot's largest token share.
+        ImDrawList* ldl = ImGui::GetWindowDrawList();
+        const ImVec2 p0 = ImGui::GetCursorScreenPos();
+        const float lw = ImGui::GetFontSize() * 6.f, lh = ImGui::GetFontSize();
+        ui::ColorLut vir(ctx.seq_cmap);
+        const int steps = 24;
+        for (int i = 0; i < steps; ++i) {
+          const float x0 = p0.x + lw * static_cast<float>(i) / steps, x1 = p0.x + lw * static_cast<float>(i + 1) / steps;
+          ldl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + lh), vir.at((i + 0.5f) / steps));
+        }
+        ImGui::Dummy(ImVec2(lw, lh));
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("Share of slot %d's content from each token: 0 (dark) .. %.4f (yellow, its largest)", prov_slot,
+                            prov_max);
+        ImGui::SameLine();
+        ImGui::Text("0..%.3g   initial memory %.1f%%", prov_max, 100.f * prov->initial[prov_slot]);
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("Share of slot %d's content still from the initial memory m_0 (before the first segment)", prov_slot);
+        if (prov->other[prov_slot] > 0.0005f) {
+          ImGui::SameLine();
+          ImGui::Text("other %.1f%%", 100.f * prov->other[prov_slot]);
+          if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Content from inputs that are not document tokens: Memformer's cls tokens, trxl-rmt's token cache");
+        }
+      }
+    }
+  }
   ui::help_marker(
       "One cell per token (bytes: a character of several bytes spans their cells); underlines mark token\n"
       "boundaries, amber bars segment starts, with the segment's number in the margin.\n"
@@ -166,10 +245,20 @@ void DocumentPanel::draw(PanelContext& ctx) {
     }
   }
 
+  // A tour's highlighted token: brought into view once.
+  if (ctx.highlight_token != scrolled_highlight_) {
+    scrolled_highlight_ = ctx.highlight_token;
+    if (ctx.highlight_token >= 0 && ctx.highlight_token < doc.size()) {
+      const float y0 = static_cast<float>(row_of_token(ctx.highlight_token)) * row_h;
+      const float top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
+      if (y0 < top || y0 + row_h > top + h) ImGui::SetScrollY(std::max(0.f, y0 - 0.3f * h));
+    }
+  }
   const int64_t total_rows = row_prefix_.back();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ui::ColorLut lut(viz::Colormap::Magma);
+  ui::ColorLut plut(ctx.seq_cmap);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool hovered_window = ImGui::IsWindowHovered();
   int64_t hover_token = -1;
@@ -198,15 +287,26 @@ void DocumentPanel::draw(PanelContext& ctx) {
       ImU32 run_col = 0;
       int64_t run_start = start;
       auto bg_of = [&](int64_t t) -> ImU32 {
-        if (t >= cur_first && t < cur_last) return kCurrent;
         const int64_t seg = t / L;
-        if (tint_loss_) {
+        // A provenance tint wins over the current segment's highlight (whose start stays marked
+        // by the amber bar): the current segment is where most of a fresh slot comes from.
+        if (prov && prov_slot >= 0) {
+          const float w = prov->at(prov_slot, t);
+          if (w > 0.f && prov_max > 0.f) {
+            const float q = std::ceil(std::min(1.f, w / prov_max) * 16.f) / 16.f;  // 16 levels: runs stay long
+            return (plut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
+          }
+          return 0u;
+        }
+        // So does the loss tint (the loss of the current segment's tokens is what one steps to see).
+        if (tint_ == kTintLoss) {
           const float loss = s.token_loss(t);
           if (std::isfinite(loss)) {
             const float q = std::floor(loss / kMaxLossScale * 16.f) / 16.f;  // 16 levels: runs stay long
-            return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 150);
+            return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
           }
         }
+        if (t >= cur_first && t < cur_last) return kCurrent;
         return s.is_visited(seg) ? kVisited : 0u;
       };
       for (int64_t t = start; t <= end; ++t) {
@@ -237,7 +337,16 @@ void DocumentPanel::draw(PanelContext& ctx) {
         }
         const Cell c = cell_of(doc, t);
         const int span = static_cast<int>(std::min<int64_t>(c.span, end - t));
-        if (c.glyph.empty()) {
+        if (!c.hex.empty()) {
+          // \x on top, the two hex digits below, each at half size: one cell.
+          const float hx = x0 + static_cast<float>(t - start) * cw;
+          const float hs = fs * 0.5f;
+          dl->AddText(font, hs, ImVec2(hx + 0.5f * cw - font->CalcTextSizeA(hs, FLT_MAX, 0.f, "\\x").x * 0.5f, y + 0.5f), kEscape, "\\x");
+          dl->AddText(font, hs, ImVec2(hx + 0.5f * cw - font->CalcTextSizeA(hs, FLT_MAX, 0.f, c.hex.c_str()).x * 0.5f,
+                                       y + 0.5f + hs), kEscape, c.hex.c_str());
+          text += ' ';
+          dim += ' ';
+        } else if (c.glyph.empty()) {
           text += ' ';
           dim += ' ';
         } else if (c.dim) {
@@ -255,6 +364,13 @@ void DocumentPanel::draw(PanelContext& ctx) {
       }
       dl->AddText(font, fs, ImVec2(x0, y + 1.f), kText, text.data(), text.data() + text.size());
       dl->AddText(font, fs, ImVec2(x0, y + 1.f), kDim, dim.data(), dim.data() + dim.size());
+      // A tour's highlighted token: outlined.
+      if (ctx.highlight_token >= start && ctx.highlight_token < end) {
+        const float hx = x0 + static_cast<float>(ctx.highlight_token - start) * cw;
+        const float lw = std::max(1.f, ImGui::GetFontSize() / 15.f);
+        dl->AddRect(ImVec2(hx - 1.f, y), ImVec2(hx + cw + 1.f, y + row_h), IM_COL32(0, 0, 0, 255), 0.f, 0, 4.f * lw);
+        dl->AddRect(ImVec2(hx - 1.f, y), ImVec2(hx + cw + 1.f, y + row_h), IM_COL32(255, 70, 70, 255), 0.f, 0, 2.f * lw);
+      }
 
       if (hovered_window && mouse.y >= y && mouse.y < y + row_h && mouse.x >= x0) {
         const int64_t c = static_cast<int64_t>((mouse.x - x0) / cw);
@@ -277,6 +393,10 @@ void DocumentPanel::draw(PanelContext& ctx) {
     else if (std::isnan(loss) && seg == 0) ImGui::TextDisabled("loss: none (segment 0 is never predicted)");
     else if (std::isnan(loss) && !s.is_visited(seg - 1)) ImGui::TextDisabled("loss: step segment %lld to compute it", static_cast<long long>(seg - 1));
     else ImGui::TextColored(ImVec4(1, 0, 1, 1), "loss: %f (non-finite)", loss);
+    if (prov && prov_slot >= 0) {
+      const float w = prov->at(prov_slot, t);
+      ImGui::Text("provenance of slot %d: %.6f (%.2f%% of its content)", prov_slot, w, 100.f * w);
+    }
     if (!ctx.preview) ImGui::TextDisabled("click: go to segment %lld", static_cast<long long>(seg));
     ImGui::EndTooltip();
     if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);

@@ -84,7 +84,11 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
     last_step_ = step;
     selected_entry_ = -1;
   }
+  // The shared selection (the Document panel tints by its provenance) wins over ours.
+  if (ctx.vm.selected_slot() != selected_entry_ && ctx.vm.slots() == static_cast<int>(d.entries.size()))
+    selected_entry_ = ctx.vm.selected_slot();
   if (selected_entry_ >= static_cast<int>(d.entries.size())) selected_entry_ = -1;
+  const int entry_before = selected_entry_;
   ImGui::Text("memory after chunk %lld: %lld of %zu entries kept", static_cast<long long>(step->segment),
               static_cast<long long>(d.kept), d.entries.size());
   ImGui::SameLine();
@@ -312,6 +316,7 @@ void MtnMemoryPanel::draw(PanelContext& ctx) {
   ImGui::EndTable();
   if (selected_entry_ < 0) scrolled_for_.reset();
   hovered_entry_ = hovered_entry;
+  if (selected_entry_ != entry_before) ctx.vm.select_slot(selected_entry_);
 }
 
 }  // namespace mnemo::app

@@ -13,6 +13,7 @@
 
 #include <imgui.h>
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,6 +57,13 @@ struct PanelContext {
   ShellRequests& requests;
   ImFont* mono = nullptr;  // document font (monospace)
   bool preview = false;    // drawn in the gallery: no model commands, no export
+  // Sequential colour map of the heatmaps (Viridis; Gray in presenter mode's high contrast).
+  viz::Colormap seq_cmap = viz::Colormap::Viridis;
+  // Side by side with "same colour scale": the largest weight of both models' maps, so both
+  // columns share 0..shared_max (NaN: each map its own scale).
+  float shared_max = NAN;
+  // A token to outline in the Document panel (a tour stop's selection; -1 none).
+  int64_t highlight_token = -1;
 };
 
 // Slot-type colours shared by every panel (retain blue, mix grey, overwrite red, as the CLI figures).
@@ -87,6 +95,11 @@ class ControlsPanel {
 class DocumentPanel {
  public:
   void draw(PanelContext& ctx);
+  // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
+  // is not UTF-8 text (as the figure axes escape it).
+  static std::string cell_text(const Document& doc, int64_t t);
+  // The notice shown above a document that is not text ("" for text).
+  static std::string notice(const SessionInfo& info);
 
  private:
   uint64_t layout_info_ = 0;
@@ -94,7 +107,14 @@ class DocumentPanel {
   std::vector<int64_t> row_prefix_;  // visual rows before each line (size lines + 1)
   int64_t scrolled_to_ = -2;
   uint64_t scrolled_info_ = 0;
-  bool tint_loss_ = false;
+  int64_t scrolled_highlight_ = -1;
+  int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry
+  int chosen_slot_ = 0;
+
+ public:
+  enum Tint { kTintVisited = 0, kTintLoss = 1, kTintProvenance = 2 };
+  int tint() const { return tint_; }
+  void set_tint(int t) { tint_ = t < 0 || t > 2 ? 0 : t; }
 };
 
 class WriterAttentionPanel {
@@ -109,6 +129,8 @@ class WriterAttentionPanel {
   int last_head_ = -2;
   int scale_ = 0, last_scale_ = -1;  // 0: 0..max, 1: min..max, 2: 0..1
   float vmin_ = 0.f, vmax_ = 1.f;
+  int last_cmap_ = -1;
+  float last_shared_ = -1.f;
 };
 
 class SlotTypesPanel {
@@ -164,6 +186,13 @@ class TimelinePanel {
   std::vector<float> values_;       // slots x columns
   std::vector<std::string> labels_;
   int slots_ = 0;
+  int last_cmap_ = -1;
+  bool holds_ = true;  // "what this slot holds": the selected slot's top sources per step
+  void draw_holds(PanelContext& ctx, int slot);
+
+ public:
+  bool show_holds() const { return holds_; }
+  void set_show_holds(bool on) { holds_ = on; }
 };
 
 // Attention of an RMT-family model over [read | tokens | write] (Transformer-XL: token rows
@@ -188,6 +217,8 @@ class AttentionPanel {
   int last_layer_ = -2, last_head_ = -2, last_scale_ = -1;
   int layer_ = 0, head_ = -1, scale_ = 0;  // scale 0: 0..max, 1: 0..1
   float vmax_ = 1.f;
+  int last_cmap_ = -1;
+  float last_shared_ = -1.f;
 };
 
 // MemoryFormer hash tables of one projection: heat strip of every table's bucket loads, one

@@ -2,6 +2,7 @@
 // slots that hold their content for long (bright rows) stand apart from rewritten ones.
 #include "app/gui/panels/panels.h"
 
+#include "app/figures/figures.h"
 #include "app/gui/panels/widgets/widgets.h"
 
 #include <algorithm>
@@ -47,20 +48,38 @@ void TimelinePanel::draw(PanelContext& ctx) {
       "Bright rows keep their content across segments; dark rows are rewritten by the segment.\n"
       "Click: select the slot. Double-click: go to that segment.");
   export_button(ctx, PanelId::kTimeline);
+  const int sel = ctx.vm.selected_slot();
+  bool any_prov = false;
+  for (const auto& [seg, rec] : s.visited) any_prov = any_prov || !rec->prov_top.empty();
+  if (any_prov) {
+    ImGui::SameLine();
+    ImGui::Checkbox("what the slot holds", &holds_);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Under the map: the selected slot's largest source tokens after each visited step\n"
+                        "(its provenance, docs/gui.md#provenance), and its share of the initial memory");
+  }
+  ImVec2 map_size = ImGui::GetContentRegionAvail();
+  const bool show_holds = holds_ && any_prov && s.info && s.info->doc;
+  if (show_holds) map_size.y = std::max(map_size.y * 0.55f, map_size.y - ImGui::GetTextLineHeightWithSpacing() * 9.f);
 
-  image_.update(key_, values_.data(), slots_, static_cast<int>(segments_.size()), 0.f, 1.f, viz::Colormap::Viridis);
+  if (static_cast<int>(ctx.seq_cmap) != last_cmap_) {
+    last_cmap_ = static_cast<int>(ctx.seq_cmap);
+    ++key_;
+  }
+  image_.update(key_, values_.data(), slots_, static_cast<int>(segments_.size()), 0.f, 1.f, ctx.seq_cmap);
   ui::HeatmapAxes axes;
   axes.col_labels = &labels_;
   axes.highlight_row = ctx.vm.selected_slot();
   auto cur = std::lower_bound(segments_.begin(), segments_.end(), s.position);
   axes.highlight_col = cur != segments_.end() && *cur == s.position ? static_cast<int>(cur - segments_.begin()) : -1;
   axes.colorbar = &colorbar_;
+  axes.cmap = ctx.seq_cmap;
   axes.vmin = 0.f;
   axes.vmax = 1.f;
   axes.colorbar_label = "self mass";
   axes.y_title = "slot";
   axes.x_title = "visited segment";
-  auto hit = ui::draw_heatmap("##timeline", image_, ImGui::GetContentRegionAvail(), axes);
+  auto hit = ui::draw_heatmap("##timeline", image_, map_size, axes);
   if (hit.hovered) {
     const int64_t seg = segments_[static_cast<size_t>(hit.col)];
     const float v = values_[static_cast<size_t>(hit.row) * segments_.size() + static_cast<size_t>(hit.col)];
@@ -75,6 +94,49 @@ void TimelinePanel::draw(PanelContext& ctx) {
     if (hit.clicked) ctx.vm.select_slot(hit.row);
     if (!ctx.preview && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);
   }
+  if (show_holds) draw_holds(ctx, sel);
+}
+
+void TimelinePanel::draw_holds(PanelContext& ctx, int slot) {
+  const SessionView& s = ctx.session;
+  if (slot < 0) {
+    ImGui::TextDisabled("Select a slot to see what it holds after each visited step.");
+    return;
+  }
+  ImGui::Text("What slot %d holds: its largest sources after each step", slot);
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##holds", 3, flags, ImGui::GetContentRegionAvail())) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("segment");
+  ImGui::TableSetupColumn("initial");
+  ImGui::TableSetupColumn("top sources (token 'text' share)", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  const Document& doc = *s.info->doc;
+  std::string line;
+  char buf[96];
+  // Newest first: the shown step's row is the one a user reads.
+  for (auto it = s.visited.rbegin(); it != s.visited.rend(); ++it) {
+    const auto& rec = *it->second;
+    if (rec.prov_top_k <= 0 || static_cast<size_t>(slot + 1) * rec.prov_top_k > rec.prov_top.size()) continue;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    if (it->first == s.position) ImGui::TextColored(ImVec4(1.f, 0.73f, 0.03f, 1.f), "%lld", static_cast<long long>(it->first));
+    else ImGui::Text("%lld", static_cast<long long>(it->first));
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f%%", 100.f * (static_cast<size_t>(slot) < rec.prov_initial.size() ? rec.prov_initial[slot] : 0.f));
+    ImGui::TableNextColumn();
+    line.clear();
+    for (int k = 0; k < rec.prov_top_k; ++k) {
+      const ProvenanceSource& src = rec.prov_top[static_cast<size_t>(slot) * rec.prov_top_k + k];
+      if (src.token < 0) break;
+      std::snprintf(buf, sizeof buf, "%s#%lld '%s' %.3f", k ? "   " : "", static_cast<long long>(src.token),
+                    token_text(doc, src.token).c_str(), src.weight);
+      line += buf;
+    }
+    ImGui::TextUnformatted(line.empty() ? "(nothing from the document yet)" : line.c_str());
+  }
+  ImGui::EndTable();
 }
 
 }  // namespace mnemo::app

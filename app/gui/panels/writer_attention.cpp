@@ -52,19 +52,28 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   export_button(ctx, PanelId::kWriterAttention);
   head = ctx.vm.head();
 
-  if (step != last_step_ || head != last_head_ || scale_ != last_scale_) {
+  const bool shared = std::isfinite(ctx.shared_max);
+  if (step != last_step_ || head != last_head_ || scale_ != last_scale_ || static_cast<int>(ctx.seq_cmap) != last_cmap_ ||
+      (shared ? ctx.shared_max : -1.f) != last_shared_) {
     ++key_;
     last_step_ = step;
     last_head_ = head;
     last_scale_ = scale_;
+    last_cmap_ = static_cast<int>(ctx.seq_cmap);
+    last_shared_ = shared ? ctx.shared_max : -1.f;
     const size_t b = head < 0 || head >= step->heads ? 0 : static_cast<size_t>(head) + 1;
     const float lo = b < step->block_min.size() ? step->block_min[b] : 0.f;
     const float hi = b < step->block_max.size() ? step->block_max[b] : 1.f;
     vmin_ = scale_ == 1 ? lo : 0.f;
     vmax_ = scale_ == 2 ? 1.f : hi;
+    if (shared) {
+      // Side by side, same colour scale: 0..the larger maximum of the two models.
+      vmin_ = 0.f;
+      vmax_ = ctx.shared_max;
+    }
     if (!(vmax_ > vmin_)) vmax_ = vmin_ + 1e-6f;
   }
-  image_.update(key_, step->writer_block(head), step->slots, step->cols, vmin_, vmax_, viz::Colormap::Viridis);
+  image_.update(key_, step->writer_block(head), step->slots, step->cols, vmin_, vmax_, ctx.seq_cmap);
 
   ui::HeatmapAxes axes;
   axes.col_labels = &step->col_labels;
@@ -76,6 +85,9 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   }
   axes.highlight_row = ctx.vm.selected_slot();
   axes.colorbar = &colorbar_;
+  axes.cmap = ctx.seq_cmap;
+  // The first and last token always keep their labels (the middle ones thin out).
+  if (step->length > 0) axes.always_label_cols = {1, static_cast<int>(step->length)};
   axes.vmin = vmin_;
   axes.vmax = vmax_;
   axes.colorbar_label = "weight";

@@ -93,6 +93,27 @@ void Window::set_ini_path(const std::string& path) {
 
 void Window::set_title(const std::string& title) { glfwSetWindowTitle(win_, title.c_str()); }
 
+void Window::set_fullscreen(bool on) {
+  if (!win_ || on == fullscreen_) return;
+  if (on) {
+    GLFWmonitor* mon = glfwGetPrimaryMonitor();
+    const GLFWvidmode* mode = mon ? glfwGetVideoMode(mon) : nullptr;
+    if (!mode) return;
+    glfwGetWindowPos(win_, &saved_x_, &saved_y_);
+    glfwGetWindowSize(win_, &saved_w_, &saved_h_);
+    glfwSetWindowMonitor(win_, mon, 0, 0, mode->width, mode->height, mode->refreshRate);
+  } else {
+    glfwSetWindowMonitor(win_, nullptr, saved_x_, saved_y_, std::max(320, saved_w_), std::max(240, saved_h_), GLFW_DONT_CARE);
+  }
+  fullscreen_ = on;
+}
+
+void Window::reload_fonts() {
+  if (!gl_backend_) return;
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+}
+
 void Window::new_frame() {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
@@ -111,6 +132,7 @@ void Window::swap() { glfwSwapBuffers(win_); }
 bool Window::should_close() const { return glfwWindowShouldClose(win_); }
 
 void setup_style(float scale) {
+  ImGui::GetStyle() = ImGuiStyle();  // from the defaults: a second call (presenter's UI scale) must not compound
   ImGui::StyleColorsDark();
   ImGuiStyle& st = ImGui::GetStyle();
   st.WindowRounding = 3.f;

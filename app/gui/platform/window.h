@@ -34,6 +34,11 @@ class Window {
   // imgui.ini location ("" = none); must outlive the ImGui context (kept here).
   void set_ini_path(const std::string& path);
   void set_title(const std::string& title);
+  // Full screen on the primary monitor, or back to the window's previous place and size.
+  void set_fullscreen(bool on);
+  bool fullscreen() const { return fullscreen_; }
+  // After the font atlas changed (presenter mode's UI scale): uploads it again.
+  void reload_fonts();
 
   void new_frame();  // backends' NewFrame (call before ImGui::NewFrame)
   // Clears and draws ImGui's draw data; returns the framebuffer size.
@@ -46,6 +51,8 @@ class Window {
   GLFWwindow* win_ = nullptr;
   bool imgui_ = false, glfw_backend_ = false, gl_backend_ = false;
   std::string ini_path_;
+  bool fullscreen_ = false;
+  int saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
 };
 
 // The app's ImGui style at `scale` (dark, opaque windows).

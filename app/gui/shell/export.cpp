@@ -1,9 +1,11 @@
 #include "app/gui/shell/export.h"
 
 #include "app/figures/attention.h"
+#include "app/figures/compare.h"
 #include "app/figures/hash.h"
 #include "app/figures/memformer.h"
 #include "app/figures/mtn.h"
+#include "app/figures/provenance.h"
 #include "app/figures/session.h"
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
@@ -35,6 +37,9 @@ void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, s
   switch (id) {
     case PanelId::kDocument:
       write_token_losses(v.visited, doc, v.info->segment_len, base, fm, out);
+      if (v.provenance && r.selected_slot >= 0)
+        write_provenance(*v.provenance, r.selected_slot, doc, v.info->segment_len,
+                         base + "_provenance_slot" + std::to_string(r.selected_slot), fm, out);
       break;
     case PanelId::kWriterAttention:
       write_writer_attention(st, r.head, r.selected_slot, base + (r.head < 0 ? "_mean" : "_head" + std::to_string(r.head)),
@@ -51,6 +56,7 @@ void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, s
       break;
     case PanelId::kTimeline:
       write_timeline(v.visited, r.selected_slot, base, fm, out);
+      write_slot_holdings(v.visited, r.selected_slot, doc, base + "_holds_slot" + std::to_string(r.selected_slot), fm, out);
       break;
     case PanelId::kAttention: {
       const AttentionData& a = st.attention;
@@ -109,6 +115,12 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
   char prefix[48];
   std::snprintf(prefix, sizeof prefix, "/seg-%04lld-", static_cast<long long>(r.session->step->segment));
   const std::string p = r.dir + prefix;
+  // Side by side: A | B | A - B of the writer attention (or the attention layer shown).
+  if (r.compare && r.compare->step &&
+      (r.panel == PanelId::kControls || r.panel == PanelId::kWriterAttention || r.panel == PanelId::kAttention))
+    write_side_by_side(*r.session->step, *r.compare->step, r.label_a, r.label_b,
+                       r.panel == PanelId::kAttention ? r.attn_head : r.head, r.attn_layer, r.same_scale, p + "side_by_side",
+                       FigureFormats::all(), out);
   if (r.panel == PanelId::kControls) {
     for (PanelId id : {PanelId::kDocument, PanelId::kWriterAttention, PanelId::kSlotTypes, PanelId::kForgetting,
                        PanelId::kMemory, PanelId::kTimeline, PanelId::kAttention, PanelId::kHashBuckets,

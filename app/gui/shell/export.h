@@ -25,6 +25,11 @@ struct ExportRequest {
   int hash_table = 0;                  // Hash buckets: the table drawn as bars
   std::shared_ptr<const RunLog> run_log;      // Training dashboard: the session's curves
   std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
+  // Side by side (docs/gui.md#side-by-side): the second model's session, the column names and
+  // whether both share one colour scale; Export then also writes seg-NNNN-side_by_side.*.
+  SessionPtr compare;
+  std::string label_a = "A", label_b = "B";
+  bool same_scale = false;
   std::string dir;
 };
 

@@ -54,6 +54,28 @@ PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
   return r(0, 0, s.x * 0.5f, s.y * 0.5f);
 }
 
+namespace {
+float caption_height(ImVec2 s) { return std::round(std::min(s.y * 0.5f, std::max(150.f, s.y * 0.24f))); }
+}  // namespace
+
+PanelRect tour_caption_rect(ImVec2 p, ImVec2 s) {
+  const float h = caption_height(s);
+  return PanelRect{ImVec2(p.x, p.y + s.y - h), ImVec2(s.x, h)};
+}
+
+PanelRect tour_panel_rect(int index, int count, ImVec2 p, ImVec2 s) {
+  const float h = s.y - caption_height(s);
+  count = std::max(1, count);
+  index = std::max(0, std::min(index, count - 1));
+  const int rows = count <= 3 ? 1 : 2;
+  const int per_row = (count + rows - 1) / rows;
+  const int row = index / per_row, col = index % per_row;
+  const int in_row = row + 1 < rows ? per_row : count - per_row * (rows - 1);
+  const float w = std::floor(s.x / static_cast<float>(in_row)), rh = std::floor(h / static_cast<float>(rows));
+  return PanelRect{ImVec2(p.x + w * static_cast<float>(col), p.y + rh * static_cast<float>(row)),
+                   ImVec2(col + 1 == in_row ? s.x - w * static_cast<float>(col) : w, rh)};
+}
+
 PanelRect rescale_rect(const PanelRect& r, ImVec2 old_d, ImVec2 new_d, ImVec2 work_pos) {
   if (old_d.x <= 0 || old_d.y <= 0 || new_d.x <= 0 || new_d.y <= 0) return r;
   const float sx = new_d.x / old_d.x, sy = new_d.y / old_d.y;

@@ -33,6 +33,12 @@ LayoutHint layout_hint(const SessionView& s);
 // in the middle.
 PanelRect default_panel_rect(PanelId id, ImVec2 work_pos, ImVec2 work_size, LayoutHint hint = {});
 
+// A tour stop's layout: the caption across the bottom (a quarter of the work area, at least
+// 150 px), the stop's `count` panels tiled above it in one row when there are up to three,
+// else in two rows.
+PanelRect tour_caption_rect(ImVec2 work_pos, ImVec2 work_size);
+PanelRect tour_panel_rect(int index, int count, ImVec2 work_pos, ImVec2 work_size);
+
 // `r` scaled from an old display size to a new one, then kept inside the new display.
 PanelRect rescale_rect(const PanelRect& r, ImVec2 old_display, ImVec2 new_display, ImVec2 work_pos);
 

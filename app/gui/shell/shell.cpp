@@ -42,12 +42,23 @@ bool ctrl_key(char upper) { return ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed
 Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log)
     : textures_(textures), fonts_(fonts), settings_(settings), log_(log) {}
 
-void Shell::frame(const SessionPtr& session, Controller& control) {
+void Shell::frame(const SessionPtr& session, Controller& control, const SessionPtr& compare) {
   static const SessionView kEmpty;
   const SessionView& s = session ? *session : kEmpty;
+  compare_ = compare;
+  if (compare_ && compare_->step != side_b_.synced) {
+    side_b_.synced = compare_->step;
+    const SessionView& b = *compare_;
+    const int entries = b.step && b.step->slots == 0 && b.provenance ? b.provenance->slots : 0;
+    if (b.step) side_b_.vm.set_step(b.step->slots > 0 ? b.step->slots : entries, b.step->self_mass);
+    else side_b_.vm.set_step(0, {});
+  }
   if (s.step != synced_step_) {
     synced_step_ = s.step;
-    if (s.step) vm_.set_step(s.step->slots, s.step->self_mass);
+    // Memory entries without a writer (RMT memory tokens, MTN kept entries) are selectable
+    // too: the Document panel tints by the selected entry's provenance.
+    const int entries = s.step && s.step->slots == 0 && s.provenance ? s.provenance->slots : 0;
+    if (s.step) vm_.set_step(s.step->slots > 0 ? s.step->slots : entries, s.step->self_mass);
     else vm_.set_step(0, {});
   }
   if (s.info && s.info->id != synced_info_) {
@@ -61,6 +72,7 @@ void Shell::frame(const SessionPtr& session, Controller& control) {
     dropped_.clear();
   }
 
+  apply_tour(s, control);
   draw_menu(s, control);
   draw_panels(s, control);
   handle_keys(s, control);
@@ -84,6 +96,30 @@ void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
   open_[static_cast<int>(PanelId::kDashboard)] = true;
   export_dir_ = dir + "/export";
   reset_layout_ = true;
+}
+
+ExportRequest Shell::export_request(PanelId panel, const SessionPtr& session, const std::string& dir) const {
+  ExportRequest req;
+  req.panel = panel;
+  req.session = session;
+  req.head = vm_.head();
+  req.thresholds = vm_.thresholds();
+  req.selected_slot = vm_.selected_slot();
+  req.attn_layer = attention_.layer_index();
+  req.attn_head = attention_.head();
+  req.hash_path = hash_.path();
+  req.hash_table = hash_.table();
+  // A followed training session: its curves too (the dashboard's charts).
+  if (dashboard_.model().run_log()) {
+    req.run_log = std::make_shared<const RunLog>(*dashboard_.model().run_log());
+    if (dashboard_.model().compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard_.model().compare_log());
+  }
+  req.compare = compare_;
+  req.label_a = label_a_;
+  req.label_b = label_b_;
+  req.same_scale = same_scale_;
+  req.dir = dir;
+  return req;
 }
 
 void Shell::open_path(const std::string& path, Controller& control) {
@@ -113,6 +149,14 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
     if (ImGui::MenuItem("Export all panels...", nullptr, false, can_export))
       requests_.export_panel = static_cast<int>(PanelId::kControls);
     ImGui::Separator();
+    if (ImGui::MenuItem("Compare with model...", nullptr, false, s.info != nullptr && s.session_dir.empty())) open_compare_ = true;
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("Step a second model through the same document in lockstep, each panel twice, side by side");
+    if (compare_ && ImGui::MenuItem("Stop comparing")) {
+      compare_model_.clear();
+      compare_requested_ = true;
+    }
+    ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) quit_ = true;
     ImGui::EndMenu();
   }
@@ -125,8 +169,14 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Reset layout")) reset_layout_ = true;
+    if (compare_) {
+      ImGui::Separator();
+      ImGui::MenuItem("Same colour scale (side by side)", nullptr, &same_scale_);
+      ImGui::MenuItem("Difference A - B (side by side)", nullptr, &show_diff_);
+    }
     ImGui::EndMenu();
   }
+  draw_tour_menu();
   if (ImGui::BeginMenu("Help")) {
     ImGui::TextUnformatted("Right / Left     next / previous segment");
     ImGui::TextUnformatted("Home / End       first / last segment");
@@ -144,8 +194,8 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
   if (s.info && s.info->doc) {
     const std::string& p = s.info->doc->path;
     status = p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
-    status += s.position >= 0 ? "  |  segment " + std::to_string(s.position) + " / " + std::to_string(s.info->num_segments - 1)
-                              : "  |  not stepped yet";
+    status += s.position >= 0 ? "  |  " + position_text(s.position, s.info->num_segments) : "  |  not stepped yet";
+    if (compare_) status += "  |  side by side: " + label_a_ + " vs " + label_b_;
   }
   if (control.busy()) status += "  |  computing...";
   if (!status.empty()) {
@@ -176,12 +226,31 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
   have_hint_ = s.info != nullptr;
 
   PanelContext ctx{s, vm_, *textures_, control, transport_, requests_, fonts_.mono, false};
+  ctx.seq_cmap = presenter_.high_contrast ? viz::Colormap::Gray : viz::Colormap::Viridis;
+  const TourStop* stop = tour_.current();
+  if (stop) {
+    ctx.highlight_token = stop->select.token;
+    draw_caption(control);
+  }
+  int tour_k = 0;
   for (PanelId id : kOrder) {
     const int i = static_cast<int>(id);
     if (!open_[i] || !panel_applies(id, s)) continue;
-    const PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
-    const ImGuiCond cond = reset_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-    if (display_changed && have_rect_[i] && !reset_layout_) {
+    PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
+    ImGuiCond cond = reset_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+    if (stop) {
+      // A tour stop: its panels in the order listed, above the caption.
+      int k = 0, n = 0;
+      for (const auto& name : stop->panels) {
+        const bool shown = panel_of_tour_name(name) >= 0 && panel_applies(static_cast<PanelId>(panel_of_tour_name(name)), s);
+        if (panel_of_tour_name(name) == i) k = n;
+        n += shown ? 1 : 0;
+      }
+      def = tour_panel_rect(k, n, work_pos, work_size);
+      if (tour_layout_) cond = ImGuiCond_Always;
+      ++tour_k;
+    }
+    if (display_changed && have_rect_[i] && !reset_layout_ && !stop) {
       const PanelRect r = rescale_rect(last_rect_[i], last_display_, display, work_pos);
       ImGui::SetNextWindowPos(r.pos, ImGuiCond_Always);
       ImGui::SetNextWindowSize(r.size, ImGuiCond_Always);
@@ -201,7 +270,9 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
     last_rect_[i] = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
     have_rect_[i] = true;
     if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) focused_ = id;
-    if (visible) {
+    if (visible && compare_ && id != PanelId::kControls && id != PanelId::kGallery && id != PanelId::kDashboard) {
+      draw_compare(id, ctx, control);
+    } else if (visible) {
       switch (id) {
         case PanelId::kControls: controls_.draw(ctx); break;
         case PanelId::kDocument: document_.draw(ctx); break;
@@ -221,6 +292,10 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
   }
   last_display_ = display;
   reset_layout_ = false;
+  // A stop keeps its layout forced until it is on screen (its panels may apply only once
+  // the stop's model has loaded).
+  if (stop && tour_selected_ == tour_.index()) tour_layout_ = false;
+  (void)tour_k;
 }
 
 void Shell::handle_keys(const SessionView& s, Controller& control) {
@@ -232,7 +307,19 @@ void Shell::handle_keys(const SessionView& s, Controller& control) {
   if (ctrl_key('E') && (s.step || (dashboard_.model().is_open() && focused_ == PanelId::kDashboard)))
     requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
   if (ctrl_key('Q')) quit_ = true;
-  if (io.KeyCtrl || n == 0) return;
+  if (io.KeyCtrl) return;
+  if (tour_.active()) {
+    // A tour: the arrows and a presenter's clicker (PageUp / PageDown) move between stops.
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown)))
+      tour_.next();
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp)))
+      tour_.previous();
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) tour_.go(0);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_End), false)) tour_.go(tour_.count() - 1);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) stop_tour();
+    return;
+  }
+  if (n == 0) return;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow))) control.step(+1);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow))) control.step(-1);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Home), false)) control.jump(0);
@@ -255,6 +342,12 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
       modal_ = Modal::kModel;
       picker_.reset();
       ImGui::OpenPopup("Open model");
+    } else if (open_tour_) {
+      modal_ = Modal::kTour;
+      ImGui::OpenPopup("Open tour");
+    } else if (open_compare_) {
+      modal_ = Modal::kCompare;
+      ImGui::OpenPopup("Compare with model");
     } else if (requests_.export_panel >= 0) {
       modal_ = Modal::kExport;
       export_panel_ = static_cast<PanelId>(requests_.export_panel);
@@ -265,10 +358,57 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
   }
   requests_.open_dialog = false;
   open_model_ = false;
+  open_tour_ = false;
+  open_compare_ = false;
   requests_.export_panel = -1;
   const float wrap = ImGui::GetFontSize() * 36.f;
 
-  if (modal_ == Modal::kError) {
+  if (modal_ == Modal::kTour || modal_ == Modal::kCompare) {
+    const bool tour = modal_ == Modal::kTour;
+    const char* title = tour ? "Open tour" : "Compare with model";
+    centre_next_window();
+    if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+      ImGui::TextUnformatted(tour ? "Path of a tour file (docs/formats.md#tours):"
+                                  : "A zoo model's name or a weights file (checkpoint, zoo model, export-weights):");
+      if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+      ImGui::SetNextItemWidth(wrap);
+      std::string& field = tour ? tour_path_ : compare_model_;
+      bool go = ImGui::InputText("##path", &field, ImGuiInputTextFlags_EnterReturnsTrue);
+      if (!tour) {
+        ImGui::TextDisabled("The zoo (double-click to compare):");
+        if (ImGui::BeginChild("##zoo", ImVec2(wrap, ImGui::GetTextLineHeightWithSpacing() * 6.f), true)) {
+          for (const auto& z : picker_.zoo())
+            if (ImGui::Selectable(z.name.c_str(), z.path == field, ImGuiSelectableFlags_AllowDoubleClick)) {
+              field = z.path;
+              if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) go = true;
+            }
+        }
+        ImGui::EndChild();
+      }
+      if (ImGui::Button(tour ? "Play" : "Compare", ImVec2(120, 0)) || go) {
+        if (tour) {
+          try {
+            start_tour(load_tour(tour_path_, zoo_dir_));
+          } catch (const std::exception& e) {
+            errors_.push_back(e.what());
+          }
+        } else {
+          compare_requested_ = !compare_model_.empty();
+          if (compare_model_.empty()) errors_.push_back("Compare: no model given. Pick a zoo model or type a weights file.");
+        }
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::SameLine();
+      if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
+        modal_ = Modal::kNone;
+        ImGui::CloseCurrentPopup();
+      }
+      ImGui::EndPopup();
+    } else {
+      modal_ = Modal::kNone;
+    }
+  } else if (modal_ == Modal::kError) {
     centre_next_window();
     if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
       ImGui::PushTextWrapPos(wrap);
@@ -369,21 +509,7 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
         if (ImGui::Button("Close", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) close = true;
       } else {
         if (ImGui::Button("Export", ImVec2(120, 0))) {
-          ExportRequest req;
-          req.panel = export_panel_;
-          req.session = session;
-          req.head = vm_.head();
-          req.thresholds = vm_.thresholds();
-          req.selected_slot = vm_.selected_slot();
-          req.attn_layer = attention_.layer_index();
-          req.attn_head = attention_.head();
-          req.hash_path = hash_.path();
-          req.hash_table = hash_.table();
-          if (dashboard_.model().run_log()) {
-            req.run_log = std::make_shared<const RunLog>(*dashboard_.model().run_log());
-            if (dashboard_.model().compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard_.model().compare_log());
-          }
-          req.dir = export_dir_;
+          ExportRequest req = export_request(export_panel_, session, export_dir_);
           export_job_.start(std::move(req));
         }
         ImGui::SameLine();

@@ -5,10 +5,12 @@
 // Render, from the thread that owns the ImGui context.
 #pragma once
 #include "app/gui/model/controller.h"
+#include "app/figures/compare.h"
 #include "app/gui/shell/export.h"
 #include "app/gui/shell/layout.h"
 #include "app/gui/shell/model_picker.h"
 #include "app/gui/model/session.h"
+#include "app/gui/model/tour.h"
 #include "app/gui/platform/settings.h"
 #include "app/gui/panels/dashboard.h"
 #include "app/gui/panels/panels.h"
@@ -22,12 +24,17 @@
 
 namespace mnemo::app {
 
+// The PanelId (as int) a tour names ("document", "writer_attention", ..., "controls"); -1 when none.
+int panel_of_tour_name(const std::string& name);
+
 class Shell {
  public:
   // settings may be null (nothing remembered); log receives export reports (may be null).
   Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log);
 
-  void frame(const SessionPtr& session, Controller& control);
+  // `compare` (may be null): a second model's session stepped in lockstep (docs/gui.md#side-by-side);
+  // `control` then steps both (a LockstepController).
+  void frame(const SessionPtr& session, Controller& control, const SessionPtr& compare = nullptr);
 
   // A file dropped on the window: opened like File > Open.
   void drop_file(const std::string& path) { dropped_ = path; }
@@ -42,6 +49,8 @@ class Shell {
   void set_panel_open(PanelId id, bool open) { open_[static_cast<int>(id)] = open; }
   GalleryPanel& gallery() { return gallery_; }
   AttentionPanel& attention() { return attention_; }
+  DocumentPanel& document_panel() { return document_; }
+  TimelinePanel& timeline() { return timeline_; }
   HashBucketsPanel& hash_buckets() { return hash_; }
   DashboardPanel& dashboard() { return dashboard_; }
   // Follows a training session in the dashboard (opened and laid out across the bottom);
@@ -49,14 +58,56 @@ class Shell {
   void open_dashboard(const std::string& dir, ReplayController* replay);
   // Exports the panel now in the background (as Ctrl+E followed by Export).
   void request_export(PanelId id) { requests_.export_panel = static_cast<int>(id); }
+  // What Export (and File > Export all panels, or `gui --export`) asks for: the panel, the
+  // selections of every panel, and a followed session's curves.
+  ExportRequest export_request(PanelId panel, const SessionPtr& session, const std::string& dir) const;
   // File > Open model...: the zoo it lists (app/gui/model/zoo_catalog.h), and opening it.
   ModelPicker& model_picker() { return picker_; }
   void request_model_picker() { open_model_ = true; }
 
+  // --- Guided tours (docs/gui.md#tours) ---
+  // The tours the Tour menu offers (shipped ones) and where zoo names are found.
+  void set_tours(std::vector<std::string> paths, std::string zoo_dir);
+  // Plays `t` from its first stop: the stop's panels (and the caption panel) only, laid out
+  // for it; arrows / PageUp / PageDown move between stops.
+  void start_tour(Tour t);
+  void stop_tour();
+  TourPlayer& tour() { return tour_; }
+  // The shown stop is complete: its model, document and segment are on screen and its
+  // selection applied (tour export takes the screenshot then).
+  bool tour_stop_shown(const SessionView& s) const;
+
+  // --- Presenter mode: full screen, UI scale 1.0-2.5, high-contrast colour map ---
+  struct Presenter {
+    bool fullscreen = false;
+    float ui_scale = 1.f;         // fonts and line widths (the platform rebuilds the fonts)
+    bool high_contrast = false;   // sequential maps in black -> white, heavier outlines
+  };
+  Presenter& presenter() { return presenter_; }
+  void set_fonts(ui::UiFonts fonts) { fonts_ = fonts; }
+
+  // --- Two models side by side (docs/gui.md#side-by-side) ---
+  // Names shown over the two columns.
+  void set_compare_labels(std::string a, std::string b) {
+    label_a_ = std::move(a);
+    label_b_ = std::move(b);
+  }
+  // File > Compare with model...: the weights file (or zoo name) asked for, once.
+  bool take_compare_request(std::string* model);
+  bool same_scale() const { return same_scale_; }
+  void set_same_scale(bool on) { same_scale_ = on; }
+  bool show_difference() const { return show_diff_; }
+  void set_show_difference(bool on) { show_diff_ = on; }
+
  private:
-  enum class Modal { kNone, kError, kOpen, kExport, kModel };
+  enum class Modal { kNone, kError, kOpen, kExport, kModel, kTour, kCompare };
   void draw_menu(const SessionView& s, Controller& control);
   void draw_panels(const SessionView& s, Controller& control);
+  void draw_tour_menu();
+  void draw_caption(Controller& control);
+  void apply_tour(const SessionView& s, Controller& control);
+  void draw_compare(PanelId id, PanelContext& ctx_a, Controller& control);
+  void draw_difference(PanelId id, const SessionView& a, const SessionView& b);
   void handle_keys(const SessionView& s, Controller& control);
   void draw_modals(const SessionPtr& session, Controller& control);
   void open_path(const std::string& path, Controller& control);
@@ -103,6 +154,43 @@ class Shell {
   PanelId export_panel_ = PanelId::kControls;
   ModelPicker picker_;
   bool open_model_ = false;
+
+  // Tours
+  TourPlayer tour_;
+  std::vector<std::string> tour_paths_;
+  std::string zoo_dir_, tour_path_;
+  bool open_tour_ = false, tour_layout_ = false;
+  uint64_t applied_tour_ = 0;
+  int tour_selected_ = -1;  // -1: the stop's selection is still to be applied
+  bool saved_open_[kPanelCount] = {};
+  Presenter presenter_;
+
+  // Side by side: panel instances of side B, its view model, the difference view.
+  struct SideB {
+    DocumentPanel document;
+    WriterAttentionPanel writer;
+    SlotTypesPanel types;
+    ForgettingPanel forgetting;
+    MemoryPanel memory;
+    TimelinePanel timeline;
+    AttentionPanel attention;
+    HashBucketsPanel hash;
+    MtnMemoryPanel mtn;
+    ViewModel vm;
+    std::shared_ptr<const StepData> synced;
+    uint64_t seen_selection = 0;
+  };
+  SideB side_b_;
+  SessionPtr compare_;
+  std::string label_a_ = "A", label_b_ = "B", compare_model_;
+  bool same_scale_ = false, show_diff_ = true, open_compare_ = false, compare_requested_ = false;
+  ui::HeatmapImage diff_image_;
+  ui::ColorbarImage diff_colorbar_;
+  uint64_t diff_key_ = 0;
+  DiffMap diff_;
+  std::shared_ptr<const StepData> diff_a_, diff_b_;
+  int diff_head_ = -3, diff_layer_ = -3;
+  PanelId diff_panel_ = PanelId::kControls;
   ExportJob export_job_;
   std::vector<std::string> export_paths_;
   bool export_done_ = false;

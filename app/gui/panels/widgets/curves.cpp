@@ -270,6 +270,9 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
     if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.5f, s.color);
     else if (s.dashed) dashed_polyline(dl, pts, s.color, 1.5f);
     else if (pts.size() > 1) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), s.color, 0, 1.5f);
+    // A short series (e.g. a few probe recordings) marks its points, as the exported figures do.
+    if (pts.size() > 1 && s.data->size() <= viz::kMarkPointsUpTo)
+      for (const auto& p : pts) dl->AddCircleFilled(p, 2.5f, s.color);
     for (const auto& m : marks) {
       const ImVec2 c(m.x + p0.x, std::clamp(m.y + p0.y, p0.y + 5, p1.y - 5));
       dl->AddLine(ImVec2(c.x - 4, c.y - 4), ImVec2(c.x + 4, c.y + 4), kMarker, 2.f);

@@ -277,6 +277,8 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
     if (axes.col_labels) {
       always.push_back(0);
       if (cols > 1) always.push_back(cols - 1);
+      for (int c : axes.always_label_cols)
+        if (c > 0 && c < cols - 1) always.push_back(c);
     }
     for (int c : always) {
       auto [s, sp] = place(c);
@@ -304,8 +306,9 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
       y0 = c - 1.5f;
       y1 = c + 1.5f;
     }
-    dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), IM_COL32(0, 0, 0, 255), 0.f, 0, 3.f);
-    dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), kHighlight, 0.f, 0, 1.5f);
+    const float lw = std::max(1.f, ImGui::GetFontSize() / 15.f);  // heavier with the UI scale
+    dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), IM_COL32(0, 0, 0, 255), 0.f, 0, 3.f * lw);
+    dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), kHighlight, 0.f, 0, 1.5f * lw);
   }
   if (axes.highlight_col >= 0 && axes.highlight_col < cols) {
     float x0 = pmin.x + cw * static_cast<float>(axes.highlight_col), x1 = x0 + cw;

@@ -89,6 +89,9 @@ struct HeatmapAxes {
   std::vector<int> row_separators;                  // horizontal lines before these rows
   std::vector<std::pair<int, std::string>> row_groups;  // (first row, caption) left of the row labels
   int highlight_row = -1, highlight_col = -1;
+  // Columns whose labels are always drawn (besides the first, the last and the highlighted),
+  // e.g. the first and last token of a segment between "self" and "<cls>".
+  std::vector<int> always_label_cols;
   // Colorbar right of the map when non-null.
   ColorbarImage* colorbar = nullptr;
   viz::Colormap cmap = viz::Colormap::Viridis;

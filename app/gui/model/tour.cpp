@@ -1,0 +1,303 @@
+#include "app/gui/model/tour.h"
+
+#include "app/gui/model/zoo_catalog.h"
+#include "core/data/document.h"
+#include "core/data/segmenter.h"
+#include "core/train/checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace mnemo::app {
+
+namespace {
+
+bool file_exists(const std::string& p) {
+  struct stat st {};
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string dir_of(const std::string& p) {
+  const auto slash = p.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
+}
+
+// A path as written: absolute, else relative to the tour file, else to the working directory.
+std::string resolve_path(const std::string& p, const std::string& tour_path) {
+  if (p.empty() || p[0] == '/') return p;
+  const std::string beside = dir_of(tour_path) + "/" + p;
+  if (file_exists(beside)) return beside;
+  return p;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& tour_panel_names() {
+  static const std::vector<std::string> k = {"controls", "document", "writer_attention", "slot_types",
+                                             "forgetting", "memory", "slot_timeline", "attention",
+                                             "hash", "mtn_memory"};
+  return k;
+}
+
+Tour parse_tour(const std::string& text, const std::string& path, const std::string& zoo_dir) {
+  const std::string file = "tour " + path;
+  auto fail = [&](const std::string& what) -> void { throw TourError(file + ": " + what); };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    fail(std::string("is not JSON (") + e.what() + "); see docs/formats.md#tours");
+  }
+  if (!j.is_object()) fail("must be a JSON object with \"format\", \"version\" and \"stops\"");
+  if (j.value("format", std::string()) != "mnemoscope-tour")
+    fail("field 'format' must be \"mnemoscope-tour\" (is this a tour file? see docs/formats.md#tours)");
+  if (!j.contains("version") || !j["version"].is_number_integer()) fail("field 'version' must be an integer (1)");
+  Tour t;
+  t.path = path;
+  t.version = j["version"].get<int>();
+  if (t.version < 1 || t.version > kTourVersion)
+    fail("field 'version' = " + std::to_string(t.version) + ": this Mnemoscope reads tour versions 1.." +
+         std::to_string(kTourVersion) + (t.version > kTourVersion ? "; the file was made by a newer version" : ""));
+  if (j.contains("title") && !j["title"].is_string()) fail("field 'title' must be a string");
+  t.title = j.value("title", std::string("Tour"));
+  for (const auto& [k, v] : j.items()) {
+    (void)v;
+    if (k != "format" && k != "version" && k != "title" && k != "stops")
+      fail("unknown field '" + k + "' (known: format, version, title, stops)");
+  }
+  if (!j.contains("stops") || !j["stops"].is_array() || j["stops"].empty())
+    fail("field 'stops' must be a non-empty list of stops");
+
+  const std::vector<ZooModel> zoo = zoo_catalog(zoo_dir);
+  const auto& panels = tour_panel_names();
+  static const std::set<std::string> kStopFields = {"model", "document", "segment", "panels", "select", "tint", "caption"};
+  int number = 0;
+  for (const auto& js : j["stops"]) {
+    ++number;
+    TourStop s;
+    s.number = number;
+    const std::string where = file + ", stop " + std::to_string(number);
+    auto bad = [&](const std::string& field, const std::string& what) -> void {
+      throw TourError(where + ", field '" + field + "': " + what);
+    };
+    if (!js.is_object()) throw TourError(where + ": a stop must be a JSON object");
+    for (const auto& [k, v] : js.items()) {
+      (void)v;
+      if (!kStopFields.count(k)) bad(k, "unknown field (known: model, document, segment, panels, select, tint, caption)");
+    }
+    // model: a zoo name or a weights file.
+    if (!js.contains("model") || !js["model"].is_string() || js["model"].get<std::string>().empty())
+      bad("model", "missing; name a zoo model (" + [&] {
+            std::vector<std::string> n;
+            for (const auto& z : zoo) n.push_back(z.name);
+            return n.empty() ? std::string("the zoo is empty") : join(n);
+          }() + ") or a weights file");
+    s.model = js["model"].get<std::string>();
+    const ZooModel* zm = nullptr;
+    for (const auto& z : zoo)
+      if (z.name == s.model) zm = &z;
+    if (zm) {
+      s.checkpoint = zm->path;
+    } else {
+      s.checkpoint = resolve_path(s.model, path);
+      if (!file_exists(s.checkpoint)) {
+        std::vector<std::string> n;
+        for (const auto& z : zoo) n.push_back(z.name);
+        bad("model", "'" + s.model + "' is neither a zoo model (" + (n.empty() ? "the zoo is empty" : join(n)) +
+                         ") nor a weights file");
+      }
+    }
+    try {
+      WeightsFile w = read_weights_file(s.checkpoint);
+      if (!w.has_model_config()) bad("model", "'" + s.checkpoint + "' holds no model config; use a zoo model or a checkpoint of `train`");
+      s.cfg = ModelConfig::from_json(w.model_config);
+      s.cfg.validate();
+    } catch (const TourError&) {
+      throw;
+    } catch (const std::exception& e) {
+      bad("model", "'" + s.checkpoint + "' cannot be read: " + e.what());
+    }
+    // document: given, else the zoo model's own.
+    if (js.contains("document")) {
+      if (!js["document"].is_string()) bad("document", "must be a path (a string)");
+      s.document = resolve_path(js["document"].get<std::string>(), path);
+    } else if (zm && !zm->document.empty()) {
+      s.document = zm->document;
+    } else {
+      bad("document", "missing, and model '" + s.model + "' ships no document; give a path");
+    }
+    Document doc;
+    try {
+      doc = load_document(s.document);
+    } catch (const std::exception& e) {
+      bad("document", e.what());
+    }
+    s.num_segments = Segmenter(&doc, s.cfg.segment_len).num_segments();
+    // segment
+    if (js.contains("segment")) {
+      if (!js["segment"].is_number_integer()) bad("segment", "must be an integer (0-based)");
+      s.segment = js["segment"].get<int64_t>();
+    }
+    if (s.segment < 0 || s.segment >= s.num_segments)
+      bad("segment", std::to_string(s.segment) + " is " + (s.segment < 0 ? "negative" : "past the end") + ": '" +
+                         s.document + "' has " + std::to_string(s.num_segments) + " segments (0.." +
+                         std::to_string(s.num_segments - 1) + ") of " + std::to_string(s.cfg.segment_len) +
+                         " tokens under " + s.model);
+    // panels
+    if (!js.contains("panels") || !js["panels"].is_array() || js["panels"].empty())
+      bad("panels", "must be a non-empty list of panel names (" + join(panels) + ")");
+    for (const auto& p : js["panels"]) {
+      if (!p.is_string()) bad("panels", "every entry must be a panel name (" + join(panels) + ")");
+      const std::string name = p.get<std::string>();
+      if (std::find(panels.begin(), panels.end(), name) == panels.end())
+        bad("panels", "'" + name + "' is not a panel; panels: " + join(panels));
+      if (std::find(s.panels.begin(), s.panels.end(), name) == s.panels.end()) s.panels.push_back(name);
+    }
+    // select
+    if (js.contains("select")) {
+      const auto& sel = js["select"];
+      if (!sel.is_object()) bad("select", "must be an object with slot, token, head, layer");
+      for (const auto& [k, v] : sel.items()) {
+        if (k != "slot" && k != "token" && k != "head" && k != "layer") bad("select." + k, "unknown (known: slot, token, head, layer)");
+        if (!v.is_number_integer()) bad("select." + k, "must be an integer");
+      }
+      s.select.slot = sel.value("slot", -1);
+      s.select.token = sel.value("token", int64_t{-1});
+      s.select.head = sel.value("head", -1);
+      s.select.layer = sel.value("layer", 0);
+      if (s.select.slot < -1 || s.select.slot >= s.cfg.slots)
+        bad("select.slot", std::to_string(s.select.slot) + " is out of range 0.." + std::to_string(s.cfg.slots - 1) +
+                               " (" + s.model + " has " + std::to_string(s.cfg.slots) + " memory entries)");
+      if (s.select.token < -1 || s.select.token >= doc.size())
+        bad("select.token", std::to_string(s.select.token) + " is out of range 0.." + std::to_string(doc.size() - 1));
+      if (s.select.head < -1 || s.select.head >= s.cfg.heads)
+        bad("select.head", std::to_string(s.select.head) + " is out of range -1 (mean) .." + std::to_string(s.cfg.heads - 1));
+      if (s.select.layer < 0 || s.select.layer >= std::max<int64_t>(1, s.cfg.layers))
+        bad("select.layer", std::to_string(s.select.layer) + " is out of range 0.." +
+                                std::to_string(std::max<int64_t>(1, s.cfg.layers) - 1));
+    }
+    // tint
+    if (js.contains("tint")) {
+      if (!js["tint"].is_string()) bad("tint", "must be visited, loss or provenance");
+      s.tint = js["tint"].get<std::string>();
+      if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance")
+        bad("tint", "'" + s.tint + "' is not a tint; use visited, loss or provenance");
+    }
+    // caption: a string, or a list of lines
+    if (!js.contains("caption")) bad("caption", "missing; every stop says what to look at");
+    if (js["caption"].is_string()) {
+      s.caption = js["caption"].get<std::string>();
+    } else if (js["caption"].is_array()) {
+      for (const auto& line : js["caption"]) {
+        if (!line.is_string()) bad("caption", "a list of lines must hold strings only");
+        s.caption += (s.caption.empty() ? "" : "\n") + line.get<std::string>();
+      }
+    } else {
+      bad("caption", "must be a string or a list of lines");
+    }
+    if (s.caption.empty()) bad("caption", "is empty; every stop says what to look at");
+    t.stops.push_back(std::move(s));
+  }
+  return t;
+}
+
+Tour load_tour(const std::string& path, const std::string& zoo_dir) {
+  if (!file_exists(path)) throw TourError("tour " + path + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (!in.good() && !in.eof()) throw TourError("tour " + path + ": cannot be read");
+  const std::string text = ss.str();
+  if (text.size() > (size_t{4} << 20)) throw TourError("tour " + path + ": larger than 4 MiB; is this a tour file?");
+  return parse_tour(text, path, zoo_dir);
+}
+
+std::vector<CaptionBlock> parse_caption(const std::string& text) {
+  std::vector<CaptionBlock> out;
+  std::stringstream ss(text);
+  std::string line;
+  bool open_paragraph = false;
+  auto spans_of = [](const std::string& s) {
+    std::vector<CaptionSpan> spans;
+    CaptionSpan cur;
+    for (size_t i = 0; i < s.size();) {
+      if (s.compare(i, 2, "**") == 0 && !cur.code) {
+        if (!cur.text.empty()) spans.push_back(cur);
+        cur.text.clear();
+        cur.bold = !cur.bold;
+        i += 2;
+      } else if (s[i] == '`') {
+        if (!cur.text.empty()) spans.push_back(cur);
+        cur.text.clear();
+        cur.code = !cur.code;
+        ++i;
+      } else {
+        cur.text += s[i++];
+      }
+    }
+    if (!cur.text.empty()) spans.push_back(cur);
+    return spans;
+  };
+  while (std::getline(ss, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) {
+      open_paragraph = false;
+      continue;
+    }
+    if (line.compare(0, 2, "  ") == 0 && !out.empty() && out.back().kind == CaptionBlock::kBullet && !open_paragraph) {
+      // An indented line under a bullet continues it.
+      const size_t k = line.find_first_not_of(' ');
+      auto more = spans_of(" " + line.substr(k));
+      auto& spans = out.back().spans;
+      spans.insert(spans.end(), more.begin(), more.end());
+    } else if (line.compare(0, 2, "- ") == 0 || line.compare(0, 2, "* ") == 0) {
+      out.push_back({CaptionBlock::kBullet, spans_of(line.substr(2))});
+      open_paragraph = false;
+    } else if (line.compare(0, 2, "# ") == 0) {
+      out.push_back({CaptionBlock::kHeading, spans_of(line.substr(2))});
+      open_paragraph = false;
+    } else if (open_paragraph) {
+      auto more = spans_of(" " + line);
+      auto& spans = out.back().spans;
+      spans.insert(spans.end(), more.begin(), more.end());
+    } else {
+      out.push_back({CaptionBlock::kParagraph, spans_of(line)});
+      open_paragraph = true;
+    }
+  }
+  return out;
+}
+
+void TourPlayer::start(Tour tour) {
+  tour_ = std::move(tour);
+  index_ = -1;
+  go(0);
+}
+
+void TourPlayer::stop() {
+  tour_ = Tour{};
+  index_ = -1;
+  ++version_;
+}
+
+bool TourPlayer::go(int i) {
+  if (tour_.stops.empty()) return false;
+  const int n = std::max(0, std::min(i, count() - 1));
+  if (n == index_) return false;
+  index_ = n;
+  ++version_;
+  return true;
+}
+
+}  // namespace mnemo::app

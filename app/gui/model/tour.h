@@ -1,0 +1,99 @@
+// Guided tours (docs/gui.md#tours): a small JSON file of stops, each naming a model (a zoo
+// name or a weights file), a document, a segment, the panels to show, a selection and a
+// caption. The app plays it (Tour menu, arrows / PageUp / PageDown) and `mnemoscope tour
+// FILE --export DIR` writes every stop as a PNG. The file format is versioned and documented
+// in docs/formats.md#tours. Torch-free header.
+#pragma once
+#include "core/errors.h"
+#include "core/models/config.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+// A tour that cannot be played: names the file, the stop (1-based) and the field.
+struct TourError : InputError {
+  using InputError::InputError;
+};
+
+inline constexpr int kTourVersion = 1;
+
+struct TourSelection {
+  int slot = -1;        // memory entry / slot to select (-1 none)
+  int64_t token = -1;   // document token to outline (-1 none)
+  int head = -1;        // writer / attention head (-1 = mean over heads)
+  int layer = 0;        // attention layer index (RMT family, MTN)
+};
+
+struct TourStop {
+  int number = 0;                    // 1-based, as messages count
+  std::string model;                 // as written in the file
+  std::string checkpoint;            // the weights file it resolved to
+  ModelConfig cfg;                   // the weights file's own config
+  std::string document;              // resolved path
+  int64_t segment = 0;
+  int64_t num_segments = 0;          // of the document under cfg.segment_len
+  std::vector<std::string> panels;   // names from tour_panel_names(), in the file's order
+  TourSelection select;
+  std::string tint;                  // Document panel tint: "visited" (default), "loss", "provenance"
+  std::string caption;               // Markdown-like (parse_caption)
+};
+
+struct Tour {
+  std::string path, title;
+  int version = kTourVersion;
+  std::vector<TourStop> stops;
+};
+
+// The panel names a stop may list (the panels' export base names, and "controls").
+const std::vector<std::string>& tour_panel_names();
+
+// Reads and checks a tour: every stop's model is found (a zoo name in `zoo_dir`, or a path
+// relative to the tour file or the working directory) and read, its document exists
+// (default: the zoo model's own NAME.txt), its segment lies inside the document, every
+// panel is known, the selection is in range. Throws TourError naming the file, the stop and
+// the field (e.g. "tour t.json, stop 2, field 'segment': 40 is past the end: ...").
+Tour load_tour(const std::string& path, const std::string& zoo_dir);
+// The same from JSON text (path names the file in messages and anchors relative paths).
+Tour parse_tour(const std::string& text, const std::string& path, const std::string& zoo_dir);
+
+// Captions: paragraphs split by blank lines; a line starting "- " is a bullet (an indented
+// line under it continues it), "# " a
+// heading; **bold** and `code` spans inside a line.
+struct CaptionSpan {
+  std::string text;
+  bool bold = false, code = false;
+};
+struct CaptionBlock {
+  enum Kind { kParagraph, kBullet, kHeading } kind = kParagraph;
+  std::vector<CaptionSpan> spans;
+};
+std::vector<CaptionBlock> parse_caption(const std::string& text);
+
+// Where a tour is being played: the stop shown (-1 before the first) and what the app still
+// has to do to show it. Plain C++, so the shell and tests drive it alike.
+class TourPlayer {
+ public:
+  void start(Tour tour);
+  void stop();
+  bool active() const { return !tour_.stops.empty(); }
+  const Tour& tour() const { return tour_; }
+  int index() const { return index_; }
+  const TourStop* current() const { return index_ >= 0 && index_ < count() ? &tour_.stops[index_] : nullptr; }
+  int count() const { return static_cast<int>(tour_.stops.size()); }
+  // Moves to stop i (clamped); returns whether the stop changed.
+  bool go(int i);
+  bool next() { return go(index_ + 1); }
+  bool previous() { return go(index_ - 1); }
+  // Bumps whenever the stop changes (so the shell applies it once).
+  uint64_t version() const { return version_; }
+
+ private:
+  Tour tour_;
+  int index_ = -1;
+  uint64_t version_ = 0;
+};
+
+}  // namespace mnemo::app

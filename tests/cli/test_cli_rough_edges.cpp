@@ -1,0 +1,117 @@
+// The rough edges a new user hit on the command line, each tried again as they were met:
+// step into a folder of an earlier run, messages that named the wrong flag or printed
+// "0.000000", an --out that cannot be created, export --figure's help, flags that do not
+// apply to gui --session, and --steps' three meanings.
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+namespace {
+using mnemo::test::run_cli;
+const std::string kTiny = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
+const std::string kSample = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+}  // namespace
+
+TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which clears it first") {
+  const std::string dir = mnemo::test::temp_dir("step-out");
+  const std::string out = dir + "/out";
+  // An earlier run of another document: four steps.
+  auto r = run_cli("step --doc " + kSample + " --out " + out + kTiny + " --from 0 --to 3 --format csv");
+  REQUIRE(r.code == 0);
+  REQUIRE(mnemo::test::path_exists(out + "/step-0003"));
+  const std::string manifest = mnemo::test::read_file(out + "/manifest.json");
+  // A second run into it is refused, and nothing there changes.
+  const std::string other = dir + "/other.txt";
+  mnemo::test::write_file(other, "another document, short");
+  r = run_cli("step --doc " + other + " --out " + out + kTiny + " --from 0 --to 0 --format csv");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--out '" + out + "' is not empty") != std::string::npos);
+  CHECK(r.output.find("--force") != std::string::npos);
+  CHECK(mnemo::test::read_file(out + "/manifest.json") == manifest);
+  // --force clears it: only this run's files remain.
+  r = run_cli("step --doc " + other + " --out " + out + kTiny + " --from 0 --to 0 --format csv --force");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(mnemo::test::path_exists(out + "/step-0000"));
+  CHECK_FALSE(mnemo::test::path_exists(out + "/step-0001"));
+  CHECK_FALSE(mnemo::test::path_exists(out + "/step-0003"));
+  CHECK(mnemo::test::read_file(out + "/manifest.json").find("other.txt") != std::string::npos);
+  // A bad model with --force clears nothing (every check comes first).
+  r = run_cli("step --doc " + other + " --out " + out + kTiny + " --slots 0 --force");
+  CHECK(r.code == 2);
+  CHECK(mnemo::test::path_exists(out + "/step-0000"));
+}
+
+TEST_CASE("cli: messages name the right flag and print numbers as given") {
+  const std::string dir = mnemo::test::temp_dir("msgs");
+  auto r = run_cli("step --doc " + kSample + " --out " + dir + "/o" + kTiny + " --temperature 0");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--temperature 0 must be > 0") != std::string::npos);
+  CHECK(r.output.find("0.000000") == std::string::npos);
+  r = run_cli("step --doc " + kSample + " --out " + dir + "/o --linear hashed --dim 60 --heads 2");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--dim 60 must be a multiple of --hash-bits") != std::string::npos);
+  CHECK(r.output.find("error: --model") == std::string::npos);
+  r = run_cli("step --doc " + kSample + " --out /proc/mnemo-foo" + kTiny);
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--out '/proc/mnemo-foo' cannot be created") != std::string::npos);
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/o"));
+  // export --figure lists the figure names in its help.
+  r = run_cli("export --help");
+  CHECK(r.code == 0);
+  const auto at = r.output.find("--figure");
+  REQUIRE(at != std::string::npos);
+  const std::string help = r.output.substr(at, 600);
+  CHECK(help.find("loss") != std::string::npos);
+  CHECK(help.find("hash-entropy") != std::string::npos);
+  CHECK(help.find("block-mass") != std::string::npos);
+}
+
+#ifdef MNEMO_WITH_GUI
+TEST_CASE("cli: gui --session rejects model flags it would ignore, naming them") {
+  auto r = run_cli("gui --session /tmp/no-such-session --model memformer --slots 8 --quit");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--model, --slots do not apply") != std::string::npos);
+  r = run_cli("gui --session /tmp/no-such-session --seed 3 --quit");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--seed does not apply") != std::string::npos);
+}
+
+TEST_CASE("cli: --steps has distinct names - the old spelling still works with a deprecation note") {
+  // gui: --segments (checked before the window: a bad value names the flag used).
+  auto r = run_cli("gui --doc " + kSample + kTiny + " --segments -3 --quit");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--segments -3 is out of range") != std::string::npos);
+  r = run_cli("gui --doc " + kSample + kTiny + " --steps -3 --quit");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--steps -3 is out of range") != std::string::npos);
+  // With a good value the note comes before anything else (here: no display, or the run).
+  mnemo::test::EnvGuard no_display("DISPLAY", "");
+  mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
+  r = run_cli("gui --doc " + kSample + kTiny + " --steps 2 --quit");
+  CAPTURE(r.output);
+  CHECK(r.output.find("note: gui --steps is deprecated") != std::string::npos);
+  CHECK(r.output.find("use --segments 2") != std::string::npos);
+}
+#endif
+
+TEST_CASE("cli: export --step-range, and the old --steps with a deprecation note") {
+  auto r = run_cli("export --session /tmp/no-such-session --steps 0-5");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("note: export --steps is deprecated") != std::string::npos);
+  CHECK(r.output.find("--step-range 0-5") != std::string::npos);
+  r = run_cli("export --session /tmp/no-such-session --step-range 5-x");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--step-range") != std::string::npos);
+  r = run_cli("export --session /tmp/no-such-session --steps 1-2 --step-range 1-2");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("give only --step-range") != std::string::npos);
+}

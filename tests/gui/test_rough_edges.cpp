@@ -1,0 +1,100 @@
+// The rough edges a new user hit in the app, each tried again: the segment count the
+// Controls panel states, bytes that are not UTF-8 in the Document panel and the notice for a
+// file that is not text, the window title, and short curves drawn as bare lines.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#ifdef MNEMO_WITH_GUI
+#include "app/gui/model/session.h"
+#include "app/gui/panels/panels.h"
+#include "viz/charts.h"
+#endif
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+
+#ifdef MNEMO_WITH_GUI
+using namespace mnemo;
+using namespace mnemo::app;
+
+TEST_CASE("gui: the position counts segments as the Document panel and the CLI do") {
+  // 262 segments are 0..261: "segment 4 of 262", never "of 261".
+  CHECK(position_text(4, 262) == "segment 4 of 262 (0..261)");
+  CHECK(position_text(0, 1) == "segment 0 of 1 (0..0)");
+}
+
+TEST_CASE("gui: the Document panel escapes bytes that are not UTF-8 as \\xHH - a file that is not text gets a notice") {
+  const std::string bytes = std::string("caf\xC3\xA9 d\xE9j\xE0 ") + '\x01' + "\n";
+  Document doc = make_document(bytes, "latin1.txt");
+  CHECK(DocumentPanel::cell_text(doc, 0) == "c");
+  CHECK(DocumentPanel::cell_text(doc, 3) == "\xC3\xA9");  // valid UTF-8: the character itself
+  CHECK(DocumentPanel::cell_text(doc, 7) == "\\xE9");     // a Latin-1 byte: escaped, not "·"
+  CHECK(DocumentPanel::cell_text(doc, 9) == "\\xE0");
+  CHECK(DocumentPanel::cell_text(doc, 11) == "\\x01");    // a control byte
+  SessionInfo info;
+  info.doc = std::make_shared<const Document>(doc);
+  info.not_text = doc.looks_binary();
+  CHECK(info.not_text);
+  CHECK(DocumentPanel::notice(info).find("not UTF-8 text") != std::string::npos);
+  Document text = make_document("plain text\n", "t.txt");
+  info.not_text = text.looks_binary();
+  CHECK(DocumentPanel::notice(info).empty());
+}
+
+TEST_CASE("gui: the window title names the document and model, and a replay's session, not its trace file") {
+  SessionView live;
+  auto info = std::make_shared<SessionInfo>();
+  info->doc = std::make_shared<const Document>(make_document("x", "/home/u/texts/moby.txt"));
+  info->cfg.model = "rmt";
+  live.info = info;
+  CHECK(window_title(live) == "Mnemoscope \xE2\x80\x94 moby.txt \xE2\x80\x94 rmt");
+  SessionView replay = live;
+  auto rinfo = std::make_shared<SessionInfo>(*info);
+  rinfo->doc = std::make_shared<const Document>(make_document("x", "/runs/copy/traces/step-000000300.safetensors"));
+  replay.info = rinfo;
+  replay.session_dir = "/runs/copy/";
+  const std::string t = window_title(replay);
+  CHECK(t.find("session /runs/copy") != std::string::npos);
+  CHECK(t.find("step-000000300") == std::string::npos);
+  CHECK(t.find("safetensors") == std::string::npos);
+  CHECK(window_title(SessionView{}) == "Mnemoscope");
+}
+
+TEST_CASE("viz: a thinned column axis keeps the first and the last label (the writer map's self and last token)") {
+  viz::HeatmapSpec h;
+  h.rows = 2;
+  h.cols = 203;
+  h.values.assign(static_cast<size_t>(h.rows * h.cols), 0.5f);
+  for (int c = 0; c < h.cols; ++c) h.col_labels.push_back(c == 0 ? "self" : "t" + std::to_string(c));
+  h.cell = 3.f;
+  const viz::Figure f = viz::make_heatmap(h);
+  bool self = false, last = false;
+  int shown = 0;
+  for (const auto& p : f.prims)
+    if (const auto* t = std::get_if<viz::Text>(&p)) {
+      self = self || t->text == "self";
+      last = last || t->text == "t202";
+      shown += t->text.size() > 1 && t->text[0] == 't' && t->text[1] >= '0' && t->text[1] <= '9';
+    }
+  CHECK(self);
+  CHECK(last);
+  CHECK(shown < h.cols - 1);  // thinned
+}
+
+TEST_CASE("viz: a short curve marks its points (a few probe recordings are not a bare line)") {
+  auto count_marks = [](const viz::Figure& f) {
+    int n = 0;
+    for (const auto& p : f.prims)
+      if (const auto* r = std::get_if<viz::Rect>(&p))
+        if (r->w == 5.f && r->h == 5.f && r->fill && *r->fill == viz::Rgb{200, 10, 10}) ++n;
+    return n;
+  };
+  viz::LineSpec s;
+  s.title = "probe loss";
+  s.series.push_back({"probe", {0.f, 100.f, 200.f, 300.f}, {3.f, 2.f, 1.5f, 1.f}, viz::Rgb{200, 10, 10}});
+  CHECK(count_marks(viz::make_lines(s)) == 4);
+  // A long series stays a line.
+  viz::LineSpec l;
+  l.series.push_back({"train", {}, std::vector<float>(500, 1.f), viz::Rgb{200, 10, 10}});
+  for (size_t i = 0; i < 500; ++i) l.series[0].y[i] = 1.f + 0.001f * static_cast<float>(i);
+  CHECK(count_marks(viz::make_lines(l)) == 0);
+}
+#endif

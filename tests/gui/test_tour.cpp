@@ -1,0 +1,224 @@
+// Guided tours: the file format parsed and every field rejected with the stop number and the
+// field; captions; the player; the shipped tours load; a tour played in the null-backend GUI
+// (a real worker on the zoo models) visits every stop and draws every panel it names.
+// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+#ifdef MNEMO_WITH_GUI
+#include "app/gui/model/tour.h"
+#include "app/gui/model/worker.h"
+#include "app/gui/shell/layout.h"
+#include "app/gui/shell/shell.h"
+#endif
+#include "tests/support/helpers.h"
+#ifdef MNEMO_WITH_GUI
+#include "tests/support/null_imgui.h"
+#endif
+
+#include <doctest/doctest.h>
+
+#ifdef MNEMO_WITH_GUI
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <chrono>
+#include <thread>
+
+using namespace mnemo;
+using namespace mnemo::app;
+
+namespace {
+const std::string kZoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models";
+const std::string kTours = std::string(MNEMO_SOURCE_DIR) + "/assets/tours";
+
+// A valid one-stop tour over the shipped Memformer, with `stop` (JSON text of the stop's
+// fields) replacing the default stop when given.
+std::string tour_text(const std::string& stop = "") {
+  const std::string s = stop.empty() ? R"({"model": "memformer-copy", "segment": 1, "panels": ["document", "writer_attention"],
+      "select": {"slot": 2, "token": 5, "head": -1}, "tint": "provenance", "caption": "Look at **slot 2**."})"
+                                     : stop;
+  return R"({"format": "mnemoscope-tour", "version": 1, "title": "t", "stops": [)" + s + "]}";
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_tour(text, "t.json", kZoo);
+  } catch (const TourError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("tour files: a good tour parses - every field is checked and named with its stop") {
+  Tour t = parse_tour(tour_text(), "t.json", kZoo);
+  REQUIRE(t.stops.size() == 1);
+  const TourStop& s = t.stops[0];
+  CHECK(s.number == 1);
+  CHECK(s.cfg.model == "memformer");
+  CHECK(s.checkpoint == kZoo + "/memformer-copy.safetensors");
+  CHECK(s.document == kZoo + "/memformer-copy.txt");  // the zoo model's own document
+  CHECK(s.segment == 1);
+  CHECK(s.num_segments >= 2);
+  CHECK(s.panels == std::vector<std::string>{"document", "writer_attention"});
+  CHECK(s.select.slot == 2);
+  CHECK(s.select.token == 5);
+  CHECK(s.tint == "provenance");
+
+  struct Case {
+    std::string stop, expect;
+  };
+  const std::string base = R"("model": "memformer-copy", "panels": ["document"], "caption": "c")";
+  const std::vector<Case> cases = {
+      {R"({"model": "no-such-model", "panels": ["document"], "caption": "c"})", "stop 1, field 'model': 'no-such-model' is neither a zoo model"},
+      {R"({"panels": ["document"], "caption": "c"})", "stop 1, field 'model': missing"},
+      {"{" + base + R"(, "segment": 99})", "stop 1, field 'segment': 99 is past the end"},
+      {"{" + base + R"(, "segment": -1})", "stop 1, field 'segment': -1 is negative"},
+      {"{" + base + R"(, "segment": "two"})", "stop 1, field 'segment': must be an integer"},
+      {R"({"model": "memformer-copy", "panels": ["document", "nope"], "caption": "c"})", "stop 1, field 'panels': 'nope' is not a panel"},
+      {R"({"model": "memformer-copy", "panels": [], "caption": "c"})", "stop 1, field 'panels': must be a non-empty list"},
+      {R"({"model": "memformer-copy", "panels": ["document"]})", "stop 1, field 'caption': missing"},
+      {R"({"model": "memformer-copy", "panels": ["document"], "caption": ""})", "stop 1, field 'caption': is empty"},
+      {"{" + base + R"(, "select": {"slot": 99}})", "stop 1, field 'select.slot': 99 is out of range"},
+      {"{" + base + R"(, "select": {"token": 100000}})", "stop 1, field 'select.token': 100000 is out of range"},
+      {"{" + base + R"(, "select": {"head": 9}})", "stop 1, field 'select.head': 9 is out of range"},
+      {"{" + base + R"(, "select": {"colour": 1}})", "stop 1, field 'select.colour': unknown"},
+      {"{" + base + R"(, "tint": "rainbow"})", "stop 1, field 'tint': 'rainbow' is not a tint"},
+      {"{" + base + R"(, "document": "/no/such/file.txt"})", "stop 1, field 'document'"},
+      {R"({"model": "rmt-copy", "panels": ["attention"], "caption": "c"})", "stop 1, field 'document': missing, and model 'rmt-copy' ships no document"},
+      {"{" + base + R"(, "zoom": 2})", "stop 1, field 'zoom': unknown field"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.stop);
+    const std::string e = error_of(tour_text(c.stop));
+    CAPTURE(e);
+    CHECK(e.find("tour t.json") == 0);
+    CHECK(e.find(c.expect) != std::string::npos);
+  }
+  // The stop number counts from 1: a bad second stop is named "stop 2".
+  const std::string two = R"({"format": "mnemoscope-tour", "version": 1, "stops": [{)" + base + "}, {" + base +
+                          R"(, "segment": 500}]})";
+  CHECK(error_of(two).find("stop 2, field 'segment'") != std::string::npos);
+  // The file itself.
+  CHECK(error_of("not json").find("is not JSON") != std::string::npos);
+  CHECK(error_of(R"({"format": "mnemoscope-tour", "version": 2, "stops": []})").find("field 'version' = 2") != std::string::npos);
+  CHECK(error_of(R"({"format": "slides", "version": 1, "stops": []})").find("field 'format'") != std::string::npos);
+  CHECK(error_of(R"({"format": "mnemoscope-tour", "version": 1, "stops": []})").find("field 'stops'") != std::string::npos);
+  CHECK_THROWS_WITH_AS(load_tour("/no/such/tour.json", kZoo), doctest::Contains("no such file"), TourError);
+}
+
+TEST_CASE("tour captions and the player") {
+  auto b = parse_caption("# Title\nA **bold** word and `code`,\ncontinued.\n\n- one\n- two");
+  REQUIRE(b.size() == 4);
+  CHECK(b[0].kind == CaptionBlock::kHeading);
+  CHECK(b[1].kind == CaptionBlock::kParagraph);
+  REQUIRE(b[1].spans.size() >= 5);
+  CHECK(b[1].spans[1].text == "bold");
+  CHECK(b[1].spans[1].bold);
+  CHECK(b[1].spans[3].text == "code");
+  CHECK(b[1].spans[3].code);
+  CHECK(b[1].spans.back().text.find("continued.") != std::string::npos);
+  CHECK(b[2].kind == CaptionBlock::kBullet);
+  CHECK(b[3].spans[0].text == "two");
+
+  Tour t;
+  t.stops.resize(3);
+  TourPlayer p;
+  CHECK_FALSE(p.active());
+  p.start(t);
+  CHECK(p.index() == 0);
+  const auto v = p.version();
+  CHECK(p.next());
+  CHECK(p.version() == v + 1);
+  CHECK(p.next());
+  CHECK_FALSE(p.next());  // at the last stop
+  CHECK(p.index() == 2);
+  CHECK(p.previous());
+  CHECK(p.go(-5));
+  CHECK(p.index() == 0);
+  p.stop();
+  CHECK_FALSE(p.active());
+  CHECK(p.current() == nullptr);
+}
+
+TEST_CASE("tour layout: the caption across the bottom, the stop's panels tiled above it") {
+  const ImVec2 p(0, 20), s(1600, 880);
+  const PanelRect cap = tour_caption_rect(p, s);
+  CHECK(cap.pos.y + cap.size.y == doctest::Approx(p.y + s.y));
+  CHECK(cap.size.x == doctest::Approx(s.x));
+  for (int n = 1; n <= 6; ++n) {
+    float area = 0;
+    for (int i = 0; i < n; ++i) {
+      const PanelRect r = tour_panel_rect(i, n, p, s);
+      CHECK(r.pos.y + r.size.y <= cap.pos.y + 0.5f);  // never over the caption
+      area += r.size.x * r.size.y;
+    }
+    CHECK(area == doctest::Approx(s.x * (cap.pos.y - p.y)).epsilon(0.01));
+  }
+  // Every tour panel name is a panel of the app.
+  for (const auto& name : tour_panel_names()) CHECK(panel_of_tour_name(name) >= 0);
+}
+
+TEST_CASE("tours: the shipped tours load, and each plays in the null-backend GUI through every stop") {
+  const std::vector<std::string> shipped = {kTours + "/memformer-slot-keeps-a-fact.json", kTours + "/rmt-carries-a-copy.json"};
+  for (const auto& path : shipped) {
+    CAPTURE(path);
+    Tour tour = load_tour(path, kZoo);
+    REQUIRE(tour.stops.size() >= 3);
+    ui::NullTextureApi textures;
+    test::NullImGui ui(1600.f, 1000.f);
+    Worker w;
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    shell.start_tour(tour);
+    std::vector<bool> visited(tour.stops.size(), false);
+    const auto t0 = std::chrono::steady_clock::now();
+    int settled = 0;
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
+      SessionPtr s = w.latest();
+      ui.frame(shell, s, w);
+      REQUIRE(w.take_errors().empty());
+      REQUIRE_FALSE(shell.has_popup());
+      if (!shell.tour_stop_shown(*s) || w.busy()) {
+        settled = 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
+      if (++settled < 3) continue;
+      // The stop is on screen: every panel it names was drawn this frame, its selection applied.
+      const TourStop& stop = *shell.tour().current();
+      CAPTURE(stop.number);
+      for (const auto& name : stop.panels) {
+        const PanelId id = static_cast<PanelId>(panel_of_tour_name(name));
+        ImGuiWindow* win = ImGui::FindWindowByName(panel_title(id));
+        REQUIRE_MESSAGE(win, name);
+        CHECK_MESSAGE(win->Active, name);
+      }
+      ImGuiWindow* caption = ImGui::FindWindowByName("###Tour");
+      REQUIRE(caption);
+      CHECK(caption->Active);
+      CHECK(s->step->segment == stop.segment);
+      if (stop.select.slot >= 0) CHECK(shell.view_model().selected_slot() == stop.select.slot);
+      visited[static_cast<size_t>(shell.tour().index())] = true;
+      if (!shell.tour().next()) break;
+      settled = 0;
+    }
+    for (size_t i = 0; i < visited.size(); ++i) CHECK_MESSAGE(visited[i], "stop " << i + 1 << " was not shown");
+    // Back to the first stop with the clicker key, then the tour ends and the layout returns.
+    shell.tour().go(0);
+    shell.stop_tour();
+    CHECK_FALSE(shell.tour().active());
+  }
+}
+
+TEST_CASE("cli: tour rejects a bad tour before any window opens, naming the stop and field") {
+  const std::string dir = test::temp_dir("tour-cli");
+  test::write_file(dir + "/bad.json", tour_text(R"({"model": "memformer-copy", "segment": 99, "panels": ["document"], "caption": "c"})"));
+  auto r = test::run_cli("tour " + dir + "/bad.json --export " + dir + "/slides");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("stop 1, field 'segment': 99 is past the end") != std::string::npos);
+  CHECK_FALSE(test::path_exists(dir + "/slides"));
+  r = test::run_cli("gui --tour " + dir + "/missing.json");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("no such file") != std::string::npos);
+}
+
+#endif  // MNEMO_WITH_GUI
