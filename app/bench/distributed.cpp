@@ -17,10 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,24 +105,10 @@ int run_rank(const BenchDistOptions& o, std::ostream& out) {
   return 0;
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
 // Runs n ranks of one config; rank 0's JSON line (throws UsageError naming the failure).
 nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int n, int threads) {
   const std::string exe = bench::self_exe();
-  const int port = n > 1 ? free_port() : 0;
+  const int port = n > 1 ? dist::free_tcp_port() : 0;
   char tmpl[] = "/tmp/mnemo-bench-dist-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   if (fd < 0) throw UsageError("bench distributed: cannot create a temp file in /tmp");

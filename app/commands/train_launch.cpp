@@ -21,11 +21,8 @@
 #include "core/platform/blas.h"
 #include "core/train/trainer.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,22 +70,6 @@ std::vector<std::string> without(const std::vector<std::string>& args, const std
   return out;
 }
 
-int free_port(const std::string& addr) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = ::inet_addr(addr.c_str());
-  if (a.sin_addr.s_addr == INADDR_NONE) a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
-
 std::string exit_text(int status) {
   if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) {
@@ -128,7 +109,7 @@ int launch_local_ranks(const TrainOptions& c, std::ostream& out) {
     port = std::atoi(p);
     if (port < 1 || port > 65535) throw UsageError(std::string("MASTER_PORT='") + p + "' must be in 1..65535");
   } else {
-    port = free_port(addr);
+    port = dist::free_tcp_port(addr);
     if (port < 0) throw UsageError("--nproc: no free TCP port on " + addr + "; pass --master ADDR:PORT");
   }
   const std::string master = addr + ":" + std::to_string(port);

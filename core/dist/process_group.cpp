@@ -2,7 +2,10 @@
 
 #include "core/dist/c10d_compat.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +58,22 @@ bool is_loopback(const std::string& addr) {
 std::string hb_key(int r) { return "mnemo/hb/" + std::to_string(r); }
 
 }  // namespace
+
+int free_tcp_port(const std::string& addr) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = ::inet_addr(addr.c_str());
+  if (a.sin_addr.s_addr == INADDR_NONE) a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
 
 bool has_gloo() { return MNEMO_DIST_HAS_GLOO != 0; }
 bool has_nccl() { return MNEMO_DIST_HAS_NCCL != 0; }

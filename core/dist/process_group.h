@@ -75,6 +75,10 @@ void parse_master(const std::string& text, const std::string& what, std::string*
 // Bytes above which a flattened allreduce / broadcast is split into buckets.
 inline constexpr int64_t kBucketBytes = 25ll << 20;
 
+// A TCP port on the IPv4 address `addr` (127.0.0.1 when it does not parse) that was free a
+// moment ago: bound to port 0, read back, closed. -1 when no socket could be bound.
+int free_tcp_port(const std::string& addr = "127.0.0.1");
+
 // What this build can do.
 bool has_gloo();
 bool has_nccl();

@@ -9,9 +9,12 @@
 #include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -187,7 +190,7 @@ TEST_CASE("cli: a killed rank is named by the survivor within the timeout, a sto
   const std::string out = dir + "/run";
   const int timeout = 20;
   {
-    const int port = test::free_tcp_port();
+    const int port = dist::free_tcp_port();
     const pid_t r0 = spawn(rank_args(cfg, out, 0, port, timeout), dir + "/r0.log");
     const pid_t r1 = spawn(rank_args(cfg, out, 1, port, timeout), dir + "/r1.log");
     REQUIRE(wait_steps(out, 5, std::chrono::seconds(120)));
@@ -211,7 +214,7 @@ TEST_CASE("cli: a killed rank is named by the survivor within the timeout, a sto
   const int64_t reached = read_log(out).steps.back()["step"].get<int64_t>();
   {
     // Resume with 2 ranks again; then stop rank 1 (SIGSTOP: hung): rank 0 gives up after the timeout.
-    const int port = test::free_tcp_port();
+    const int port = dist::free_tcp_port();
     const int short_timeout = 4;
     auto args0 = rank_args(cfg, out, 0, port, short_timeout), args1 = rank_args(cfg, out, 1, port, short_timeout);
     for (auto* a : {&args0, &args1}) {
@@ -367,11 +370,11 @@ TEST_CASE("cli: bad launch variables, a taken port, no master, a rank that never
           "port " + std::to_string(taken) + " (--master) is in use");
   ::close(fd);
   // No master: rank 1 gives up after the timeout.
-  const int nobody = test::free_tcp_port();
+  const int nobody = dist::free_tcp_port();
   expect2(base + " --rank 1 --world-size 2 --dist-timeout 2 --master 127.0.0.1:" + std::to_string(nobody),
           "cannot reach the master at 127.0.0.1:" + std::to_string(nobody));
   // Rank 1 never starts: rank 0 names it after the timeout.
-  const int lonely = test::free_tcp_port();
+  const int lonely = dist::free_tcp_port();
   const auto t0 = Clock::now();
   expect2(base + " --rank 0 --world-size 2 --dist-timeout 2 --master 127.0.0.1:" + std::to_string(lonely),
           "rank 1 never joined the rendezvous");

@@ -8,6 +8,10 @@
 #include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -206,7 +210,7 @@ TEST_CASE("dist: allreduce sums every dtype in place, broadcast copies rank 0's,
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
     return;
   }
-  const int port = test::free_tcp_port();
+  const int port = dist::free_tcp_port();
   std::vector<std::vector<torch::Tensor>> got(2);
   std::vector<std::string> bytes(2);
   ranks(2, [&](int r) {
@@ -258,7 +262,7 @@ TEST_CASE("dist: rendezvous problems are RendezvousErrors naming the port, the m
   CHECK_MESSAGE(in_use.find("port " + std::to_string(taken) + " (MASTER_PORT) is in use") != std::string::npos, in_use);
 
   // Rank 1 of 2 never starts: rank 0 gives up after the timeout and names it.
-  const int port = test::free_tcp_port();
+  const int port = dist::free_tcp_port();
   const auto t0 = std::chrono::steady_clock::now();
   const std::string lonely = what_of([&] { ProcessGroup::connect(loopback(0, 2, port, 1500)); });
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -267,13 +271,13 @@ TEST_CASE("dist: rendezvous problems are RendezvousErrors naming the port, the m
   CHECK(secs < 10.0);
 
   // No master: rank 1 cannot reach it within the timeout.
-  const int nobody = test::free_tcp_port();
+  const int nobody = dist::free_tcp_port();
   const std::string unreachable = what_of([&] { ProcessGroup::connect(loopback(1, 2, nobody, 1500)); });
   CHECK_MESSAGE(unreachable.find("cannot reach the master at 127.0.0.1:" + std::to_string(nobody)) != std::string::npos,
                 unreachable);
 
   // The ranks disagree on the world size.
-  const int port2 = test::free_tcp_port();
+  const int port2 = dist::free_tcp_port();
   std::vector<std::string> msgs(2);
   ranks(2, [&](int r) {
     msgs[static_cast<size_t>(r)] = what_of([&] { ProcessGroup::connect(loopback(r, r == 0 ? 2 : 3, port2, 3000)); });
@@ -287,7 +291,7 @@ TEST_CASE("dist: a rank that leaves makes the other's collective fail naming it"
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
     return;
   }
-  const int port = test::free_tcp_port();
+  const int port = dist::free_tcp_port();
   std::string msg;
   int named = -2;
   ranks(2, [&](int r) {
@@ -317,7 +321,7 @@ TEST_CASE("dist: a rank that is alive but never reaches the collective is named 
     MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
     return;
   }
-  const int port = test::free_tcp_port();
+  const int port = dist::free_tcp_port();
   std::string msg;
   int named = -2;
   double secs = 0;
@@ -358,7 +362,7 @@ TEST_CASE("dist: 2 ranks x 5 steps on 127.0.0.1 equal 1 process on the global ba
     Trainer one(cfg);
     const RunResult ref = collect(one, 5);
     std::vector<RunResult> got(2);
-    const int port = test::free_tcp_port();
+    const int port = dist::free_tcp_port();
     ranks(2, [&](int r) {
       auto pg = ProcessGroup::connect(loopback(r, 2, port));
       // Rank 1 starts from other weights: the start-up broadcast must replace them.
@@ -436,7 +440,7 @@ TEST_CASE("dist: the global batch is the same data for N = 1, 2, 3 and the shard
       g_log.clear();
     }
     std::vector<std::thread::id> ids(static_cast<size_t>(world));
-    const int port = test::free_tcp_port();
+    const int port = dist::free_tcp_port();
     ranks(world, [&](int r) {
       ids[static_cast<size_t>(r)] = std::this_thread::get_id();
       std::unique_ptr<ProcessGroup> pg;

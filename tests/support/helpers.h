@@ -6,9 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,23 +95,6 @@ inline CliRun run_shell(const std::string& command_line) {
 // Runs the built `mnemoscope` with `args`, as run_shell.
 inline CliRun run_cli(const std::string& args) { return run_shell(std::string(MNEMO_BINARY) + " " + args); }
 #endif
-
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed).
-inline int free_tcp_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  socklen_t len = sizeof a;
-  int port = -1;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  ::close(fd);
-  return port;
-}
 
 inline bool path_exists(const std::string& p) {
   struct stat st {};
