@@ -35,8 +35,12 @@ RecallTask::RecallTask(const nlohmann::json& cfg) {
   const bool copy = kind_ == "copy-recall";
   if (!copy) symbols_ = 26;
   std::vector<std::pair<std::string, int64_t*>> fields = {{"segments", &segments_}};
-  if (copy) fields.emplace_back("source_len", &source_len_);
-  else fields.emplace_back("pairs", &pairs_);
+  if (copy) {
+    fields.emplace_back("source_len", &source_len_);
+    fields.emplace_back("facts", &facts_);
+  } else {
+    fields.emplace_back("pairs", &pairs_);
+  }
   fields.insert(fields.end(), {{"symbols", &symbols_},
                                {"train_size", &sizes_[0]},
                                {"valid_size", &sizes_[1]},
@@ -46,6 +50,11 @@ RecallTask::RecallTask(const nlohmann::json& cfg) {
   if (copy) {
     check_task_range("source_len", source_len_, 1, 1024);
     check_task_range("symbols", symbols_, 2, 26);
+    check_task_range("facts", facts_, 1, 64);
+    if (segments_ < 2 * facts_ + 1)
+      throw ConfigError("config field 'task.segments' = " + std::to_string(segments_) + " leaves no distractor segment for " +
+                        std::to_string(facts_) + " facts (each is written once and asked once); use at least " +
+                        std::to_string(2 * facts_ + 1) + " segments");
     len_ = source_len_ + 1;
   } else {
     check_task_range("pairs", pairs_, 1, 26);
@@ -64,8 +73,12 @@ nlohmann::json RecallTask::to_json() const {
   nlohmann::json j = {{"name", kind_},           {"segments", segments_},     {"symbols", symbols_},
                       {"train_size", sizes_[0]}, {"valid_size", sizes_[1]}, {"test_size", sizes_[2]},
                       {"seed", seed_}};
-  if (kind_ == "copy-recall") j["source_len"] = source_len_;
-  else j["pairs"] = pairs_;
+  if (kind_ == "copy-recall") {
+    j["source_len"] = source_len_;
+    if (facts_ != 1) j["facts"] = facts_;  // absent: 1 (configs written before the field)
+  } else {
+    j["pairs"] = pairs_;
+  }
   return j;
 }
 
@@ -82,10 +95,15 @@ TaskExample RecallTask::example(Split s, int64_t index) const {
   Stream noise(splitmix64(base ^ 0x5A5A5A5Aull));  // distractors
   std::string info, question;
   std::vector<uint8_t> question_scored;
+  std::vector<std::string> more;  // copy-recall: facts 2..F
   if (kind_ == "copy-recall") {
     for (int64_t i = 0; i < source_len_; ++i) info.push_back(static_cast<char>('a' + facts.uniform(0, symbols_ - 1)));
     question = info;
     question_scored.assign(question.size(), 1);
+    for (int64_t f = 1; f < facts_; ++f) {
+      more.emplace_back();
+      for (int64_t i = 0; i < source_len_; ++i) more.back().push_back(static_cast<char>('a' + facts.uniform(0, symbols_ - 1)));
+    }
   } else {
     std::string letters;
     for (int64_t i = 0; i < symbols_; ++i) letters.push_back(static_cast<char>('a' + i));
@@ -114,14 +132,23 @@ TaskExample RecallTask::example(Split s, int64_t index) const {
     ex.target.push_back(scored);
     ex.scored.push_back(scored);
   };
+  const int64_t n_facts = 1 + static_cast<int64_t>(more.size());
   put('>', false);
   for (char c : info) put(c, false);
-  for (int64_t t = 1; t + 1 < segments_; ++t) {
+  for (const auto& m : more) {
+    put('>', false);
+    for (char c : m) put(c, false);
+  }
+  for (int64_t t = n_facts; t + n_facts < segments_; ++t) {
     put('.', false);
     for (int64_t j = 1; j < len_; ++j) put(static_cast<char>('A' + noise.uniform(0, 25)), false);
   }
   put(kQueryMark, false);
   for (size_t j = 0; j < question.size(); ++j) put(question[j], question_scored[j] != 0);
+  for (const auto& m : more) {
+    put(kQueryMark, false);
+    for (char c : m) put(c, true);
+  }
   TORCH_CHECK(static_cast<int64_t>(ex.ids.size()) == length(), "recall example has ", ex.ids.size(), " tokens, expected ",
               length());
   return ex;

@@ -8,6 +8,10 @@
 //   segment 0        ">" + information
 //   segments 1..S-2  "." + distractor bytes (random capitals 'A'..'Z'; nothing to predict)
 //   segment S-1      "?" + the question and its answers
+// copy-recall with F facts (`facts`, default 1): segments 0..F-1 are ">" + src_f, the
+// distractors fill segments F..S-F-1 (at least one), and segments S-F..S-1 are "?" + src_f
+// in the same order, every src byte scored: the memory must take in a second fact while it
+// keeps the first.
 //   copy-recall   information = src (source_len symbols from 'a'..), question = src again;
 //                 every src byte of the last segment is scored.     L = source_len + 1
 //   assoc-recall  information = k1 v1 .. kP vP (P distinct letter keys from 'a'.., digit
@@ -21,7 +25,8 @@
 // is scored. With memory zeroed between segments nothing about the information reaches the
 // last segment, so accuracy falls to chance.
 //
-// Config ("task"): name, segments (3..4096, default 3), source_len (copy, 1..1024, default 8),
+// Config ("task"): name, segments (3..4096, default 3; copy with F facts: at least 2F+1),
+// facts (copy, 1..64, default 1), source_len (copy, 1..1024, default 8),
 // pairs (assoc, 1..26, default 4), symbols (copy 2..26 default 10; assoc: key alphabet,
 // pairs..26, default 26), train_size, valid_size, test_size, seed. Deterministic under the
 // seed: example i of a split depends only on (seed, split, i mod split size); the
@@ -57,7 +62,7 @@ class RecallTask : public TaskSource {
 
  private:
   std::string kind_;
-  int64_t segments_ = 3, source_len_ = 8, pairs_ = 4, symbols_ = 10, len_ = 0;
+  int64_t segments_ = 3, source_len_ = 8, pairs_ = 4, symbols_ = 10, facts_ = 1, len_ = 0;
   int64_t sizes_[3] = {100000, 2000, 2000};
   uint64_t seed_ = 1;
 };

@@ -309,6 +309,45 @@ TEST_CASE("copy-recall / assoc-recall: the information is in segment 0 and asked
   CHECK(make_task(nlohmann::json{{"name", "assoc-recall"}})->segments() == 3);
 }
 
+TEST_CASE("copy-recall with 2 facts: written in segments 0 and 1, asked in the last two in the same order") {
+  const nlohmann::json one = {{"name", "copy-recall"}, {"segments", 5}, {"source_len", 4}, {"symbols", 6}};
+  nlohmann::json two = one;
+  two["facts"] = 2;
+  RecallTask t1(one), t2(two);
+  CHECK(t2.segment_len() == 5);
+  CHECK(t2.length() == 25);
+  const std::string a = t1.example(Split::kTest, 7).text(), b = t2.example(Split::kTest, 7).text();
+  // ">abcd>efgh.XXXX?abcd?efgh": the first fact is the one-fact episode's.
+  CHECK(b.substr(0, 5) == a.substr(0, 5));
+  CHECK(b[5] == '>');
+  CHECK(b[10] == '.');
+  CHECK(b[15] == '?');
+  CHECK(b[20] == '?');
+  CHECK(b.substr(16, 4) == b.substr(1, 4));
+  CHECK(b.substr(21, 4) == b.substr(6, 4));
+  for (int i = 6; i < 10; ++i) CHECK((b[i] >= 'a' && b[i] <= 'f'));
+  for (int i = 11; i < 15; ++i) CHECK((b[i] >= 'A' && b[i] <= 'Z'));
+  const auto ex = t2.example(Split::kTest, 7);
+  for (int i = 0; i < 25; ++i) CHECK(ex.scored[i] == ((i > 15 && i < 20) || i > 20 ? 1 : 0));
+  // Memformer: the decoders of segments 2 and 3 predict the two answers.
+  auto batch = t2.batch(Split::kTrain, {0}, torch::kCPU);
+  CHECK(batch.segments[2].next_valid.sum().item<int64_t>() == 4);
+  CHECK(batch.segments[3].next_valid.sum().item<int64_t>() == 4);
+  CHECK(batch.segments[1].next_valid.sum().item<int64_t>() == 0);
+  // The config round-trips; one fact writes no field (older sessions read the same).
+  CHECK(t2.to_json()["facts"] == 2);
+  CHECK_FALSE(t1.to_json().contains("facts"));
+  CHECK(RecallTask(t2.to_json()).example(Split::kTest, 7).text() == b);
+  // No room for a distractor, or too many facts: the field and the fix are named.
+  nlohmann::json tight = two;
+  tight["segments"] = 4;
+  CHECK_THROWS_WITH_AS(RecallTask{tight}, doctest::Contains("use at least 5 segments"), ConfigError);
+  nlohmann::json many = one;
+  many["facts"] = 65;
+  many["segments"] = 200;
+  CHECK_THROWS_WITH_AS(RecallTask{many}, doctest::Contains("task.facts"), ConfigError);
+}
+
 TEST_CASE("copy-recall: a Memformer trains on it, scored on the source bytes of the last segment only") {
   auto j = nlohmann::json::parse(R"({
     "model": {"model": "memformer", "slots": 4, "segment_len": 5, "dim": 16, "heads": 2, "layers": 1, "dec_layers": 1,
