@@ -28,25 +28,21 @@ constexpr const char* kMetadataKey = "__metadata__";
 constexpr std::uint64_t kLengthPrefixBytes = 8;
 constexpr std::uint64_t kHeaderAlign = 8;  // data section starts at a multiple of this
 
+// The LibTorch type of each dtype name of the header layer (safetensors_dtypes(), same order).
 struct DtypeInfo {
   const char* name;
   torch::ScalarType type;
-  std::size_t size;
 };
 
 const DtypeInfo kDtypes[] = {
-    {"F64", torch::kFloat64, 8}, {"F32", torch::kFloat32, 4}, {"F16", torch::kFloat16, 2},
-    {"BF16", torch::kBFloat16, 2}, {"I64", torch::kInt64, 8}, {"I32", torch::kInt32, 4},
-    {"I16", torch::kInt16, 2},   {"I8", torch::kInt8, 1},     {"U8", torch::kUInt8, 1},
-    {"BOOL", torch::kBool, 1},
+    {"F64", torch::kFloat64}, {"F32", torch::kFloat32}, {"F16", torch::kFloat16}, {"BF16", torch::kBFloat16},
+    {"I64", torch::kInt64},   {"I32", torch::kInt32},   {"I16", torch::kInt16},   {"I8", torch::kInt8},
+    {"U8", torch::kUInt8},    {"BOOL", torch::kBool},
 };
 
 std::string supported_list() {
   std::string s;
-  for (const auto& d : kDtypes) {
-    if (!s.empty()) s += ", ";
-    s += d.name;
-  }
+  for (const auto& name : safetensors_dtypes()) s += (s.empty() ? "" : ", ") + name;
   return s;
 }
 
@@ -139,12 +135,7 @@ std::optional<torch::ScalarType> parse_dtype(const std::string& name) {
   return std::nullopt;
 }
 
-std::size_t dtype_size(torch::ScalarType dtype) {
-  for (const auto& d : kDtypes) {
-    if (d.type == dtype) return d.size;
-  }
-  return 0;
-}
+std::size_t dtype_size(torch::ScalarType dtype) { return safetensors_dtype_size(dtype_name(dtype)); }
 
 void save_safetensors(const std::string& path, const NamedTensors& tensors,
                       const std::map<std::string, std::string>& metadata) {
