@@ -3,10 +3,10 @@
 # a tiny training session of the built `mnemoscope` (its metrics.log, manifest.json and
 # checkpoints/latest, a checkpoint, a probe recording), `mnemoscope step`'s trace, the shipped
 # configs and a slice of the sample document. Run after a build:
-#   bash fuzz/make-seeds.sh [build/app/mnemoscope]
+#   bash fuzz/make-seeds.sh [build/mnemoscope]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${1:-build/app/mnemoscope}"
+bin="${1:-build/mnemoscope}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/tiny.json" <<'JSON'

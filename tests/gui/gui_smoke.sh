@@ -68,7 +68,7 @@ MNEMO_SMOKE_PNG="$tmp/app-session.png" MNEMO_SMOKE_SIZE="$size" MNEMO_SMOKE_MAX_
 if command -v prlimit >/dev/null 2>&1; then
   # The cap: what the app needs for the sample document (VmPeak of the first smoke run's
   # size, measured here by a short run) plus 1 GiB.
-  peak=$(xrun sh -c '"$0" gui --doc "$1" --steps 1 --size "$2" --quit --screenshot "$3" >/dev/null 2>&1 & p=$!
+  peak=$(xrun sh -c '"$0" gui --doc "$1" --segments 1 --size "$2" --quit --screenshot "$3" >/dev/null 2>&1 & p=$!
     peak=0
     while kill -0 $p 2>/dev/null; do
       v=$(awk "/VmPeak/{print \$2}" /proc/$p/status 2>/dev/null)
@@ -80,7 +80,7 @@ if command -v prlimit >/dev/null 2>&1; then
   if ((peak > 0)); then
     cap=$(( (peak + 1048576) * 1024 ))
     set -x
-    out=$(xrun prlimit --as=$cap "$bin" gui --doc "$src/assets/sample.txt" --segment-len 65536 --steps 1 \
+    out=$(xrun prlimit --as=$cap "$bin" gui --doc "$src/assets/sample.txt" --segment-len 65536 --segments 1 \
       --screenshot "$tmp/app-oom.png" --size "$size" --quit 2>&1)
     set +x
     echo "$out"
