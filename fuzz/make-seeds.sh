@@ -20,7 +20,7 @@ JSON
   --layers 1 --from 0 --to 0 --format csv >/dev/null
 s=fuzz/seeds
 rm -rf "$s"
-mkdir -p "$s"/{safetensors,framed_log,config,session,recording,document}
+mkdir -p "$s"/{safetensors,framed_log,config,session,recording,document,tour}
 cp "$tmp/run/metrics.log" "$s/framed_log/metrics.log"
 head -c 600 "$tmp/run/metrics.log" >"$s/framed_log/metrics-head.log"
 { cat "$tmp/run/manifest.json"; printf '\0'; cat "$tmp/run/checkpoints/latest"; } >"$s/session/manifest-latest"
@@ -32,4 +32,8 @@ for f in sessions/demo-memformer.json sessions/copy-rmt-tiny.json sessions/mtn-d
 done
 head -c 2000 assets/sample.txt >"$s/document/sample-head.txt"
 printf '\x00\x01\xfe\xff\x80 caf\xc3\xa9\n' >"$s/document/binary.bin"
+# The shipped tours, their documents renamed to the target's in-memory zoo (fuzz_tour.cpp).
+for f in assets/tours/*.json; do
+  sed 's#"document": "rmt-copy.txt"#"document": "zoo/rmt-copy.txt"#' "$f" >"$s/tour/$(basename "$f")"
+done
 du -sh "$s"/*

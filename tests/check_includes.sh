@@ -53,11 +53,13 @@ check app/gui          'throw UsageError' "UsageError belongs to the command lin
 check core             'UsageError' "UsageError belongs to the command line"
 # The loaders' plain layers are built with clang's sanitizers for fuzzing (fuzz/CMakeLists.txt):
 # they and what they include compile without LibTorch.
-plain_heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/data/(segmenter|tasks)\.h|core/train/(trainer|recorder)\.h)'
+plain_heavy='(torch/|ATen/|c10/|core/engine/|core/train/checkpoint\.h|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/data/(segmenter|tasks)\.h|core/train/(trainer|recorder)\.h)'
 for f in core/io/atomic_file core/io/framed_log core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
-         core/data/document core/data/tokenizer core/train/recording_layout core/platform/memory; do
+         core/data/document core/data/tokenizer core/train/recording_layout core/platform/memory \
+         app/gui/model/tour; do
   check "$f.h" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
   check "$f.cpp" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
 done
+check app/gui/model/zoo_catalog.h "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
 if ((fail)); then exit 1; fi
 echo "include directions OK"

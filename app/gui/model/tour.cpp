@@ -1,26 +1,15 @@
 #include "app/gui/model/tour.h"
 
-#include "app/gui/model/zoo_catalog.h"
-#include "core/data/document.h"
-#include "core/data/segmenter.h"
-#include "core/train/checkpoint.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
-#include <sys/stat.h>
 
 namespace mnemo::app {
 
 namespace {
-
-bool file_exists(const std::string& p) {
-  struct stat st {};
-  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 std::string dir_of(const std::string& p) {
   const auto slash = p.find_last_of('/');
@@ -28,10 +17,10 @@ std::string dir_of(const std::string& p) {
 }
 
 // A path as written: absolute, else relative to the tour file, else to the working directory.
-std::string resolve_path(const std::string& p, const std::string& tour_path) {
+std::string resolve_path(const std::string& p, const std::string& tour_path, const TourSources& src) {
   if (p.empty() || p[0] == '/') return p;
   const std::string beside = dir_of(tour_path) + "/" + p;
-  if (file_exists(beside)) return beside;
+  if (src.file_exists(beside)) return beside;
   return p;
 }
 
@@ -50,7 +39,7 @@ const std::vector<std::string>& tour_panel_names() {
   return k;
 }
 
-Tour parse_tour(const std::string& text, const std::string& path, const std::string& zoo_dir) {
+Tour parse_tour(const std::string& text, const std::string& path, const TourSources& src) {
   const std::string file = "tour " + path;
   auto fail = [&](const std::string& what) -> void { throw TourError(file + ": " + what); };
   nlohmann::json j;
@@ -79,7 +68,7 @@ Tour parse_tour(const std::string& text, const std::string& path, const std::str
   if (!j.contains("stops") || !j["stops"].is_array() || j["stops"].empty())
     fail("field 'stops' must be a non-empty list of stops");
 
-  const std::vector<ZooModel> zoo = zoo_catalog(zoo_dir);
+  const std::vector<ZooModel>& zoo = src.zoo;
   const auto& panels = tour_panel_names();
   static const std::set<std::string> kStopFields = {"model", "document", "segment", "panels", "select", "tint", "caption"};
   int number = 0;
@@ -110,8 +99,8 @@ Tour parse_tour(const std::string& text, const std::string& path, const std::str
     if (zm) {
       s.checkpoint = zm->path;
     } else {
-      s.checkpoint = resolve_path(s.model, path);
-      if (!file_exists(s.checkpoint)) {
+      s.checkpoint = resolve_path(s.model, path, src);
+      if (!src.file_exists(s.checkpoint)) {
         std::vector<std::string> n;
         for (const auto& z : zoo) n.push_back(z.name);
         bad("model", "'" + s.model + "' is neither a zoo model (" + (n.empty() ? "the zoo is empty" : join(n)) +
@@ -119,19 +108,14 @@ Tour parse_tour(const std::string& text, const std::string& path, const std::str
       }
     }
     try {
-      WeightsFile w = read_weights_file(s.checkpoint);
-      if (!w.has_model_config()) bad("model", "'" + s.checkpoint + "' holds no model config; use a zoo model or a checkpoint of `train`");
-      s.cfg = ModelConfig::from_json(w.model_config);
-      s.cfg.validate();
-    } catch (const TourError&) {
-      throw;
+      s.cfg = src.read_model_config(s.checkpoint);
     } catch (const std::exception& e) {
-      bad("model", "'" + s.checkpoint + "' cannot be read: " + e.what());
+      bad("model", "'" + s.checkpoint + "' " + e.what());
     }
     // document: given, else the zoo model's own.
     if (js.contains("document")) {
       if (!js["document"].is_string()) bad("document", "must be a path (a string)");
-      s.document = resolve_path(js["document"].get<std::string>(), path);
+      s.document = resolve_path(js["document"].get<std::string>(), path, src);
     } else if (zm && !zm->document.empty()) {
       s.document = zm->document;
     } else {
@@ -139,11 +123,11 @@ Tour parse_tour(const std::string& text, const std::string& path, const std::str
     }
     Document doc;
     try {
-      doc = load_document(s.document);
+      doc = src.load_document(s.document);
     } catch (const std::exception& e) {
       bad("document", e.what());
     }
-    s.num_segments = Segmenter(&doc, s.cfg.segment_len).num_segments();
+    s.num_segments = segment_count(doc.size(), s.cfg.segment_len);
     // segment
     if (js.contains("segment")) {
       if (!js["segment"].is_number_integer()) bad("segment", "must be an integer (0-based)");
@@ -210,17 +194,6 @@ Tour parse_tour(const std::string& text, const std::string& path, const std::str
     t.stops.push_back(std::move(s));
   }
   return t;
-}
-
-Tour load_tour(const std::string& path, const std::string& zoo_dir) {
-  if (!file_exists(path)) throw TourError("tour " + path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (!in.good() && !in.eof()) throw TourError("tour " + path + ": cannot be read");
-  const std::string text = ss.str();
-  if (text.size() > (size_t{4} << 20)) throw TourError("tour " + path + ": larger than 4 MiB; is this a tour file?");
-  return parse_tour(text, path, zoo_dir);
 }
 
 std::vector<CaptionBlock> parse_caption(const std::string& text) {

@@ -4,10 +4,13 @@
 // FILE --export DIR` writes every stop as a PNG. The file format is versioned and documented
 // in docs/formats.md#tours. Torch-free header.
 #pragma once
+#include "app/gui/model/zoo_catalog.h"
+#include "core/data/document.h"
 #include "core/errors.h"
 #include "core/models/config.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +61,19 @@ const std::vector<std::string>& tour_panel_names();
 Tour load_tour(const std::string& path, const std::string& zoo_dir);
 // The same from JSON text (path names the file in messages and anchors relative paths).
 Tour parse_tour(const std::string& text, const std::string& path, const std::string& zoo_dir);
+
+// Where a tour's names lead. parse_tour above uses the program's (tour_sources.cpp: the zoo
+// directory, the weights files' configs, documents on disk); the fuzz target (fuzz/) passes
+// its own, so this parser — tour.cpp, no LibTorch — runs under the sanitizers.
+struct TourSources {
+  std::vector<ZooModel> zoo;
+  std::function<bool(const std::string&)> file_exists;                // a regular file
+  std::function<ModelConfig(const std::string&)> read_model_config;   // throws naming the problem
+  std::function<Document(const std::string&)> load_document;          // throws naming the problem
+};
+Tour parse_tour(const std::string& text, const std::string& path, const TourSources& sources);
+// The tour file's text (TourError when missing, unreadable or over 4 MiB).
+std::string read_tour_text(const std::string& path);
 
 // Captions: paragraphs split by blank lines; a line starting "- " is a bullet (an indented
 // line under it continues it), "# " a
