@@ -22,9 +22,15 @@ bool find_non_finite(const Trace& trace, std::string* key) {
 }
 
 Engine::Engine(MemoryModel model, Document doc, int64_t segment_len, TraceSpec spec)
-    : model_(std::move(model)), doc_(std::move(doc)), segmenter_(&doc_, segment_len), spec_(std::move(spec)) {
+    : Engine(std::move(model), std::make_shared<const Document>(std::move(doc)), segment_len, std::move(spec)) {}
+
+Engine::Engine(MemoryModel model, std::shared_ptr<const Document> doc, int64_t segment_len, TraceSpec spec)
+    : model_(std::move(model)),
+      doc_(doc ? std::move(doc) : std::make_shared<const Document>()),
+      segmenter_(doc_.get(), segment_len),
+      spec_(std::move(spec)) {
   if (!model_) throw std::invalid_argument("engine: no model");
-  if (doc_.size() == 0) throw DocumentError("document '" + doc_.path + "' is empty; there is nothing to step through");
+  if (doc_->size() == 0) throw DocumentError("document '" + doc_->path + "' is empty; there is nothing to step through");
   torch::NoGradGuard g;
   states_.push_back(model_->initial_memory(1).detached_clone());
 }
@@ -87,7 +93,7 @@ SnapshotPtr Engine::compute(int64_t i, bool traced) {
   snap->segment = i;
   snap->num_segments = num_segments();
   snap->first_token = i * segmenter_.segment_len();
-  snap->length = std::min(segmenter_.segment_len(), doc_.size() - snap->first_token);
+  snap->length = std::min(segmenter_.segment_len(), doc_->size() - snap->first_token);
   snap->trace = tracer.take();
   if (out.loss.defined()) {
     snap->loss = out.loss.item<double>();

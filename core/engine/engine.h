@@ -29,13 +29,15 @@ using SnapshotPtr = std::shared_ptr<const Snapshot>;
 class Engine {
  public:
   Engine(MemoryModel model, Document doc, int64_t segment_len, TraceSpec spec);
+  // The same over a document shared with its owner (the app's worker): no copy of the bytes.
+  Engine(MemoryModel model, std::shared_ptr<const Document> doc, int64_t segment_len, TraceSpec spec);
 
   int64_t num_segments() const { return segmenter_.num_segments(); }
   // Segment shown last (-1 before the first step).
   int64_t position() const { return position_; }
   // Highest segment whose input memory is kept (states_.size() - 1).
   int64_t kept_states() const { return static_cast<int64_t>(states_.size()); }
-  const Document& document() const { return doc_; }
+  const Document& document() const { return *doc_; }
   const Segmenter& segmenter() const { return segmenter_; }
   const MemoryModel& model() const { return model_; }
   const TraceSpec& spec() const { return spec_; }
@@ -72,7 +74,7 @@ class Engine {
   SegmentInput input_for(int64_t i) const;
 
   MemoryModel model_;
-  Document doc_;
+  std::shared_ptr<const Document> doc_;  // never null; the segmenter points into it
   Segmenter segmenter_;
   TraceSpec spec_;
   TraceSpec observer_spec_;

@@ -72,6 +72,19 @@ TEST_CASE("jump(n) equals n sequential steps, and recomputes only from the neare
   CHECK(jmp.kept_states() == 1);
 }
 
+TEST_CASE("an engine over a shared document reads its owner's bytes (no copy) and steps as over a copy") {
+  auto cfg = test::tiny_memformer();
+  auto model = make_model(cfg, 4);
+  auto doc = std::make_shared<const Document>(text_doc(70));
+  Engine shared(model, doc, cfg.segment_len, TraceSpec::all());
+  CHECK(&shared.document() == doc.get());
+  CHECK(doc.use_count() == 2);
+  Engine copied(model, text_doc(70), cfg.segment_len, TraceSpec::all());
+  CHECK(&copied.document() != doc.get());
+  CHECK(traces_equal(shared.jump(5)->trace, copied.jump(5)->trace));
+  CHECK_THROWS_AS(Engine(model, std::shared_ptr<const Document>(), cfg.segment_len, TraceSpec::all()), DocumentError);
+}
+
 TEST_CASE("same seed, same traces; another seed, other traces") {
   auto cfg = test::tiny_memformer();
   auto run = [&](uint64_t seed) {

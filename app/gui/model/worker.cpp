@@ -184,7 +184,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   }
   std::unique_ptr<Engine> engine;
   try {
-    engine = std::make_unique<Engine>(model, *doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));
+    engine = std::make_unique<Engine>(model, doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));  // shared, not copied
   } catch (const std::exception& e) {
     if (auto oom = platform::out_of_memory_message(e, "opening the document")) error(*oom + kOomHint);
     else error(std::string("Cannot step this document: ") + e.what());
