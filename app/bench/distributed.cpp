@@ -5,6 +5,9 @@
 // each config: the median wall time of a step of the same global batch, tokens/s, rank 0's
 // forward/backward time, the median gradient allreduce time on rank 0 (waiting for the
 // slowest rank included) and its share of the step, and the speed-up over the baseline.
+// --device cuda: each rank trains on GPU LOCAL_RANK with an NCCL group, and every N (1
+// included) runs with a group, after the one-process baseline without one: on one GPU, the
+// N = 1 row is NCCL's overhead over the plain path (docs/benchmarks.md#distributed).
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
@@ -37,6 +40,7 @@ struct BenchDistOptions {
   int64_t batch = 0;                                  // global batch (0 = the config's)
   double timeout = 120;                               // --dist-timeout of the ranks
   int rank_threads = 0;                               // intra-op threads per rank (0 = cores / N)
+  std::string device = "cpu";                         // cpu (Gloo) | cuda (NCCL)
   // hidden: one rank
   std::string child;
   int rank = 0, world = 1, port = 0;
@@ -69,19 +73,22 @@ TrainingConfig bench_config(const BenchDistOptions& o, const std::string& path) 
 int run_rank(const BenchDistOptions& o, std::ostream& out) {
   const TrainingConfig cfg = bench_config(o, o.child);
   std::unique_ptr<dist::ProcessGroup> pg;
-  Trainer t(cfg);
-  if (o.world > 1) {
+  const bool cuda = o.device == "cuda";
+  Trainer t(cfg, cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank)) : torch::Device(torch::kCPU));
+  if (o.world > 1 || (cuda && o.port > 0)) {
     dist::DistOptions d;
+    d.backend = cuda ? "nccl" : "gloo";
     d.rank = o.rank;
     d.world_size = o.world;
     d.local_rank = o.rank;
     d.master_port = o.port;
     d.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
     pg = dist::ProcessGroup::connect(d);
-    t.set_process_group(pg.get());
+    t.set_process_group(pg.get(), /*keep_single_rank=*/true);
     t.sync_from_rank0();
   }
   for (int64_t i = 0; i < o.warmup; ++i) t.train_step();
+  if (cuda) torch::cuda::synchronize();
   std::vector<double> step_ms, reduce_ms, compute_ms, slowest_ms;
   for (int64_t i = 0; i < o.steps; ++i) {
     const StepMetrics m = t.train_step();
@@ -106,9 +113,9 @@ int run_rank(const BenchDistOptions& o, std::ostream& out) {
 }
 
 // Runs n ranks of one config; rank 0's JSON line (throws UsageError naming the failure).
-nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int n, int threads) {
+nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int n, int threads, bool group) {
   const std::string exe = bench::self_exe();
-  const int port = n > 1 ? dist::free_tcp_port() : 0;
+  const int port = group ? dist::free_tcp_port() : 0;
   char tmpl[] = "/tmp/mnemo-bench-dist-XXXXXX";
   const int fd = ::mkstemp(tmpl);
   if (fd < 0) throw UsageError("bench distributed: cannot create a temp file in /tmp");
@@ -118,7 +125,8 @@ nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int 
                                       "--child",   cfg,         "--rank",                 std::to_string(r),
                                       "--world",   std::to_string(n), "--port",           std::to_string(port),
                                       "--steps",   std::to_string(o.steps), "--warmup",   std::to_string(o.warmup),
-                                      "--batch",   std::to_string(o.batch), "--dist-timeout", std::to_string(o.timeout)};
+                                      "--batch",   std::to_string(o.batch), "--dist-timeout", std::to_string(o.timeout),
+                                      "--device",  o.device};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -170,6 +178,9 @@ class BenchDistributed : public Command {
     c->add_option("--warmup", o_.warmup, "untimed steps first (default 1)");
     c->add_option("--batch", o_.batch, "global batch (default: the config's train.batch)");
     c->add_option("--dist-timeout", o_.timeout, "the ranks' timeout in seconds (default 120)");
+    c->add_option("--device", o_.device,
+                  "cpu (Gloo, default) or cuda (NCCL, one GPU per rank; every N runs with a group after the "
+                  "no-group baseline, so N = 1 shows NCCL's overhead)");
     c->add_option("--rank-threads", o_.rank_threads,
                   "intra-op threads per rank (default 0: cores / N, so every N uses the same cores)");
     c->add_option("--child", o_.child, "internal: one rank of CONFIG")->group("");
@@ -183,6 +194,8 @@ class BenchDistributed : public Command {
     if (o_.steps < 1 || o_.steps > 1000) throw UsageError("--steps " + std::to_string(o_.steps) + " must be in 1..1000");
     if (o_.warmup < 0 || o_.warmup > 1000) throw UsageError("--warmup must be in 0..1000");
     if (o_.batch < 0) throw UsageError("--batch must be >= 1 (0 = the config's)");
+    if (o_.device != "cpu" && o_.device != "cuda") throw UsageError("--device '" + o_.device + "' must be cpu or cuda");
+    const bool cuda = o_.device == "cuda";
     if (!o_.child.empty()) return run_rank(o_, out);
     std::vector<int> ns;
     for (const auto& s : split_list(o_.nprocs)) {
@@ -196,7 +209,15 @@ class BenchDistributed : public Command {
       ns.push_back(n);
     }
     if (ns.empty()) throw UsageError("--nprocs: give at least one rank count, e.g. 1,2");
-    if (!dist::has_gloo()) throw UsageError("bench distributed: this build has no Gloo backend");
+    if (!cuda && !dist::has_gloo()) throw UsageError("bench distributed: this build has no Gloo backend");
+    if (cuda) {
+      if (!dist::has_nccl()) throw UsageError("bench distributed --device cuda: this build has no NCCL backend");
+      const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+      for (int n : ns)
+        if (n > gpus)
+          throw UsageError("--nprocs " + std::to_string(n) + ": --device cuda runs one rank per GPU and this machine has " +
+                           std::to_string(gpus));
+    }
     std::vector<std::pair<std::string, std::string>> cfgs;
     for (const auto& name : split_list(o_.configs)) {
       const std::string path = config_path(name);
@@ -214,25 +235,30 @@ class BenchDistributed : public Command {
         << "; N = " << ns.front() << " is the baseline" << (ns.front() == 1 ? " (one process, no group)" : "") << "\n"
         << "BLAS " << platform::probe_blas().summary() << "\n\n";
     char head[256];
-    std::snprintf(head, sizeof head, "%-18s %3s %7s %10s %11s %12s %13s %10s %8s\n", "config", "N", "threads",
+    std::snprintf(head, sizeof head, "%-18s %7s %7s %10s %11s %12s %13s %10s %8s\n", "config", "N", "threads",
                   "step ms", "tokens/s", "compute ms", "allreduce ms", "share", "speed-up");
     out << head;
+    // On CUDA the baseline is one process without a group, then every N with an NCCL group.
+    std::vector<std::pair<int, bool>> runs;  // (N, with a group)
+    if (cuda) runs.emplace_back(1, false);
+    for (int n : ns) runs.emplace_back(n, cuda || n > 1);
     for (const auto& [name, path] : cfgs) {
       double base = 0, grad_mib = 0;
-      for (int n : ns) {
+      for (const auto& [n, group] : runs) {
         const int threads = o_.rank_threads > 0 ? o_.rank_threads : std::max(1, cores / n);
         out.flush();
-        const nlohmann::json j = run_ranks(o_, path, n, threads);
+        const nlohmann::json j = run_ranks(o_, path, n, threads, group);
         const double step = j["step_ms"].get<double>();
         if (base == 0) base = step;
         const double reduce = j["allreduce_ms"].get<double>();
         grad_mib = j["grad_mib"].get<double>();
+        const std::string label = cuda ? std::to_string(n) + (group ? " nccl" : " plain") : std::to_string(n);
         char row[320];
-        std::snprintf(row, sizeof row, "%-18s %3d %7d %10.1f %11.0f %12s %13s %10s %7.2fx\n", name.c_str(), n, threads,
-                      step, j["tokens"].get<double>() / (step / 1000.0),
-                      n > 1 ? fmt("%.1f", j["compute_ms"].get<double>()).c_str() : "-",
-                      n > 1 ? fmt("%.2f", reduce).c_str() : "-",
-                      n > 1 ? fmt("%.1f%%", 100.0 * reduce / step).c_str() : "-", base / step);
+        std::snprintf(row, sizeof row, "%-18s %7s %7d %10.2f %11.0f %12s %13s %10s %7.3fx\n", name.c_str(), label.c_str(),
+                      threads, step, j["tokens"].get<double>() / (step / 1000.0),
+                      group ? fmt("%.2f", j["compute_ms"].get<double>()).c_str() : "-",
+                      group ? fmt("%.3f", reduce).c_str() : "-",
+                      group ? fmt("%.1f%%", 100.0 * reduce / step).c_str() : "-", base / step);
         out << row;
       }
       out << "  " << name << ": " << fmt("%.2f", grad_mib) << " MiB of gradients in one flattened allreduce per step\n";

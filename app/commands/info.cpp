@@ -1,7 +1,9 @@
 // `mnemoscope info`: LibTorch version, CUDA, devices, threads, the BLAS the process loaded
 // (warning with the fix when it is the reference BLAS), whether the app is built.
 #include "app/commands/commands.h"
+#include "core/dist/process_group.h"
 #include "core/platform/blas.h"
+#include "core/platform/libstdcxx.h"
 #include "kernels/device_info.h"
 
 #include <torch/torch.h>
@@ -17,20 +19,25 @@ class InfoCommand : public Command {
   }
   int run(std::ostream& out) override {
     const platform::BlasInfo blas = platform::probe_blas();
+    const platform::StdFilesystemBinding fs = platform::probe_std_filesystem();
     out << "mnemoscope " << MNEMO_VERSION << "\n"
         << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << "\n"
         << "LibTorch CUDA: " << (torch::cuda::is_available() ? "available" : "not available") << ", devices "
-        << torch::cuda::device_count() << "\n"
+        << static_cast<int>(torch::cuda::device_count()) << "\n"  // a DeviceIndex (int8_t) in 2.x
         << "kernels: " << (kernels::built_with_cuda() ? "CUDA" : "CPU reference only (built without CUDA)")
         << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
         << "CPU threads (intra-op): " << torch::get_num_threads() << " of " << platform::cpu_cores()
         << " cores (--threads N)\n"
         << "BLAS: " << blas.summary() << "\n"
+        << "std::filesystem: " << fs.summary() << "\n"
+        << "distributed (c10d): gloo " << (dist::has_gloo() ? "yes" : "no (no Gloo headers at build time)") << ", nccl "
+        << (dist::has_nccl() ? "yes" : "no (needs LibTorch with CUDA and nccl.h)") << "\n"
 #ifdef MNEMO_WITH_GUI
         << "GUI: built\n";
 #else
         << "GUI: not built (MNEMO_GUI=OFF)\n";
 #endif
+    if (fs.from_torch) out << "warning: std::filesystem calls go to LibTorch's copy; see the line above\n";
     if (blas.is_reference())
       out << "warning: the reference BLAS is slow (tens of times slower matrix products than OpenBLAS); "
           << platform::reference_blas_fix() << "\n";

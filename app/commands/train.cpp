@@ -147,11 +147,31 @@ std::optional<dist::DistOptions> dist_options(const TrainOptions& c) {
   return d;
 }
 
+// --device: the CPU, or a CUDA device (a distributed rank's is its LOCAL_RANK-th GPU).
+// UsageError when CUDA is asked for and not there, or NCCL without CUDA tensors.
+torch::Device train_device(const TrainOptions& c, const std::optional<dist::DistOptions>& d) {
+  if (c.device == "cpu") {
+    if (d && d->backend == "nccl")
+      throw UsageError("--dist-backend nccl reduces CUDA tensors: add --device cuda (or use --dist-backend gloo)");
+    return torch::kCPU;
+  }
+  const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const int index = d ? d->local_rank : 0;
+  if (gpus == 0)
+    throw UsageError("--device cuda: this LibTorch sees no CUDA device (a CPU build, or no GPU on this machine); "
+                     "use --device cpu");
+  if (index >= gpus)
+    throw UsageError("--device cuda: rank " + std::to_string(d->rank) + " wants GPU " + std::to_string(index) +
+                     " (LOCAL_RANK) and this machine has " + std::to_string(gpus));
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& c, std::ostream& out_main) {
   if (c.nproc < 0 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
   const std::optional<dist::DistOptions> dopt = dist_options(c);
+  const torch::Device device = train_device(c, dopt);  // before anything is written or joined
   if (c.nproc > 1) {
     if (dopt)
       throw UsageError("--nproc starts its own ranks: leave out --rank/--world-size and unset WORLD_SIZE/RANK "
@@ -206,7 +226,7 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
     if (!writer) cfg = TrainingConfig::from_json(nlohmann::json::parse(cj));
   }
 
-  Trainer trainer(cfg);
+  Trainer trainer(cfg, device);
   if (pg) trainer.set_process_group(pg.get());  // ConfigError when train.batch < the ranks
   if (resume_from) {
     Checkpoint ck;
@@ -501,7 +521,9 @@ class TrainCommand : public Command {
                                          "default 127.0.0.1:29500; --nproc picks a free port)");
     c->add_option("--dist-timeout", o_.dist_timeout,
                   "seconds the ranks wait for each other (rendezvous, every collective) before giving up (default 60)");
-    c->add_option("--dist-backend", o_.dist_backend, "gloo (CPU, default) or nccl (CUDA builds)");
+    c->add_option("--dist-backend", o_.dist_backend, "gloo (CPU, default) or nccl (CUDA builds, with --device cuda)");
+    c->add_option("--device", o_.device, "cpu (default) or cuda (the GPU; a distributed rank uses GPU LOCAL_RANK)")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
     return c;
   }
   int run(std::ostream& out) override { return run_train(o_, out); }

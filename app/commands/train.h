@@ -24,6 +24,7 @@ struct TrainOptions {
   std::string master;             // --master ADDR:PORT (else MASTER_ADDR / MASTER_PORT, default 127.0.0.1:29500)
   double dist_timeout = 60;       // --dist-timeout seconds: rendezvous and every collective
   std::string dist_backend = "gloo";
+  std::string device = "cpu";     // --device cpu | cuda (a distributed rank: GPU LOCAL_RANK)
 };
 
 // Trains one session; returns the exit code (0, 1 non-finite loss or a lost rank, 130

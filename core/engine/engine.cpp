@@ -1,4 +1,5 @@
 #include "core/engine/engine.h"
+#include "core/nn/torch_compat.h"
 
 #include "core/nn/hashed_linear.h"
 
@@ -75,6 +76,7 @@ SegmentInput Engine::input_for(int64_t i) const {
 
 SnapshotPtr Engine::compute(int64_t i, bool traced) {
   torch::NoGradGuard g;
+  ExplicitAttentionScope same_bits_traced_or_not;  // docs/architecture.md#data-flow
   TORCH_CHECK(i < static_cast<int64_t>(states_.size()), "no kept state before segment ", i);
   const bool observed = observer_ && !observer_spec_.empty();
   // A traced step also traces what the observer needs (its keys then appear in the snapshot).

@@ -12,6 +12,27 @@ namespace mnemo {
 torch::Tensor attention_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                              const torch::Tensor& mask, torch::Tensor* weights);
 
+// While one is alive on this thread, attention_core takes the explicit path even when no
+// weights are asked for. The stepping engine holds one for every step, so a memory state's
+// bits do not depend on what was traced: the fused kernel rounds differently, and jump(n)
+// (untraced steps, then one traced) must equal n traced steps bit for bit
+// (docs/architecture.md#data-flow).
+class ExplicitAttentionScope {
+ public:
+  ExplicitAttentionScope();
+  ~ExplicitAttentionScope();
+  ExplicitAttentionScope(const ExplicitAttentionScope&) = delete;
+  ExplicitAttentionScope& operator=(const ExplicitAttentionScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Initialises LibTorch's CUDA state (the caching allocator among it) if it is not yet: its
+// statistics calls throw "Invalid device argument" before any CUDA tensor was made
+// (LibTorch >= 2). No-op without CUDA.
+void lazy_init_cuda();
+
 // Key of parameter `p` in torch::optim::Optimizer::state(): a string in LibTorch 1.x, the
 // TensorImpl pointer in 2.x.
 inline auto optimizer_state_key(const torch::Tensor& p) {

@@ -2,6 +2,8 @@
 
 #if defined(MNEMO_TORCH_CUDA)
 #include <c10/cuda/CUDACachingAllocator.h>
+
+#include "core/nn/torch_compat.h"
 #endif
 
 #include <sys/resource.h>
@@ -58,6 +60,7 @@ CudaMemory cuda_memory(int index) {
   CudaMemory m;
 #if defined(MNEMO_TORCH_CUDA)
   if (index < 0 || index >= static_cast<int>(torch::cuda::device_count())) return m;
+  lazy_init_cuda();  // the allocator's statistics throw before CUDA is initialised (LibTorch 2.x)
   const auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
   m.available = true;
   m.allocated_bytes = st.allocated_bytes[0].current;  // [0] = StatType::AGGREGATE
@@ -72,8 +75,10 @@ CudaMemory cuda_memory(int index) {
 
 void reset_cuda_peak(int index) {
 #if defined(MNEMO_TORCH_CUDA)
-  if (index >= 0 && index < static_cast<int>(torch::cuda::device_count()))
+  if (index >= 0 && index < static_cast<int>(torch::cuda::device_count())) {
+    lazy_init_cuda();
     c10::cuda::CUDACachingAllocator::resetPeakStats(index);
+  }
 #else
   (void)index;
 #endif

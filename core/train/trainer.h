@@ -206,7 +206,10 @@ class Trainer {
   // Every rank must call train_step / evaluate / run alike; set_process_group(nullptr)
   // detaches (e.g. rank 0 evaluating alone after the others left).
   // ConfigError when train.batch < the world size. Collectives throw dist::PeerError.
-  void set_process_group(dist::ProcessGroup* pg);
+  // A group of one rank is dropped (nothing to reduce) unless `keep_single_rank`: then its
+  // collectives run anyway, which is how `bench distributed --device cuda` measures NCCL's
+  // overhead against the plain path on one GPU.
+  void set_process_group(dist::ProcessGroup* pg, bool keep_single_rank = false);
   dist::ProcessGroup* process_group() const { return pg_; }
   // Makes every rank's weights, optimizer state, step and curriculum count rank 0's (a
   // broadcast; call on every rank after rank 0 restored a checkpoint, and at the start).

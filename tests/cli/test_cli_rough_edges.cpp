@@ -115,3 +115,32 @@ TEST_CASE("cli: export --step-range, and the old --steps with a deprecation note
   CHECK(r.code == 2);
   CHECK(r.output.find("give only --step-range") != std::string::npos);
 }
+
+TEST_CASE("cli: train --device cuda trains on the GPU where there is one, else exit 2 naming the fix, nothing written") {
+  const std::string dir = mnemo::test::temp_dir("train-device");
+  const std::string cfg = std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json";
+  auto info = run_cli("info");
+  REQUIRE(info.code == 0);
+  const bool gpu = info.output.find("LibTorch CUDA: available") != std::string::npos;
+  auto r = run_cli("train --config " + cfg + " --out " + dir + "/run --steps 2 --device cuda --set train.record_every=0");
+  CAPTURE(r.output);
+  if (gpu) {
+    CHECK(r.code == 0);
+    CHECK(mnemo::test::path_exists(dir + "/run/checkpoints"));
+  } else {
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--device cuda: this LibTorch sees no CUDA device") != std::string::npos);
+    CHECK(r.output.find("use --device cpu") != std::string::npos);
+    CHECK_FALSE(mnemo::test::path_exists(dir + "/run"));
+  }
+  // NCCL reduces CUDA tensors: refused with the CPU device before anything is joined or written.
+  r = run_cli("train --config " + cfg + " --out " + dir + "/nccl --steps 2 --dist-backend nccl --rank 0 --world-size 2 "
+              "--master 127.0.0.1:1");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--dist-backend nccl reduces CUDA tensors: add --device cuda") != std::string::npos);
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/nccl"));
+  r = run_cli("train --config " + cfg + " --out " + dir + "/x --device tpu");
+  CHECK(r.code != 0);
+  CHECK(r.output.find("--device") != std::string::npos);
+}

@@ -19,6 +19,7 @@
 
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
+#include "core/platform/libstdcxx.h"
 
 namespace fs = std::filesystem;
 using namespace std::string_literals;
@@ -156,6 +157,15 @@ TEST_CASE("safetensors: dtype names") {
   }
   CHECK_FALSE(mnemo::io::parse_dtype("F8_E4M3").has_value());
   CHECK_FALSE(mnemo::io::parse_dtype("f32").has_value());
+}
+
+// Every file test below removes directories through std::filesystem: with LibTorch 2.11's
+// exported copy (pytorch/pytorch#133437) they crash; this one names the cause instead.
+TEST_CASE("platform: this program's std::filesystem calls go to libstdc++, not LibTorch's exported copy") {
+  const auto b = mnemo::platform::probe_std_filesystem();
+  MESSAGE("std::filesystem::remove_all is defined in " << b.object);
+  CHECK_FALSE(b.object.empty());
+  CHECK_MESSAGE(!b.from_torch, b.summary());
 }
 
 TEST_CASE("safetensors: round trip of every dtype and shape, bitwise") {
