@@ -1,13 +1,22 @@
 // `mnemoscope bench step`: ms per segment of the demo config with tracing off, writer-only and
-// everything traced, interleaved passes, medians and ratios.
+// everything traced, interleaved passes, medians and ratios. --against-python also steps the
+// same weights through app/bench/python/memformer_eager.py (Memformer written from
+// docs/models.md in plain PyTorch eager, run by Debian's python3-torch: the same LibTorch and
+// BLAS), checks that it computes the same losses and memory, and prints the speed ratio.
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
 #include "core/engine/engine.h"
+#include "core/io/safetensors.h"
 #include "core/models/factory.h"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace mnemo::app {
@@ -18,7 +27,98 @@ struct BenchStepOptions {
   std::string config, doc;
   int64_t segments = 48;
   int64_t repeats = 7;
+  bool against_python = false;
+  std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
 };
+
+// Steps the model's weights through the Python eager reference; compares losses and the final
+// memory with the C++ engine's; prints both speeds. Returns the exit code (1 when they disagree).
+int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const MemoryModel& model, const Document& doc,
+                   const std::string& doc_path, int64_t nseg, std::ostream& out) {
+  const std::string script = find_asset("../app/bench/python/memformer_eager.py");
+  char tmpl[] = "/tmp/mnemo-bench-step-XXXXXX.safetensors";
+  const int fd = ::mkstemps(tmpl, 12);
+  if (fd < 0) throw UsageError("bench step --against-python: cannot create a temp file in /tmp");
+  ::close(fd);
+  const std::string weights = tmpl;
+  io::NamedTensors w;
+  for (auto& [k, t] : named_weights(*model)) w.emplace_back(k, t);
+  io::save_safetensors(weights, w, {{"model", cfg.to_json().dump()}});
+
+  // The C++ engine's losses and memory over the same segments (tracing off).
+  Engine e(model, doc, cfg.segment_len, TraceSpec::none());
+  std::vector<double> losses;
+  for (int64_t i = 0; i < nseg; ++i) losses.push_back(e.jump(i)->loss);
+  const torch::Tensor mem = e.memory_before(nseg).tensors.at("slots").reshape({-1}).to(torch::kFloat64);
+  // Its time, wall and CPU, as the Python side measures: a warm-up pass, then the median pass.
+  std::vector<double> wall, cpu;
+  for (int64_t r = -1; r < o.repeats; ++r) {
+    Engine pass(model, doc, cfg.segment_len, TraceSpec::none());
+    const bench::Timing t = bench::time_call([&] {
+      for (int64_t i = 0; i < nseg; ++i) pass.jump(i);
+    });
+    if (r >= 0) {
+      wall.push_back(t.wall_ms / static_cast<double>(nseg));
+      cpu.push_back(t.cpu_ms / static_cast<double>(nseg));
+    }
+  }
+  const double cpp_ms = bench::median(wall), cpp_cpu = bench::median(cpu);
+
+  int code = -1;
+  const std::string text = bench::run_child({o.python, script, "--weights", weights, "--doc", doc_path, "--segments",
+                                             std::to_string(nseg), "--repeats", std::to_string(o.repeats), "--threads",
+                                             std::to_string(torch::get_num_threads())},
+                                            "", /*merge_stderr=*/true, &code);
+  ::unlink(weights.c_str());
+  if (code == 127)
+    throw UsageError("bench step --against-python: cannot run " + o.python + "; name a python3 with PyTorch with --python");
+  if (code == 77)
+    throw UsageError("bench step --against-python: " + o.python + " has no PyTorch; install Debian's python3-torch "
+                     "(bash .ci/setup does) or name another interpreter with --python");
+  const size_t brace = text.rfind("\n{");
+  const std::string last = text.substr(brace == std::string::npos ? 0 : brace + 1);
+  nlohmann::json j;
+  try {
+    if (code != 0) throw std::runtime_error("exit " + std::to_string(code));
+    j = nlohmann::json::parse(last);
+  } catch (const std::exception& ex) {
+    throw UsageError("bench step --against-python: " + o.python + " " + script + " failed (" + ex.what() + "): " +
+                     text.substr(0, 2000));
+  }
+  // Same model? Per-segment losses (relative) and the memory after the last segment.
+  double dloss = 0, dmem = 0;
+  std::vector<double> pl;
+  for (const auto& x : j.at("losses")) pl.push_back(x.is_null() ? std::nan("") : x.get<double>());
+  const auto pm = j.at("memory").get<std::vector<double>>();
+  if (pl.size() != losses.size() || static_cast<int64_t>(pm.size()) != mem.numel())
+    throw UsageError("bench step --against-python: the Python reference returned " + std::to_string(pl.size()) +
+                     " losses and " + std::to_string(pm.size()) + " memory values, expected " +
+                     std::to_string(losses.size()) + " and " + std::to_string(mem.numel()));
+  for (size_t i = 0; i < pl.size(); ++i) {
+    if (std::isfinite(losses[i]) != std::isfinite(pl[i])) dloss = INFINITY;  // one has a loss, the other not
+    else if (std::isfinite(losses[i]))
+      dloss = std::max(dloss, std::abs(pl[i] - losses[i]) / std::max(std::abs(losses[i]), 1e-12));
+  }
+  const double* mp = mem.data_ptr<double>();
+  for (size_t i = 0; i < pm.size(); ++i) dmem = std::max(dmem, std::abs(pm[i] - mp[i]));
+  const double py_ms = j.at("ms_per_segment").get<double>(), py_cpu = j.at("cpu_ms_per_segment").get<double>();
+  char line[768];
+  std::snprintf(line, sizeof line,
+                "\nagainst Python eager (%s, torch %s, %d threads, no_grad, tracing off on both sides):\n"
+                "  wall: Python %.3f ms/segment, C++ %.3f: C++ is %.2fx as fast\n"
+                "  CPU:  Python %.3f ms/segment, C++ %.3f: C++ is %.2fx as fast (goal >= 2x: %s)\n"
+                "  same model: %zu segment losses agree within %.1e (relative), the memory after segment %lld within %.1e\n",
+                o.python.c_str(), j.value("torch", std::string("?")).c_str(), j.value("threads", 0), py_ms, cpp_ms,
+                py_ms / cpp_ms, py_cpu, cpp_cpu, py_cpu / cpp_cpu, py_cpu / cpp_cpu >= 2.0 ? "met" : "not met", pl.size(),
+                dloss, static_cast<long long>(nseg - 1), dmem);
+  out << line;
+  if (!(dloss <= 1e-4 && dmem <= 1e-4)) {
+    out << "the Python reference and the C++ model disagree (tolerance 1e-4): one of them is not docs/models.md's "
+           "Memformer\n";
+    return 1;
+  }
+  return 0;
+}
 
 
 
@@ -34,6 +134,9 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
     throw UsageError(e.what());
   }
   if (o.segments < 1 || o.repeats < 1) throw UsageError("--segments and --repeats must be >= 1");
+  if (o.against_python && (cfg.model != "memformer" || cfg.linear != "dense"))
+    throw UsageError("--against-python: the Python reference is Memformer with dense projections; " + cfg_path +
+                     " is '" + cfg.model + "' with linear '" + cfg.linear + "'");
   MemoryModel model = make_model(cfg, 0);
   struct Mode {
     const char* name;
@@ -70,6 +173,7 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
   const double writer_overhead = bench::median(modes[1].ms) / base - 1.0;
   std::snprintf(line, sizeof line, "writer-only tracing overhead: %+.1f%% (goal <= 10%%)\n", 100.0 * writer_overhead);
   out << line;
+  if (o.against_python) return against_python(o, cfg, model, doc, doc_path, nseg, out);
   return 0;
 }
 
@@ -81,6 +185,10 @@ class BenchStep : public Command {
     c->add_option("--doc", o_.doc, "document (default assets/sample.txt)");
     c->add_option("--segments", o_.segments, "segments per pass");
     c->add_option("--repeats", o_.repeats, "passes per mode (median reported)");
+    c->add_flag("--against-python", o_.against_python,
+                "also run app/bench/python/memformer_eager.py (Memformer in PyTorch eager) on the same weights: "
+                "checks it computes the same and prints the speed ratio");
+    c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch)");
     return c;
   }
   int run(std::ostream& out) override { return run_bench_step(o_, out); }

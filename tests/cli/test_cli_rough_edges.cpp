@@ -3,6 +3,7 @@
 // "0.000000", an --out that cannot be created, export --figure's help, flags that do not
 // apply to gui --session, and --steps' three meanings.
 #include "tests/support/helpers.h"
+#include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
 
@@ -143,4 +144,23 @@ TEST_CASE("cli: train --device cuda trains on the GPU where there is one, else e
   r = run_cli("train --config " + cfg + " --out " + dir + "/x --device tpu");
   CHECK(r.code != 0);
   CHECK(r.output.find("--device") != std::string::npos);
+}
+
+TEST_CASE("cli: bench step --against-python: the Python eager Memformer computes the C++ model's losses and memory") {
+  auto r = run_cli("--threads 1 bench step --segments 3 --repeats 1 --against-python");
+  CAPTURE(r.output);
+  if (r.output.find("has no PyTorch") != std::string::npos) {
+    MNEMO_SKIP("/usr/bin/python3 has no PyTorch (Debian's python3-torch)");
+    return;
+  }
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("same model: 3 segment losses agree within") != std::string::npos);
+  CHECK(r.output.find("C++ is") != std::string::npos);
+  // Another model, or a missing interpreter: refused, naming the problem.
+  r = run_cli("bench step --config " + std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt.json --against-python");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("the Python reference is Memformer with dense projections") != std::string::npos);
+  r = run_cli("bench step --segments 2 --repeats 1 --against-python --python /nonexistent/python3");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);
 }
