@@ -28,6 +28,7 @@ struct BenchStepOptions {
   int64_t segments = 48;
   int64_t repeats = 7;
   bool against_python = false;
+  bool python_inference_mode = false;  // the Python side under torch.inference_mode() instead of no_grad
   std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
 };
 
@@ -65,10 +66,11 @@ int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const Memo
   const double cpp_ms = bench::median(wall), cpp_cpu = bench::median(cpu);
 
   int code = -1;
-  const std::string text = bench::run_child({o.python, script, "--weights", weights, "--doc", doc_path, "--segments",
-                                             std::to_string(nseg), "--repeats", std::to_string(o.repeats), "--threads",
-                                             std::to_string(torch::get_num_threads())},
-                                            "", /*merge_stderr=*/true, &code);
+  std::vector<std::string> args = {o.python,   script, "--weights", weights, "--doc", doc_path, "--segments",
+                                   std::to_string(nseg), "--repeats", std::to_string(o.repeats), "--threads",
+                                   std::to_string(torch::get_num_threads())};
+  if (o.python_inference_mode) args.push_back("--inference-mode");
+  const std::string text = bench::run_child(args, "", /*merge_stderr=*/true, &code);
   ::unlink(weights.c_str());
   if (code == 127)
     throw UsageError("bench step --against-python: cannot run " + o.python + "; name a python3 with PyTorch with --python");
@@ -104,11 +106,13 @@ int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const Memo
   const double py_ms = j.at("ms_per_segment").get<double>(), py_cpu = j.at("cpu_ms_per_segment").get<double>();
   char line[768];
   std::snprintf(line, sizeof line,
-                "\nagainst Python eager (%s, torch %s, %d threads, no_grad, tracing off on both sides):\n"
+                "\nagainst Python eager (%s, torch %s, %d threads, Python under %s, C++ under InferenceMode, tracing "
+                "off on both sides):\n"
                 "  wall: Python %.3f ms/segment, C++ %.3f: C++ is %.2fx as fast\n"
                 "  CPU:  Python %.3f ms/segment, C++ %.3f: C++ is %.2fx as fast (goal >= 2x: %s)\n"
                 "  same model: %zu segment losses agree within %.1e (relative), the memory after segment %lld within %.1e\n",
-                o.python.c_str(), j.value("torch", std::string("?")).c_str(), j.value("threads", 0), py_ms, cpp_ms,
+                o.python.c_str(), j.value("torch", std::string("?")).c_str(), j.value("threads", 0),
+                j.value("mode", std::string("?")).c_str(), py_ms, cpp_ms,
                 py_ms / cpp_ms, py_cpu, cpp_cpu, py_cpu / cpp_cpu, py_cpu / cpp_cpu >= 2.0 ? "met" : "not met", pl.size(),
                 dloss, static_cast<long long>(nseg - 1), dmem);
   out << line;
@@ -188,6 +192,8 @@ class BenchStep : public Command {
     c->add_flag("--against-python", o_.against_python,
                 "also run app/bench/python/memformer_eager.py (Memformer in PyTorch eager) on the same weights: "
                 "checks it computes the same and prints the speed ratio");
+    c->add_flag("--python-inference-mode", o_.python_inference_mode,
+                "run the Python side under torch.inference_mode() (default torch.no_grad(), the common idiom)");
     c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch)");
     return c;
   }

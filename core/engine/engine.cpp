@@ -75,7 +75,7 @@ SegmentInput Engine::input_for(int64_t i) const {
 }
 
 SnapshotPtr Engine::compute(int64_t i, bool traced) {
-  torch::NoGradGuard g;
+  c10::InferenceMode g;  // no autograd bookkeeping at all: states and traces are never differentiated
   ExplicitAttentionScope same_bits_traced_or_not;  // docs/architecture.md#data-flow
   TORCH_CHECK(i < static_cast<int64_t>(states_.size()), "no kept state before segment ", i);
   const bool observed = observer_ && !observer_spec_.empty();

@@ -22,6 +22,12 @@ import statistics
 import sys
 import time
 
+# As `mnemoscope --threads N` does, bound the BLAS's own threads too (OpenBLAS reads this when
+# it loads, with torch): otherwise its idle threads spin on other cores and the CPU time
+# compared is not the same work.
+if "--threads" in sys.argv[:-1] and sys.argv[sys.argv.index("--threads") + 1] not in ("", "0"):
+    os.environ["OPENBLAS_NUM_THREADS"] = sys.argv[sys.argv.index("--threads") + 1]
+
 try:
     import torch
     import torch.nn.functional as F
@@ -156,6 +162,8 @@ def main():
     ap.add_argument("--segments", type=int, default=48)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--inference-mode", action="store_true",
+                    help="torch.inference_mode() instead of torch.no_grad() (what the C++ engine uses)")
     a = ap.parse_args()
     if a.threads > 0:
         torch.set_num_threads(a.threads)
@@ -171,7 +179,7 @@ def main():
     total = max(1, (ids.numel() + L - 1) // L)
     nseg = min(a.segments, total)
     samples, cpu_samples, losses, mem = [], [], [], None
-    with torch.no_grad():
+    with (torch.inference_mode() if a.inference_mode else torch.no_grad()):
         for r in range(-1, a.repeats):  # one warm-up pass
             mem = m.initial_memory(1)
             losses = []
@@ -188,6 +196,7 @@ def main():
     print(json.dumps({"ms_per_segment": statistics.median(samples), "cpu_ms_per_segment": statistics.median(cpu_samples),
                       "samples": samples, "segments": nseg,
                       "threads": torch.get_num_threads(), "torch": torch.__version__,
+                      "mode": "inference_mode" if a.inference_mode else "no_grad",
                       "losses": [x if math.isfinite(x) else None for x in losses],  # null: no next segment
                       "memory": mem.reshape(-1).tolist()}))
 
