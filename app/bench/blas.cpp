@@ -97,11 +97,7 @@ int run_child(const BenchBlasOptions& o, std::ostream& out) {
   return 0;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using bench::fmt;
 
 int run_bench_blas(const BenchBlasOptions& o, std::ostream& out);
 

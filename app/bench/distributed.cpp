@@ -161,11 +161,7 @@ nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int 
   return nlohmann::json::parse(last);
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using bench::fmt;
 
 class BenchDistributed : public Command {
  public:

@@ -68,11 +68,7 @@ struct Row {
   double hashed_ms = 0, dense_ms = 0, hashed_cpu_ms = 0, dense_cpu_ms = 0, hashed_flop = 0, dense_flop = 0, bytes = 0;
 };
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+using bench::fmt;
 
 }  // namespace
 

@@ -24,17 +24,6 @@ namespace mnemo::app::bench {
 
 namespace {
 
-double clock_ms(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string first_line_of(const std::string& path, const std::string& key) {
   std::ifstream in(path);

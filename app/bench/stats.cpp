@@ -25,13 +25,17 @@ double percentile(std::vector<double> v, double p) {
   return v[i];
 }
 
-namespace {
 double clock_ms(clockid_t id) {
   timespec ts{};
   clock_gettime(id, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
-}  // namespace
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
 
 double process_cpu_ms() { return clock_ms(CLOCK_PROCESS_CPUTIME_ID); }
 double thread_cpu_ms() { return clock_ms(CLOCK_THREAD_CPUTIME_ID); }

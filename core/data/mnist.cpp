@@ -9,7 +9,7 @@
 namespace mnemo {
 
 namespace {
-const char* kName = "mnist";
+const char* kMnistName = "mnist";
 }  // namespace
 
 std::vector<std::array<uint8_t, kMnistPixels>> parse_mnist_digit_json(const std::string& text,
@@ -43,17 +43,17 @@ std::vector<std::array<uint8_t, kMnistPixels>> parse_mnist_digit_json(const std:
 }
 
 std::vector<MnistImage> load_mnist(const std::string& package_dir) {
-  const std::string pkg = package_dir.empty() ? dataset_package_dir(kName) : package_dir;
+  const std::string pkg = package_dir.empty() ? dataset_package_dir(kMnistName) : package_dir;
   std::vector<MnistImage> out;
   for (int64_t d = 0; d < 10; ++d) {
     const std::string path = pkg + "/src/digits/" + std::to_string(d) + ".json";
     std::vector<std::array<uint8_t, kMnistPixels>> imgs;
     try {
-      imgs = parse_mnist_digit_json(read_dataset_file(path, kName, pkg), path);
+      imgs = parse_mnist_digit_json(read_dataset_file(path, kMnistName, pkg), path);
     } catch (const DatasetError& e) {
       const std::string what = e.what();
       if (what.find("fetch-data") != std::string::npos) throw;
-      throw DatasetError(what + "; " + dataset_fix_hint(kName, pkg));
+      throw DatasetError(what + "; " + dataset_fix_hint(kMnistName, pkg));
     }
     for (size_t i = 0; i < imgs.size(); ++i) {
       MnistImage m;

@@ -7,7 +7,7 @@
 namespace mnemo {
 
 namespace {
-const char* kName = "moby-dick";
+const char* kMobyDickName = "moby-dick";
 }  // namespace
 
 MobyDickChapter parse_moby_dick_chapter_json(const std::string& text, const std::string& source) {
@@ -39,19 +39,19 @@ MobyDickChapter parse_moby_dick_chapter_json(const std::string& text, const std:
 }
 
 std::vector<MobyDickChapter> load_moby_dick(const std::string& package_dir) {
-  const std::string pkg = package_dir.empty() ? dataset_package_dir(kName) : package_dir;
+  const std::string pkg = package_dir.empty() ? dataset_package_dir(kMobyDickName) : package_dir;
   std::vector<MobyDickChapter> out;
   for (int64_t n = 1; n <= kMobyDickChapters; ++n) {
     const std::string path = pkg + "/data/chapter_" + std::to_string(n) + ".json";
     try {
-      MobyDickChapter c = parse_moby_dick_chapter_json(read_dataset_file(path, kName, pkg), path);
+      MobyDickChapter c = parse_moby_dick_chapter_json(read_dataset_file(path, kMobyDickName, pkg), path);
       if (c.number != n)
         throw DatasetError("Moby Dick file " + path + " is corrupt: it holds chapter " + std::to_string(c.number));
       out.push_back(std::move(c));
     } catch (const DatasetError& e) {
       const std::string what = e.what();
       if (what.find("fetch-data") != std::string::npos) throw;
-      throw DatasetError(what + "; " + dataset_fix_hint(kName, pkg));
+      throw DatasetError(what + "; " + dataset_fix_hint(kMobyDickName, pkg));
     }
   }
   return out;

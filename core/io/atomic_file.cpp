@@ -17,11 +17,6 @@ namespace {
 constexpr std::size_t kMaxTempStemChars = 96;  // keeps temp names under NAME_MAX
 constexpr int kMaxCreateAttempts = 64;
 
-std::string errno_text(int err) {
-  if (err == 0) return "unknown error";
-  return std::system_category().message(err);
-}
-
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -131,6 +126,11 @@ class StreamGuard {
 };
 
 }  // namespace
+
+std::string errno_text(int err) {
+  if (err == 0) return "unknown error";
+  return std::system_category().message(err);
+}
 
 std::string parent_directory(const std::string& path) {
   const auto slash = path.find_last_of('/');

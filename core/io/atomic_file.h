@@ -32,6 +32,9 @@ void write_file_atomic(const std::string& path, const std::function<void(std::FI
 
 // Writes all `size` bytes to `f` or throws IoError naming `path` and the errno text.
 // A convenience for writers passed to write_file_atomic.
+// The text of an errno value ("No such file or directory"), for messages.
+std::string errno_text(int err);
+
 void write_all(std::FILE* f, const void* data, std::size_t size, const std::string& path);
 
 // fsyncs directory `dir` so a rename or create inside it is durable. Throws IoError.

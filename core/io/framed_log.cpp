@@ -37,7 +37,6 @@ uint32_t get_u32(std::string_view s, size_t at) {
   return v;
 }
 
-std::string errno_text(int e) { return std::strerror(e); }
 
 }  // namespace
 

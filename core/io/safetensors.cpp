@@ -24,8 +24,6 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
-constexpr const char* kMetadataKey = "__metadata__";
-constexpr std::uint64_t kLengthPrefixBytes = 8;
 constexpr std::uint64_t kHeaderAlign = 8;  // data section starts at a multiple of this
 
 // The LibTorch type of each dtype name of the header layer (safetensors_dtypes(), same order).
@@ -40,22 +38,6 @@ const DtypeInfo kDtypes[] = {
     {"U8", torch::kUInt8},    {"BOOL", torch::kBool},
 };
 
-std::string supported_list() {
-  std::string s;
-  for (const auto& name : safetensors_dtypes()) s += (s.empty() ? "" : ", ") + name;
-  return s;
-}
-
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw SafetensorsError(path + ": " + problem);
-}
-
-[[noreturn]] void fail_tensor(const std::string& path, const std::string& name,
-                              const std::string& problem) {
-  throw SafetensorsError(path + ": tensor '" + name + "': " + problem);
-}
-
-std::string errno_text(int err) { return std::system_category().message(err); }
 
 // ---------------------------------------------------------------- reading
 
@@ -66,8 +48,8 @@ class InputFile {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
       const int err = errno;
-      if (err == ENOENT) fail(path, "file does not exist");
-      fail(path, "cannot open file: " + errno_text(err));
+      if (err == ENOENT) safetensors_fail(path, "file does not exist");
+      safetensors_fail(path, "cannot open file: " + errno_text(err));
     }
   }
   InputFile(const InputFile&) = delete;
@@ -77,9 +59,9 @@ class InputFile {
   // Size of a regular file; rejects directories and other non-regular files.
   std::uint64_t regular_file_size() const {
     struct stat st {};
-    if (::fstat(fd_, &st) != 0) fail(path_, "cannot stat file: " + errno_text(errno));
-    if (S_ISDIR(st.st_mode)) fail(path_, "is a directory, not a safetensors file");
-    if (!S_ISREG(st.st_mode)) fail(path_, "is not a regular file");
+    if (::fstat(fd_, &st) != 0) safetensors_fail(path_, "cannot stat file: " + errno_text(errno));
+    if (S_ISDIR(st.st_mode)) safetensors_fail(path_, "is a directory, not a safetensors file");
+    if (!S_ISREG(st.st_mode)) safetensors_fail(path_, "is not a regular file");
     return static_cast<std::uint64_t>(st.st_size);
   }
 
@@ -91,7 +73,7 @@ class InputFile {
       const ssize_t n = ::pread(fd_, p + done, size - done, static_cast<off_t>(offset + done));
       if (n < 0) {
         if (errno == EINTR) continue;
-        fail(path_, "read failed: " + errno_text(errno));
+        safetensors_fail(path_, "read failed: " + errno_text(errno));
       }
       if (n == 0) break;
       done += static_cast<std::size_t>(n);
@@ -115,7 +97,7 @@ torch::Tensor to_cpu_contiguous(const std::string& path, const std::string& name
   try {
     return t.detach().to(torch::kCPU).resolve_neg().resolve_conj().contiguous();
   } catch (const c10::Error& e) {
-    fail_tensor(path, name, std::string("cannot copy to CPU: ") + e.what_without_backtrace());
+    safetensors_fail_tensor(path, name, std::string("cannot copy to CPU: ") + e.what_without_backtrace());
   }
 }
 
@@ -145,27 +127,27 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   if (!metadata.empty()) {
     OrderedJson meta = OrderedJson::object();
     for (const auto& [key, value] : metadata) meta[key] = value;
-    header[kMetadataKey] = std::move(meta);
+    header[kSafetensorsMetadataKey] = std::move(meta);
   }
 
   std::set<std::string> seen;
   std::uint64_t offset = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto& [name, t] = tensors[i];
-    if (name.empty()) fail(path, "tensor #" + std::to_string(i) + " has an empty name");
-    if (name == kMetadataKey) {
-      fail_tensor(path, name, "the name is reserved for the metadata block");
+    if (name.empty()) safetensors_fail(path, "tensor #" + std::to_string(i) + " has an empty name");
+    if (name == kSafetensorsMetadataKey) {
+      safetensors_fail_tensor(path, name, "the name is reserved for the metadata block");
     }
-    if (!seen.insert(name).second) fail_tensor(path, name, "duplicate tensor name");
-    if (!t.defined()) fail_tensor(path, name, "tensor is undefined");
+    if (!seen.insert(name).second) safetensors_fail_tensor(path, name, "duplicate tensor name");
+    if (!t.defined()) safetensors_fail_tensor(path, name, "tensor is undefined");
     if (t.layout() != torch::kStrided) {
-      fail_tensor(path, name, "only dense (strided) tensors can be saved");
+      safetensors_fail_tensor(path, name, "only dense (strided) tensors can be saved");
     }
     const std::string dn = dtype_name(t.scalar_type());
     if (dn.empty()) {
-      fail_tensor(path, name,
+      safetensors_fail_tensor(path, name,
                   std::string("dtype ") + c10::toString(t.scalar_type()) +
-                      " is not supported (supported: " + supported_list() + ")");
+                      " is not supported (supported: " + safetensors_supported_list() + ")");
     }
     const auto nbytes = static_cast<std::uint64_t>(t.numel()) * dtype_size(t.scalar_type());
     OrderedJson entry = OrderedJson::object();
@@ -180,7 +162,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   try {
     header_text = header.dump();
   } catch (const OrderedJson::exception& e) {
-    fail(path, std::string("cannot encode the header (tensor names and metadata must be UTF-8): ") +
+    safetensors_fail(path, std::string("cannot encode the header (tensor names and metadata must be UTF-8): ") +
                    e.what());
   }
   const auto padded = (header_text.size() + kHeaderAlign - 1) / kHeaderAlign * kHeaderAlign;
@@ -188,7 +170,7 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
 
   try {
     write_file_atomic(path, [&](std::FILE* f) {
-      unsigned char prefix[kLengthPrefixBytes];
+      unsigned char prefix[kSafetensorsLengthPrefixBytes];
       encode_u64_le(header_text.size(), prefix);
       write_all(f, prefix, sizeof prefix, path);
       write_all(f, header_text.data(), header_text.size(), path);
@@ -214,7 +196,7 @@ NamedTensors load_safetensors(const std::string& path,
     torch::Tensor t = torch::empty(e.shape, torch::TensorOptions().dtype(*parse_dtype(e.dtype)));
     const auto nbytes = static_cast<std::size_t>(e.end - e.begin);
     if (nbytes > 0 && file.read_at(t.data_ptr(), nbytes, h.data_start + e.begin) != nbytes) {
-      fail_tensor(path, e.name,
+      safetensors_fail_tensor(path, e.name,
                   "unexpected end of file while reading data (the file changed while loading?)");
     }
     if (e.dtype == "BOOL") check_safetensors_bool(path, e.name, static_cast<const unsigned char*>(t.data_ptr()), nbytes);

@@ -14,8 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kMetadataKey = "__metadata__";
-constexpr std::uint64_t kLengthPrefixBytes = 8;
 
 struct DtypeSize {
   const char* name;
@@ -24,23 +22,6 @@ struct DtypeSize {
 const DtypeSize kDtypeSizes[] = {{"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
                                  {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U8", 1},   {"BOOL", 1}};
 
-std::string supported_list() {
-  std::string s;
-  for (const auto& d : kDtypeSizes) {
-    if (!s.empty()) s += ", ";
-    s += d.name;
-  }
-  return s;
-}
-
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw SafetensorsError(path + ": " + problem);
-}
-
-[[noreturn]] void fail_tensor(const std::string& path, const std::string& name,
-                              const std::string& problem) {
-  throw SafetensorsError(path + ": tensor '" + name + "': " + problem);
-}
 
 std::string offsets_text(std::uint64_t begin, std::uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
@@ -68,54 +49,54 @@ std::optional<std::uint64_t> as_unsigned(const Json& v, std::string* problem) {
 
 SafetensorsEntry parse_entry(const std::string& path, const std::string& name, const Json& spec,
                   std::uint64_t data_size) {
-  if (name.empty()) fail(path, "header has a tensor with an empty name");
-  if (!spec.is_object()) fail_tensor(path, name, "header entry is not a JSON object");
+  if (name.empty()) safetensors_fail(path, "header has a tensor with an empty name");
+  if (!spec.is_object()) safetensors_fail_tensor(path, name, "header entry is not a JSON object");
   SafetensorsEntry e;
   e.name = name;
 
   const auto dtype_it = spec.find("dtype");
-  if (dtype_it == spec.end()) fail_tensor(path, name, "header entry is missing \"dtype\"");
-  if (!dtype_it->is_string()) fail_tensor(path, name, "\"dtype\" is not a string");
+  if (dtype_it == spec.end()) safetensors_fail_tensor(path, name, "header entry is missing \"dtype\"");
+  if (!dtype_it->is_string()) safetensors_fail_tensor(path, name, "\"dtype\" is not a string");
   e.dtype = dtype_it->get<std::string>();
   e.element_size = safetensors_dtype_size(e.dtype);
   if (e.element_size == 0) {
-    fail_tensor(path, name,
-                "unknown dtype '" + e.dtype + "' (supported: " + supported_list() + ")");
+    safetensors_fail_tensor(path, name,
+                "unknown dtype '" + e.dtype + "' (supported: " + safetensors_supported_list() + ")");
   }
 
   const auto shape_it = spec.find("shape");
-  if (shape_it == spec.end()) fail_tensor(path, name, "header entry is missing \"shape\"");
-  if (!shape_it->is_array()) fail_tensor(path, name, "\"shape\" is not an array");
+  if (shape_it == spec.end()) safetensors_fail_tensor(path, name, "header entry is missing \"shape\"");
+  if (!shape_it->is_array()) safetensors_fail_tensor(path, name, "\"shape\" is not an array");
   if (shape_it->size() > kMaxRank) {
-    fail_tensor(path, name, "shape has " + std::to_string(shape_it->size()) + " dimensions, over the limit of " +
+    safetensors_fail_tensor(path, name, "shape has " + std::to_string(shape_it->size()) + " dimensions, over the limit of " +
                                 std::to_string(kMaxRank));
   }
   for (std::size_t i = 0; i < shape_it->size(); ++i) {
     std::string problem;
     const auto dim = as_unsigned((*shape_it)[i], &problem);
-    if (!dim) fail_tensor(path, name, "shape dimension " + std::to_string(i) + " " + problem);
+    if (!dim) safetensors_fail_tensor(path, name, "shape dimension " + std::to_string(i) + " " + problem);
     if (*dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      fail_tensor(path, name, "shape dimension " + std::to_string(i) + " is too large");
+      safetensors_fail_tensor(path, name, "shape dimension " + std::to_string(i) + " is too large");
     }
     e.shape.push_back(static_cast<std::int64_t>(*dim));
   }
 
   const auto off_it = spec.find("data_offsets");
-  if (off_it == spec.end()) fail_tensor(path, name, "header entry is missing \"data_offsets\"");
+  if (off_it == spec.end()) safetensors_fail_tensor(path, name, "header entry is missing \"data_offsets\"");
   if (!off_it->is_array() || off_it->size() != 2) {
-    fail_tensor(path, name, "\"data_offsets\" is not an array of two integers");
+    safetensors_fail_tensor(path, name, "\"data_offsets\" is not an array of two integers");
   }
   std::uint64_t offs[2];
   for (int i = 0; i < 2; ++i) {
     std::string problem;
     const auto v = as_unsigned((*off_it)[i], &problem);
-    if (!v) fail_tensor(path, name, std::string("data_offsets ") + (i ? "end " : "begin ") + problem);
+    if (!v) safetensors_fail_tensor(path, name, std::string("data_offsets ") + (i ? "end " : "begin ") + problem);
     offs[i] = *v;
   }
   e.begin = offs[0];
   e.end = offs[1];
   if (e.begin > e.end) {
-    fail_tensor(path, name, "data_offsets " + offsets_text(e.begin, e.end) + " have begin after end");
+    safetensors_fail_tensor(path, name, "data_offsets " + offsets_text(e.begin, e.end) + " have begin after end");
   }
 
   // Bytes the shape needs; overflow means no file could hold it.
@@ -132,14 +113,14 @@ SafetensorsEntry parse_entry(const std::string& path, const std::string& name, c
   }
   const std::uint64_t span = e.end - e.begin;
   if (overflow || need != span) {
-    fail_tensor(path, name,
+    safetensors_fail_tensor(path, name,
                 "shape " + shape_text(e.shape) + " with dtype " + e.dtype + " needs " +
                     (overflow ? std::string("more than 2^64") : std::to_string(need)) +
                     " bytes but data_offsets " + offsets_text(e.begin, e.end) + " span " +
                     std::to_string(span) + " bytes (shape/size mismatch)");
   }
   if (e.end > data_size) {
-    fail_tensor(path, name,
+    safetensors_fail_tensor(path, name,
                 "data_offsets " + offsets_text(e.begin, e.end) +
                     " run past the end of the data section (" + std::to_string(data_size) +
                     " bytes); the file is truncated or corrupt");
@@ -192,21 +173,38 @@ Json parse_header(const std::string& path, const std::string& text) {
   try {
     header = Json::parse(text);
   } catch (const Json::exception& e) {
-    fail(path, std::string("header is not valid JSON: ") + e.what());
+    safetensors_fail(path, std::string("header is not valid JSON: ") + e.what());
   }
-  if (!header.is_object()) fail(path, "header is not a JSON object");
+  if (!header.is_object()) safetensors_fail(path, "header is not a JSON object");
   DuplicateKeys dup;
   Json::sax_parse(text, &dup);
-  if (!dup.duplicate.empty()) fail(path, "header lists '" + dup.duplicate + "' more than once");
+  if (!dup.duplicate.empty()) safetensors_fail(path, "header lists '" + dup.duplicate + "' more than once");
   return header;
 }
 
 }  // namespace
 
+std::string safetensors_supported_list() {
+  std::string s;
+  for (const auto& d : kDtypeSizes) {
+    if (!s.empty()) s += ", ";
+    s += d.name;
+  }
+  return s;
+}
+
+void safetensors_fail(const std::string& path, const std::string& problem) {
+  throw SafetensorsError(path + ": " + problem);
+}
+
+void safetensors_fail_tensor(const std::string& path, const std::string& name, const std::string& problem) {
+  throw SafetensorsError(path + ": tensor '" + name + "': " + problem);
+}
+
 void check_safetensors_bool(const std::string& path, const std::string& name, const unsigned char* p, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     if (p[i] > 1) {
-      fail_tensor(path, name,
+      safetensors_fail_tensor(path, name,
                   "BOOL data holds byte value " + std::to_string(p[i]) + " at element " +
                       std::to_string(i) + "; expected 0 or 1");
     }
@@ -230,54 +228,54 @@ std::size_t safetensors_dtype_size(const std::string& name) {
 }
 
 SafetensorsHeader parse_safetensors_header(const std::string& path, std::uint64_t file_size, const ReadAt& read_at) {
-  if (file_size < kLengthPrefixBytes) {
-    fail(path, "file is " + std::to_string(file_size) +
+  if (file_size < kSafetensorsLengthPrefixBytes) {
+    safetensors_fail(path, "file is " + std::to_string(file_size) +
                    " bytes, shorter than the 8-byte header length prefix; the file is truncated "
                    "or not a safetensors file");
   }
 
-  unsigned char prefix[kLengthPrefixBytes];
+  unsigned char prefix[kSafetensorsLengthPrefixBytes];
   if (read_at(prefix, sizeof prefix, 0) != sizeof prefix) {
-    fail(path, "unexpected end of file while reading the header length");
+    safetensors_fail(path, "unexpected end of file while reading the header length");
   }
   std::uint64_t header_len = 0;
   for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | prefix[i];
 
   if (header_len > kMaxHeaderBytes) {
-    fail(path, "header length " + std::to_string(header_len) + " bytes exceeds the limit of " +
+    safetensors_fail(path, "header length " + std::to_string(header_len) + " bytes exceeds the limit of " +
                    std::to_string(kMaxHeaderBytes) +
                    " bytes; the file is corrupt or not a safetensors file");
   }
-  const std::uint64_t after_prefix = file_size - kLengthPrefixBytes;
+  const std::uint64_t after_prefix = file_size - kSafetensorsLengthPrefixBytes;
   if (header_len > after_prefix) {
-    fail(path, "header length " + std::to_string(header_len) +
+    safetensors_fail(path, "header length " + std::to_string(header_len) +
                    " bytes runs past the end of the file (" + std::to_string(after_prefix) +
                    " bytes follow the length prefix); the file is truncated or corrupt");
   }
 
   std::string header_text(static_cast<std::size_t>(header_len), '\0');
-  if (read_at(header_text.data(), header_text.size(), kLengthPrefixBytes) !=
+  if (read_at(header_text.data(), header_text.size(), kSafetensorsLengthPrefixBytes) !=
       header_text.size()) {
-    fail(path, "unexpected end of file while reading the header (the file changed while loading?)");
+    safetensors_fail(path, "unexpected end of file while reading the header (the file changed while loading?)");
   }
   const Json header = parse_header(path, header_text);
 
-  const std::uint64_t data_start = kLengthPrefixBytes + header_len;
+  const std::uint64_t data_start = kSafetensorsLengthPrefixBytes + header_len;
   const std::uint64_t data_size = file_size - data_start;
 
   std::map<std::string, std::string> meta;
   std::vector<SafetensorsEntry> entries;
-  const std::size_t tensors = header.size() - (header.contains(kMetadataKey) ? 1 : 0);
+  const std::size_t tensors = header.size() - (header.contains(kSafetensorsMetadataKey) ? 1 : 0);
   if (tensors > kMaxTensors) {
-    fail(path, "header lists " + std::to_string(tensors) + " tensors, over the limit of " + std::to_string(kMaxTensors));
+    safetensors_fail(path, "header lists " + std::to_string(tensors) + " tensors, over the limit of " + std::to_string(kMaxTensors));
   }
   entries.reserve(tensors);
   for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == kMetadataKey) {
-      if (!it->is_object()) fail(path, "\"__metadata__\" is not a JSON object");
+    if (it.key() == kSafetensorsMetadataKey) {
+      if (!it->is_object()) safetensors_fail(path, "\"__metadata__\" is not a JSON object");
       for (auto m = it->begin(); m != it->end(); ++m) {
         if (!m->is_string()) {
-          fail(path, "\"__metadata__\" value for key '" + m.key() + "' is not a string");
+          safetensors_fail(path, "\"__metadata__\" value for key '" + m.key() + "' is not a string");
         }
         meta[m.key()] = m->get<std::string>();
       }
@@ -293,7 +291,7 @@ SafetensorsHeader parse_safetensors_header(const std::string& path, std::uint64_
   for (const auto& e : entries) {
     if (e.begin == e.end) continue;
     if (reach && e.begin < reach->end) {
-      fail_tensor(path, e.name,
+      safetensors_fail_tensor(path, e.name,
                   "data_offsets " + offsets_text(e.begin, e.end) + " overlap tensor '" +
                       reach->name + "' " + offsets_text(reach->begin, reach->end));
     }

@@ -56,6 +56,15 @@ SafetensorsHeader parse_safetensors_header(const std::string& path, std::uint64_
 // The same for a file held in memory.
 SafetensorsHeader parse_safetensors_bytes(const std::string& path, std::string_view bytes);
 // Checks BOOL data: every byte 0 or 1.
+// Shared by the header layer and the LibTorch reader/writer (core/io/safetensors.cpp).
+inline constexpr const char* kSafetensorsMetadataKey = "__metadata__";
+inline constexpr std::uint64_t kSafetensorsLengthPrefixBytes = 8;
+// "F64, F32, ..." for messages.
+std::string safetensors_supported_list();
+// SafetensorsError "PATH: PROBLEM" / "PATH: tensor 'NAME': PROBLEM".
+[[noreturn]] void safetensors_fail(const std::string& path, const std::string& problem);
+[[noreturn]] void safetensors_fail_tensor(const std::string& path, const std::string& name, const std::string& problem);
+
 void check_safetensors_bool(const std::string& path, const std::string& name, const unsigned char* data, std::size_t n);
 
 }  // namespace mnemo::io

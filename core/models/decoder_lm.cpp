@@ -1,11 +1,11 @@
 #include "core/models/decoder_lm.h"
+#include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
 
 namespace mnemo {
 
 namespace {
-torch::nn::LayerNorm make_ln(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
 
 // The last `keep` rows (dim 1) of [a | b].
 torch::Tensor keep_last(const torch::Tensor& a, const torch::Tensor& b, int64_t keep) {
@@ -15,8 +15,8 @@ torch::Tensor keep_last(const torch::Tensor& a, const torch::Tensor& b, int64_t 
 }  // namespace
 
 DecoderLayerImpl::DecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin) {
-  ln_attn = register_module("ln_attn", make_ln(dim));
-  ln_ffn = register_module("ln_ffn", make_ln(dim));
+  ln_attn = register_module("ln_attn", layer_norm(dim));
+  ln_ffn = register_module("ln_ffn", layer_norm(dim));
   attn = register_module("attn", RelMultiHeadAttention(dim, heads, lin));
   ffn = register_module("ffn", FeedForward(dim, ff, lin));
 }
@@ -47,12 +47,12 @@ DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg) {
     memory_init = register_parameter("memory_init", torch::randn({m_, d}));
     if (read_block_) read_emb = register_parameter("read_emb", torch::randn({m_, d}));
     write_emb = register_parameter("write_emb", torch::randn({m_, d}));
-    mem_norm = register_module("mem_norm", make_ln(d));
+    mem_norm = register_module("mem_norm", layer_norm(d));
   }
   layers = register_module("layers", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg_.layers; ++i)
     layers->push_back(DecoderLayer(d, cfg_.heads, cfg_.ff_width(), cfg_.linear_options()));
-  norm = register_module("norm", make_ln(d));
+  norm = register_module("norm", layer_norm(d));
   head = register_module("head", torch::nn::Linear(d, ByteTokenizer::kVocabSize));
 }
 

@@ -1,4 +1,5 @@
 #include "core/models/memformer.h"
+#include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
 #include "core/trace/analysis.h"
@@ -9,14 +10,13 @@
 namespace mnemo {
 
 namespace {
-torch::nn::LayerNorm make_ln(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
 }  // namespace
 
 MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin,
                                                      bool read_memory) {
-  ln_self = register_module("ln_self", make_ln(dim));
-  if (read_memory) ln_read = register_module("ln_read", make_ln(dim));
-  ln_ffn = register_module("ln_ffn", make_ln(dim));
+  ln_self = register_module("ln_self", layer_norm(dim));
+  if (read_memory) ln_read = register_module("ln_read", layer_norm(dim));
+  ln_ffn = register_module("ln_ffn", layer_norm(dim));
   self_attn = register_module("self_attn", MultiHeadAttention(dim, heads, lin));
   if (read_memory) mem_read = register_module("mem_read", MultiHeadAttention(dim, heads, lin));
   ffn = register_module("ffn", FeedForward(dim, ff, lin));
@@ -31,9 +31,9 @@ torch::Tensor MemformerEncoderLayerImpl::forward(const torch::Tensor& x, const t
 }
 
 MemformerDecoderLayerImpl::MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin) {
-  ln_self = register_module("ln_self", make_ln(dim));
-  ln_cross = register_module("ln_cross", make_ln(dim));
-  ln_ffn = register_module("ln_ffn", make_ln(dim));
+  ln_self = register_module("ln_self", layer_norm(dim));
+  ln_cross = register_module("ln_cross", layer_norm(dim));
+  ln_ffn = register_module("ln_ffn", layer_norm(dim));
   self_attn = register_module("self_attn", MultiHeadAttention(dim, heads, lin));
   cross_attn = register_module("cross_attn", MultiHeadAttention(dim, heads, lin));
   ffn = register_module("ffn", FeedForward(dim, ff, lin));
@@ -94,8 +94,8 @@ MemformerImpl::MemformerImpl(const ModelConfig& cfg) : cfg_(cfg) {
   for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff, cfg_.linear_options(), cfg_.memory));
   decoder = register_module("decoder", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg_.dec_layers; ++i) decoder->push_back(MemformerDecoderLayer(d, cfg_.heads, ff, cfg_.linear_options()));
-  enc_norm = register_module("enc_norm", make_ln(d));
-  dec_norm = register_module("dec_norm", make_ln(d));
+  enc_norm = register_module("enc_norm", layer_norm(d));
+  dec_norm = register_module("dec_norm", layer_norm(d));
   if (cfg_.memory) writer = register_module("writer", MemoryWriter(d, cfg_.heads, cfg_.temperature, cfg_.linear_options()));
   head = register_module("head", torch::nn::Linear(d, ByteTokenizer::kVocabSize));
 }

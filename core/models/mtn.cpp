@@ -1,4 +1,5 @@
 #include "core/models/mtn.h"
+#include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
 #include "core/nn/torch_compat.h"
@@ -13,7 +14,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-torch::nn::LayerNorm make_ln(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
 
 // A query row whose keys are all masked would give NaN; such rows (an all-empty memory, a
 // chunk of padding only) get a zero row instead. Their outputs are never used: empty
@@ -78,8 +78,8 @@ torch::Tensor MtnFeedForwardImpl::forward(const torch::Tensor& x) { return fc2->
 MtnLayerImpl::MtnLayerImpl(int64_t dim, int64_t heads, int64_t ff, double dropout, const LinearOptions& lin) {
   attn = register_module("attn", MultiHeadAttention(dim, heads, lin));
   ffn = register_module("ffn", MtnFeedForward(dim, ff, lin));
-  ln_attn = register_module("ln_attn", make_ln(dim));
-  ln_ffn = register_module("ln_ffn", make_ln(dim));
+  ln_attn = register_module("ln_attn", layer_norm(dim));
+  ln_ffn = register_module("ln_ffn", layer_norm(dim));
   drop = register_module("drop", torch::nn::Dropout(torch::nn::DropoutOptions(dropout)));
 }
 

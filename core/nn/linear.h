@@ -11,6 +11,9 @@
 
 namespace mnemo {
 
+// LayerNorm over the last dimension d, eps 1e-5, affine (docs/models.md#common-building-blocks).
+inline torch::nn::LayerNorm layer_norm(int64_t d) { return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d})); }
+
 
 // A y = f(x) projection d_in -> d_out over the last dimension.
 class ProjectionImpl : public torch::nn::Module {
