@@ -11,29 +11,29 @@
 
 namespace {
 using mnemo::test::run_cli;
-const std::string kTiny = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
-const std::string kSample = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+const std::string kTinyModelFlags = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
+const std::string kSampleDocument = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
 }  // namespace
 
 TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which clears it first") {
   const std::string dir = mnemo::test::temp_dir("step-out");
   const std::string out = dir + "/out";
   // An earlier run of another document: four steps.
-  auto r = run_cli("step --doc " + kSample + " --out " + out + kTiny + " --from 0 --to 3 --format csv");
+  auto r = run_cli("step --doc " + kSampleDocument + " --out " + out + kTinyModelFlags + " --from 0 --to 3 --format csv");
   REQUIRE(r.code == 0);
   REQUIRE(mnemo::test::path_exists(out + "/step-0003"));
   const std::string manifest = mnemo::test::read_file(out + "/manifest.json");
   // A second run into it is refused, and nothing there changes.
   const std::string other = dir + "/other.txt";
   mnemo::test::write_file(other, "another document, short");
-  r = run_cli("step --doc " + other + " --out " + out + kTiny + " --from 0 --to 0 --format csv");
+  r = run_cli("step --doc " + other + " --out " + out + kTinyModelFlags + " --from 0 --to 0 --format csv");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--out '" + out + "' is not empty") != std::string::npos);
   CHECK(r.output.find("--force") != std::string::npos);
   CHECK(mnemo::test::read_file(out + "/manifest.json") == manifest);
   // --force clears it: only this run's files remain.
-  r = run_cli("step --doc " + other + " --out " + out + kTiny + " --from 0 --to 0 --format csv --force");
+  r = run_cli("step --doc " + other + " --out " + out + kTinyModelFlags + " --from 0 --to 0 --format csv --force");
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(mnemo::test::path_exists(out + "/step-0000"));
@@ -41,24 +41,24 @@ TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which
   CHECK_FALSE(mnemo::test::path_exists(out + "/step-0003"));
   CHECK(mnemo::test::read_file(out + "/manifest.json").find("other.txt") != std::string::npos);
   // A bad model with --force clears nothing (every check comes first).
-  r = run_cli("step --doc " + other + " --out " + out + kTiny + " --slots 0 --force");
+  r = run_cli("step --doc " + other + " --out " + out + kTinyModelFlags + " --slots 0 --force");
   CHECK(r.code == 2);
   CHECK(mnemo::test::path_exists(out + "/step-0000"));
 }
 
 TEST_CASE("cli: messages name the right flag and print numbers as given") {
   const std::string dir = mnemo::test::temp_dir("msgs");
-  auto r = run_cli("step --doc " + kSample + " --out " + dir + "/o" + kTiny + " --temperature 0");
+  auto r = run_cli("step --doc " + kSampleDocument + " --out " + dir + "/o" + kTinyModelFlags + " --temperature 0");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--temperature 0 must be > 0") != std::string::npos);
   CHECK(r.output.find("0.000000") == std::string::npos);
-  r = run_cli("step --doc " + kSample + " --out " + dir + "/o --linear hashed --dim 60 --heads 2");
+  r = run_cli("step --doc " + kSampleDocument + " --out " + dir + "/o --linear hashed --dim 60 --heads 2");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--dim 60 must be a multiple of --hash-bits") != std::string::npos);
   CHECK(r.output.find("error: --model") == std::string::npos);
-  r = run_cli("step --doc " + kSample + " --out /proc/mnemo-foo" + kTiny);
+  r = run_cli("step --doc " + kSampleDocument + " --out /proc/mnemo-foo" + kTinyModelFlags);
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--out '/proc/mnemo-foo' cannot be created") != std::string::npos);
@@ -87,16 +87,16 @@ TEST_CASE("cli: gui --session rejects model flags it would ignore, naming them")
 
 TEST_CASE("cli: --steps has distinct names - the old spelling still works with a deprecation note") {
   // gui: --segments (checked before the window: a bad value names the flag used).
-  auto r = run_cli("gui --doc " + kSample + kTiny + " --segments -3 --quit");
+  auto r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --segments -3 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--segments -3 is out of range") != std::string::npos);
-  r = run_cli("gui --doc " + kSample + kTiny + " --steps -3 --quit");
+  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --steps -3 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--steps -3 is out of range") != std::string::npos);
   // With a good value the note comes before anything else (here: no display, or the run).
   mnemo::test::EnvGuard no_display("DISPLAY", "");
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
-  r = run_cli("gui --doc " + kSample + kTiny + " --steps 2 --quit");
+  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --steps 2 --quit");
   CAPTURE(r.output);
   CHECK(r.output.find("note: gui --steps is deprecated") != std::string::npos);
   CHECK(r.output.find("use --segments 2") != std::string::npos);

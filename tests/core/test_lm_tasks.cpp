@@ -27,7 +27,7 @@ using namespace mnemo;
 namespace {
 
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has_text(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::vector<int64_t> row(const torch::Tensor& t, int64_t b = 0) {
   auto c = t[b].contiguous();
@@ -205,7 +205,7 @@ TEST_CASE("moby-dick task: exact windows, held-out chapters, determinism") {
     const std::string mark = "CHAPTER " + std::to_string(n) + ". ";
     for (int s = 0; s < 3; ++s) {
       const std::string text = ByteTokenizer::decode(task.text(static_cast<Split>(s)));
-      CHECK(has(text, mark) == (moby_dick_split_of(n) == static_cast<Split>(s)));
+      CHECK(has_text(text, mark) == (moby_dick_split_of(n) == static_cast<Split>(s)));
     }
   }
   // Training windows: uniform offsets from (seed, index), inside the training text.
@@ -227,21 +227,21 @@ TEST_CASE("moby-dick task: exact windows, held-out chapters, determinism") {
   MobyDickTask capped({{"name", "moby-dick"}, {"length", 8}, {"segments", 2}, {"valid_size", 5}}, &chapters);
   CHECK(capped.split_size(Split::kValid) == 5);
   CHECK(capped.window_start(Split::kValid, 6) == 8);  // wraps
-  CHECK(has(config_error({{"name", "moby-dick"}, {"length", 10}, {"segments", 3}}), "multiple of 'task.segments'"));
-  CHECK(has(config_error({{"name", "moby-dick"}, {"width", 10}}), "'task.width' is unknown"));
+  CHECK(has_text(config_error({{"name", "moby-dick"}, {"length", 10}, {"segments", 3}}), "multiple of 'task.segments'"));
+  CHECK(has_text(config_error({{"name", "moby-dick"}, {"width", 10}}), "'task.width' is unknown"));
 }
 
 TEST_CASE("data-set tasks: a missing cache is a ConfigError telling how to fetch it") {
   const std::string empty = test::temp_dir("lm-tasks-empty");
   test::EnvGuard env("MNEMO_DATA_DIR", empty);
   const std::string m = config_error({{"name", "mnist"}});
-  CHECK(has(m, "task 'mnist'"));
-  CHECK(has(m, "not in the cache"));
-  CHECK(has(m, "bash .ci/fetch-data mnist"));
+  CHECK(has_text(m, "task 'mnist'"));
+  CHECK(has_text(m, "not in the cache"));
+  CHECK(has_text(m, "bash .ci/fetch-data mnist"));
   const std::string d = config_error({{"name", "moby-dick"}, {"length", 64}});
-  CHECK(has(d, "task 'moby-dick'"));
-  CHECK(has(d, "bash .ci/fetch-data moby-dick"));
-  CHECK(has(config_error({{"name", "cifar"}}), "known: copy, reverse, assoc, quadratic, mnist, moby-dick"));
+  CHECK(has_text(d, "task 'moby-dick'"));
+  CHECK(has_text(d, "bash .ci/fetch-data moby-dick"));
+  CHECK(has_text(config_error({{"name", "cifar"}}), "known: copy, reverse, assoc, quadratic, mnist, moby-dick"));
 }
 
 TEST_CASE("data-set tasks: decoder and Memformer models train and evaluate on them (fake caches)") {

@@ -90,7 +90,7 @@ ProvenanceStep random_step(std::mt19937& rng, int64_t seg, int64_t first, int m,
   return p;
 }
 
-Document text_doc(int64_t n) {
+Document provenance_doc(int64_t n) {
   std::string s;
   for (int64_t i = 0; i < n; ++i) s.push_back(static_cast<char>('a' + (i * 7) % 26));
   return make_document(s, "synthetic");
@@ -276,7 +276,7 @@ TEST_CASE("provenance: real models through the engine's step observer are exact 
     CAPTURE(kind);
     auto cfg = kind == "memformer" ? test::tiny_memformer() : test::tiny_decoder(kind);
     auto model = make_model(cfg, 5);
-    Document doc = text_doc(cfg.segment_len * 5 + 3);
+    Document doc = provenance_doc(cfg.segment_len * 5 + 3);
     auto keys = provenance_trace_keys(kind);
     REQUIRE_FALSE(keys.empty());
     const int slots = static_cast<int>(cfg.slots);

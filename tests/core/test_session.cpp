@@ -27,8 +27,6 @@ void write_all_bytes(const std::string& p, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-bool exists(const std::string& p) { return ::access(p.c_str(), F_OK) == 0; }
-
 NamedTensors weights(float v) { return {{"w", torch::full({64, 64}, v)}, {"step_count", torch::tensor({int64_t(v)})}}; }
 
 }  // namespace
@@ -259,7 +257,7 @@ TEST_CASE("session: a torn metrics tail is cut on repair so records appended aft
   {
     auto ro = Session::open(dir, 3, SessionAccess::kReadOnly);
     CHECK(ro.read_only());
-    CHECK(exists(dir + "/checkpoints/.step-000000003.safetensors.tmp-1"));  // a live writer may own it
+    CHECK(mnemo::test::path_exists(dir + "/checkpoints/.step-000000003.safetensors.tmp-1"));  // a live writer may own it
     CHECK_THROWS_WITH_AS(ro.append_metrics({{"type", "x"}}), doctest::Contains("opened read-only"), SessionError);
     CHECK_THROWS_AS(ro.save_checkpoint(3, weights(1.f)), SessionError);
     LogReadResult r;
@@ -267,7 +265,7 @@ TEST_CASE("session: a torn metrics tail is cut on repair so records appended aft
     CHECK_FALSE(r.clean);
   }
   auto s = Session::open(dir);
-  CHECK_FALSE(exists(dir + "/checkpoints/.step-000000003.safetensors.tmp-1"));
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/checkpoints/.step-000000003.safetensors.tmp-1"));
   const std::string cut = s.repair_metrics_log();
   CHECK(cut.find("dropped 6 damaged bytes") != std::string::npos);
   CHECK(s.repair_metrics_log().empty());  // clean now

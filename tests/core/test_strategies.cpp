@@ -51,16 +51,16 @@ Grads grads_of(torch::nn::Module& m) {
   return g;
 }
 
-struct Run {
+struct StrategyRun {
   Grads grads;
   RolloutResult result;
 };
 
-Run run(MemoryModelImpl& m, const std::vector<SegmentInput>& segs, Strategy s, bool memory_grad, int64_t batch) {
+StrategyRun run(MemoryModelImpl& m, const std::vector<SegmentInput>& segs, Strategy s, bool memory_grad, int64_t batch) {
   m.zero_grad();
   MemoryState mem = m.initial_memory(batch);
   if (!memory_grad) mem = detach_memory(mem);
-  Run r;
+  StrategyRun r;
   r.result = run_rollout(m, segs, mem, RolloutOptions{s, -1, true});
   r.grads = grads_of(m);
   return r;
@@ -162,11 +162,11 @@ TEST_CASE("strategies: checkpointing and MRBP give full-BPTT gradients (float32)
   auto segs = make_segments(4, 2, 8, 5);
   for (bool memory_grad : {false, true}) {
     CAPTURE(memory_grad);
-    Run ref = run(*model, segs, Strategy::kBptt, memory_grad, 2);
+    StrategyRun ref = run(*model, segs, Strategy::kBptt, memory_grad, 2);
     for (auto s : {Strategy::kCheckpoint, Strategy::kMrbp}) {
       const std::string sname = strategy_name(s);
       CAPTURE(sname);
-      Run got = run(*model, segs, s, memory_grad, 2);
+      StrategyRun got = run(*model, segs, s, memory_grad, 2);
       const double worst = check_same_grads(ref.grads, got.grads, 1e-4, strategy_name(s));
       CHECK(worst < 1e-4);
       const std::string note = memory_grad ? " (memory_in requires grad)" : "";
@@ -190,11 +190,11 @@ TEST_CASE("strategies: checkpointing and MRBP give full-BPTT gradients (float64,
   auto segs = make_segments(4, 2, 8, 6);
   for (bool memory_grad : {false, true}) {
     CAPTURE(memory_grad);
-    Run ref = run(*model, segs, Strategy::kBptt, memory_grad, 2);
+    StrategyRun ref = run(*model, segs, Strategy::kBptt, memory_grad, 2);
     for (auto s : {Strategy::kCheckpoint, Strategy::kMrbp}) {
       const std::string sname = strategy_name(s);
       CAPTURE(sname);
-      Run got = run(*model, segs, s, memory_grad, 2);
+      StrategyRun got = run(*model, segs, s, memory_grad, 2);
       check_same_grads(ref.grads, got.grads, 1e-10, strategy_name(s));
       CHECK(got.result.loss == doctest::Approx(ref.result.loss).epsilon(1e-12));
     }
@@ -206,7 +206,7 @@ TEST_CASE("strategies: a learned initial memory gets its gradient (v_bias throug
   // only when memory_in requires grad. The difference of the two gradients is that path.
   auto model = small_memformer(13);
   auto segs = make_segments(3, 1, 8, 7);
-  auto vb = [&](const Run& r) {
+  auto vb = [&](const StrategyRun& r) {
     for (const auto& [n, g] : r.grads)
       if (n == "v_bias") return g;
     return torch::Tensor();
@@ -258,12 +258,12 @@ TEST_CASE("strategies: any memory model — a non-float state is carried, dropou
   };
   for (bool memory_grad : {false, true}) {
     CAPTURE(memory_grad);
-    Run ref = go(Strategy::kBptt, memory_grad);
+    StrategyRun ref = go(Strategy::kBptt, memory_grad);
     CHECK(ref.result.final_memory.at("n").eq(5).all().item<bool>());
     for (auto s : {Strategy::kCheckpoint, Strategy::kMrbp}) {
       const std::string sname = strategy_name(s);
       CAPTURE(sname);
-      Run got = go(s, memory_grad);
+      StrategyRun got = go(s, memory_grad);
       check_same_grads(ref.grads, got.grads, 1e-5, strategy_name(s));
       CHECK(got.result.loss == doctest::Approx(ref.result.loss).epsilon(1e-6));
       CHECK(got.result.final_memory.at("n").eq(5).all().item<bool>());
@@ -272,9 +272,9 @@ TEST_CASE("strategies: any memory model — a non-float state is carried, dropou
   }
   // Without the replay the masks would differ: a second BPTT run under another seed differs.
   torch::manual_seed(99);
-  Run other = run(*model, segs, Strategy::kBptt, false, 3);
+  StrategyRun other = run(*model, segs, Strategy::kBptt, false, 3);
   torch::manual_seed(1234);
-  Run same = run(*model, segs, Strategy::kBptt, false, 3);
+  StrategyRun same = run(*model, segs, Strategy::kBptt, false, 3);
   for (size_t i = 0; i < same.grads.size(); ++i)
     if (same.grads[i].first == "w.weight") CHECK(rel_diff(same.grads[i].second, other.grads[i].second) > 1e-3);
 }

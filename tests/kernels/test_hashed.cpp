@@ -32,7 +32,6 @@ using namespace mnemo;
 
 namespace {
 
-const auto gen = test::cpu_generator;
 
 // Naive Eq. 13 in double, one row and one table at a time.
 torch::Tensor naive_forward(const torch::Tensor& x, const torch::Tensor& tables, int64_t tau, double t,
@@ -105,7 +104,7 @@ bool cuda_usable(std::string* why) {
 
 // x whose chunks land in Zipf-distributed buckets (rank^-s), magnitudes |N(0,1)| + 0.05.
 torch::Tensor zipf_input(int64_t n, int64_t k, int64_t tau, double s, uint64_t seed) {
-  auto g = gen(seed);
+  auto g = test::cpu_generator(seed);
   const int64_t r = int64_t{1} << tau;
   auto w = torch::arange(1, r + 1, torch::kFloat64).pow(-s);
   auto ranks = torch::multinomial((w / w.sum()).unsqueeze(0).expand({k, r}).contiguous(), n, true, g);
@@ -119,7 +118,7 @@ torch::Tensor zipf_input(int64_t n, int64_t k, int64_t tau, double s, uint64_t s
 }  // namespace
 
 TEST_CASE("hashed: the identity behind p(z) (Eq. 12) holds for tau <= 10") {
-  auto g = gen(7);
+  auto g = test::cpu_generator(7);
   for (int64_t tau = 1; tau <= 10; ++tau) {
     const double t = 0.5 + static_cast<double>(tau) / 7.0;
     auto z = torch::randn({tau}, g, torch::kFloat64);
@@ -204,7 +203,7 @@ TEST_CASE("hashed: forward equals a naive loop (float32 and float64, ragged size
       CAPTURE(c.k);
       CAPTURE(c.d_out);
       INFO("dtype " << c10::toString(dtype));
-      auto g = gen(static_cast<uint64_t>(c.tau * 100 + c.k));
+      auto g = test::cpu_generator(static_cast<uint64_t>(c.tau * 100 + c.k));
       auto x = torch::randn({c.lead0, c.lead1, c.k * c.tau}, g).to(dtype);
       auto tables = torch::randn({c.k, int64_t{1} << c.tau, c.d_out}, g).to(dtype);
       torch::Tensor nb, np;
@@ -223,7 +222,7 @@ TEST_CASE("hashed: forward equals a naive loop (float32 and float64, ragged size
 TEST_CASE("hashed: gradients (tables and input) match central finite differences in float64") {
   const int64_t n = 5, tau = 3, k = 2, d_out = 4;
   const double t = 0.8;
-  auto g = gen(11);
+  auto g = test::cpu_generator(11);
   auto x0 = torch::randn({n, k * tau}, g, torch::kFloat64);
   x0 = torch::where(x0.abs() < 0.05, torch::full_like(x0, 0.3), x0);  // +-h never flips a sign (bucket)
   auto t0 = torch::randn({k, int64_t{1} << tau, d_out}, g, torch::kFloat64);
@@ -270,7 +269,7 @@ TEST_CASE("hashed: backward equals Eq. 14 written with torch ops, on sizes with 
     CAPTURE(c.n);
     CAPTURE(c.tau);
     const double t = 0.9;
-    auto g = gen(static_cast<uint64_t>(c.n));
+    auto g = test::cpu_generator(static_cast<uint64_t>(c.n));
     auto x = torch::randn({c.n, c.k * c.tau}, g);
     auto tables = torch::randn({c.k, int64_t{1} << c.tau, c.d_out}, g);
     auto dy = torch::randn({c.n, c.d_out}, g);
@@ -299,7 +298,7 @@ TEST_CASE("hashed: backward equals Eq. 14 written with torch ops, on sizes with 
 
 TEST_CASE("hashed: float32 gradients agree with float64, and with leading dimensions") {
   const int64_t tau = 4, k = 8, d_out = 40;
-  auto g = gen(5);
+  auto g = test::cpu_generator(5);
   auto x64 = torch::randn({3, 50, k * tau}, g, torch::kFloat64);
   auto t64 = torch::randn({k, int64_t{1} << tau, d_out}, g, torch::kFloat64) * 0.3;
   auto dy = torch::randn({3, 50, d_out}, g, torch::kFloat64);
@@ -318,9 +317,9 @@ TEST_CASE("hashed: float32 gradients agree with float64, and with leading dimens
 TEST_CASE("hashed: CPU table gradient is bit-identical for any split of the work") {
   const int64_t n = 777, tau = 5, k = 12, d_out = 300;
   auto x = zipf_input(n, k, tau, 1.3, 3);
-  auto tables = torch::randn({k, int64_t{1} << tau, d_out}, gen(4));
+  auto tables = torch::randn({k, int64_t{1} << tau, d_out}, test::cpu_generator(4));
   auto out = memory_layer(x, tables, {tau, 1.0, false});
-  auto dy = torch::randn({n, d_out}, gen(6));
+  auto dy = torch::randn({n, d_out}, test::cpu_generator(6));
   auto serial = torch::empty_like(tables), split = torch::empty_like(tables);
   kernels::hashed_lookup_backward_tables_cpu(out.bucket.data_ptr<int32_t>(), out.p.data_ptr<float>(),
                                              dy.data_ptr<float>(), serial.data_ptr<float>(), n, k,
@@ -357,9 +356,9 @@ TEST_CASE("hashed: CUDA forward and backward agree with the CPU reference, deter
     CAPTURE(c.k);
     CAPTURE(c.d_out);
     CAPTURE(c.zipf);
-    auto x = c.zipf > 0 ? zipf_input(c.n, c.k, c.tau, c.zipf, 9) : torch::randn({c.n, c.k * c.tau}, gen(9));
-    auto tables = torch::randn({c.k, int64_t{1} << c.tau, c.d_out}, gen(10)) * 0.5;
-    auto dy = torch::randn({c.n, c.d_out}, gen(12));
+    auto x = c.zipf > 0 ? zipf_input(c.n, c.k, c.tau, c.zipf, 9) : torch::randn({c.n, c.k * c.tau}, test::cpu_generator(9));
+    auto tables = torch::randn({c.k, int64_t{1} << c.tau, c.d_out}, test::cpu_generator(10)) * 0.5;
+    auto dy = torch::randn({c.n, c.d_out}, test::cpu_generator(12));
     // CPU reference.
     auto xc = x.clone().requires_grad_(true), tc = tables.clone().requires_grad_(true);
     auto ref = memory_layer(xc, tc, {c.tau, 1.0, false});
@@ -464,9 +463,9 @@ TEST_CASE("hashed: a model with linear = hashed has no dense projection or Linea
   // It trains: a step with a loss gives gradients to the tables.
   model->train();
   SegmentInput in;
-  in.tokens = torch::randint(0, 256, {2, 8}, gen(1));
+  in.tokens = torch::randint(0, 256, {2, 8}, test::cpu_generator(1));
   in.valid = torch::ones({2, 8}, torch::kBool);
-  in.next_tokens = torch::randint(0, 256, {2, 8}, gen(2));
+  in.next_tokens = torch::randint(0, 256, {2, 8}, test::cpu_generator(2));
   in.next_valid = torch::ones({2, 8}, torch::kBool);
   auto out = model->step(in, model->initial_memory(2), nullptr);
   REQUIRE(out.loss.defined());

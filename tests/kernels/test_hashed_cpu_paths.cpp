@@ -22,7 +22,8 @@ using kernels::TableType;
 
 namespace {
 
-torch::Generator gen(uint64_t seed) { return torch::make_generator<at::CPUGeneratorImpl>(seed); }
+torch::Generator cpu_paths_generator(uint64_t seed) { return torch::make_generator<at::CPUGeneratorImpl>(seed); }
+
 
 // Restores the kernel path chosen before the test case.
 struct IsaGuard {
@@ -73,7 +74,7 @@ Outputs run_kernels(const torch::Tensor& x, const torch::Tensor& tables, const t
 
 // Inputs with a few special values: exact zeros of both signs, a NaN (row 0), huge |x|.
 torch::Tensor make_x(const Sizes& s, uint64_t seed) {
-  auto x = torch::randn({s.n, s.k * s.tau}, gen(seed));
+  auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(seed));
   if (s.n > 2 && s.k * s.tau > 4) {
     x[1][0] = 0.0f;
     x[1][1] = -0.0f;
@@ -117,9 +118,9 @@ TEST_CASE("hashed cpu: dispatch picks the widest supported path; set_cpu_isa for
   // in order) on the codes the kernel computed; a vectorised path (fused multiply-adds)
   // differs from it in the last bits of some elements, which shows the switch happened.
   const Sizes s{64, 8, 4, 48};
-  auto x = torch::randn({s.n, s.k * s.tau}, gen(3));
-  auto tables = torch::randn({s.k, 16, s.d_out}, gen(4));
-  auto dy = torch::randn({s.n, s.d_out}, gen(5));
+  auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(3));
+  auto tables = torch::randn({s.k, 16, s.d_out}, cpu_paths_generator(4));
+  auto dy = torch::randn({s.n, s.d_out}, cpu_paths_generator(5));
   kernels::set_cpu_isa(CpuIsa::kPortable);
   const Outputs po = run_kernels(x, tables, dy, s, 1.0);
   auto ref = torch::zeros({s.n, s.d_out});
@@ -159,8 +160,8 @@ TEST_CASE("hashed cpu: the AVX2 and AVX-512 paths give bit-identical results (fp
       CAPTURE(s.d_out);
       INFO("tables " << std::string(c10::toString(dtype)));
       auto x = make_x(s, static_cast<uint64_t>(s.n + s.d_out));
-      auto tables = torch::randn({s.k, int64_t{1} << s.tau, s.d_out}, gen(2)).to(dtype);
-      auto dy = torch::randn({s.n, s.d_out}, gen(3));
+      auto tables = torch::randn({s.k, int64_t{1} << s.tau, s.d_out}, cpu_paths_generator(2)).to(dtype);
+      auto dy = torch::randn({s.n, s.d_out}, cpu_paths_generator(3));
       kernels::set_cpu_isa(CpuIsa::kAvx2);
       const Outputs a = run_kernels(x, tables, dy, s, 0.8);
       kernels::set_cpu_isa(CpuIsa::kAvx512);
@@ -186,9 +187,9 @@ TEST_CASE("hashed cpu: vectorised paths match the portable path and float64 (sam
     CAPTURE(s.k);
     CAPTURE(s.tau);
     CAPTURE(s.d_out);
-    auto x = torch::randn({s.n, s.k * s.tau}, gen(static_cast<uint64_t>(s.k + s.tau)));
-    auto tables = torch::randn({s.k, int64_t{1} << s.tau, s.d_out}, gen(7));
-    auto dy = torch::randn({s.n, s.d_out}, gen(8));
+    auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(static_cast<uint64_t>(s.k + s.tau)));
+    auto tables = torch::randn({s.k, int64_t{1} << s.tau, s.d_out}, cpu_paths_generator(7));
+    auto dy = torch::randn({s.n, s.d_out}, cpu_paths_generator(8));
     kernels::set_cpu_isa(CpuIsa::kPortable);
     const Outputs po = run_kernels(x, tables, dy, s, 0.7);
     // float64 references from the same codes.
@@ -218,9 +219,9 @@ TEST_CASE("hashed cpu: vectorised paths match the portable path and float64 (sam
 TEST_CASE("hashed cpu: bf16/fp16 tables compute the fp32 kernel on the widened tables; error against fp32 tables") {
   IsaGuard guard;
   const Sizes s{1000, 16, 8, 256};
-  auto x = torch::randn({s.n, s.k * s.tau}, gen(21));
-  auto t32 = torch::randn({s.k, 256, s.d_out}, gen(22)) * 0.1;
-  auto dy = torch::randn({s.n, s.d_out}, gen(23));
+  auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(21));
+  auto t32 = torch::randn({s.k, 256, s.d_out}, cpu_paths_generator(22)) * 0.1;
+  auto dy = torch::randn({s.n, s.d_out}, cpu_paths_generator(23));
   for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
     if (!kernels::cpu_isa_supported(isa)) continue;
     INFO("path " << std::string(kernels::cpu_isa_name(isa)));
@@ -267,9 +268,9 @@ TEST_CASE("hashed cpu: bf16/fp16 tables compute the fp32 kernel on the widened t
 TEST_CASE("hashed cpu: the table gradient over several dy tiles (more than 65536 rows) is the ordered row sum") {
   IsaGuard guard;
   const Sizes s{70000, 2, 3, 40};
-  auto x = torch::randn({s.n, s.k * s.tau}, gen(31));
-  auto tables = torch::randn({s.k, 8, s.d_out}, gen(32));
-  auto dy = torch::randn({s.n, s.d_out}, gen(33));
+  auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(31));
+  auto tables = torch::randn({s.k, 8, s.d_out}, cpu_paths_generator(32));
+  auto dy = torch::randn({s.n, s.d_out}, cpu_paths_generator(33));
   kernels::set_cpu_isa(CpuIsa::kPortable);
   const Outputs po = run_kernels(x, tables, dy, s, 1.0);
   auto dt64 = torch::zeros({s.k, 8, s.d_out}, torch::kFloat64);
@@ -293,9 +294,9 @@ TEST_CASE("hashed cpu: the table gradient over several dy tiles (more than 65536
 TEST_CASE("hashed cpu: every path gives the same bits for any split of the work") {
   IsaGuard guard;
   const Sizes s{1500, 20, 6, 200};
-  auto x = torch::randn({s.n, s.k * s.tau}, gen(41));
-  auto tables = torch::randn({s.k, 64, s.d_out}, gen(42));
-  auto dy = torch::randn({s.n, s.d_out}, gen(43));
+  auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(41));
+  auto tables = torch::randn({s.k, 64, s.d_out}, cpu_paths_generator(42));
+  auto dy = torch::randn({s.n, s.d_out}, cpu_paths_generator(43));
   // Tasks of `grain` items run one by one, last first.
   const kernels::ParallelFor reversed = [](int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
     for (int64_t b = (n - 1) / grain * grain; b >= 0; b -= grain) body(b, std::min(n, b + grain));
@@ -316,10 +317,10 @@ TEST_CASE("hashed cpu: every path gives the same bits for any split of the work"
 
 TEST_CASE("hashed cpu: a reused table-gradient buffer never changes a gradient still held") {
   const int64_t n = 600, tau = 8, k = 8, d_out = 160;  // 1.25 MiB gradients: the reused size class
-  auto tables = torch::randn({k, 256, d_out}, gen(51));
+  auto tables = torch::randn({k, 256, d_out}, cpu_paths_generator(51));
   auto grad_of = [&](uint64_t seed) {
-    auto x = torch::randn({n, k * tau}, gen(seed));
-    auto dy = torch::randn({n, d_out}, gen(seed + 1));
+    auto x = torch::randn({n, k * tau}, cpu_paths_generator(seed));
+    auto dy = torch::randn({n, d_out}, cpu_paths_generator(seed + 1));
     auto tl = tables.clone().requires_grad_(true);
     memory_layer(x, tl, {tau, 1.0, false}).y.backward(dy);
     return std::make_pair(tl.grad(), tl.grad().clone());
