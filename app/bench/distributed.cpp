@@ -46,15 +46,6 @@ struct BenchDistOptions {
   int rank = 0, world = 1, port = 0;
 };
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 std::string config_path(const std::string& name) {
   if (name.find('/') != std::string::npos || name.find(".json") != std::string::npos) return name;
   return find_session_config(name + ".json");

@@ -18,14 +18,14 @@ namespace mnemo::app {
 
 namespace {
 
-struct EvalOptions {
+struct EvalCommandOptions {
   std::string config, checkpoint, split = "test";
   int64_t batches = -2;
   bool zero_memory = false, json = false;
   std::vector<std::string> sets;
 };
 
-int run_eval(const EvalOptions& c, std::ostream& out) {
+int run_eval(const EvalCommandOptions& c, std::ostream& out) {
   WeightsFile file;
   try {
     file = read_weights_file(c.checkpoint);
@@ -99,7 +99,7 @@ class EvalCommand : public Command {
   int run(std::ostream& out) override { return run_eval(o_, out); }
 
  private:
-  EvalOptions o_;
+  EvalCommandOptions o_;
 };
 
 }  // namespace
