@@ -17,6 +17,7 @@
 #include "core/dist/process_group.h"
 #include "core/platform/blas.h"
 #include "core/train/trainer.h"
+#include "core/nn/torch_compat.h"
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +67,7 @@ int run_rank(const BenchDistOptions& o, std::ostream& out) {
   std::unique_ptr<dist::ProcessGroup> pg;
   const bool cuda = o.device == "cuda";
   Trainer t(cfg, cuda ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(o.rank)) : torch::Device(torch::kCPU));
-  if (o.world > 1 || (cuda && o.port > 0)) {
+  if (o.port > 0) {  // run_ranks gives a port when this run has a group
     dist::DistOptions d;
     d.backend = cuda ? "nccl" : "gloo";
     d.rank = o.rank;
@@ -75,7 +76,7 @@ int run_rank(const BenchDistOptions& o, std::ostream& out) {
     d.master_port = o.port;
     d.timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
     pg = dist::ProcessGroup::connect(d);
-    t.set_process_group(pg.get(), /*keep_single_rank=*/true);
+    t.set_process_group(pg.get());
     t.sync_from_rank0();
   }
   for (int64_t i = 0; i < o.warmup; ++i) t.train_step();
@@ -107,9 +108,7 @@ int run_rank(const BenchDistOptions& o, std::ostream& out) {
 nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int n, int threads, bool group) {
   const std::string exe = bench::self_exe();
   const int port = group ? dist::free_tcp_port() : 0;
-  char tmpl[] = "/tmp/mnemo-bench-dist-XXXXXX";
-  const int fd = ::mkstemp(tmpl);
-  if (fd < 0) throw UsageError("bench distributed: cannot create a temp file in /tmp");
+  bench::TempFile result("mnemo-bench-dist-");  // rank 0's stdout
   std::vector<pid_t> pids;
   for (int r = 0; r < n; ++r) {
     std::vector<std::string> args = {exe,         "--threads", std::to_string(threads), "bench", "distributed",
@@ -123,7 +122,7 @@ nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int 
     argv.push_back(nullptr);
     const pid_t pid = ::fork();
     if (pid == 0) {
-      if (r == 0) ::dup2(fd, 1);
+      if (r == 0) ::dup2(result.fd(), 1);
       else {
         const int null = ::open("/dev/null", O_WRONLY);
         if (null >= 0) ::dup2(null, 1);
@@ -133,7 +132,7 @@ nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int 
     }
     pids.push_back(pid);
   }
-  ::close(fd);
+  result.close();
   std::string failure;
   for (int r = 0; r < n; ++r) {
     int st = 0;
@@ -141,11 +140,10 @@ nlohmann::json run_ranks(const BenchDistOptions& o, const std::string& cfg, int 
     if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failure.empty())
       failure = "rank " + std::to_string(r) + " of " + std::to_string(n) + " failed (status " + std::to_string(st) + ")";
   }
-  std::ifstream in(tmpl);
+  std::ifstream in(result.path());
   std::string line, last;
   while (std::getline(in, line))
     if (!line.empty() && line[0] == '{') last = line;
-  ::unlink(tmpl);
   if (!failure.empty() || last.empty())
     throw UsageError("bench distributed: " + cfg + " with " + std::to_string(n) + " ranks: " +
                      (failure.empty() ? "no result" : failure));
@@ -199,7 +197,7 @@ class BenchDistributed : public Command {
     if (!cuda && !dist::has_gloo()) throw UsageError("bench distributed: this build has no Gloo backend");
     if (cuda) {
       if (!dist::has_nccl()) throw UsageError("bench distributed --device cuda: this build has no NCCL backend");
-      const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+      const int gpus = cuda_devices();
       for (int n : ns)
         if (n > gpus)
           throw UsageError("--nprocs " + std::to_string(n) + ": --device cuda runs one rank per GPU and this machine has " +

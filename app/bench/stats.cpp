@@ -18,6 +18,25 @@ namespace mnemo::app::bench {
 
 double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
 
+TempFile::TempFile(const std::string& prefix, const std::string& suffix) {
+  const char* env = std::getenv("TMPDIR");
+  const std::string dir = env && *env ? env : "/tmp";
+  std::string tmpl = dir + "/" + prefix + "XXXXXX" + suffix;
+  fd_ = ::mkstemps(tmpl.data(), static_cast<int>(suffix.size()));
+  if (fd_ < 0) throw std::runtime_error("cannot create a temporary file in " + dir + ": " + std::strerror(errno));
+  path_ = tmpl;
+}
+
+TempFile::~TempFile() {
+  close();
+  ::unlink(path_.c_str());
+}
+
+void TempFile::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());

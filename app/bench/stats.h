@@ -47,4 +47,22 @@ std::string self_exe();
 // child's LD_LIBRARY_PATH. *code: the exit status, 128 + signal when killed.
 std::string run_child(const std::vector<std::string>& args, const std::string& lib_dir, bool merge_stderr, int* code);
 
+// A new file in $TMPDIR (default /tmp), "<prefix>XXXXXX<suffix>", removed when this goes out
+// of scope — also when the benchmark throws. fd() is open for writing until close().
+// std::runtime_error naming the directory when it cannot be created.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& prefix, const std::string& suffix = "");
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  void close();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 }  // namespace mnemo::app::bench

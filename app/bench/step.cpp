@@ -7,12 +7,10 @@
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
 #include "core/engine/engine.h"
-#include "core/io/safetensors.h"
 #include "core/models/factory.h"
+#include "core/train/checkpoint.h"
 
 #include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -37,28 +35,24 @@ struct BenchStepOptions {
 int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const MemoryModel& model, const Document& doc,
                    const std::string& doc_path, int64_t nseg, std::ostream& out) {
   const std::string script = find_asset("../app/bench/python/memformer_eager.py");
-  char tmpl[] = "/tmp/mnemo-bench-step-XXXXXX.safetensors";
-  const int fd = ::mkstemps(tmpl, 12);
-  if (fd < 0) throw UsageError("bench step --against-python: cannot create a temp file in /tmp");
-  ::close(fd);
-  const std::string weights = tmpl;
-  io::NamedTensors w;
-  for (auto& [k, t] : named_weights(*model)) w.emplace_back(k, t);
-  io::save_safetensors(weights, w, {{"model", cfg.to_json().dump()}});
+  const bench::TempFile weights("mnemo-bench-step-", ".safetensors");  // removed on every exit
+  save_model_weights(weights.path(), *model, cfg);
 
-  // The C++ engine's losses and memory over the same segments (tracing off).
-  Engine e(model, doc, cfg.segment_len, TraceSpec::none());
-  std::vector<double> losses;
-  for (int64_t i = 0; i < nseg; ++i) losses.push_back(e.jump(i)->loss);
-  const torch::Tensor mem = e.memory_before(nseg).tensors.at("slots").reshape({-1}).to(torch::kFloat64);
-  // Its time, wall and CPU, as the Python side measures: a warm-up pass, then the median pass.
-  std::vector<double> wall, cpu;
+  // The C++ engine over the same segments, tracing off, timed as the Python side times
+  // itself (wall and CPU, a warm-up pass, then the median pass); the warm-up pass also
+  // gives the losses and the memory the two are compared by.
+  std::vector<double> losses, wall, cpu;
+  torch::Tensor mem;
   for (int64_t r = -1; r < o.repeats; ++r) {
     Engine pass(model, doc, cfg.segment_len, TraceSpec::none());
     const bench::Timing t = bench::time_call([&] {
-      for (int64_t i = 0; i < nseg; ++i) pass.jump(i);
+      for (int64_t i = 0; i < nseg; ++i) {
+        const SnapshotPtr s = pass.jump(i);
+        if (r < 0) losses.push_back(s->loss);
+      }
     });
-    if (r >= 0) {
+    if (r < 0) mem = pass.memory_before(nseg).tensors.at("slots").reshape({-1}).to(torch::kFloat64);
+    else {
       wall.push_back(t.wall_ms / static_cast<double>(nseg));
       cpu.push_back(t.cpu_ms / static_cast<double>(nseg));
     }
@@ -66,12 +60,11 @@ int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const Memo
   const double cpp_ms = bench::median(wall), cpp_cpu = bench::median(cpu);
 
   int code = -1;
-  std::vector<std::string> args = {o.python,   script, "--weights", weights, "--doc", doc_path, "--segments",
+  std::vector<std::string> args = {o.python,   script, "--weights", weights.path(), "--doc", doc_path, "--segments",
                                    std::to_string(nseg), "--repeats", std::to_string(o.repeats), "--threads",
                                    std::to_string(torch::get_num_threads())};
   if (o.python_inference_mode) args.push_back("--inference-mode");
   const std::string text = bench::run_child(args, "", /*merge_stderr=*/true, &code);
-  ::unlink(weights.c_str());
   if (code == 127)
     throw UsageError("bench step --against-python: cannot run " + o.python + "; name a python3 with PyTorch with --python");
   if (code == 77)

@@ -4,6 +4,7 @@
 #include "app/commands/commands.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
+#include "core/train/checkpoint.h"
 
 namespace mnemo::app {
 
@@ -21,14 +22,12 @@ class ExportWeightsCommand : public Command {
     ModelConfig cfg = mf_.resolve();
     if (is_dir(out_)) throw UsageError("--out '" + out_ + "' is a directory; pass a file name ending in .safetensors");
     MemoryModel m = mf_.build(cfg, out);
-    io::NamedTensors w;
-    for (auto& [k, t] : named_weights(*m)) w.emplace_back(k, t);
     try {
-      io::save_safetensors(out_, w, {{"model", cfg.to_json().dump()}, {"seed", std::to_string(mf_.seed)}});
+      save_model_weights(out_, *m, cfg, {{"seed", std::to_string(mf_.seed)}});
     } catch (const std::exception& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
-    out << "wrote " << w.size() << " tensors to " << out_ << "\n";
+    out << "wrote " << named_weights(*m).size() << " tensors to " << out_ << "\n";
     return 0;
   }
 

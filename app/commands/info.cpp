@@ -2,6 +2,7 @@
 // (warning with the fix when it is the reference BLAS), whether the app is built.
 #include "app/commands/commands.h"
 #include "core/dist/process_group.h"
+#include "core/nn/torch_compat.h"
 #include "core/platform/blas.h"
 #include "core/platform/libstdcxx.h"
 #include "kernels/device_info.h"
@@ -23,7 +24,7 @@ class InfoCommand : public Command {
     out << "mnemoscope " << MNEMO_VERSION << "\n"
         << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << "\n"
         << "LibTorch CUDA: " << (torch::cuda::is_available() ? "available" : "not available") << ", devices "
-        << static_cast<int>(torch::cuda::device_count()) << "\n"  // a DeviceIndex (int8_t) in 2.x
+        << cuda_devices() << "\n"
         << "kernels: " << (kernels::built_with_cuda() ? "CUDA" : "CPU reference only (built without CUDA)")
         << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
         << "CPU threads (intra-op): " << torch::get_num_threads() << " of " << platform::cpu_cores()

@@ -32,6 +32,7 @@
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
 #include "core/dist/process_group.h"
+#include "core/nn/torch_compat.h"
 
 #include <signal.h>
 #include <time.h>
@@ -155,7 +156,7 @@ torch::Device train_device(const TrainOptions& c, const std::optional<dist::Dist
       throw UsageError("--dist-backend nccl reduces CUDA tensors: add --device cuda (or use --dist-backend gloo)");
     return torch::kCPU;
   }
-  const int gpus = torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0;
+  const int gpus = cuda_devices();
   const int index = d ? d->local_rank : 0;
   if (gpus == 0)
     throw UsageError("--device cuda: this LibTorch sees no CUDA device (a CPU build, or no GPU on this machine); "

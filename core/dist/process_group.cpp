@@ -1,6 +1,7 @@
 #include "core/dist/process_group.h"
 
 #include "core/dist/c10d_compat.h"
+#include "core/nn/torch_compat.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -343,9 +344,9 @@ std::unique_ptr<ProcessGroup> ProcessGroup::connect(const DistOptions& opt) {
     if (!has_nccl())
       throw RendezvousError(me + ": this build has no NCCL backend (LibTorch without CUDA, or nccl.h not found at "
                             "build time); use the gloo backend");
-    if (!torch::cuda::is_available() || opt.local_rank >= static_cast<int>(torch::cuda::device_count()))
+    if (opt.local_rank >= cuda_devices())
       throw RendezvousError(me + ": the nccl backend needs CUDA device " + std::to_string(opt.local_rank) +
-                            " (LOCAL_RANK), and this machine has " + std::to_string(torch::cuda::device_count()));
+                            " (LOCAL_RANK), and this machine has " + std::to_string(cuda_devices()));
     impl->device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(opt.local_rank));
   }
 

@@ -33,6 +33,10 @@ class ExplicitAttentionScope {
 // (LibTorch >= 2). No-op without CUDA.
 void lazy_init_cuda();
 
+// CUDA devices LibTorch sees: 0 without CUDA. An int (2.x's device_count() is a DeviceIndex,
+// int8_t, which streams as a character).
+inline int cuda_devices() { return torch::cuda::is_available() ? static_cast<int>(torch::cuda::device_count()) : 0; }
+
 // Key of parameter `p` in torch::optim::Optimizer::state(): a string in LibTorch 1.x, the
 // TensorImpl pointer in 2.x.
 inline auto optimizer_state_key(const torch::Tensor& p) {

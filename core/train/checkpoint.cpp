@@ -94,6 +94,12 @@ std::string resolve_checkpoint_path(const std::string& path) {
   return latest->path;
 }
 
+void save_model_weights(const std::string& path, const torch::nn::Module& model, const ModelConfig& cfg,
+                        std::map<std::string, std::string> metadata) {
+  metadata["model"] = cfg.to_json().dump();
+  io::save_safetensors(path, named_weights(model), metadata);
+}
+
 WeightsFile read_weights_file(const std::string& path_given) {
   const std::string path = resolve_checkpoint_path(path_given);
   WeightsFile f;

@@ -61,6 +61,10 @@ struct WeightsFile {
 // io::SafetensorsError for an unreadable file, InputError for a directory that is not a
 // session, and ConfigError naming the file when its config metadata is not valid JSON.
 WeightsFile read_weights_file(const std::string& path);
+// Writes an export-weights file: `model`'s weights by module path, its config in metadata
+// `model` (what read_weights_file reads back), plus `metadata`. Throws io::SafetensorsError.
+void save_model_weights(const std::string& path, const torch::nn::Module& model, const ModelConfig& cfg,
+                        std::map<std::string, std::string> metadata = {});
 std::string resolve_checkpoint_path(const std::string& path);
 
 // The fields in which two JSON configs differ, by dotted path, e.g.

@@ -59,7 +59,7 @@ bool reset_host_peak() {
 CudaMemory cuda_memory(int index) {
   CudaMemory m;
 #if defined(MNEMO_TORCH_CUDA)
-  if (index < 0 || index >= static_cast<int>(torch::cuda::device_count())) return m;
+  if (index < 0 || index >= cuda_devices()) return m;
   lazy_init_cuda();  // the allocator's statistics throw before CUDA is initialised (LibTorch 2.x)
   const auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
   m.available = true;
@@ -75,7 +75,7 @@ CudaMemory cuda_memory(int index) {
 
 void reset_cuda_peak(int index) {
 #if defined(MNEMO_TORCH_CUDA)
-  if (index >= 0 && index < static_cast<int>(torch::cuda::device_count())) {
+  if (index >= 0 && index < cuda_devices()) {
     lazy_init_cuda();
     c10::cuda::CUDACachingAllocator::resetPeakStats(index);
   }

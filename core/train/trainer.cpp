@@ -497,12 +497,12 @@ StepMetrics Trainer::train_step() {
   return m;
 }
 
-void Trainer::set_process_group(dist::ProcessGroup* pg, bool keep_single_rank) {
+void Trainer::set_process_group(dist::ProcessGroup* pg) {
   if (pg && pg->world_size() > cfg_.train.batch)
     throw ConfigError("config field 'train.batch' = " + std::to_string(cfg_.train.batch) + " is smaller than the " +
                       std::to_string(pg->world_size()) + " ranks: every rank trains on a share of each global batch; "
                       "use a batch of at least the number of ranks");
-  pg_ = pg && (pg->world_size() > 1 || keep_single_rank) ? pg : nullptr;
+  pg_ = pg;
 }
 
 namespace {

@@ -205,11 +205,10 @@ class Trainer {
   // any rank stops every rank after the same step (StepMetrics::stop_agreed).
   // Every rank must call train_step / evaluate / run alike; set_process_group(nullptr)
   // detaches (e.g. rank 0 evaluating alone after the others left).
-  // ConfigError when train.batch < the world size. Collectives throw dist::PeerError.
-  // A group of one rank is dropped (nothing to reduce) unless `keep_single_rank`: then its
-  // collectives run anyway, which is how `bench distributed --device cuda` measures NCCL's
-  // overhead against the plain path on one GPU.
-  void set_process_group(dist::ProcessGroup* pg, bool keep_single_rank = false);
+  // ConfigError when train.batch < the world size. Collectives throw dist::PeerError. A group
+  // of one rank is used as given (its collectives run: `bench distributed --device cuda`
+  // measures NCCL's overhead that way); one process trains without a group (nullptr).
+  void set_process_group(dist::ProcessGroup* pg);
   dist::ProcessGroup* process_group() const { return pg_; }
   // Makes every rank's weights, optimizer state, step and curriculum count rank 0's (a
   // broadcast; call on every rank after rank 0 restored a checkpoint, and at the start).

@@ -493,7 +493,7 @@ TEST_CASE("dist: an NCCL group of one rank on the GPU trains like the plain CUDA
   auto pg = ProcessGroup::connect(o);
   CHECK(pg->backend() == "nccl");
   Trainer t(cfg, gpu);
-  t.set_process_group(pg.get(), /*keep_single_rank=*/true);
+  t.set_process_group(pg.get());
   t.sync_from_rank0();
   const RunResult got = collect(t, 5);
   for (size_t s = 0; s < ref.losses.size(); ++s) {
