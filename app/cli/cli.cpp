@@ -29,7 +29,7 @@ int run_cli(int argc, char** argv, CommandTable& table, std::ostream& out, std::
   // LibTorch and of OpenBLAS (core/platform/blas.h); default the number of cores.
   int threads = 0;
   app.fallthrough();
-  app.add_option("--threads", threads, "CPU threads for LibTorch and OpenBLAS (default: number of cores)");
+  app.add_option("--threads", threads, "CPU threads for LibTorch and OpenBLAS (default: $OMP_NUM_THREADS when set, else the number of cores)");
   std::vector<CLI::App*> apps;
   for (auto& c : table.commands) apps.push_back(c->add(app));
   try {
@@ -44,7 +44,7 @@ int run_cli(int argc, char** argv, CommandTable& table, std::ostream& out, std::
   }
   try {
     if (threads < 0) throw UsageError("--threads " + std::to_string(threads) + " must be >= 1 (0 = number of cores)");
-    platform::set_compute_threads(threads > 0 ? threads : platform::cpu_cores());
+    platform::set_compute_threads(threads > 0 ? threads : platform::default_compute_threads());
     for (size_t i = 0; i < table.commands.size(); ++i)
       if (apps[i]->parsed()) return table.commands[i]->run(out);
     if (table.fallback) return table.fallback(out);

@@ -21,6 +21,8 @@ class InfoCommand : public Command {
   int run(std::ostream& out) override {
     const platform::BlasInfo blas = platform::probe_blas();
     const platform::StdFilesystemBinding fs = platform::probe_std_filesystem();
+    bool threads_env = false;
+    const int default_threads = platform::default_compute_threads(&threads_env);
     out << "mnemoscope " << MNEMO_VERSION << "\n"
         << "LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << "\n"
         << "LibTorch CUDA: " << (torch::cuda::is_available() ? "available" : "not available") << ", devices "
@@ -28,7 +30,8 @@ class InfoCommand : public Command {
         << "kernels: " << (kernels::built_with_cuda() ? "CUDA" : "CPU reference only (built without CUDA)")
         << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
         << "CPU threads (intra-op): " << torch::get_num_threads() << " of " << platform::cpu_cores()
-        << " cores (--threads N)\n"
+        << " cores (--threads N; default " << default_threads
+        << (threads_env ? ", from OMP_NUM_THREADS" : ", one per core") << ")\n"
         << "BLAS: " << blas.summary() << "\n"
         << "std::filesystem: " << fs.summary() << "\n"
         << "distributed (c10d): gloo " << (dist::has_gloo() ? "yes" : "no (no Gloo headers at build time)") << ", nccl "

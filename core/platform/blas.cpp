@@ -9,6 +9,7 @@
 #endif
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <thread>
@@ -138,6 +139,20 @@ int cpu_cores() {
 #endif
   const unsigned h = std::thread::hardware_concurrency();
   return h >= 1 ? static_cast<int>(h) : 1;
+}
+
+int default_compute_threads(bool* from_env) {
+  if (from_env) *from_env = false;
+  if (const char* v = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    errno = 0;
+    const long n = std::strtol(v, &end, 10);
+    if (end != v && *end == '\0' && errno == 0 && n >= 1 && n <= 4096) {
+      if (from_env) *from_env = true;
+      return static_cast<int>(n);
+    }
+  }
+  return cpu_cores();
 }
 
 }  // namespace mnemo::platform

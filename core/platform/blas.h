@@ -46,4 +46,10 @@ void set_compute_threads(int n);
 // Number of online CPU cores (>= 1).
 int cpu_cores();
 
+// The intra-op threads used when `--threads` is not given: OMP_NUM_THREADS when it is set to
+// a positive integer (the convention OpenMP, OpenBLAS and PyTorch follow: a user or a test
+// runner that starts several processes at once sets it), else cpu_cores(). *from_env, when
+// given, says which.
+int default_compute_threads(bool* from_env = nullptr);
+
 }  // namespace mnemo::platform

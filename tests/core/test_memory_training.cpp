@@ -555,6 +555,26 @@ TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS 
   CHECK(out.find("CPU threads (intra-op): 1 of") != std::string::npos);
 }
 
+TEST_CASE("threads: the default follows OMP_NUM_THREADS when it is a positive integer, else one per core") {
+  const std::string cores = std::to_string(platform::cpu_cores());
+  const std::string bin = MNEMO_BINARY;
+  auto a = test::run_shell("OMP_NUM_THREADS=3 " + bin + " info");
+  CHECK(a.code == 0);
+  CHECK(a.output.find("CPU threads (intra-op): 3 of " + cores + " cores (--threads N; default 3, from OMP_NUM_THREADS)") !=
+        std::string::npos);
+  for (const char* bad : {"0", "two", ""}) {
+    CAPTURE(bad);
+    auto b = test::run_shell(std::string("OMP_NUM_THREADS='") + bad + "' " + bin + " info");
+    CHECK(b.code == 0);
+    CHECK(b.output.find("CPU threads (intra-op): " + cores + " of " + cores + " cores (--threads N; default " + cores +
+                        ", one per core)") != std::string::npos);
+  }
+  auto c = test::run_shell("env -u OMP_NUM_THREADS " + bin + " info");
+  CHECK(c.output.find("default " + cores + ", one per core") != std::string::npos);
+  auto d = test::run_shell("OMP_NUM_THREADS=3 " + bin + " --threads 1 info");  // the flag wins
+  CHECK(d.output.find("CPU threads (intra-op): 1 of") != std::string::npos);
+}
+
 TEST_CASE("bench blas: both children report, a training config is timed under each BLAS, ratios printed") {
   const std::string ref = "/usr/lib/x86_64-linux-gnu/blas";
   if (!test::path_exists(ref + "/libblas.so.3"))
