@@ -1,6 +1,6 @@
 // `mnemoscope bench step`: ms per segment of the demo config with tracing off, writer-only and
 // everything traced, interleaved passes, medians and ratios. --against-python also steps the
-// same weights through app/bench/python/memformer_eager.py (Memformer written from
+// same weights through app/bench/python/step_eager.py (Memformer and RMT written from
 // docs/models.md in plain PyTorch eager, run by Debian's python3-torch: the same LibTorch and
 // BLAS), checks that it computes the same losses and memory, and prints the speed ratio.
 #include "app/bench/benches.h"
@@ -34,7 +34,7 @@ struct BenchStepOptions {
 // memory with the C++ engine's; prints both speeds. Returns the exit code (1 when they disagree).
 int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const MemoryModel& model, const Document& doc,
                    const std::string& doc_path, int64_t nseg, std::ostream& out) {
-  const std::string script = find_asset("../app/bench/python/memformer_eager.py");
+  const std::string script = find_asset("../app/bench/python/step_eager.py");
   const bench::TempFile weights("mnemo-bench-step-", ".safetensors");  // removed on every exit
   save_model_weights(weights.path(), *model, cfg);
 
@@ -51,7 +51,8 @@ int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const Memo
         if (r < 0) losses.push_back(s->loss);
       }
     });
-    if (r < 0) mem = pass.memory_before(nseg).tensors.at("slots").reshape({-1}).to(torch::kFloat64);
+    if (r < 0)
+      mem = pass.memory_before(nseg).tensors.at(cfg.model == "rmt" ? "memory" : "slots").reshape({-1}).to(torch::kFloat64);
     else {
       wall.push_back(t.wall_ms / static_cast<double>(nseg));
       cpu.push_back(t.cpu_ms / static_cast<double>(nseg));
@@ -131,9 +132,9 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
     throw UsageError(e.what());
   }
   if (o.segments < 1 || o.repeats < 1) throw UsageError("--segments and --repeats must be >= 1");
-  if (o.against_python && (cfg.model != "memformer" || cfg.linear != "dense"))
-    throw UsageError("--against-python: the Python reference is Memformer with dense projections; " + cfg_path +
-                     " is '" + cfg.model + "' with linear '" + cfg.linear + "'");
+  if (o.against_python && ((cfg.model != "memformer" && cfg.model != "rmt") || cfg.linear != "dense"))
+    throw UsageError("--against-python: the Python reference has Memformer and RMT with dense projections; " +
+                     cfg_path + " is '" + cfg.model + "' with linear '" + cfg.linear + "'");
   MemoryModel model = make_model(cfg, 0);
   struct Mode {
     const char* name;
@@ -183,7 +184,7 @@ class BenchStep : public Command {
     c->add_option("--segments", o_.segments, "segments per pass");
     c->add_option("--repeats", o_.repeats, "passes per mode (median reported)");
     c->add_flag("--against-python", o_.against_python,
-                "also run app/bench/python/memformer_eager.py (Memformer in PyTorch eager) on the same weights: "
+                "also run app/bench/python/step_eager.py (Memformer or RMT in PyTorch eager) on the same weights: "
                 "checks it computes the same and prints the speed ratio");
     c->add_flag("--python-inference-mode", o_.python_inference_mode,
                 "run the Python side under torch.inference_mode() (default torch.no_grad(), the common idiom)");

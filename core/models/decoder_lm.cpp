@@ -3,7 +3,29 @@
 
 #include "core/data/tokenizer.h"
 
+#include <map>
+#include <mutex>
+#include <utility>
+
 namespace mnemo {
+
+struct DecoderLmImpl::ConstantsCache {
+  std::mutex mu;
+  std::map<std::pair<int64_t, std::string>, StepConstants> by_length;  // (tokens, device)
+};
+
+DecoderLmImpl::StepConstants DecoderLmImpl::step_constants(const SequenceLayout& lay, torch::Device device) {
+  std::lock_guard<std::mutex> lock(constants_->mu);
+  const auto key = std::make_pair(lay.tokens, device.str());
+  auto it = constants_->by_length.find(key);
+  if (it != constants_->by_length.end()) return it->second;
+  c10::InferenceMode normal_tensors(false);  // usable by autograd later, also when made under InferenceMode
+  torch::NoGradGuard no_grad;
+  StepConstants c{decoder_mask_parts(lay, device), relative_positions(lay.rows(), lay.cols(), cfg_.dim, device)};
+  if (constants_->by_length.size() >= 16) constants_->by_length.clear();  // a few lengths in practice
+  constants_->by_length.emplace(key, c);
+  return c;
+}
 
 namespace {
 
@@ -30,7 +52,7 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
   return y + ffn->forward(ln_ffn->forward(y));
 }
 
-DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg) {
+DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg), constants_(std::make_shared<ConstantsCache>()) {
   cfg_.validate();
   const auto& k = cfg_.model;
   TORCH_CHECK(k == "transformer" || k == "trxl" || k == "rmt" || k == "rmt-write-only" || k == "trxl-rmt",
@@ -104,8 +126,9 @@ DecoderRun DecoderLmImpl::run(const SegmentInput& in, const MemoryState& mem, Tr
   torch::Tensor prefix_valid;
   if (c_ > 0) prefix_valid = mem.at("cache_valid");
   if (write_only()) prefix_valid = mem.at("write_cache_valid");
-  auto mask = decoder_attention_mask(lay, prefix_valid, in.valid);
-  auto rel = relative_positions(t, p + t, d, dev);
+  const StepConstants constants = step_constants(lay, dev);
+  auto mask = decoder_attention_mask(lay, constants.mask, prefix_valid, in.valid);
+  const RelativePositions& rel = constants.rel;
 
   if (tracer) {
     tracer->put_if_wanted(keys::kInputTokens, in.tokens);

@@ -82,9 +82,21 @@ class DecoderLmImpl : public MemoryModelImpl {
   torch::nn::Linear head{nullptr};
 
  private:
+  // What a step needs that depends on the segment length and device alone — the mask's layout
+  // parts and the sinusoid table of the relative distances — built once per (length, device)
+  // instead of every step. Plain tensors (never inference tensors), so a table built while the
+  // engine steps serves training too.
+  struct StepConstants {
+    DecoderMaskParts mask;
+    RelativePositions rel;
+  };
+  StepConstants step_constants(const SequenceLayout& lay, torch::Device device);
+  struct ConstantsCache;
+
   ModelConfig cfg_;
   int64_t m_ = 0, c_ = 0;
   bool read_block_ = false;
+  std::shared_ptr<ConstantsCache> constants_;
 };
 TORCH_MODULE(DecoderLm);
 

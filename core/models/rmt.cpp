@@ -4,19 +4,34 @@
 
 namespace mnemo {
 
-torch::Tensor decoder_attention_mask(const SequenceLayout& lay, const torch::Tensor& prefix_valid,
-                                     const torch::Tensor& token_valid) {
-  TORCH_CHECK(token_valid.dim() == 2 && token_valid.size(1) == lay.tokens && token_valid.scalar_type() == torch::kBool,
-              "token_valid must be [B, ", lay.tokens, "] bool");
-  const int64_t b = token_valid.size(0), p = lay.prefix, r = lay.read, l = lay.tokens, t = lay.rows();
-  auto dev = token_valid.device();
+DecoderMaskParts decoder_mask_parts(const SequenceLayout& lay, torch::Device dev) {
+  const int64_t p = lay.prefix, r = lay.read, l = lay.tokens, t = lay.rows();
   auto bopt = torch::TensorOptions().dtype(torch::kBool).device(dev);
-  auto allow = torch::zeros({t, p + t}, bopt);
+  DecoderMaskParts parts;
+  auto& allow = parts.allow = torch::zeros({t, p + t}, bopt);
   if (p > 0) allow.narrow(0, r, l + lay.write).narrow(1, 0, p).fill_(true);  // tokens, write -> prefix
   if (r > 0) allow.narrow(1, p, r).fill_(true);                                // everyone -> read
   allow.narrow(0, r, l).narrow(1, p + r, l).copy_(torch::ones({l, l}, bopt).tril());  // causal tokens
   if (lay.write > 0) allow.narrow(0, r + l, lay.write).narrow(1, p + r, l + lay.write).fill_(true);
+  parts.self = torch::eye(t, p + t, bopt).roll(p, 1);  // query i <-> key p + i
+  return parts;
+}
 
+torch::Tensor decoder_attention_mask(const SequenceLayout& lay, const torch::Tensor& prefix_valid,
+                                     const torch::Tensor& token_valid) {
+  TORCH_CHECK(token_valid.defined(), "token_valid must be [B, ", lay.tokens, "] bool");
+  return decoder_attention_mask(lay, decoder_mask_parts(lay, token_valid.device()), prefix_valid, token_valid);
+}
+
+torch::Tensor decoder_attention_mask(const SequenceLayout& lay, const DecoderMaskParts& parts,
+                                     const torch::Tensor& prefix_valid, const torch::Tensor& token_valid) {
+  TORCH_CHECK(token_valid.dim() == 2 && token_valid.size(1) == lay.tokens && token_valid.scalar_type() == torch::kBool,
+              "token_valid must be [B, ", lay.tokens, "] bool");
+  const int64_t b = token_valid.size(0), p = lay.prefix, r = lay.read, t = lay.rows();
+  TORCH_CHECK(parts.allow.defined() && parts.allow.size(0) == t && parts.allow.size(1) == p + t,
+              "mask parts are for another layout");
+  auto dev = token_valid.device();
+  auto bopt = torch::TensorOptions().dtype(torch::kBool).device(dev);
   std::vector<torch::Tensor> kv;
   if (p > 0) {
     TORCH_CHECK(prefix_valid.defined() && prefix_valid.dim() == 2 && prefix_valid.size(0) == b &&
@@ -27,9 +42,8 @@ torch::Tensor decoder_attention_mask(const SequenceLayout& lay, const torch::Ten
   if (r > 0) kv.push_back(torch::ones({b, r}, bopt));
   kv.push_back(token_valid);
   if (lay.write > 0) kv.push_back(torch::ones({b, lay.write}, bopt));
-  auto key_ok = torch::cat(kv, 1);                                      // [B, P + T]
-  auto self = torch::eye(t, p + t, bopt).roll(p, 1);                    // query i <-> key p + i
-  auto ok = (allow.unsqueeze(0) & key_ok.unsqueeze(1)) | self.unsqueeze(0);  // [B, T, P + T]
+  auto key_ok = torch::cat(kv, 1);                                                       // [B, P + T]
+  auto ok = (parts.allow.unsqueeze(0) & key_ok.unsqueeze(1)) | parts.self.unsqueeze(0);  // [B, T, P + T]
   auto mask = torch::zeros({b, 1, t, p + t}, torch::TensorOptions().dtype(torch::kFloat32).device(dev));
   mask.masked_fill_(ok.logical_not().unsqueeze(1), -std::numeric_limits<float>::infinity());
   return mask;

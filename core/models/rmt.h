@@ -27,6 +27,17 @@ struct SequenceLayout {
 torch::Tensor decoder_attention_mask(const SequenceLayout& layout, const torch::Tensor& prefix_valid,
                                      const torch::Tensor& token_valid);
 
+// The parts of that mask that depend on the layout alone, so that a model stepping segments of
+// one length builds them once: allow [T, P + T] bool (the rules above, before key validity)
+// and self [T, P + T] bool (query i <-> key P + i, always seen).
+struct DecoderMaskParts {
+  torch::Tensor allow, self;
+};
+DecoderMaskParts decoder_mask_parts(const SequenceLayout& layout, torch::Device device);
+// decoder_attention_mask from parts made by decoder_mask_parts(layout, token_valid's device).
+torch::Tensor decoder_attention_mask(const SequenceLayout& layout, const DecoderMaskParts& parts,
+                                     const torch::Tensor& prefix_valid, const torch::Tensor& token_valid);
+
 // Block masses of an RMT attention map attn [B, H, T, T], T = 2m + L, order [read, tokens,
 // write] (docs/formats.md#trace-keys rmt.attn): [B, H, 3] =
 //   reading   = mean over valid token rows of the mass on read columns,

@@ -46,12 +46,17 @@ torch::Tensor RelMultiHeadAttentionImpl::forward(const torch::Tensor& query, con
   auto qh = split(q->forward(query), tq);  // [B, H, Tq, dh]
   auto kh = split(k->forward(kv), tk);
   auto vh = split(v->forward(kv), tk);
-  const int64_t nr = rel.table.size(0);
-  auto rh = r->forward(rel.table).view({nr, heads, head_dim}).permute({1, 0, 2});  // [H, R, dh]
-  // Query i needs table rows tq-1-i .. tq-1-i+tk-1: window w = tq-1-i of the unfolded table.
-  auto win = rh.unfold(1, tk, 1).flip(1);                                             // [H, Tq, dh, Tk]
-  auto bd = torch::matmul((qh + v_bias.unsqueeze(1)).permute({1, 2, 0, 3}), win);  // [H, Tq, B, Tk]
-  bd = bd.permute({2, 0, 1, 3});                                                      // [B, H, Tq, Tk]
+  const int64_t nr = rel.table.size(0);  // R = tq + tk - 1
+  auto rh = r->forward(rel.table).view({nr, heads, head_dim}).permute({1, 2, 0});  // [H, dh, R]
+  // (q_i + v) . r_n for every query and every table row: one product per head, [B, H, Tq, R].
+  auto full = torch::matmul(qh + v_bias.unsqueeze(1), rh).contiguous();
+  // Query i needs table rows tq-1-i .. tq-1-i+tk-1 (row n holds distance tk-1-n), i.e. the
+  // element (i, j) sits at (tq-1) + i*(R-1) + j of its [Tq, R] plane: a strided view, no copy
+  // (rows do not overlap: R-1 >= tk when tq >= 2). The unfolded-window formulation reads the
+  // same numbers but copies a [H, Tq, dh, Tk] window and runs H*Tq tiny products.
+  const int64_t plane = tq * nr;
+  auto bd = full.as_strided({b, heads, tq, tk}, {heads * plane, plane, nr - 1, 1},
+                            full.storage_offset() + (tq - 1));  // [B, H, Tq, Tk]
   // The content term (q + u) . k goes through the shared attention core; the position term
   // (scaled like it) rides in the additive mask.
   auto bias = bd / std::sqrt(static_cast<double>(head_dim));

@@ -146,7 +146,7 @@ TEST_CASE("cli: train --device cuda trains on the GPU where there is one, else e
   CHECK(r.output.find("--device") != std::string::npos);
 }
 
-TEST_CASE("cli: bench step --against-python: the Python eager Memformer computes the C++ model's losses and memory") {
+TEST_CASE("cli: bench step --against-python: the Python eager Memformer and RMT compute the C++ models' losses and memory") {
   auto r = run_cli("--threads 1 bench step --segments 3 --repeats 1 --against-python");
   CAPTURE(r.output);
   if (r.output.find("has no PyTorch") != std::string::npos) {
@@ -156,10 +156,20 @@ TEST_CASE("cli: bench step --against-python: the Python eager Memformer computes
   REQUIRE(r.code == 0);
   CHECK(r.output.find("same model: 3 segment losses agree within") != std::string::npos);
   CHECK(r.output.find("C++ is") != std::string::npos);
+  // RMT (relative attention, read/write memory tokens), on a document shorter than a segment
+  // and on one of several segments (padding, the last token predicting the next segment's).
+  for (const char* doc : {"/sessions/copy-rmt.json", "/assets/sample.txt"}) {
+    CAPTURE(doc);
+    r = run_cli("--threads 1 bench step --config " + std::string(MNEMO_SOURCE_DIR) +
+                "/sessions/copy-rmt.json --segments 4 --repeats 1 --against-python --doc " + MNEMO_SOURCE_DIR + doc);
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(r.output.find("same model: ") != std::string::npos);
+  }
   // Another model, or a missing interpreter: refused, naming the problem.
-  r = run_cli("bench step --config " + std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt.json --against-python");
+  r = run_cli("bench step --config " + std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-trxl.json --against-python");
   CHECK(r.code == 2);
-  CHECK(r.output.find("the Python reference is Memformer with dense projections") != std::string::npos);
+  CHECK(r.output.find("the Python reference has Memformer and RMT with dense projections") != std::string::npos);
   r = run_cli("bench step --segments 2 --repeats 1 --against-python --python /nonexistent/python3");
   CHECK(r.code == 2);
   CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);

@@ -82,6 +82,43 @@ TEST_CASE("relative attention equals the Transformer-XL formula computed entry b
   }
 }
 
+TEST_CASE("relative attention: the strided position term equals the unfolded-window one, values and gradients") {
+  // The unfolded formulation (what RelMultiHeadAttention computed before the strided view):
+  // query i takes window tq-1-i of the projected table, [H, Tq, dh, Tk].
+  for (auto [tq, tk] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 4}, {3, 3}, {3, 7}, {6, 6}}) {
+    CAPTURE(tq);
+    CAPTURE(tk);
+    torch::manual_seed(11);
+    RelMultiHeadAttention att(8, 2);
+    {
+      torch::NoGradGuard g;
+      att->u_bias.normal_();
+      att->v_bias.normal_();
+    }
+    auto kv = torch::randn({2, tk, 8});
+    auto x = kv.narrow(1, tk - tq, tq);
+    auto rel = relative_positions(tq, tk, 8, torch::kCPU);
+    auto mask = torch::randn({2, 1, tq, tk});
+    auto out = att->forward(x, kv, rel, mask);
+    auto grads = torch::autograd::grad({out.pow(2).sum()}, {att->v_bias, att->r->named_parameters()["weight"], att->q->named_parameters()["weight"]});
+
+    auto qh = att->q->forward(x).view({2, tq, 2, 4}).transpose(1, 2);
+    auto kh = att->k->forward(kv).view({2, tk, 2, 4}).transpose(1, 2);
+    auto vh = att->v->forward(kv).view({2, tk, 2, 4}).transpose(1, 2);
+    auto rh = att->r->forward(rel.table).view({tq + tk - 1, 2, 4}).permute({1, 0, 2});
+    auto win = rh.unfold(1, tk, 1).flip(1);
+    auto bd = torch::matmul((qh + att->v_bias.unsqueeze(1)).permute({1, 2, 0, 3}), win).permute({2, 0, 1, 3});
+    auto logits = (torch::matmul(qh + att->u_bias.unsqueeze(1), kh.transpose(-2, -1)) + bd) / 2.0 + mask;
+    auto ref = att->o->forward(torch::matmul(torch::softmax(logits, -1), vh).transpose(1, 2).reshape({2, tq, 8}));
+    auto ref_grads = torch::autograd::grad({ref.pow(2).sum()}, {att->v_bias, att->r->named_parameters()["weight"], att->q->named_parameters()["weight"]});
+    CHECK(torch::allclose(out, ref, 1e-5, 1e-6));
+    for (size_t n = 0; n < grads.size(); ++n) {
+      CAPTURE(n);
+      CHECK(torch::allclose(grads[n], ref_grads[n], 1e-4, 1e-5));
+    }
+  }
+}
+
 TEST_CASE("rmt mask: read, causal tokens, write sees everything") {
   SequenceLayout lay;
   lay.read = 2;

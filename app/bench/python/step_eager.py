@@ -1,15 +1,19 @@
-"""Memformer's inference step in plain PyTorch eager, for `mnemoscope bench step --against-python`.
+"""Memformer's and RMT's steps in plain PyTorch eager, for `mnemoscope bench step --against-python`.
 
-Written from docs/models.md#memformer alone (not from the C++ source), so it is both the
-Python baseline of the step benchmark and a second implementation the C++ model is checked
-against. It reads the weights and the resolved config from a safetensors file written by
-`mnemoscope export-weights` (metadata "model"), steps through a document segment by segment
-as the engine does (encoder with memory reading, writer, forgetting, and the decoder over the
-next segment with its loss), and prints one JSON line: the median milliseconds per segment,
-each segment's loss and the memory after the last step. Times: wall clock and this process's
-CPU time (all threads), per segment, median over the passes after a warm-up pass.
+Written from docs/models.md ("Memformer" and "RMT, Transformer-XL and the no-memory
+transformer") alone, not from the C++ source, so it is both the Python baseline of the step
+benchmark and a second implementation the C++ models are checked against. It reads the
+weights and the resolved config from a safetensors file written by `mnemoscope export-weights`
+(metadata "model"), steps through a document segment by segment as the engine does, and
+prints one JSON line: the median milliseconds per segment, each segment's loss and the memory
+after the last step. One segment is, for Memformer, the encoder with memory reading, the
+writer, forgetting, and the decoder over the next segment with its loss; for RMT, the
+[read | tokens | write] rows through the relative-attention layers, the next-token loss (the
+last token predicting the next segment's first) and the next memory. Times: wall clock and
+this process's CPU time (all threads), per segment, median over the passes after a warm-up
+pass.
 
-    /usr/bin/python3 memformer_eager.py --weights W.safetensors --doc D --segments N --repeats R --threads T
+    /usr/bin/python3 step_eager.py --weights W.safetensors --doc D --segments N --repeats R --threads T
 
 Needs Debian's python3-torch; exits 77 (skipped) without it.
 """
@@ -32,7 +36,7 @@ try:
     import torch
     import torch.nn.functional as F
 except ImportError:
-    print("memformer_eager.py: PyTorch is not installed for this python3 (Debian: python3-torch)", file=sys.stderr)
+    print("step_eager.py: PyTorch is not installed for this python3 (Debian: python3-torch)", file=sys.stderr)
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,7 +62,7 @@ class Memformer:
         self.n_dec = cfg["dec_layers"]
         self.scale = math.sqrt(self.d) if cfg.get("memory_scale", "unit") == "sqrt_dim" else 1.0
         if cfg.get("linear", "dense") != "dense":
-            raise SystemExit("memformer_eager.py: only dense projections (\"linear\": \"dense\")")
+            raise SystemExit("step_eager.py: only dense projections (\"linear\": \"dense\")")
 
     def ln(self, x, p):
         return F.layer_norm(x, (self.d,), self.w[p + ".weight"], self.w[p + ".bias"], 1e-5)
@@ -146,6 +150,96 @@ class Memformer:
         return new_mem, loss
 
 
+class Rmt:
+    """The `rmt` kind of the decoder-only backbone: memory tokens read at the start and
+    written at the end of every segment, relative positional attention (pre-LayerNorm)."""
+
+    def __init__(self, weights, cfg):
+        self.w = weights
+        self.d = cfg["dim"]
+        self.h = cfg["heads"]
+        self.dh = self.d // self.h
+        self.m = cfg["slots"]
+        self.L = cfg["segment_len"]
+        self.n_layers = cfg["layers"]
+        if cfg.get("linear", "dense") != "dense":
+            raise SystemExit("step_eager.py: only dense projections (\"linear\": \"dense\")")
+
+    def ln(self, x, p):
+        return F.layer_norm(x, (self.d,), self.w[p + ".weight"], self.w[p + ".bias"], 1e-5)
+
+    def lin(self, x, p):
+        return F.linear(x, self.w[p + ".weight"], self.w[p + ".bias"])
+
+    def heads(self, x):  # [B, T, d] -> [B, H, T, dh]
+        b, t, _ = x.shape
+        return x.view(b, t, self.h, self.dh).transpose(1, 2)
+
+    def initial_memory(self, b):
+        return self.w["memory_init"].unsqueeze(0).expand(b, -1, -1)
+
+    def mask(self, valid):  # additive [B, 1, T, T] over the rows [read (m) | tokens (l) | write (m)]
+        b, l = valid.shape
+        m, t = self.m, 2 * self.m + l
+        allow = torch.zeros(t, t, dtype=torch.bool)
+        allow[:, :m] = True                                   # everyone sees the read block
+        allow[m:m + l, m:m + l] = torch.ones(l, l, dtype=torch.bool).tril()  # tokens: causal
+        allow[m + l:, m:] = True                              # write rows: all tokens and the write block
+        key_ok = torch.cat([torch.ones(b, m, dtype=torch.bool), valid, torch.ones(b, m, dtype=torch.bool)], 1)
+        ok = (allow.unsqueeze(0) & key_ok.unsqueeze(1)) | torch.eye(t, dtype=torch.bool).unsqueeze(0)
+        return torch.zeros(b, 1, t, t).masked_fill(~ok.unsqueeze(1), float("-inf"))
+
+    def positions(self, t):  # sinusoids of the distances t-1 .. -(t-1): [2t-1, d]
+        dist = torch.arange(t - 1, -t, -1, dtype=torch.float32)
+        inv_freq = torch.pow(10000.0, -torch.arange(0, self.d, 2, dtype=torch.float32) / self.d)
+        ang = dist.unsqueeze(1) * inv_freq.unsqueeze(0)
+        return torch.cat([torch.sin(ang), torch.cos(ang)], 1)
+
+    def attn(self, p, h, table, mask):
+        b, t, _ = h.shape
+        q, k, v = self.heads(self.lin(h, p + ".q")), self.heads(self.lin(h, p + ".k")), self.heads(self.lin(h, p + ".v"))
+        r = self.lin(table, p + ".r").view(-1, self.h, self.dh).permute(1, 2, 0)  # [H, dh, R], R = 2t-1
+        full = torch.matmul(q + self.w[p + ".v_bias"].unsqueeze(1), r).contiguous()  # [B, H, t, R]
+        # Query i reads the distances i - j, j = 0..t-1: table rows t-1-i .. 2t-2-i, i.e.
+        # element (t-1) + i*(R-1) + j of its [t, R] plane.
+        R = r.shape[-1]
+        pos = full.as_strided((b, self.h, t, t), (self.h * t * R, t * R, R - 1, 1), full.storage_offset() + t - 1)
+        logits = torch.matmul(q + self.w[p + ".u_bias"].unsqueeze(1), k.transpose(-2, -1)) / math.sqrt(self.dh)
+        logits = logits + (pos / math.sqrt(self.dh) + mask)
+        out = torch.matmul(torch.softmax(logits, -1), v)
+        return self.lin(out.transpose(1, 2).reshape(b, t, self.d), p + ".o")
+
+    def step(self, tokens, valid, mem, next_tokens=None, next_valid=None):
+        b, l = tokens.shape
+        m = self.m
+        x = torch.cat([mem + self.w["read_emb"], F.embedding(tokens, self.w["tok_emb.weight"]),
+                       mem + self.w["write_emb"]], 1)
+        t = x.shape[1]
+        mask, table = self.mask(valid), self.positions(t)
+        for n in range(self.n_layers):
+            p = "layers.%d" % n
+            x = x + self.attn(p + ".attn", self.ln(x, p + ".ln_attn"), table, mask)
+            h = self.ln(x, p + ".ln_ffn")
+            x = x + self.lin(F.gelu(self.lin(h, p + ".ffn.fc1")), p + ".ffn.fc2")
+        logits = F.linear(self.ln(x[:, m:m + l], "norm"), self.w["head.weight"], self.w["head.bias"])
+        new_mem = self.ln(x[:, m + l:], "mem_norm")
+        # Next-token targets; the last token predicts the next segment's first.
+        targets = torch.roll(tokens, -1, 1)
+        tvalid = torch.roll(valid, -1, 1)
+        tvalid[:, -1] = False
+        if next_tokens is not None:
+            targets[:, -1] = next_tokens[:, 0]
+            tvalid[:, -1] = valid[:, -1] & next_valid[:, 0]
+        tl = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1).clamp(0, logits.shape[-1] - 1),
+                             reduction="none")
+        maskf = tvalid.reshape(-1).float()
+        loss = ((tl * maskf).sum() / maskf.sum().clamp_min(1.0)).item()
+        return new_mem, loss
+
+
+MODELS = {"memformer": Memformer, "rmt": Rmt}
+
+
 def segment(ids, i, L):
     s = ids[i * L:(i + 1) * L]
     tokens = torch.full((1, L), PAD, dtype=torch.long)
@@ -169,10 +263,11 @@ def main():
         torch.set_num_threads(a.threads)
     tf = load_safetensors(a.weights)
     cfg = json.loads(tf.metadata["model"])
-    if cfg.get("model") != "memformer":
-        raise SystemExit("memformer_eager.py: the weights are a '%s' model, not memformer" % cfg.get("model"))
+    if cfg.get("model") not in MODELS:
+        raise SystemExit("step_eager.py: the weights are a '%s' model; this reference has %s"
+                         % (cfg.get("model"), " and ".join(sorted(MODELS))))
     weights = {k: torch.from_numpy(v.copy()) for k, v in tf.items()}
-    m = Memformer(weights, cfg)
+    m = MODELS[cfg["model"]](weights, cfg)
     with open(a.doc, "rb") as f:
         ids = torch.frombuffer(bytearray(f.read()), dtype=torch.uint8).long()
     L = m.L
