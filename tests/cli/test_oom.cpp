@@ -3,6 +3,7 @@
 // training batch cannot be allocated. They must say "out of memory at <what>, needed ~X" and
 // exit 2; the session's last checkpoint must still load.
 #include "core/io/session.h"
+#include "core/platform/memory.h"
 #include "core/train/run_log.h"
 #include "tests/support/helpers.h"
 
@@ -121,4 +122,27 @@ TEST_CASE("out of memory: step and train under RLIMIT_AS say what needed how muc
   CliRun resumed = run_limited("train --out " + dir + "/run --resume --steps 3 --set train.batch=4", limit);
   INFO(resumed.output);
   CHECK(resumed.code == 0);
+}
+
+TEST_CASE("out of memory: CUDA's allocator error takes the CPU's path, naming the activity and the GPU request") {
+  // The error LibTorch's CUDA caching allocator throws (c10::OutOfMemoryError, its message as
+  // PyTorch 2.x words it). No GPU is needed to check the path it takes: the one every caller
+  // (CLI, train, the app's worker) uses for the CPU allocator's error.
+  const std::string cuda_text =
+      "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.11 GiB of which "
+      "3.06 MiB is free. Of the allocated memory 78.20 GiB is allocated by PyTorch.";
+  try {
+    mnemo::platform::MemoryActivity step("training step 7 (batch 32 x 6 segments)");
+    throw c10::OutOfMemoryError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, cuda_text);
+  } catch (const std::exception& e) {
+    const auto msg = mnemo::platform::out_of_memory_message(e);
+    REQUIRE(msg);
+    CHECK(*msg == "out of memory at training step 7 (batch 32 x 6 segments), needed ~20.00 MiB on the GPU");
+  }
+  // LibTorch 1.x words it without the device sentence; anything else is not an OOM.
+  const c10::Error old({__func__, __FILE__, 1}, "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 7.79 GiB total)");
+  CHECK(mnemo::platform::out_of_memory_message(old, "building the model") ==
+        "out of memory at building the model, needed ~2.00 GiB on the GPU");
+  const c10::Error other({__func__, __FILE__, 1}, "CUDA error: an illegal memory access was encountered");
+  CHECK_FALSE(mnemo::platform::out_of_memory_message(other).has_value());
 }
