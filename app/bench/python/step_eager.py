@@ -46,7 +46,22 @@ from mnemoscope.safetensors import load_safetensors  # noqa: E402
 PAD, BOS = 256, 257
 
 
-class Memformer:
+class Eager:
+    """LayerNorm, Linear and head splitting over the weights by module path (docs/models.md
+    "Common building blocks"); self.w, self.d, self.h and self.dh are set by the model."""
+
+    def ln(self, x, p):
+        return F.layer_norm(x, (self.d,), self.w[p + ".weight"], self.w[p + ".bias"], 1e-5)
+
+    def lin(self, x, p):
+        return F.linear(x, self.w[p + ".weight"], self.w[p + ".bias"])
+
+    def heads(self, x):  # [B, T, d] -> [B, H, T, dh]
+        b, t, _ = x.shape
+        return x.view(b, t, self.h, self.dh).transpose(1, 2)
+
+
+class Memformer(Eager):
     def __init__(self, weights, cfg):
         self.w = weights
         self.d = cfg["dim"]
@@ -63,16 +78,6 @@ class Memformer:
         self.scale = math.sqrt(self.d) if cfg.get("memory_scale", "unit") == "sqrt_dim" else 1.0
         if cfg.get("linear", "dense") != "dense":
             raise SystemExit("step_eager.py: only dense projections (\"linear\": \"dense\")")
-
-    def ln(self, x, p):
-        return F.layer_norm(x, (self.d,), self.w[p + ".weight"], self.w[p + ".bias"], 1e-5)
-
-    def lin(self, x, p):
-        return F.linear(x, self.w[p + ".weight"], self.w[p + ".bias"])
-
-    def heads(self, x):  # [B, T, d] -> [B, H, T, dh]
-        b, t, _ = x.shape
-        return x.view(b, t, self.h, self.dh).transpose(1, 2)
 
     def attn(self, p, q_in, kv_in, mask):
         q = self.heads(self.lin(q_in, p + ".q"))
@@ -150,7 +155,7 @@ class Memformer:
         return new_mem, loss
 
 
-class Rmt:
+class Rmt(Eager):
     """The `rmt` kind of the decoder-only backbone: memory tokens read at the start and
     written at the end of every segment, relative positional attention (pre-LayerNorm)."""
 
@@ -164,16 +169,6 @@ class Rmt:
         self.n_layers = cfg["layers"]
         if cfg.get("linear", "dense") != "dense":
             raise SystemExit("step_eager.py: only dense projections (\"linear\": \"dense\")")
-
-    def ln(self, x, p):
-        return F.layer_norm(x, (self.d,), self.w[p + ".weight"], self.w[p + ".bias"], 1e-5)
-
-    def lin(self, x, p):
-        return F.linear(x, self.w[p + ".weight"], self.w[p + ".bias"])
-
-    def heads(self, x):  # [B, T, d] -> [B, H, T, dh]
-        b, t, _ = x.shape
-        return x.view(b, t, self.h, self.dh).transpose(1, 2)
 
     def initial_memory(self, b):
         return self.w["memory_init"].unsqueeze(0).expand(b, -1, -1)
