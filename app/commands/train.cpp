@@ -6,7 +6,10 @@
 //     checkpoints/step-N.safetensors + latest, metrics.log (docs/formats.md#sessions). Shows a progress
 //     line (\r updates on a TTY, plain lines otherwise), evaluates every eval_every steps,
 //     saves every save_every steps and at the end; Ctrl-C stops after the current step and
-//     saves. --resume continues DIR from its latest checkpoint. --set overrides one field of
+//     saves. --resume continues DIR from its latest checkpoint. --init-from W starts a new
+//     session from the model weights in W (a zoo model, a checkpoint, an export-weights file
+//     or a session), which must fit the config's model; the optimizer starts fresh
+//     (fine-tuning). --set overrides one field of
 //     the config by its dotted path, the value read as JSON (a bare word is a string):
 //     --set task.segments=4 --set model.segment_len=19 --set model.slots=19
 //     --hash-stats-every N (models with "linear": "hashed"): at the start and every N steps,
@@ -18,6 +21,7 @@
 
 #include "app/cli/format.h"
 
+#include "core/train/checkpoint.h"
 #include "core/train/hash_probe.h"
 #include "core/train/lm_metrics.h"
 
@@ -190,6 +194,8 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
   if (steps_given && c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
   if (writer && c.resume && c.out.empty() && c.config.empty())
     throw UsageError("--resume: pass the session directory with --out DIR");
+  if (!c.init_from.empty() && c.resume)
+    throw UsageError("--init-from starts a new session from a model's weights and --resume continues one: pass one of them");
   const std::string dir = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
   std::optional<io::Session> session;
   std::optional<io::LoadedCheckpoint> resume_from;
@@ -216,6 +222,14 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
     cfg = load_training_config(c.config, c.sets);
     check_out_dir(dir);
   }
+  std::optional<WeightsFile> init;  // rank 0 loads them; the other ranks get them by sync_from_rank0
+  if (writer && !c.init_from.empty()) {
+    try {
+      init = read_weights_file(c.init_from);
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--init-from: ") + e.what());
+    }
+  }
   if (writer && steps_given) cfg.train.steps = c.steps;  // the other ranks take rank 0's config
 
   // Distributed: join the group (RendezvousError: exit 2, nothing written yet), then every
@@ -229,6 +243,18 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
 
   Trainer trainer(cfg, device);
   if (pg) trainer.set_process_group(pg.get());  // ConfigError when train.batch < the ranks
+  if (init) {
+    try {
+      load_weights_checked(*trainer.model(), cfg.model, *init, c.config,
+                           "Fine-tuning needs the model the weights were trained with: set those fields with --set "
+                           "or take that config");
+    } catch (const Error& e) {
+      throw UsageError(std::string("--init-from: ") + e.what());
+    }
+    out << "initialised from " << init->path << " (a " << init->kind;
+    if (init->step >= 0) out << ", step " << init->step;
+    out << "); the optimizer starts fresh\n";
+  }
   if (resume_from) {
     Checkpoint ck;
     ck.tensors = resume_from->tensors;
@@ -263,6 +289,7 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
   } else if (!writer) {
   } else {
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
+    if (init) manifest["init_from"] = {{"path", init->path}, {"kind", init->kind}, {"step", init->step}};
     if (world > 1) manifest["world_size"] = world;
     make_out_dir(dir, c.out.empty() ? "--sessions" : "--out");
     try {
@@ -514,6 +541,9 @@ class TrainCommand : public Command {
     c->add_option("--hash-stats-every", o_.hash_stats_every,
                   "every N steps (and at the start), bucket statistics of the hashed projections to DIR/hash_stats.csv");
     c->add_flag("--resume", o_.resume, "continue --out from its latest checkpoint");
+    c->add_option("--init-from", o_.init_from,
+                  "start from these model weights (zoo model, checkpoint, export-weights file or session; the "
+                  "optimizer starts fresh): fine-tuning");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
     c->add_option("--nproc", o_.nproc, "data parallel: start N local ranks (processes) and wait for them");
     c->add_option("--rank", o_.rank, "this process's rank in a distributed job (else RANK)");

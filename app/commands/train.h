@@ -15,6 +15,7 @@ struct TrainOptions {
   int64_t steps = 0;
   bool steps_override = false;    // use `steps` (set by callers without a command line)
   bool resume = false;
+  std::string init_from;          // --init-from WEIGHTS: start a new session from a model's weights
   int64_t hash_stats_every = 0;   // --hash-stats-every N: bucket statistics to DIR/hash_stats.csv
   std::vector<std::string> sets;  // --set key=value
   CLI::Option* o_steps = nullptr;

@@ -165,7 +165,7 @@ std::vector<std::string> config_differences(const nlohmann::json& a, const nlohm
 }
 
 void load_weights_checked(torch::nn::Module& model, const ModelConfig& cfg, const WeightsFile& f,
-                          const std::string& cfg_source) {
+                          const std::string& cfg_source, const std::string& advice) {
   try {
     load_weights(model, f.weights, f.path);
   } catch (const ConfigError& e) {
@@ -182,8 +182,9 @@ void load_weights_checked(torch::nn::Module& model, const ModelConfig& cfg, cons
     os << "'" << f.path << "' (a " << f.kind << ") belongs to another model config; differing fields (the file's value vs "
        << cfg_source << "'s): ";
     for (size_t i = 0; i < diff.size(); ++i) os << (i ? "; " : "") << diff[i];
-    os << ". Leave out --config (the file's own config is used) or pass the config it was trained with ("
-       << e.what() << ")";
+    os << ". " << (advice.empty() ? "Leave out --config (the file's own config is used) or pass the config it was trained with"
+                                  : advice)
+       << " (" << e.what() << ")";
     throw ConfigError(os.str());
   }
 }

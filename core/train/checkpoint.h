@@ -77,7 +77,8 @@ std::vector<std::string> config_differences(const nlohmann::json& a, const nlohm
 // ConfigError) and the file names its model config, the ConfigError names the file and
 // every differing field: "... was trained with another model config: model.slots: 16 in
 // the checkpoint vs 8 in <cfg_source>; ...".
+// `advice` ends that message (default: leave out --config or pass the training config).
 void load_weights_checked(torch::nn::Module& model, const ModelConfig& cfg, const WeightsFile& f,
-                          const std::string& cfg_source);
+                          const std::string& cfg_source, const std::string& advice = "");
 
 }  // namespace mnemo

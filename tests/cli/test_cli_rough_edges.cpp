@@ -2,6 +2,7 @@
 // step into a folder of an earlier run, messages that named the wrong flag or printed
 // "0.000000", an --out that cannot be created, export --figure's help, flags that do not
 // apply to gui --session, and --steps' three meanings.
+#include "core/train/checkpoint.h"
 #include "tests/support/helpers.h"
 #include "tests/support/skip.h"
 
@@ -173,4 +174,50 @@ TEST_CASE("cli: bench step --against-python: the Python eager Memformer and RMT 
   r = run_cli("bench step --segments 2 --repeats 1 --against-python --python /nonexistent/python3");
   CHECK(r.code == 2);
   CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);
+}
+
+TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning); a misfit, a missing file or --resume exits 2 writing nothing") {
+  const std::string dir = mnemo::test::temp_dir("init-from");
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << R"({"model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 1, "batch": 4, "lr": 1e-9, "warmup": 0, "eval_every": 0, "save_every": 0, "record_every": 0, "seed": 1}})";
+  const std::string w = dir + "/w.safetensors";
+  REQUIRE(run_cli("export-weights --config " + cfg + " --seed 7 --out " + w).code == 0);
+  const auto init = mnemo::read_weights_file(w);
+  // The largest difference between a session's last checkpoint and the exported weights.
+  auto max_diff = [&](const std::string& session) {
+    const auto got = mnemo::read_weights_file(session);
+    REQUIRE(got.weights.size() == init.weights.size());
+    double d = 0;
+    for (size_t i = 0; i < got.weights.size(); ++i) {
+      REQUIRE(got.weights[i].first == init.weights[i].first);
+      d = std::max(d, (got.weights[i].second - init.weights[i].second).abs().max().item<double>());
+    }
+    return d;
+  };
+  auto a = run_cli("train --config " + cfg + " --out " + dir + "/a --init-from " + w);
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  CHECK(a.output.find("initialised from " + w + " (a weights)") != std::string::npos);
+  CHECK(max_diff(dir + "/a") < 1e-6);  // one step at lr 1e-9 from the file's weights
+  auto b = run_cli("train --config " + cfg + " --out " + dir + "/b");  // its own initialisation (seed 1)
+  REQUIRE(b.code == 0);
+  CHECK(max_diff(dir + "/b") > 0.1);
+  // A zoo-style session as the source works too (its latest checkpoint).
+  CHECK(run_cli("train --config " + cfg + " --out " + dir + "/c --init-from " + dir + "/a").code == 0);
+  // Nothing is written for a misfit, a missing file, or --init-from with --resume.
+  auto d = run_cli("train --config " + cfg + " --out " + dir + "/d --init-from " + w + " --set model.slots=3");
+  CHECK(d.code == 2);
+  CHECK(d.output.find("--init-from: ") != std::string::npos);
+  CHECK(d.output.find("model.slots: 2") != std::string::npos);
+  CHECK(d.output.find("Fine-tuning needs the model") != std::string::npos);
+  auto e = run_cli("train --config " + cfg + " --out " + dir + "/e --init-from " + dir + "/nothing.safetensors");
+  CHECK(e.code == 2);
+  CHECK(e.output.find("--init-from: ") != std::string::npos);
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/d"));
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/e"));
+  auto f = run_cli("train --out " + dir + "/a --resume --init-from " + w);
+  CHECK(f.code == 2);
+  CHECK(f.output.find("pass one of them") != std::string::npos);
 }
