@@ -15,7 +15,7 @@ std::string find_session_config(const std::string& name);
 // document it ships (assets/models/NAME.txt), on which its memory visibly works. False when
 // either is missing (a checkout without the zoo): the demo then shows a random Memformer on
 // assets/sample.txt and says so.
-inline constexpr const char* kDemoModel = "memformer-copy";
+inline constexpr const char* kDemoModel = "memformer-two-facts-ft";
 bool find_demo_model(std::string* checkpoint, std::string* document);
 
 }  // namespace mnemo::app
