@@ -55,7 +55,7 @@ namespace {
 class DemoCommand : public Command {
  public:
   CLI::App* add(CLI::App& parent) override {
-    CLI::App* c = parent.add_subcommand("demo", "the demo on the shipped sample document");
+    CLI::App* c = parent.add_subcommand("demo", "the app on the zoo's demo model and its document (headless step without a display)");
     c->add_option("--out", out_, "where the headless demo writes figures");
     return c;
   }
