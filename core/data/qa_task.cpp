@@ -101,6 +101,7 @@ void QaTaskOptions::validate() const {
                       std::to_string(fact_max) + " bytes each) do not fit a document of doc_chunks * chunk_len = " +
                       std::to_string(doc_bytes) + " bytes; raise doc_chunks or lower facts");
   range("fact_chunks", fact_chunks, 0, doc_chunks);
+  range("byte_label_warmup", byte_label_warmup, 0, int64_t{1} << 40);
   if (fact_chunks > 0) {
     const int64_t per_chunk = (chunk_len + 1) / (fact_max + 1);
     if (facts > fact_chunks * per_chunk)
@@ -123,6 +124,7 @@ nlohmann::json QaTaskOptions::to_json() const {
                       {"facts", facts},         {"candidates", candidates}, {"train_size", train_size},
                       {"valid_size", valid_size}, {"test_size", test_size}};
   if (fact_chunks > 0) j["fact_chunks"] = fact_chunks;
+  if (byte_label_warmup > 0) j["byte_label_warmup"] = byte_label_warmup;
   return j;
 }
 
@@ -143,9 +145,10 @@ QaTaskOptions QaTaskOptions::from_json(const nlohmann::json& j) {
     else if (k == "valid_size") o.valid_size = v.get<int64_t>();
     else if (k == "test_size") o.test_size = v.get<int64_t>();
     else if (k == "fact_chunks") o.fact_chunks = v.get<int64_t>();
+    else if (k == "byte_label_warmup") o.byte_label_warmup = v.get<int64_t>();
     else
       throw ConfigError("qa task option '" + k + "' is unknown; known: seed, chunk_len, doc_chunks, facts, candidates, "
-                        "fact_chunks, train_size, valid_size, test_size");
+                        "fact_chunks, byte_label_warmup, train_size, valid_size, test_size");
   }
   o.validate();
   return o;
@@ -468,6 +471,18 @@ TaskBatch QaTaskSource::batch(Split s, const std::vector<int64_t>& indices, torc
   for (int64_t i : indices) ex.push_back(task_.example(qs, ((i % n) + n) % n));
   QaBatch qb = task_.batch(ex, torch::kCPU);
   TORCH_CHECK(qb.query.size() == 1, "qa task: the query must fit one chunk");
+  if (qs == QaSplit::kTrain && task_.options().byte_label_warmup > 0) {
+    // Label warm-up: the first byte_label_warmup train examples tag a city byte 1 when that
+    // byte occurs in the document (QaTaskOptions::byte_label_warmup).
+    auto ta = qb.query[0].targets.accessor<int64_t, 2>();
+    for (size_t r = 0; r < ex.size(); ++r) {
+      if (indices[r] >= task_.options().byte_label_warmup) continue;
+      const auto& e = ex[r];
+      for (const auto& [b, en] : e.candidates)
+        for (int64_t j = b; j < en; ++j)
+          ta[static_cast<int64_t>(r)][j] = e.document.find(e.query[static_cast<size_t>(j)]) != std::string::npos ? 1 : 0;
+    }
+  }
   const int64_t b = static_cast<int64_t>(ex.size()), l = task_.options().chunk_len;
   TaskBatch out;
   out.examples = b;

@@ -39,6 +39,12 @@ struct QaTaskOptions {
   // (each sentence inside one chunk, the chunks padded with spaces); the later chunks are
   // fillers, so the answer's fact is read at least doc_chunks - k chunks before the query.
   int64_t fact_chunks = 0;
+  // Label warm-up (not in the paper; QaTaskSource only): train examples whose index is below
+  // this are labelled by byte membership instead: a byte of a listed city is tagged 1 when
+  // that byte occurs anywhere in the document. Training reads train examples in index order
+  // (step * batch + i), so this is the first byte_label_warmup / batch steps. Valid and test
+  // always have the task's labels. 0 = off.
+  int64_t byte_label_warmup = 0;
   int64_t train_size = 4096, valid_size = 256, test_size = 256;
 
   // Throws ConfigError naming the field: counts out of range, or sizes for which the facts
