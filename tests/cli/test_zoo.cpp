@@ -113,7 +113,7 @@ TEST_CASE("zoo: every model in assets/models has a card with a check, and the zo
 // The shipped models, one test each (a missing or broken model fails its own test); the
 // list must name every model in assets/models.
 const char* const kZooModels[] = {"memformer-copy",      "memformer-copy-unit", "memformer-mnist", "memformer-two-facts",
-                                  "memformer-two-facts-ft", "memoryformer-lm", "rmt-copy",        "trxl-copy"};
+                                  "memformer-two-facts-ft", "memoryformer-lm", "mtn-qa", "rmt-copy",  "trxl-copy"};
 
 TEST_CASE("zoo: the tests below cover every shipped model") {
   std::vector<std::string> names;
@@ -135,6 +135,7 @@ TEST_CASE("zoo model memformer-two-facts: the card's accuracy, and chance with t
 TEST_CASE("zoo model memformer-two-facts-ft: the card's accuracy, and chance with the memory zeroed") {
   check_zoo_model("memformer-two-facts-ft");
 }
+TEST_CASE("zoo model mtn-qa: the card's choice accuracy, and chance with the memory zeroed") { check_zoo_model("mtn-qa"); }
 TEST_CASE("zoo model rmt-copy: the card's accuracy, and chance with the memory zeroed") { check_zoo_model("rmt-copy"); }
 TEST_CASE("zoo model trxl-copy: the card's accuracy, and chance with the memory zeroed") { check_zoo_model("trxl-copy"); }
 TEST_CASE("zoo model memformer-mnist: the card's bits per pixel, and worse with the memory zeroed") {

@@ -708,7 +708,6 @@ Membership membership_batch(int64_t batch, int64_t len, torch::Generator& g) {
   b.reading.target_valid = torch::zeros({batch, len}, torch::kBool);
   b.query.tokens = query + base;
   b.query.valid = torch::ones({batch, len}, torch::kBool);
-  if (std::getenv("MEMB_TRIVIAL")) labels = (query < 8).to(torch::kInt64);
   b.query.targets = labels;
   b.query.target_valid = torch::ones({batch, len}, torch::kBool);
   return b;
@@ -794,69 +793,5 @@ TEST_CASE("qa task: byte_label_warmup labels the first train examples by byte me
   for (int64_t r = 0; r < 2; ++r) {
     auto ex = src.qa().example(QaSplit::kValid, r);
     for (size_t j = 0; j < ex.labels.size(); ++j) CHECK(vb.segments.back().targets[r][static_cast<int64_t>(j)].item<int64_t>() == ex.labels[j]);
-  }
-}
-
-// Diagnostic, skipped by default (run with -tc="diagnostic: qa label warm-up" --no-skip):
-// MTN on the one-chunk QA task (chunk 32, 32 slots, d 64), trained with Adam lr 1e-3 and
-// batch 32 on byte-membership labels for QH_BYTE_STEPS steps (a candidate byte is tagged 1
-// when that byte occurs anywhere in the document), then on the task's labels. Prints the
-// valid choice accuracy with the memory and with the initial (empty) memory for the query.
-TEST_CASE("diagnostic: qa label warm-up" * doctest::skip()) {
-  auto envi = [](const char* k, double d) { const char* v = std::getenv(k); return v ? std::atof(v) : d; };
-  QaTaskOptions o;
-  o.chunk_len = 32;
-  o.doc_chunks = 1;
-  o.facts = 1;
-  o.candidates = 2;
-  o.fact_chunks = 1;
-  o.train_size = 200000;
-  o.valid_size = 512;
-  QaTask task(o);
-  const int steps = static_cast<int>(envi("QH_STEPS", 2000)), byte_steps = static_cast<int>(envi("QH_BYTE_STEPS", 1000));
-  const int64_t batch = 32;
-  const std::string kind = std::getenv("QH_KIND") ? std::getenv("QH_KIND") : "mtn";
-  auto [w0, w1] = task.class_weights();
-  ModelConfig cfg = tiny_mtn(kind, 32, 32);
-  cfg.dim = 64;
-  cfg.heads = 4;
-  cfg.ff = 256;
-  auto m = make_mtn(kind, 0, cfg);
-  m->set_task({MtnTask::Kind::kAnswerTagging, w0, w1});
-  torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(envi("QH_LR", 1e-3)));
-  auto byte_labels = [&](QaBatch& b, int64_t first) {
-    auto& q = b.query[0];
-    for (int64_t r = 0; r < b.size; ++r) {
-      auto ex = task.example(QaSplit::kTrain, first + r);
-      for (auto [s, e] : ex.candidates)
-        for (int64_t j = s; j < e; ++j)
-          q.targets[r][j] = ex.document.find(ex.query[static_cast<size_t>(j)]) != std::string::npos ? 1 : 0;
-    }
-  };
-  auto choice = [&](bool zero) {
-    torch::NoGradGuard ng;
-    m->eval();
-    auto vb = task.batch(QaSplit::kValid, 0, 512);
-    if (zero) vb.reading.clear();  // the query reads the initial memory
-    auto vf = qa_forward(*m, vb);
-    int right = 0;
-    for (int i = 0; i < 512; ++i) {
-      auto ex = task.example(QaSplit::kValid, i);
-      right += qa_pick_candidate(vf.answer_prob[i], ex) == ex.answer_candidate;
-    }
-    m->train();
-    return right / 512.0;
-  };
-  m->train();
-  for (int step = 0; step < steps; ++step) {
-    auto b = task.batch(QaSplit::kTrain, step * batch, batch);
-    if (step < byte_steps) byte_labels(b, step * batch);
-    auto f = qa_forward(*m, b);
-    opt.zero_grad();
-    f.loss.backward();
-    opt.step();
-    if ((step + 1) % 250 == 0)
-      MESSAGE(kind << " step " << step + 1 << (step < byte_steps ? " (byte labels)" : " (task labels)") << " loss "
-                   << f.loss.item<double>() << " valid choice " << choice(false) << " memory empty " << choice(true));
   }
 }
