@@ -1,11 +1,12 @@
 #include "app/bench/stats.h"
 
+#include "core/io/atomic_file.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
-#include <cstring>
 #include <stdexcept>
 
 #include <algorithm>
@@ -23,7 +24,7 @@ TempFile::TempFile(const std::string& prefix, const std::string& suffix) {
   const std::string dir = env && *env ? env : "/tmp";
   std::string tmpl = dir + "/" + prefix + "XXXXXX" + suffix;
   fd_ = ::mkstemps(tmpl.data(), static_cast<int>(suffix.size()));
-  if (fd_ < 0) throw std::runtime_error("cannot create a temporary file in " + dir + ": " + std::strerror(errno));
+  if (fd_ < 0) throw std::runtime_error("cannot create a temporary file in " + dir + ": " + io::errno_text(errno));
   path_ = tmpl;
 }
 
@@ -84,12 +85,12 @@ std::string self_exe() {
 
 std::string run_child(const std::vector<std::string>& args, const std::string& lib_dir, bool merge, int* code) {
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe: " + io::errno_text(errno));
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) throw std::runtime_error("fork: " + io::errno_text(errno));
   if (pid == 0) {
     ::dup2(fds[1], STDOUT_FILENO);
     if (merge) ::dup2(fds[1], STDERR_FILENO);

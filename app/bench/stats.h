@@ -18,12 +18,12 @@ double percentile(std::vector<double> v, double p);
 // CPU time in ms: of this process (all threads) / of the calling thread. CPU time is robust
 // against other processes competing for the cores.
 double process_cpu_ms();
+double thread_cpu_ms();
 // CPU time of clock `id` (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID) in ms.
 double clock_ms(clockid_t id);
+double ms_since(std::chrono::steady_clock::time_point t0);
 // printf of one number ("%.2f"), as a string, for table cells.
 std::string fmt(const char* format, double v);
-double thread_cpu_ms();
-double ms_since(std::chrono::steady_clock::time_point t0);
 
 // Wall and process CPU time of one call.
 struct Timing {

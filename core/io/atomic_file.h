@@ -30,11 +30,11 @@ inline void write_file_atomic(const std::string& path, const std::string& bytes)
 // stream records (std::ferror) or that show at flush/fsync/close are reported as IoError.
 void write_file_atomic(const std::string& path, const std::function<void(std::FILE*)>& writer);
 
-// Writes all `size` bytes to `f` or throws IoError naming `path` and the errno text.
-// A convenience for writers passed to write_file_atomic.
 // The text of an errno value ("No such file or directory"), for messages.
 std::string errno_text(int err);
 
+// Writes all `size` bytes to `f` or throws IoError naming `path` and the errno text.
+// A convenience for writers passed to write_file_atomic.
 void write_all(std::FILE* f, const void* data, std::size_t size, const std::string& path);
 
 // fsyncs directory `dir` so a rename or create inside it is durable. Throws IoError.

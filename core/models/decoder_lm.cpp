@@ -3,27 +3,16 @@
 
 #include "core/data/tokenizer.h"
 
-#include <map>
-#include <mutex>
-#include <utility>
-
 namespace mnemo {
 
-struct DecoderLmImpl::ConstantsCache {
-  std::mutex mu;
-  std::map<std::pair<int64_t, std::string>, StepConstants> by_length;  // (tokens, device)
-};
-
 DecoderLmImpl::StepConstants DecoderLmImpl::step_constants(const SequenceLayout& lay, torch::Device device) {
-  std::lock_guard<std::mutex> lock(constants_->mu);
-  const auto key = std::make_pair(lay.tokens, device.str());
-  auto it = constants_->by_length.find(key);
-  if (it != constants_->by_length.end()) return it->second;
+  const ConstantsKey key{lay.tokens, static_cast<int>(device.type()), device.index()};
+  if (auto it = constants_.find(key); it != constants_.end()) return it->second;
   c10::InferenceMode normal_tensors(false);  // usable by autograd later, also when made under InferenceMode
   torch::NoGradGuard no_grad;
   StepConstants c{decoder_mask_parts(lay, device), relative_positions(lay.rows(), lay.cols(), cfg_.dim, device)};
-  if (constants_->by_length.size() >= 16) constants_->by_length.clear();  // a few lengths in practice
-  constants_->by_length.emplace(key, c);
+  if (constants_.size() >= 16) constants_.clear();  // a few lengths in practice
+  constants_.emplace(key, c);
   return c;
 }
 
@@ -52,7 +41,7 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
   return y + ffn->forward(ln_ffn->forward(y));
 }
 
-DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg), constants_(std::make_shared<ConstantsCache>()) {
+DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg) {
   cfg_.validate();
   const auto& k = cfg_.model;
   TORCH_CHECK(k == "transformer" || k == "trxl" || k == "rmt" || k == "rmt-write-only" || k == "trxl-rmt",

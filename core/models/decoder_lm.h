@@ -35,6 +35,9 @@
 #include "core/models/transformer_xl.h"
 #include "core/nn/attention.h"
 
+#include <map>
+#include <tuple>
+
 namespace mnemo {
 
 struct DecoderLayerImpl : torch::nn::Module {
@@ -91,12 +94,12 @@ class DecoderLmImpl : public MemoryModelImpl {
     RelativePositions rel;
   };
   StepConstants step_constants(const SequenceLayout& lay, torch::Device device);
-  struct ConstantsCache;
+  using ConstantsKey = std::tuple<int64_t, int, int>;  // (tokens, device type, device index)
 
   ModelConfig cfg_;
   int64_t m_ = 0, c_ = 0;
   bool read_block_ = false;
-  std::shared_ptr<ConstantsCache> constants_;
+  std::map<ConstantsKey, StepConstants> constants_;
 };
 TORCH_MODULE(DecoderLm);
 

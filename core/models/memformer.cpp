@@ -9,9 +9,6 @@
 
 namespace mnemo {
 
-namespace {
-}  // namespace
-
 MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin,
                                                      bool read_memory) {
   ln_self = register_module("ln_self", layer_norm(dim));
@@ -57,8 +54,7 @@ MemoryWriterImpl::MemoryWriterImpl(int64_t dim_, int64_t heads_, double temperat
 }
 
 torch::Tensor MemoryWriterImpl::forward(const torch::Tensor& memory, const torch::Tensor& x,
-                                        const torch::Tensor& x_valid, torch::Tensor* attn,
-                                        const torch::Tensor& x_mask) {
+                                        const torch::Tensor& x_valid, torch::Tensor* attn) {
   const int64_t b = memory.size(0), nslots = memory.size(1), t = x.size(1);
   auto split = [&](const torch::Tensor& z, int64_t n) { return z.view({b, n, heads, head_dim}).transpose(1, 2); };
   auto qm = split(q->forward(memory), nslots);  // [B, H, k, dh]
@@ -69,7 +65,7 @@ torch::Tensor MemoryWriterImpl::forward(const torch::Tensor& memory, const torch
   const double scale = 1.0 / std::sqrt(static_cast<double>(head_dim));
   auto self_logit = (qm * km).sum(-1, /*keepdim=*/true) * scale;           // [B, H, k, 1]
   auto tok_logit = torch::matmul(qm, kx.transpose(-2, -1)) * scale;        // [B, H, k, T]
-  tok_logit = tok_logit + (x_mask.defined() ? x_mask : key_padding_mask(x_valid));  // padding never written
+  tok_logit = tok_logit + key_padding_mask(x_valid);                       // padding never written
   auto a = torch::softmax(torch::cat({self_logit, tok_logit}, -1) / temperature, -1);
   if (attn) *attn = a;
   auto out = a.narrow(-1, 0, 1) * mh + torch::matmul(a.narrow(-1, 1, t), vx);  // [B, H, k, dh]
@@ -117,8 +113,7 @@ torch::Tensor MemformerImpl::forget(const torch::Tensor& m_prime) const {
 torch::Tensor MemformerImpl::forget_norm() const { return v_bias.norm(2, -1); }
 
 torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Tensor& valid,
-                                    const torch::Tensor& memory, torch::Tensor* enc_valid, Tracer* tracer,
-                                    torch::Tensor* enc_mask) {
+                                    const torch::Tensor& memory, torch::Tensor* enc_valid, Tracer* tracer) {
   const int64_t b = tokens.size(0), l = tokens.size(1);
   TORCH_CHECK(l <= cfg_.segment_len, "segment of ", l, " tokens is longer than the model's segment_len ",
               cfg_.segment_len);
@@ -137,12 +132,11 @@ torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Te
     ++li;
   }
   if (enc_valid) *enc_valid = v;
-  if (enc_mask) *enc_mask = mask;
   return enc_norm->forward(x);
 }
 
 torch::Tensor MemformerImpl::decode(const torch::Tensor& next_tokens, const torch::Tensor& enc,
-                                    const torch::Tensor& enc_valid, const torch::Tensor& enc_mask_given) {
+                                    const torch::Tensor& enc_valid) {
   const int64_t b = next_tokens.size(0), l = next_tokens.size(1);
   TORCH_CHECK(l <= cfg_.segment_len, "target segment longer than segment_len");
   auto dev = next_tokens.device();
@@ -150,7 +144,7 @@ torch::Tensor MemformerImpl::decode(const torch::Tensor& next_tokens, const torc
   auto inp = torch::cat({bos, next_tokens.narrow(1, 0, l - 1)}, 1);
   auto y = tok_emb->forward(inp) + dec_pos->weight.narrow(0, 0, l).unsqueeze(0);  // positions 0..l-1
   auto causal = causal_mask(l, dev);
-  auto enc_mask = enc_mask_given.defined() ? enc_mask_given : key_padding_mask(enc_valid);
+  auto enc_mask = key_padding_mask(enc_valid);
   for (const auto& m : *decoder) y = m->as<MemformerDecoderLayerImpl>()->forward(y, causal, enc, enc_mask);
   return head->forward(dec_norm->forward(y));
 }
@@ -169,8 +163,8 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   }
   // The slots as the encoder and the writer see them (the state itself stays unit-norm).
   const auto seen = cfg_.memory_scale == "sqrt_dim" ? slots * std::sqrt(static_cast<double>(cfg_.dim)) : slots;
-  torch::Tensor enc_valid, enc_mask;
-  auto enc = encode(in.tokens, in.valid, seen, &enc_valid, tracer, &enc_mask);
+  torch::Tensor enc_valid;
+  auto enc = encode(in.tokens, in.valid, seen, &enc_valid, tracer);
   if (tracer) tracer->put_if_wanted(keys::kEncoderOut, enc);  // [B, L+C, d]: what the writer and decoder read
 
   const bool want_writer =
@@ -178,7 +172,7 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   torch::Tensor attn;
   SegmentOutput out;
   if (cfg_.memory) {
-    auto m_prime = writer->forward(seen, enc, enc_valid, want_writer ? &attn : nullptr, enc_mask);
+    auto m_prime = writer->forward(seen, enc, enc_valid, want_writer ? &attn : nullptr);
     out.memory.tensors["slots"] = forget(m_prime);
   } else {
     out.memory.tensors["slots"] = slots;  // "w/o memory": nothing is read or written
@@ -186,7 +180,7 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
 
   if (in.next_tokens.defined()) {
     TORCH_CHECK(in.next_valid.defined() && in.next_valid.sizes() == in.next_tokens.sizes(), "next_valid must match");
-    out.logits = decode(in.next_tokens, enc, enc_valid, enc_mask);
+    out.logits = decode(in.next_tokens, enc, enc_valid);
     auto flat = torch::nn::functional::cross_entropy(
         out.logits.reshape({-1, out.logits.size(-1)}), in.next_tokens.reshape({-1}),
         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));

@@ -39,10 +39,9 @@ TORCH_MODULE(MemformerDecoderLayer);
 struct MemoryWriterImpl : torch::nn::Module {
   MemoryWriterImpl(int64_t dim, int64_t heads, double temperature, const LinearOptions& lin = {});
   // memory [B, k, d], x [B, T, d], x_valid [B, T] bool. attn receives [B, H, k, 1+T]
-  // (column 0 = self) when non-null. Returns m' (before forgetting). x_mask, when given, is
-  // key_padding_mask(x_valid) already made (the step makes it once for all its users).
+  // (column 0 = self) when non-null. Returns m' (before forgetting).
   torch::Tensor forward(const torch::Tensor& memory, const torch::Tensor& x, const torch::Tensor& x_valid,
-                        torch::Tensor* attn, const torch::Tensor& x_mask = {});
+                        torch::Tensor* attn);
   int64_t dim, heads, head_dim;
   double temperature;
   Projection q, k, v;
@@ -64,14 +63,11 @@ class MemformerImpl : public MemoryModelImpl {
   // Biased memory normalisation: normalise(m' + v_bias) (forgetting on) or normalise(m').
   torch::Tensor forget(const torch::Tensor& m_prime) const;
   // Encoder over tokens (+ cls) with memory reading; returns [B, L + n_cls, d] after the
-  // final norm and fills `valid` with the key mask [B, L + n_cls] (and `enc_mask`, when
-  // given, with its additive key_padding_mask [B, 1, 1, L + n_cls]).
+  // final norm and fills `valid` with the key mask [B, L + n_cls].
   torch::Tensor encode(const torch::Tensor& tokens, const torch::Tensor& valid, const torch::Tensor& memory,
-                       torch::Tensor* enc_valid, Tracer* tracer, torch::Tensor* enc_mask = nullptr);
-  // Decoder logits [B, L, V] for next_tokens (teacher forcing with <bos> shifted in);
-  // enc_mask as encode gives it, or made from enc_valid when undefined.
-  torch::Tensor decode(const torch::Tensor& next_tokens, const torch::Tensor& enc, const torch::Tensor& enc_valid,
-                       const torch::Tensor& enc_mask = {});
+                       torch::Tensor* enc_valid, Tracer* tracer);
+  // Decoder logits [B, L, V] for next_tokens (teacher forcing with <bos> shifted in).
+  torch::Tensor decode(const torch::Tensor& next_tokens, const torch::Tensor& enc, const torch::Tensor& enc_valid);
   // ||v_bias^i|| per slot [k].
   torch::Tensor forget_norm() const;
 
