@@ -132,8 +132,16 @@ ProvenanceState advance_provenance(const ProvenanceState& prev, const Provenance
   return out;
 }
 
-ProvenanceChain::ProvenanceChain(int slots, int top_k, int checkpoint_every)
-    : slots_(slots), top_k_(std::max(0, top_k)), checkpoint_every_(std::max(1, checkpoint_every)) {
+namespace {
+int64_t share_bytes(const ProvenanceState& s) { return static_cast<int64_t>(s.weight.size() * sizeof(float)); }
+}  // namespace
+
+ProvenanceChain::ProvenanceChain(int slots, int top_k, int checkpoint_every, int64_t kept_budget_bytes)
+    : slots_(slots),
+      top_k_(std::max(0, top_k)),
+      checkpoint_every_(std::max(1, checkpoint_every)),
+      budget_(std::max<int64_t>(0, kept_budget_bytes)),
+      spacing_(checkpoint_every_) {
   if (slots <= 0) throw std::invalid_argument("provenance chain: slots must be > 0");
   kept_[-1] = std::make_shared<const ProvenanceState>(initial_provenance(slots_, top_k_));
 }
@@ -151,7 +159,7 @@ void ProvenanceChain::record(ProvenanceStep step) {
         old.first_token == step.first_token && old.diagonal == step.diagonal)
       return;
     // States computed from the old record are no longer right.
-    kept_.erase(kept_.lower_bound(step.segment), kept_.end());
+    forget_kept_from(step.segment);
     if (last_ && last_->segment >= step.segment) last_.reset();
   }
   records_[step.segment] = std::move(step);
@@ -171,16 +179,43 @@ ProvenanceStatePtr ProvenanceChain::at(int64_t t) {
     if (r == records_.end()) return nullptr;
     cur = std::make_shared<const ProvenanceState>(advance_provenance(*cur, r->second));
     ++updates_;
-    if (s % checkpoint_every_ == 0) kept_[s] = cur;
+    if (s % spacing_ == 0) keep(s, cur);
   }
   last_ = cur;
   return cur;
 }
 
+void ProvenanceChain::keep(int64_t segment, ProvenanceStatePtr state) {
+  auto [it, added] = kept_.emplace(segment, state);
+  if (!added) return;
+  kept_bytes_ += share_bytes(*state);
+  // Over the budget: double the spacing and drop the kept states that are not on it (the
+  // state before the first step, -1, always stays).
+  while (kept_bytes_ > budget_ && kept_.size() > 1 && spacing_ < (1 << 30)) {
+    spacing_ *= 2;
+    for (auto k = kept_.upper_bound(-1); k != kept_.end();) {
+      if (k->first % spacing_ != 0) {
+        kept_bytes_ -= share_bytes(*k->second);
+        k = kept_.erase(k);
+      } else {
+        ++k;
+      }
+    }
+  }
+}
+
+void ProvenanceChain::forget_kept_from(int64_t segment) {
+  for (auto k = kept_.lower_bound(std::max<int64_t>(segment, 0)); k != kept_.end();) {
+    kept_bytes_ -= share_bytes(*k->second);
+    k = kept_.erase(k);
+  }
+}
+
 void ProvenanceChain::clear() {
   records_.clear();
-  kept_.erase(kept_.upper_bound(-1), kept_.end());
+  forget_kept_from(0);
   last_.reset();
+  spacing_ = checkpoint_every_;
 }
 
 ProvenanceState kept_entry_provenance(int64_t segment, const std::vector<int64_t>& kept_source, int64_t tokens,

@@ -14,7 +14,12 @@
 //
 // ProvenanceChain is incremental: stepping forward costs one update of the last state; a
 // jump starts from the nearest kept state (one every `checkpoint_every` steps) and is exact —
-// the same arithmetic in the same order as stepping there.
+// the same arithmetic in the same order as stepping there. A state after step t holds a share
+// for every token seen, so it grows with t and keeping one every k steps would cost memory
+// quadratic in the steps taken (576 MB after 3000 steps of 16 slots and 32 tokens at k = 16).
+// The kept states are therefore held under a byte budget: when it is exceeded the spacing
+// doubles and every other kept state is dropped, so a long run costs at most the budget (plus
+// the last state), and a jump at most `spacing` updates.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -83,7 +88,10 @@ void fill_top_sources(ProvenanceState* state);
 
 class ProvenanceChain {
  public:
-  explicit ProvenanceChain(int slots, int top_k = 5, int checkpoint_every = 16);
+  // Kept states cost at most `kept_budget_bytes` (their shares), whatever the number of steps.
+  static constexpr int64_t kDefaultKeptBudgetBytes = int64_t{32} << 20;
+  explicit ProvenanceChain(int slots, int top_k = 5, int checkpoint_every = 16,
+                           int64_t kept_budget_bytes = kDefaultKeptBudgetBytes);
   int slots() const { return slots_; }
 
   // Records step `step.segment` (validated, normalised). Replacing a record with different
@@ -95,13 +103,22 @@ class ProvenanceChain {
   ProvenanceStatePtr at(int64_t t);
   // Number of single-step updates done so far (stepping forward costs exactly one).
   int64_t updates() const { return updates_; }
-  // Forgets every record and state.
+  // Forgets every record and state (the spacing goes back to checkpoint_every).
   void clear();
+  // Bytes of shares held by the kept states (not counting the state before the first step),
+  // and the spacing between them now.
+  int64_t kept_bytes() const { return kept_bytes_; }
+  int checkpoint_spacing() const { return spacing_; }
 
  private:
+  void keep(int64_t segment, ProvenanceStatePtr state);
+  void forget_kept_from(int64_t segment);  // kept states of `segment` and after
   int slots_, top_k_, checkpoint_every_;
+  int64_t budget_;
+  int spacing_;               // keep states at multiples of this (checkpoint_every, doubled under the budget)
+  int64_t kept_bytes_ = 0;
   std::map<int64_t, ProvenanceStep> records_;
-  std::map<int64_t, ProvenanceStatePtr> kept_;  // every checkpoint_every-th state
+  std::map<int64_t, ProvenanceStatePtr> kept_;  // every spacing_-th state, and -1
   ProvenanceStatePtr last_;                     // the state asked for last
   int64_t updates_ = 0;
 };

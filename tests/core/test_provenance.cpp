@@ -226,6 +226,53 @@ TEST_CASE("provenance: incremental stepping, jumps and missing records against b
   CHECK(gap.at(2)->weight != before);
 }
 
+TEST_CASE("provenance: kept states stay under the byte budget over a long run, and jumps stay exact") {
+  // 4 entries x 8 tokens per step: the state after step t holds 4 x 8(t+1) floats. Kept every
+  // 2 steps without a budget, 300 steps would keep 150 states, 4*8*4 * sum(2k+1) = 2.9 MB.
+  std::mt19937 rng(99);
+  const int m = 4, len = 8, steps = 300;
+  const int64_t budget = 64 << 10;  // 64 KiB
+  std::vector<ProvenanceStep> rec;
+  for (int s = 0; s < steps; ++s) rec.push_back(random_step(rng, s, int64_t{s} * len, m, len, s % 3 != 0));
+  ProvenanceChain bounded(m, 3, 2, budget), unbounded(m, 3, 2, int64_t{1} << 40);
+  for (const auto& r : rec) {
+    bounded.record(r);
+    unbounded.record(r);
+  }
+  int64_t most = 0;
+  for (int s = 0; s < steps; ++s) {
+    const int64_t before = bounded.updates();
+    REQUIRE(bounded.at(s));
+    CHECK(bounded.updates() == before + 1);  // stepping forward still costs one update
+    most = std::max(most, bounded.kept_bytes());
+  }
+  CHECK(most <= budget);
+  CHECK(bounded.kept_bytes() > budget / 4);  // thinned, not emptied
+  CHECK(bounded.checkpoint_spacing() > 2);
+  unbounded.at(steps - 1);
+  CHECK(unbounded.kept_bytes() > 2'000'000);
+  CHECK(unbounded.checkpoint_spacing() == 2);
+  // Jumps back and forth: bit-identical to the unbounded chain, and at most `spacing` updates.
+  for (int q = 0; q < 40; ++q) {
+    const int64_t t = static_cast<int64_t>(rng() % steps);
+    const int64_t before = bounded.updates();
+    auto a = bounded.at(t);
+    auto b = unbounded.at(t);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->weight == b->weight);
+    CHECK(a->initial == b->initial);
+    CHECK(a->other == b->other);
+    CHECK(bounded.updates() - before <= bounded.checkpoint_spacing());
+  }
+  // Replacing a record forgets the kept states after it, and their bytes.
+  bounded.record(random_step(rng, 10, 80, m, len, true));
+  CHECK(bounded.kept_bytes() <= int64_t{4} * m * len * 11);
+  bounded.clear();
+  CHECK(bounded.kept_bytes() == 0);
+  CHECK(bounded.checkpoint_spacing() == 2);
+}
+
 TEST_CASE("provenance: records that do not fit are refused") {
   ProvenanceChain chain(2);
   ProvenanceStep bad = diag_step(0, 0, 3, 1, {1.f, 0.f, 1.f, 0.f, 1.f, 0.f});
