@@ -70,6 +70,9 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
     log << "hash table stats over segments " << so.from << ".." << to << " -> " << so.out << "/hash_stats.csv\n";
   }
   log << "figures and traces are in " << so.out << "\n";
+  if (engine.document().changed_on_disk())  // a mapped document (core/data/document.h)
+    log << "warning: '" << so.doc << "' changed on disk while it was being stepped; the figures may mix its old and "
+        << "new bytes (bytes past a shortened end read as 0): run the command again\n";
   return 0;
 }
 

@@ -1,10 +1,12 @@
-// Document: a file's bytes, its token ids and each token's byte range.
+// Document: a file's bytes (read, or memory-mapped when large), its token ids and each token's byte range.
 #pragma once
 #include "core/errors.h"
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,10 +20,15 @@ struct DocumentError : InputError {
 // A document in O(1) memory per byte beyond the bytes themselves: the byte-level tokenizer
 // (core/data/tokenizer.h) gives one token per byte, token t = byte t, so token ids and byte
 // ranges are computed when asked for, never stored; segments are built on demand
-// (core/data/segmenter.h). See docs/reliability.md for the measured figures.
+// (core/data/segmenter.h). A file of kMapMinBytes or more is memory-mapped, not copied: its
+// bytes are page cache the kernel can drop and read again, and passes over the whole document
+// (looks_binary, scan) release each chunk's pages as they go, so only the pages in use stay
+// resident. See docs/reliability.md#large-documents for the measured figures.
+// Copies share the bytes; a Document is safe to read from several threads.
 struct Document {
-  std::string path;    // "" for in-memory documents
-  std::string bytes;   // the raw file content (any encoding)
+  std::string path;        // "" for in-memory documents
+  std::string_view bytes;  // the raw content (any encoding); lives as long as any copy of this Document
+  std::shared_ptr<const void> storage;  // owns `bytes`: a std::string, or a platform::MappedFile
 
   int64_t size() const { return static_cast<int64_t>(bytes.size()); }  // tokens
   // Token t's id (its byte value, 0..255). t must be in 0..size()-1.
@@ -32,7 +39,38 @@ struct Document {
   std::vector<int64_t> ids(int64_t begin = 0, int64_t end = -1) const;
   // True when the bytes contain NUL or are not valid UTF-8 (the UI escapes such bytes).
   bool looks_binary() const;
+
+  // True when the bytes are a memory map of the file at `path`.
+  bool mapped() const;
+  // True when a mapped document's file changed on disk since it was opened (written to, or cut
+  // short: bytes past its new end read as 0), so what is read now may not be what was opened.
+  // Always false for a document read into memory (it has its own copy).
+  bool changed_on_disk() const;
+  // Drops the pages holding bytes [begin, end) from resident memory (mapped documents; a no-op
+  // otherwise). Readers see no difference: the next access reads them again.
+  void release(int64_t begin, int64_t end) const;
+  // Calls f(std::string_view chunk, int64_t first) over consecutive chunks covering the whole
+  // document (first: the chunk's first byte), releasing each chunk's pages after it.
+  template <class F>
+  void scan(F&& f) const {
+    for (int64_t b = 0; b < size(); b += kScanChunk) {
+      const int64_t n = std::min(kScanChunk, size() - b);
+      f(bytes.substr(static_cast<size_t>(b), static_cast<size_t>(n)), b);
+      release(b, b + n);
+    }
+  }
+  static constexpr int64_t kScanChunk = int64_t{4} << 20;
+
+  // Set by load_document for mapped files: what the file was when opened.
+  struct FileStamp {
+    uint64_t device = 0, inode = 0;
+    int64_t size = 0, mtime_ns = 0;
+  };
+  FileStamp opened;
 };
+
+// Files of at least this many bytes are memory-mapped by load_document; smaller ones are read.
+inline constexpr int64_t kMapMinBytes = int64_t{1} << 20;  // 1 MiB
 
 // The largest document load_document reads (docs/reliability.md#caps): a bigger file is
 // refused before a byte of it is read, with a message naming the limit.
@@ -49,8 +87,9 @@ inline std::pair<int64_t, int64_t> segment_tokens(int64_t tokens, int64_t segmen
   return {first, std::min(segment_len, tokens - first)};
 }
 
-// Reads a file. Throws DocumentError for a missing path, a directory, an unreadable, empty
-// or oversized (> kMaxDocumentBytes) file. Binary files are allowed.
+// Opens a file: maps it when it has kMapMinBytes or more, else reads it. Throws DocumentError for
+// a missing path, a directory, a non-regular, unreadable, empty or oversized (> kMaxDocumentBytes)
+// file. Binary files are allowed.
 Document load_document(const std::string& path);
 Document make_document(std::string bytes, std::string path = "");
 

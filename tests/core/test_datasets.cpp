@@ -271,7 +271,7 @@ TEST_CASE("moby dick: chapters, the fixed split, documents and errors") {
   REQUIRE(test_docs.size() == 13);
   CHECK(test_docs[0].bytes == "CHAPTER 10. T10.\n\ntext 10");
   const auto joined = join_documents({test_docs[0], test_docs[1]});
-  CHECK(ByteTokenizer::decode(joined) == test_docs[0].bytes + "\n\n" + test_docs[1].bytes);
+  CHECK(ByteTokenizer::decode(joined) == std::string(test_docs[0].bytes) + "\n\n" + std::string(test_docs[1].bytes));
 
   test::write_file(cache + "/moby-dick/package/data/chapter_7.json", R"({"chapter":"8","title":"x","text":"y"})");
   const std::string m = error_of([] { load_moby_dick(); });

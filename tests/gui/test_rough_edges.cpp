@@ -11,6 +11,8 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #ifdef MNEMO_WITH_GUI
 using namespace mnemo;
 using namespace mnemo::app;
@@ -37,6 +39,36 @@ TEST_CASE("gui: the Document panel escapes bytes that are not UTF-8 as \\xHH - a
   Document text = make_document("plain text\n", "t.txt");
   info.not_text = text.looks_binary();
   CHECK(DocumentPanel::notice(info).empty());
+}
+
+TEST_CASE("gui: line starts follow every newline but a final one, in memory and across a mapped document's chunks") {
+  CHECK(line_starts_of(make_document("ab\ncd\n\nef\n")) == std::vector<uint32_t>{0, 3, 6, 7});
+  CHECK(line_starts_of(make_document("no newline")) == std::vector<uint32_t>{0});
+  const std::string dir = test::temp_dir("gui-lines");
+  std::string bytes(static_cast<size_t>(Document::kScanChunk) + 100, 'x');
+  bytes[static_cast<size_t>(Document::kScanChunk) - 1] = '\n';  // last byte of the first chunk
+  bytes[static_cast<size_t>(Document::kScanChunk)] = '\n';      // first byte of the second
+  bytes[5] = '\n';
+  test::write_file(dir + "/lines.txt", bytes);
+  const Document doc = load_document(dir + "/lines.txt");
+  REQUIRE(doc.mapped());
+  const auto k = static_cast<uint32_t>(Document::kScanChunk);
+  CHECK(line_starts_of(doc) == std::vector<uint32_t>{0, 6, k, k + 1});
+}
+
+TEST_CASE("gui: a large document cut short on disk while open gets a red line naming it, and reads 0 past the cut") {
+  const std::string dir = test::temp_dir("gui-changed");
+  const std::string p = dir + "/big.txt";
+  test::write_file(p, std::string(static_cast<size_t>(kMapMinBytes) * 2, 'x'));
+  const Document doc = load_document(p);
+  REQUIRE(doc.mapped());
+  CHECK(DocumentPanel::changed_notice(doc).empty());
+  REQUIRE(::truncate(p.c_str(), 10) == 0);
+  CHECK(DocumentPanel::cell_text(doc, kMapMinBytes) == "\\x00");  // past the cut: a zero byte, no crash
+  CHECK(DocumentPanel::cell_text(doc, 3) == "x");
+  const std::string note = DocumentPanel::changed_notice(doc);
+  CHECK(note.find("'" + p + "' changed on disk since it was opened") != std::string::npos);
+  CHECK(note.find("Open it again") != std::string::npos);
 }
 
 TEST_CASE("gui: the window title names the document and model, and a replay's session, not its trace file") {

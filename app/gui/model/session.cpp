@@ -31,13 +31,23 @@ std::string window_title(const SessionView& s) {
   return t;
 }
 
-std::vector<int64_t> line_starts_of(const Document& doc) {
-  std::vector<int64_t> starts{0};
+static_assert(kMaxDocumentBytes <= UINT32_MAX, "line starts are stored in 32 bits");
+
+std::vector<uint32_t> line_starts_of(const Document& doc) {
+  // One token per byte (core/data/document.h): a line starts after each '\n' but the last byte.
+  // Chunk by chunk, so a mapped document does not stay resident after the pass.
+  // Counted first, so the vector is allocated once at its size (growing it by doubling would
+  // hold up to three times the final size at its peak: a few MB on a large text).
   const int64_t n = doc.size();
-  for (int64_t t = 0; t + 1 < n; ++t) {
-    const auto& [b, e] = doc.offset(t);
-    if (e - b == 1 && doc.bytes[static_cast<size_t>(b)] == '\n') starts.push_back(t + 1);
-  }
+  size_t count = 1;
+  doc.scan([&](std::string_view chunk, int64_t) { count += static_cast<size_t>(std::count(chunk.begin(), chunk.end(), '\n')); });
+  std::vector<uint32_t> starts;
+  starts.reserve(count);
+  starts.push_back(0);
+  doc.scan([&](std::string_view chunk, int64_t first) {
+    for (size_t i = chunk.find('\n'); i != std::string_view::npos; i = chunk.find('\n', i + 1))
+      if (first + static_cast<int64_t>(i) + 1 < n) starts.push_back(static_cast<uint32_t>(first + static_cast<int64_t>(i) + 1));
+  });
   return starts;
 }
 

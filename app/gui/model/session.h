@@ -23,7 +23,9 @@ struct SessionInfo {
   uint64_t seed = 0;
   std::string checkpoint;  // "" = randomly initialised under `seed`
   int64_t segment_len = 0, num_segments = 0;
-  std::vector<int64_t> line_starts;  // token index of each line's first token (after '\n')
+  // Token index of each line's first token (after '\n'); 32 bits, as a document has at most
+  // kMaxDocumentBytes tokens (a large text has a line start every few dozen bytes).
+  std::vector<uint32_t> line_starts;
   bool not_text = false;             // the document holds NUL or bytes that are not UTF-8
 };
 
@@ -56,6 +58,6 @@ std::string window_title(const SessionView& s);
 std::string position_text(int64_t segment, int64_t num_segments);
 
 // Line starts of a document (token 0 and every token after a '\n').
-std::vector<int64_t> line_starts_of(const Document& doc);
+std::vector<uint32_t> line_starts_of(const Document& doc);
 
 }  // namespace mnemo::app

@@ -107,6 +107,14 @@ std::string DocumentPanel::notice(const SessionInfo& info) {
   return "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown escaped as \\xHH";
 }
 
+std::string DocumentPanel::changed_notice(const Document& doc) {
+  if (!doc.changed_on_disk()) return "";
+  return "'" + doc.path +
+         "' changed on disk since it was opened (a large file is read in place, not copied): what is shown and "
+         "stepped may mix its old and new bytes, and bytes past a shortened end read as \\x00. Open it again "
+         "(Ctrl+O) to see it as it is now.";
+}
+
 void DocumentPanel::draw(PanelContext& ctx) {
   const SessionView& s = ctx.session;
   if (!s.info || !s.info->doc) {
@@ -123,6 +131,17 @@ void DocumentPanel::draw(PanelContext& ctx) {
   ImGui::Text("%lld tokens, %lld segments of %lld", static_cast<long long>(doc.size()),
               static_cast<long long>(info.num_segments), static_cast<long long>(L));
   export_button(ctx, PanelId::kDocument);
+  // Checked twice a second (a stat of the file), not every frame.
+  if (const double now = ImGui::GetTime(); &doc != changed_doc_ || now - changed_checked_at_ >= 0.5) {
+    changed_ = changed_notice(doc);
+    changed_doc_ = &doc;
+    changed_checked_at_ = now;
+  }
+  if (!changed_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.35f, 0.3f, 1.f));
+    ImGui::TextWrapped("%s", changed_.c_str());
+    ImGui::PopStyleColor();
+  }
   if (const std::string note = notice(info); !note.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.73f, 0.03f, 1.f));
     ImGui::TextWrapped("%s", note.c_str());
@@ -224,14 +243,15 @@ void DocumentPanel::draw(PanelContext& ctx) {
     row_prefix_.assign(ls.size() + 1, 0);
     for (int64_t i = 0; i < n_lines; ++i) {
       const int64_t len = (i + 1 < n_lines ? ls[static_cast<size_t>(i + 1)] : doc.size()) - ls[static_cast<size_t>(i)];
-      row_prefix_[static_cast<size_t>(i + 1)] = row_prefix_[static_cast<size_t>(i)] + std::max<int64_t>(1, (len + cols - 1) / cols);
+      row_prefix_[static_cast<size_t>(i + 1)] =
+          static_cast<uint32_t>(row_prefix_[static_cast<size_t>(i)] + std::max<int64_t>(1, (len + cols - 1) / cols));
     }
     layout_info_ = info.id;
     layout_cols_ = cols;
   }
   auto row_of_token = [&](int64_t t) {
     const int64_t line = static_cast<int64_t>(std::upper_bound(ls.begin(), ls.end(), t) - ls.begin()) - 1;
-    return row_prefix_[static_cast<size_t>(line)] + (t - ls[static_cast<size_t>(line)]) / cols;
+    return int64_t{row_prefix_[static_cast<size_t>(line)]} + (t - ls[static_cast<size_t>(line)]) / cols;
   };
   // Bring the current segment into view when it changes.
   if (s.position != scrolled_to_ || scrolled_info_ != info.id) {

@@ -100,15 +100,22 @@ class DocumentPanel {
   static std::string cell_text(const Document& doc, int64_t t);
   // The notice shown above a document that is not text ("" for text).
   static std::string notice(const SessionInfo& info);
+  // The red line shown when the (memory-mapped) document changed on disk since it was opened;
+  // "" when it did not (Document::changed_on_disk).
+  static std::string changed_notice(const Document& doc);
 
  private:
   uint64_t layout_info_ = 0;
   int layout_cols_ = 0;
-  std::vector<int64_t> row_prefix_;  // visual rows before each line (size lines + 1)
+  std::vector<uint32_t> row_prefix_;  // visual rows before each line (size lines + 1; < 2^32 under kMaxDocumentBytes)
   int64_t scrolled_to_ = -2;
   uint64_t scrolled_info_ = 0;
   int64_t scrolled_highlight_ = -1;
   int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry
+  // The changed-on-disk line, its document and when it was last checked (draw()).
+  std::string changed_;
+  const Document* changed_doc_ = nullptr;
+  double changed_checked_at_ = -1.0;
   int chosen_slot_ = 0;
 
  public:

@@ -60,6 +60,10 @@ bool Window::open(int w, int h, const char* title, bool vsync, std::string* why)
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  // ImGui draws 2D triangles in order: no depth or stencil buffer (each would cost 4 bytes per
+  // pixel of the window, in GPU memory or, under a software GL, in the process's own memory).
+  glfwWindowHint(GLFW_DEPTH_BITS, 0);
+  glfwWindowHint(GLFW_STENCIL_BITS, 0);
   win_ = glfwCreateWindow(w, h, title, nullptr, nullptr);
   if (!win_) {
     *why = "cannot create an OpenGL 3.3 window: " + g_glfw_error;
@@ -112,10 +116,17 @@ void Window::reload_fonts() {
   if (!gl_backend_) return;
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
+  ImGui::GetIO().Fonts->ClearTexData();  // the GL texture has the pixels now
 }
 
 void Window::new_frame() {
   ImGui_ImplOpenGL3_NewFrame();
+  // The first NewFrame uploads the font atlas to a GL texture; its CPU-side pixels (4 bytes per
+  // texel) are not needed after that (a font reload builds them again, reload_fonts()).
+  if (!fonts_uploaded_) {
+    ImGui::GetIO().Fonts->ClearTexData();
+    fonts_uploaded_ = true;
+  }
   ImGui_ImplGlfw_NewFrame();
 }
 
@@ -149,13 +160,15 @@ void write_screenshot(const std::string& path, int w, int h) {
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
-  std::vector<uint8_t> flipped(px.size());  // GL's origin is bottom-left
+  // GL's origin is bottom-left: flip the rows in place (a second frame-sized buffer would add
+  // w*h*3 bytes to the app's peak memory).
   const size_t stride = static_cast<size_t>(w) * 3;
-  for (int y = 0; y < h; ++y)
-    std::copy_n(px.data() + static_cast<size_t>(h - 1 - y) * stride, stride, flipped.data() + static_cast<size_t>(y) * stride);
+  for (int y = 0; y < h / 2; ++y)
+    std::swap_ranges(px.data() + static_cast<size_t>(y) * stride, px.data() + static_cast<size_t>(y + 1) * stride,
+                     px.data() + static_cast<size_t>(h - 1 - y) * stride);
   std::string png;
   auto sink = [](void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size)); };
-  if (!stbi_write_png_to_func(sink, &png, w, h, 3, flipped.data(), static_cast<int>(stride)))
+  if (!stbi_write_png_to_func(sink, &png, w, h, 3, px.data(), static_cast<int>(stride)))
     throw viz::ExportError(path, "PNG encoding failed");
   viz::write_file_atomic(path, png);
 }

@@ -50,6 +50,7 @@ class Window {
  private:
   GLFWwindow* win_ = nullptr;
   bool imgui_ = false, glfw_backend_ = false, gl_backend_ = false;
+  bool fonts_uploaded_ = false;  // the font atlas is on the GPU and its CPU pixels freed
   std::string ini_path_;
   bool fullscreen_ = false;
   int saved_x_ = 0, saved_y_ = 0, saved_w_ = 0, saved_h_ = 0;
