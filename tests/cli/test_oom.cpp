@@ -6,6 +6,7 @@
 #include "core/platform/memory.h"
 #include "core/train/run_log.h"
 #include "tests/support/helpers.h"
+#include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
 #include <sys/resource.h>
@@ -145,4 +146,26 @@ TEST_CASE("out of memory: CUDA's allocator error takes the CPU's path, naming th
         "out of memory at building the model, needed ~2.00 GiB on the GPU");
   const c10::Error other({__func__, __FILE__, 1}, "CUDA error: an illegal memory access was encountered");
   CHECK_FALSE(mnemo::platform::out_of_memory_message(other).has_value());
+}
+
+TEST_CASE("out of memory: a real CUDA allocation past the GPU's memory takes the same path (GPU only)") {
+  if (!torch::cuda::is_available()) {
+    MNEMO_SKIP_WITHOUT_CUDA("no CUDA device is visible (or LibTorch was built without CUDA)");
+  }
+  // 1 TiB: more than any one GPU has. The caching allocator's own error, in this LibTorch's
+  // own words, must come out as the CPU allocator's does, and the device must stay usable.
+  try {
+    mnemo::platform::MemoryActivity step("training step 1 (batch 1 x 1 segments of 1 tokens)");
+    const auto t = torch::empty({int64_t{1} << 40}, torch::TensorOptions().dtype(torch::kUInt8).device(torch::kCUDA));
+    CHECK(t.numel() == 0);  // not reached
+    FAIL("1 TiB was allocated on the GPU");
+  } catch (const std::exception& e) {
+    INFO(e.what());
+    const auto msg = mnemo::platform::out_of_memory_message(e);
+    REQUIRE(msg);
+    CHECK(msg->rfind("out of memory at training step 1 (batch 1 x 1 segments of 1 tokens), needed ~", 0) == 0);
+    CHECK(std::regex_search(*msg, std::regex(R"(needed ~1024\.00 GiB on the GPU$|needed ~1\.00 TiB on the GPU$)")));
+  }
+  auto small = torch::ones({1024}, torch::TensorOptions().device(torch::kCUDA));
+  CHECK(small.sum().item<double>() == 1024.0);
 }
