@@ -26,10 +26,11 @@ int run_cli(int argc, char** argv, CommandTable& table, std::ostream& out, std::
   CLI::App app{"Mnemoscope: watch what memory-augmented transformers do with their memory"};
   app.require_subcommand(0, 1);
   // --threads anywhere on the line (subcommands pass unknown options up): intra-op threads of
-  // LibTorch and of OpenBLAS (core/platform/blas.h); default the number of cores.
+  // LibTorch and of OpenBLAS (core/platform/blas.h); default_compute_threads() when not given.
   int threads = 0;
   app.fallthrough();
-  app.add_option("--threads", threads, "CPU threads for LibTorch and OpenBLAS (default: $OMP_NUM_THREADS when set, else the number of cores)");
+  CLI::Option* threads_opt = app.add_option(
+      "--threads", threads, "CPU threads for LibTorch and OpenBLAS (default: $OMP_NUM_THREADS when set, else 1; 0 = one per core)");
   std::vector<CLI::App*> apps;
   for (auto& c : table.commands) apps.push_back(c->add(app));
   try {
@@ -43,8 +44,10 @@ int run_cli(int argc, char** argv, CommandTable& table, std::ostream& out, std::
     return 2;
   }
   try {
-    if (threads < 0) throw UsageError("--threads " + std::to_string(threads) + " must be >= 1 (0 = number of cores)");
-    platform::set_compute_threads(threads > 0 ? threads : platform::default_compute_threads());
+    if (threads < 0) throw UsageError("--threads " + std::to_string(threads) + " must be >= 1 (0 = one per core)");
+    platform::set_compute_threads(threads_opt->count() == 0 ? platform::default_compute_threads()
+                                  : threads > 0             ? threads
+                                                            : platform::cpu_cores());
     for (size_t i = 0; i < table.commands.size(); ++i)
       if (apps[i]->parsed()) return table.commands[i]->run(out);
     if (table.fallback) return table.fallback(out);

@@ -31,7 +31,7 @@ class InfoCommand : public Command {
         << ", CUDA runtime devices " << kernels::cuda_device_count() << "\n"
         << "CPU threads (intra-op): " << torch::get_num_threads() << " of " << platform::cpu_cores()
         << " cores (--threads N; default " << default_threads
-        << (threads_env ? ", from OMP_NUM_THREADS" : ", one per core") << ")\n"
+        << (threads_env ? ", from OMP_NUM_THREADS" : ", as OMP_NUM_THREADS is not set") << ")\n"
         << "BLAS: " << blas.summary() << "\n"
         << "std::filesystem: " << fs.summary() << "\n"
         << "distributed (c10d): gloo " << (dist::has_gloo() ? "yes" : "no (no Gloo headers at build time)") << ", nccl "

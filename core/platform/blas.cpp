@@ -152,7 +152,7 @@ int default_compute_threads(bool* from_env) {
       return static_cast<int>(n);
     }
   }
-  return cpu_cores();
+  return 1;  // see blas.h: more threads were slower for this program's models here
 }
 
 }  // namespace mnemo::platform

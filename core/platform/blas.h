@@ -47,9 +47,12 @@ void set_compute_threads(int n);
 int cpu_cores();
 
 // The intra-op threads used when `--threads` is not given: OMP_NUM_THREADS when it is set to
-// a positive integer (the convention OpenMP, OpenBLAS and PyTorch follow: a user or a test
-// runner that starts several processes at once sets it), else cpu_cores(). *from_env, when
-// given, says which.
+// a positive integer (the convention OpenMP, OpenBLAS and PyTorch follow), else 1. Not one per
+// core: with Debian's OpenBLAS (the pthreads build) LibTorch's OpenMP pool and OpenBLAS's pool
+// compete for the same cores, and at this program's model sizes a second thread did not pay
+// for itself even without that (docs/training.md "Threads and BLAS": training 2.8-3.6x and
+// the app's stepping 9x slower with one thread per core on 2 cores). *from_env, when given,
+// says which.
 int default_compute_threads(bool* from_env = nullptr);
 
 }  // namespace mnemo::platform

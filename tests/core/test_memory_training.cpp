@@ -555,7 +555,7 @@ TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS 
   CHECK(out.find("CPU threads (intra-op): 1 of") != std::string::npos);
 }
 
-TEST_CASE("threads: the default follows OMP_NUM_THREADS when it is a positive integer, else one per core") {
+TEST_CASE("threads: the default follows OMP_NUM_THREADS when it is a positive integer, else 1; --threads 0 is one per core") {
   const std::string cores = std::to_string(platform::cpu_cores());
   const std::string bin = MNEMO_BINARY;
   auto a = test::run_shell("OMP_NUM_THREADS=3 " + bin + " info");
@@ -566,13 +566,19 @@ TEST_CASE("threads: the default follows OMP_NUM_THREADS when it is a positive in
     CAPTURE(bad);
     auto b = test::run_shell(std::string("OMP_NUM_THREADS='") + bad + "' " + bin + " info");
     CHECK(b.code == 0);
-    CHECK(b.output.find("CPU threads (intra-op): " + cores + " of " + cores + " cores (--threads N; default " + cores +
-                        ", one per core)") != std::string::npos);
+    CHECK(b.output.find("CPU threads (intra-op): 1 of " + cores + " cores (--threads N; default 1, as OMP_NUM_THREADS is not set)") !=
+          std::string::npos);
   }
   auto c = test::run_shell("env -u OMP_NUM_THREADS " + bin + " info");
-  CHECK(c.output.find("default " + cores + ", one per core") != std::string::npos);
+  CHECK(c.output.find("CPU threads (intra-op): 1 of " + cores + " cores (--threads N; default 1, as OMP_NUM_THREADS is not set)") !=
+        std::string::npos);
   auto d = test::run_shell("OMP_NUM_THREADS=3 " + bin + " --threads 1 info");  // the flag wins
   CHECK(d.output.find("CPU threads (intra-op): 1 of") != std::string::npos);
+  auto e = test::run_shell("OMP_NUM_THREADS=1 " + bin + " --threads 0 info");  // 0: one per core
+  CHECK(e.output.find("CPU threads (intra-op): " + cores + " of " + cores + " cores") != std::string::npos);
+  auto f = test::run_shell(bin + " --threads -2 info");
+  CHECK(f.code == 2);
+  CHECK(f.output.find("--threads -2 must be >= 1 (0 = one per core)") != std::string::npos);
 }
 
 TEST_CASE("bench blas: both children report, a training config is timed under each BLAS, ratios printed") {
