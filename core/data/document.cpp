@@ -33,19 +33,13 @@ bool Document::looks_binary() const {
   return false;
 }
 
-bool Document::mapped() const { return opened.inode != 0; }
-
 namespace {
-const platform::MappedFile* mapping_of(const Document& d) {
-  return d.mapped() ? static_cast<const platform::MappedFile*>(d.storage.get()) : nullptr;
-}
 int64_t mtime_ns(const struct stat& st) { return int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec; }
 }  // namespace
 
 bool Document::changed_on_disk() const {
-  const platform::MappedFile* m = mapping_of(*this);
-  if (!m) return false;
-  if (m->truncated()) return true;
+  if (!mapping) return false;
+  if (mapping->truncated()) return true;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;  // moved or deleted: the mapping still holds the file
   if (static_cast<uint64_t>(st.st_dev) != opened.device || static_cast<uint64_t>(st.st_ino) != opened.inode)
@@ -54,8 +48,8 @@ bool Document::changed_on_disk() const {
 }
 
 void Document::release(int64_t begin, int64_t end) const {
-  if (const platform::MappedFile* m = mapping_of(*this))
-    m->release(static_cast<size_t>(std::max<int64_t>(begin, 0)), static_cast<size_t>(std::max<int64_t>(end, 0)));
+  if (mapping)
+    mapping->release(static_cast<size_t>(std::max<int64_t>(begin, 0)), static_cast<size_t>(std::max<int64_t>(end, 0)));
 }
 
 std::vector<int64_t> Document::ids(int64_t begin, int64_t end) const {
@@ -69,9 +63,8 @@ std::vector<int64_t> Document::ids(int64_t begin, int64_t end) const {
 Document make_document(std::string bytes, std::string path) {
   Document d;
   d.path = std::move(path);
-  auto owned = std::make_shared<const std::string>(std::move(bytes));
-  d.bytes = *owned;
-  d.storage = std::move(owned);
+  d.owned = std::make_shared<const std::string>(std::move(bytes));
+  d.bytes = *d.owned;
   return d;
 }
 
@@ -105,7 +98,7 @@ Document load_document(const std::string& path) {
       Document d;
       d.path = path;
       d.bytes = std::string_view(m->data(), m->size());
-      d.storage = std::move(m);
+      d.mapping = std::move(m);
       d.opened = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), n, mtime_ns(st)};
       return d;
     }

@@ -12,6 +12,10 @@
 
 namespace mnemo {
 
+namespace platform {
+class MappedFile;  // core/platform/mapped_file.h
+}
+
 // A user-facing problem with an input file; the message names the file and the fix.
 struct DocumentError : InputError {
   using InputError::InputError;
@@ -28,7 +32,10 @@ struct DocumentError : InputError {
 struct Document {
   std::string path;        // "" for in-memory documents
   std::string_view bytes;  // the raw content (any encoding); lives as long as any copy of this Document
-  std::shared_ptr<const void> storage;  // owns `bytes`: a std::string, or a platform::MappedFile
+  // What owns `bytes`: the copy of a document read into memory, or the map of a file of
+  // kMapMinBytes or more (the other is null).
+  std::shared_ptr<const std::string> owned;
+  std::shared_ptr<const platform::MappedFile> mapping;
 
   int64_t size() const { return static_cast<int64_t>(bytes.size()); }  // tokens
   // Token t's id (its byte value, 0..255). t must be in 0..size()-1.
@@ -41,7 +48,7 @@ struct Document {
   bool looks_binary() const;
 
   // True when the bytes are a memory map of the file at `path`.
-  bool mapped() const;
+  bool mapped() const { return mapping != nullptr; }
   // True when a mapped document's file changed on disk since it was opened (written to, or cut
   // short: bytes past its new end read as 0), so what is read now may not be what was opened.
   // Always false for a document read into memory (it has its own copy).

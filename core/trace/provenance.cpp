@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -159,7 +160,7 @@ void ProvenanceChain::record(ProvenanceStep step) {
         old.first_token == step.first_token && old.diagonal == step.diagonal)
       return;
     // States computed from the old record are no longer right.
-    forget_kept_from(step.segment);
+    kept_.erase(kept_.lower_bound(step.segment), kept_.end());
     if (last_ && last_->segment >= step.segment) last_.reset();
   }
   records_[step.segment] = std::move(step);
@@ -185,35 +186,25 @@ ProvenanceStatePtr ProvenanceChain::at(int64_t t) {
   return cur;
 }
 
-void ProvenanceChain::keep(int64_t segment, ProvenanceStatePtr state) {
-  auto [it, added] = kept_.emplace(segment, state);
-  if (!added) return;
-  kept_bytes_ += share_bytes(*state);
-  // Over the budget: double the spacing and drop the kept states that are not on it (the
-  // state before the first step, -1, always stays).
-  while (kept_bytes_ > budget_ && kept_.size() > 1 && spacing_ < (1 << 30)) {
-    spacing_ *= 2;
-    for (auto k = kept_.upper_bound(-1); k != kept_.end();) {
-      if (k->first % spacing_ != 0) {
-        kept_bytes_ -= share_bytes(*k->second);
-        k = kept_.erase(k);
-      } else {
-        ++k;
-      }
-    }
-  }
+int64_t ProvenanceChain::kept_bytes() const {
+  int64_t n = 0;  // summed when a state is kept: one pass over a map of at most t / spacing entries
+  for (auto k = kept_.upper_bound(-1); k != kept_.end(); ++k) n += share_bytes(*k->second);
+  return n;
 }
 
-void ProvenanceChain::forget_kept_from(int64_t segment) {
-  for (auto k = kept_.lower_bound(std::max<int64_t>(segment, 0)); k != kept_.end();) {
-    kept_bytes_ -= share_bytes(*k->second);
-    k = kept_.erase(k);
+void ProvenanceChain::keep(int64_t segment, ProvenanceStatePtr state) {
+  if (!kept_.emplace(segment, std::move(state)).second) return;
+  // Over the budget: double the spacing and drop the kept states that are not on it (the
+  // state before the first step, -1, always stays).
+  while (kept_.size() > 1 && spacing_ < (1 << 30) && kept_bytes() > budget_) {
+    spacing_ *= 2;
+    for (auto k = kept_.upper_bound(-1); k != kept_.end();) k = k->first % spacing_ != 0 ? kept_.erase(k) : std::next(k);
   }
 }
 
 void ProvenanceChain::clear() {
   records_.clear();
-  forget_kept_from(0);
+  kept_.erase(kept_.upper_bound(-1), kept_.end());
   last_.reset();
   spacing_ = checkpoint_every_;
 }

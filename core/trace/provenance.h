@@ -107,16 +107,14 @@ class ProvenanceChain {
   void clear();
   // Bytes of shares held by the kept states (not counting the state before the first step),
   // and the spacing between them now.
-  int64_t kept_bytes() const { return kept_bytes_; }
+  int64_t kept_bytes() const;
   int checkpoint_spacing() const { return spacing_; }
 
  private:
-  void keep(int64_t segment, ProvenanceStatePtr state);
-  void forget_kept_from(int64_t segment);  // kept states of `segment` and after
+  void keep(int64_t segment, ProvenanceStatePtr state);  // at `segment`, then thinned to the budget
   int slots_, top_k_, checkpoint_every_;
   int64_t budget_;
   int spacing_;               // keep states at multiples of this (checkpoint_every, doubled under the budget)
-  int64_t kept_bytes_ = 0;
   std::map<int64_t, ProvenanceStep> records_;
   std::map<int64_t, ProvenanceStatePtr> kept_;  // every spacing_-th state, and -1
   ProvenanceStatePtr last_;                     // the state asked for last

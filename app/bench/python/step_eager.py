@@ -48,7 +48,14 @@ PAD, BOS = 256, 257
 
 class Eager:
     """LayerNorm, Linear and head splitting over the weights by module path (docs/models.md
-    "Common building blocks"); self.w, self.d, self.h and self.dh are set by the model."""
+    "Common building blocks"), and the config fields every model reads."""
+
+    def __init__(self, weights, cfg):
+        self.w = weights
+        self.d = cfg["dim"]
+        self.h = cfg["heads"]
+        self.dh = self.d // self.h
+        self.L = cfg["segment_len"]
 
     def ln(self, x, p):
         return F.layer_norm(x, (self.d,), self.w[p + ".weight"], self.w[p + ".bias"], 1e-5)
@@ -63,12 +70,8 @@ class Eager:
 
 class Memformer(Eager):
     def __init__(self, weights, cfg):
-        self.w = weights
-        self.d = cfg["dim"]
-        self.h = cfg["heads"]
-        self.dh = self.d // self.h
+        super().__init__(weights, cfg)
         self.k = cfg["slots"]
-        self.L = cfg["segment_len"]
         self.C = cfg.get("n_cls", 1)
         self.tau = cfg.get("temperature", 1.0)
         self.forgetting = cfg.get("forgetting", True)
@@ -160,12 +163,8 @@ class Rmt(Eager):
     written at the end of every segment, relative positional attention (pre-LayerNorm)."""
 
     def __init__(self, weights, cfg):
-        self.w = weights
-        self.d = cfg["dim"]
-        self.h = cfg["heads"]
-        self.dh = self.d // self.h
+        super().__init__(weights, cfg)
         self.m = cfg["slots"]
-        self.L = cfg["segment_len"]
         self.n_layers = cfg["layers"]
         if cfg.get("linear", "dense") != "dense":
             raise SystemExit("step_eager.py: only dense projections (\"linear\": \"dense\")")

@@ -36,14 +36,8 @@ static_assert(kMaxDocumentBytes <= UINT32_MAX, "line starts are stored in 32 bit
 std::vector<uint32_t> line_starts_of(const Document& doc) {
   // One token per byte (core/data/document.h): a line starts after each '\n' but the last byte.
   // Chunk by chunk, so a mapped document does not stay resident after the pass.
-  // Counted first, so the vector is allocated once at its size (growing it by doubling would
-  // hold up to three times the final size at its peak: a few MB on a large text).
   const int64_t n = doc.size();
-  size_t count = 1;
-  doc.scan([&](std::string_view chunk, int64_t) { count += static_cast<size_t>(std::count(chunk.begin(), chunk.end(), '\n')); });
-  std::vector<uint32_t> starts;
-  starts.reserve(count);
-  starts.push_back(0);
+  std::vector<uint32_t> starts{0};
   doc.scan([&](std::string_view chunk, int64_t first) {
     for (size_t i = chunk.find('\n'); i != std::string_view::npos; i = chunk.find('\n', i + 1))
       if (first + static_cast<int64_t>(i) + 1 < n) starts.push_back(static_cast<uint32_t>(first + static_cast<int64_t>(i) + 1));
