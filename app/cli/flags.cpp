@@ -1,6 +1,10 @@
 #include "app/cli/flags.h"
+#include "app/cli/owned_dir.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -51,19 +55,23 @@ void prepare_out_dir(const std::string& out, bool force, const std::string& flag
     entries.push_back(it->path());
   if (ec) throw UsageError(flag + " '" + out + "' cannot be read: " + ec.message());
   if (entries.empty()) return;
-  if (!force) {
-    std::sort(entries.begin(), entries.end());
-    throw UsageError(flag + " '" + out + "' is not empty (it holds " + std::to_string(entries.size()) + " entr" +
-                     (entries.size() == 1 ? "y" : "ies") + ", e.g. '" + entries.front().filename().string() +
-                     "'): files of an earlier run would mix with this one's. Pass a new or empty directory, or --force "
-                     "to clear it first");
-  }
-  const fs::path canon = fs::weakly_canonical(out, ec);
-  if (canon == canon.root_path()) throw UsageError(flag + " '" + out + "': --force will not clear a file system root");
-  for (const auto& e : entries) {
-    fs::remove_all(e, ec);
-    if (ec) throw UsageError(flag + " '" + out + "': --force could not remove '" + e.string() + "': " + ec.message());
-  }
+  if (force) return clear_owned_dir(out, flag);  // refuses, removing nothing, when anything is not ours
+  std::sort(entries.begin(), entries.end());
+  const std::string head = flag + " '" + out + "' is not empty (it holds " + std::to_string(entries.size()) + " entr" +
+                           (entries.size() == 1 ? "y" : "ies") + ", e.g. '" + entries.front().filename().string() +
+                           "'): files of an earlier run would mix with this one's. Pass a new or empty directory";
+  const std::vector<std::string> foreign = unlisted_entries(out);
+  if (foreign.empty()) throw UsageError(head + ", or --force to clear the files an earlier run wrote there");
+  throw UsageError(head + " (--force would not help: it clears only files Mnemoscope wrote, and '" + foreign.front() +
+                   "' is not one of them)");
+}
+
+void check_can_write_in(const std::string& dir, const std::string& what) {
+  std::string tmpl = (dir.empty() ? std::string(".") : dir) + "/.mnemoscope-write-check-XXXXXX";
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw UsageError(what + ": cannot write in '" + dir + "': " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(tmpl.c_str());
 }
 
 std::string number_text(double v) {

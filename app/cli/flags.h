@@ -27,9 +27,15 @@ void make_dirs(const std::string& path);
 // mkdir -p of an output directory given by `flag`: a failure is a UsageError naming the flag
 // and the directory (e.g. "--out '/proc/foo' cannot be created: ...").
 void make_out_dir(const std::string& path, const std::string& flag = "--out");
-// An existing --out that holds files: UsageError naming it unless `force`, which empties
-// it (after every other check, just before writing). A new or empty directory passes.
+// An existing --out that holds files: UsageError naming it unless `force`, which removes
+// the files an earlier run listed in its manifest (app/cli/owned_dir.h) and refuses, removing
+// nothing, when anything else is there. A new or empty directory passes. The advice in the
+// message is only --force when --force would succeed.
 void prepare_out_dir(const std::string& out, bool force, const std::string& flag = "--out");
+// Creates and removes a temporary file in `dir`, so a folder that looks writable but is not
+// (/proc, a read-only mount, root's access() that always says yes) is refused before any
+// work: UsageError "<what>: cannot write in '<dir>': <reason>".
+void check_can_write_in(const std::string& dir, const std::string& what);
 // A number as a user typed it: 0 -> "0", 0.25 -> "0.25", 1e-07 -> "1e-07" (never "0.000000").
 std::string number_text(double v);
 // The command-line flag(s) that set a model config field ("hash_bits" -> "--hash-bits"),

@@ -1,33 +1,14 @@
 // `mnemoscope demo` (and `mnemoscope` with no subcommand): the desktop app on the shipped
 // sample document when a display is present; without one, the headless step writing figures.
 #include "app/cli/assets.h"
+#include "app/cli/owned_dir.h"
 #include "app/commands/commands.h"
 #include "app/commands/step.h"
 #ifdef MNEMO_WITH_GUI
 #include "app/commands/gui.h"
 #endif
 
-#include <algorithm>
-#include <filesystem>
-
 namespace mnemo::app {
-
-namespace {
-// The headless demo rewrites its own folder: one that holds only what `step` writes
-// (manifest.json, hash_stats.csv, step-NNNN/) is cleared; anything else is refused as usual.
-bool holds_only_step_output(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return false;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    const std::string n = it->path().filename().string();
-    const bool step_dir = n.size() == 9 && n.compare(0, 5, "step-") == 0 &&
-                          std::all_of(n.begin() + 5, n.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (n != "manifest.json" && n != "hash_stats.csv" && !step_dir) return false;
-  }
-  return !ec;
-}
-}  // namespace
 
 int run_demo(const std::string& out_dir, std::ostream& out) {
   std::string no_display = "this build has no desktop app (MNEMO_GUI=OFF)";
@@ -43,7 +24,9 @@ int run_demo(const std::string& out_dir, std::ostream& out) {
     so.doc = find_asset("sample.txt");
   }
   so.out = out_dir;
-  so.force = holds_only_step_output(out_dir);
+  // The headless demo rewrites its own folder: one that holds only what an earlier step
+  // listed in its manifest is cleared; anything else is refused as usual (app/cli/owned_dir.h).
+  so.force = is_dir(out_dir) && unlisted_entries(out_dir).empty();
   out << "demo: no window (" << no_display << "); running the headless step on " << so.doc << " instead\n";
   const int rc = run_step(mf, so, out);
   out << "demo: open " << out_dir << "/step-0003/writer_attention_mean.png to see the writer attention\n";

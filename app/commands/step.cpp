@@ -1,5 +1,6 @@
 #include "app/commands/step.h"
 
+#include "app/cli/owned_dir.h"
 #include "app/commands/commands.h"
 #include "app/figures/extract.h"
 #include "app/figures/hash.h"
@@ -28,15 +29,20 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
   const int64_t to = so.to ? *so.to : std::min(n - 1, so.from + 3);
   if (to < so.from || to >= n)
     throw UsageError("--to " + std::to_string(to) + " is out of range " + std::to_string(so.from) + ".." + std::to_string(n - 1));
-  if (!so.force) prepare_out_dir(so.out, false);  // refuse an earlier run's files before building anything (unless --force)
+  // Refuse an earlier run's files (without --force) or anything Mnemoscope did not write (with
+  // it) before building anything.
+  if (so.force) refuse_unowned(so.out); else prepare_out_dir(so.out, false);
   MemoryModel model = mf.build(cfg, log);
   if (doc.looks_binary()) log << "note: '" << so.doc << "' is not UTF-8 text; bytes are shown escaped\n";
 
   if (so.force) prepare_out_dir(so.out, true);
   make_out_dir(so.out);
-  nlohmann::json manifest = {{"program", "mnemoscope"}, {"version", MNEMO_VERSION}, {"model", cfg.to_json()},
-                             {"document", so.doc}, {"seed", mf.seed}, {"checkpoint", mf.checkpoint},
-                             {"segments", n}, {"from", so.from}, {"to", to}};
+  // Every file is listed in the manifest before the next segment starts, so a later --force
+  // removes exactly these (app/cli/owned_dir.h), even after an interrupted run.
+  OwnedDirManifest manifest(so.out, {{"version", MNEMO_VERSION}, {"model", cfg.to_json()}, {"document", so.doc},
+                                     {"seed", mf.seed}, {"checkpoint", mf.checkpoint}, {"segments", n},
+                                     {"from", so.from}, {"to", to}});
+  manifest.save(false);
   Engine engine(model, std::move(doc), cfg.segment_len, TraceSpec::all());
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << cfg.segment_len << " tokens each)\n";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
@@ -52,23 +58,25 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
     io::NamedTensors tensors(snap->trace.tensors.begin(), snap->trace.tensors.end());
     io::save_safetensors(dir + "/trace.safetensors", tensors,
                          {{"segment", std::to_string(i)}, {"model", cfg.to_json().dump()}});
+    manifest.add_written(dir + "/trace.safetensors");
     const StepData st = make_step_data(*snap, engine.document(), cfg.model);
     auto files = write_step_figures(st, engine.document(), dir, fm);
+    for (const auto& f : files) manifest.add_written(f);
+    manifest.save(false);
     hash_stats.add(snap->trace);
     log << "  segment " << i;
-    if (!std::isnan(snap->loss)) log << "  loss(next segment) " << snap->loss;
+    if (!std::isnan(snap->loss)) log << "  " << loss_label(loss_target_of(cfg.model)) << " " << snap->loss;
     log << "  -> " << dir << " (" << files.size() + 1 << " files)\n";
     if (snap->non_finite) log << "  warning: NaN/Inf in '" << snap->non_finite_key << "' at segment " << i << "\n";
   }
-  {
-    const std::string text = manifest.dump(2) + "\n";
-    io::write_file_atomic(so.out + "/manifest.json", text.data(), text.size());
-  }
   if (fm.csv && !hash_stats.empty()) {
     std::vector<std::string> written;
+    manifest.add("hash_stats.csv");
+    manifest.save(false);
     write_hash_stats_csv(hash_data_of(hash_stats), so.out + "/hash_stats.csv", written);
     log << "hash table stats over segments " << so.from << ".." << to << " -> " << so.out << "/hash_stats.csv\n";
   }
+  manifest.save(true);
   log << "figures and traces are in " << so.out << "\n";
   if (engine.document().changed_on_disk())  // a mapped document (core/data/document.h)
     log << "warning: '" << so.doc << "' changed on disk while it was being stepped; the figures may mix its old and "
@@ -88,7 +96,7 @@ class StepCommand : public Command {
     c->add_option("--from", so_.from, "first segment (default 0)");
     o_to_ = c->add_option("--to", to_, "last segment (default from+3)");
     c->add_option("--format", so_.format, "figure formats: png,svg,csv");
-    c->add_flag("--force", so_.force, "clear a non-empty --out first (without it, a non-empty --out is refused)");
+    c->add_flag("--force", so_.force, "remove the files an earlier step wrote to --out first (only those its manifest.json lists; anything else there is refused)");
     return c;
   }
   int run(std::ostream& out) override {

@@ -19,6 +19,7 @@
 #include "app/commands/train.h"
 #include "app/commands/commands.h"
 
+#include "app/cli/assets.h"
 #include "app/cli/format.h"
 
 #include "core/train/checkpoint.h"
@@ -174,7 +175,7 @@ torch::Device train_device(const TrainOptions& c, const std::optional<dist::Dist
 }  // namespace
 
 int run_train(const TrainOptions& c, std::ostream& out_main) {
-  if (c.nproc < 0 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
+  if (c.nproc < 1 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
   const std::optional<dist::DistOptions> dopt = dist_options(c);
   const torch::Device device = train_device(c, dopt);  // before anything is written or joined
   if (c.nproc > 1) {
@@ -209,8 +210,8 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
-    if (!resume_from) throw UsageError("--resume: '" + dir + "' has no checkpoint to resume from");
-    for (const auto& s : resume_from->skipped) out << "warning: skipped damaged checkpoint " << s << "\n";
+    if (resume_from)
+      for (const auto& s : resume_from->skipped) out << "warning: skipped damaged checkpoint " << s << "\n";
     if (!c.config.empty()) {
       cfg = load_training_config(c.config, c.sets);
     } else {
@@ -225,11 +226,25 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
   std::optional<WeightsFile> init;  // rank 0 loads them; the other ranks get them by sync_from_rank0
   if (writer && !c.init_from.empty()) {
     try {
-      init = read_weights_file(c.init_from);
+      // A zoo model may be named as in the model picker and --compare-model ("memformer-copy"):
+      // a path that exists wins over the name.
+      std::string from = c.init_from;
+      if (!app::exists(from) && from.find('/') == std::string::npos) {
+        try {
+          from = find_asset("models/" + from + ".safetensors");
+        } catch (const InputError&) {
+          // Not a zoo name either: read_weights_file names the missing file below.
+        }
+      }
+      init = read_weights_file(from);
     } catch (const std::exception& e) {
       throw UsageError(std::string("--init-from: ") + e.what());
     }
   }
+  if (writer && steps_given && c.resume && cfg.train.steps != c.steps && cfg.train.schedule != "constant")
+    out << "note: --steps " << c.steps << " changes the learning-rate schedule: " << cfg.train.schedule
+        << " decay over " << c.steps << " steps instead of the " << cfg.train.steps
+        << " the run started with, so the steps from here on use other rates than the original run would have\n";
   if (writer && steps_given) cfg.train.steps = c.steps;  // the other ranks take rank 0's config
 
   // Distributed: join the group (RendezvousError: exit 2, nothing written yet), then every
@@ -272,19 +287,24 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
     throw dist::RendezvousError(e.what());  // nothing written yet
   }
   const int world = pg ? pg->world_size() : 1;
-  if (resume_from) {
+  if (c.resume && writer) {
     // Everything checked: now the session may change. A torn tail is cut so records
-    // appended from here on are readable.
+    // appended from here on are readable. A session stopped before its first checkpoint
+    // starts again from step 0 with its own config (the records before are superseded).
     try {
       if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
     } catch (const io::IoError& e) {
       throw UsageError(std::string("--resume: ") + e.what());
     }
-    out << "resuming " << dir << " from step " << trainer.step() << " (" << resume_from->path << ")";
+    const std::string from = resume_from ? resume_from->path : std::string("no checkpoint: it stopped before the first");
+    if (resume_from)
+      out << "resuming " << dir << " from step " << trainer.step() << " (" << from << ")";
+    else
+      out << "resuming " << dir << " from step 0 (it stopped before its first checkpoint was saved)";
     if (world > 1) out << " on " << world << " ranks";
     out << "\n";
     // Records after this step (written before a crash) are superseded by what follows.
-    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from->path},
+    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from ? from : ""},
                              {"world_size", world}}, true);
   } else if (!writer) {
   } else {
@@ -473,8 +493,8 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
     if (!writer) return 1;
     session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", e.what()}}));
     if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << " (the last step every rank completed)\n";
-    out << "training stopped at step " << trainer.step() << "; continue with: mnemoscope train --out " << dir
-        << " --resume [--nproc N]\n" << std::flush;
+    out << "training stopped at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir)
+        << " --resume" << (world > 1 ? " --nproc " + std::to_string(world) : std::string()) << "\n" << std::flush;
     return 1;
   } catch (const std::exception& e) {
     auto oom = platform::out_of_memory_message(e);
@@ -489,8 +509,9 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
     } catch (const std::exception&) {
       // The log may not be writable with no memory left; the message still goes out below.
     }
-    throw platform::OutOfMemoryError(*oom + "; " + kept + ": lower train.batch, model.segment_len or the model size " +
-                                     "and continue with `mnemoscope train --out " + dir + " --resume --set ...`");
+    throw platform::OutOfMemoryError(*oom + "; " + kept + ": lower train.batch, model.segment_len or the model size, " +
+                                     "e.g. `mnemoscope train --out " + shell_quote(dir) + " --resume --set train.batch=" +
+                                     std::to_string(std::max<int64_t>(1, cfg.train.batch / 2)) + "`");
   }
   end_line();
   if (!writer) return o.non_finite ? 1 : o.stopped ? 130 : 0;
@@ -504,7 +525,7 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
   if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << "\n";
   if (cfg.train.record_every > 0) record(trainer.step());
   if (o.stopped) {
-    out << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << dir
+    out << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir)
         << " --resume\n";
     return 130;
   }

@@ -20,7 +20,7 @@ struct TrainOptions {
   std::vector<std::string> sets;  // --set key=value
   CLI::Option* o_steps = nullptr;
   // Data parallel (docs/training.md#distributed).
-  int nproc = 0;                  // --nproc N: start N local ranks and wait for them (0/1 = one process)
+  int nproc = 1;                  // --nproc N: start N local ranks and wait for them (1 = this process only)
   int rank = -1, world_size = -1; // --rank, --world-size (-1: from RANK / WORLD_SIZE, else one process)
   std::string master;             // --master ADDR:PORT (else MASTER_ADDR / MASTER_PORT, default 127.0.0.1:29500)
   double dist_timeout = 60;       // --dist-timeout seconds: rendezvous and every collective

@@ -16,6 +16,7 @@
 
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
+#include "app/cli/format.h"
 #include "core/dist/process_group.h"
 #include "core/io/session.h"
 #include "core/platform/blas.h"
@@ -118,7 +119,7 @@ int launch_local_ranks(const TrainOptions& c, std::ostream& out) {
   if (base.empty()) throw UsageError("--nproc: cannot read this program's command line (/proc/self/cmdline)");
   base[0] = "/proc/self/exe";
   const bool own_threads = has_flag(base, "--threads");
-  base = without(base, "--nproc");
+  base = without(without(base, "--nproc"), "--master");  // each rank gets the launcher's --master below
   const int threads = std::max(1, platform::cpu_cores() / n);
   if (!own_threads) base.insert(base.begin() + 1, {"--threads", std::to_string(threads)});
   out << "launching " << n << " ranks (master " << master << ", " << (own_threads ? std::string("--threads as given")
@@ -237,10 +238,16 @@ int launch_local_ranks(const TrainOptions& c, std::ostream& out) {
   const int st = status[static_cast<size_t>(first_failed)];
   const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
   if (code != 2) {
+    // Advice that works when followed: a session rank 0 created resumes (from its latest
+    // checkpoint, or from step 0 when it stopped before the first); before that, nothing
+    // was written and the same command starts it again.
     const std::string dir = c.out.empty() ? io::default_session_dir(c.config, c.sessions) : c.out;
-    out << "the job stopped: rank " << first_failed << " " << exit_text(st) << "; continue with: mnemoscope train --out "
-        << dir << " --resume --nproc N\n"
-        << std::flush;
+    out << "the job stopped: rank " << first_failed << " " << exit_text(st);
+    if (::access((dir + "/manifest.json").c_str(), F_OK) == 0)
+      out << "; continue with: mnemoscope train --out " << shell_quote(dir) << " --resume --nproc " << n << "\n";
+    else
+      out << "; no session was written to " << dir << ": run the same command again\n";
+    out << std::flush;
   }
   return code;
 }

@@ -133,6 +133,7 @@ void TrainConfig::validate() const {
   check_int("eval_batches", eval_batches, -1, 1 << 30);
   if (eval_batches == 0) throw ConfigError("config field 'train.eval_batches' = 0; use >= 1, or -1 for the whole split");
   check_int("save_every", save_every, 0, int64_t{1} << 40);
+  check_real("save_every_seconds", save_every_seconds, 0.0, 1e9);
   check_int("record_every", record_every, 0, int64_t{1} << 40);
   check_int("record_segments", record_segments, 1, 64);
   curriculum.validate();
@@ -143,7 +144,7 @@ nlohmann::json TrainConfig::to_json() const {
           {"warmup", warmup},         {"schedule", schedule}, {"min_lr_ratio", min_lr_ratio},
           {"weight_decay", weight_decay}, {"clip", clip},   {"bptt_depth", bptt_depth}, {"strategy", strategy},
           {"eval_every", eval_every}, {"eval_batches", eval_batches}, {"save_every", save_every},
-          {"record_every", record_every}, {"record_segments", record_segments},
+          {"save_at_eval", save_at_eval}, {"save_every_seconds", save_every_seconds}, {"record_every", record_every}, {"record_segments", record_segments},
           {"eval_zero_memory", eval_zero_memory}, {"seed", seed}};
   if (curriculum.enabled) j["curriculum"] = curriculum.to_json();
   return j;
@@ -181,6 +182,11 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
     else if (k == "eval_every") need_int(c.eval_every);
     else if (k == "eval_batches") need_int(c.eval_batches);
     else if (k == "save_every") need_int(c.save_every);
+    else if (k == "save_every_seconds") need_real(c.save_every_seconds);
+    else if (k == "save_at_eval") {
+      if (!v.is_boolean()) throw ConfigError("config field 'train.save_at_eval' must be true or false, got " + v.dump());
+      c.save_at_eval = v.get<bool>();
+    }
     else if (k == "record_every") need_int(c.record_every);
     else if (k == "record_segments") need_int(c.record_segments);
     else if (k == "eval_zero_memory") {
@@ -195,8 +201,8 @@ TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
       c.seed = v.get<uint64_t>();
     } else {
       throw ConfigError("config field 'train." + k + "' is unknown; known fields: steps, batch, lr, warmup, schedule, "
-                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, record_every, "
-                        "record_segments, eval_zero_memory, curriculum, seed");
+                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, "
+                        "save_at_eval, save_every_seconds, record_every, record_segments, eval_zero_memory, curriculum, seed");
     }
   }
   c.validate();
@@ -304,7 +310,7 @@ TrainingConfig TrainingConfig::load(const std::string& path) {
 
 namespace {
 // Models whose logits predict the next segment (next_tokens) rather than within-segment targets.
-bool predicts_next_segment(const MemoryModelImpl& m) { return m.kind() == "memformer"; }
+bool predicts_next_segment(const MemoryModelImpl& m) { return loss_target_of(m.kind()) == LossTarget::kNextSegment; }
 
 // What the logits predict: the within-segment targets, or the next segment (Memformer; a
 // batch may fill both, e.g. the data-set tasks of core/data/lm_tasks.h).
@@ -652,6 +658,7 @@ TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* sto
     const std::atomic<bool>** p;
     ~Reset() { *p = nullptr; }
   } reset{&stop_flag_};
+  auto last_save = std::chrono::steady_clock::now();
   while (step_ < cfg_.train.steps) {
     // Distributed: the ranks agree on stopping inside the step (StepMetrics::stop_agreed).
     if (!pg_ && stop && stop->load()) {
@@ -682,7 +689,15 @@ TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* sto
     std::optional<CurriculumChange> ch = advance_curriculum(nullptr);
     if (!ch && valid) ch = advance_curriculum(&*valid);
     if (ch && cb.on_curriculum) cb.on_curriculum(*ch);
-    if (cfg_.train.save_every > 0 && step_ % cfg_.train.save_every == 0 && cb.on_save) cb.on_save(step_);
+    const bool by_steps = cfg_.train.save_every > 0 && step_ % cfg_.train.save_every == 0;
+    const bool by_eval = eval_now && cfg_.train.save_at_eval;
+    const bool by_time = cfg_.train.save_every_seconds > 0 &&
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save).count() >=
+                             cfg_.train.save_every_seconds;
+    if ((by_steps || by_eval || by_time) && cb.on_save) {
+      cb.on_save(step_);
+      last_save = std::chrono::steady_clock::now();
+    }
     if (m.stop_agreed) {
       o.stopped = true;
       break;

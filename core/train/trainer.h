@@ -77,7 +77,9 @@ struct TrainConfig {
   std::string strategy = "bptt";  // bptt | checkpoint | mrbp (core/train/rollout.h); the last two need bptt_depth -1
   int64_t eval_every = 200;      // steps between evaluations on the valid split; 0 = never
   int64_t eval_batches = 4;      // batches per evaluation; -1 = the whole split
-  int64_t save_every = 0;        // steps between checkpoints (the caller saves); 0 = never
+  int64_t save_every = 0;        // steps between checkpoints (the caller saves); 0 = none by step count
+  bool save_at_eval = true;      // a checkpoint after every evaluation (eval_every) as well
+  double save_every_seconds = 600;  // and one whenever this much wall time passed since the last; 0 = never
   int64_t record_every = 100;    // steps between probe recordings (the caller records, core/train/recorder.h); 0 = never
   int64_t record_segments = 8;   // at most this many segments of the probe document (1..64)
   bool eval_zero_memory = true;  // every evaluation also runs with the memory zeroed (models with memory)
@@ -153,7 +155,9 @@ struct TrainCallbacks {
   // with the memory zeroed.
   std::function<void(const EvalMetrics&)> on_eval;
   std::function<void(const CurriculumChange&)> on_curriculum;
-  std::function<void(int64_t step)> on_save;  // every save_every steps; the caller writes the checkpoint
+  // After a step that is due a checkpoint (save_every, an evaluation with save_at_eval, or
+  // save_every_seconds since the run started or the last on_save); the caller writes it.
+  std::function<void(int64_t step)> on_save;
 };
 
 struct TrainOutcome {

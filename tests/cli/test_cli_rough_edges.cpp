@@ -8,7 +8,11 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 namespace {
 using mnemo::test::run_cli;
@@ -45,6 +49,78 @@ TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which
   r = run_cli("step --doc " + other + " --out " + out + kTinyModelFlags + " --slots 0 --force");
   CHECK(r.code == 2);
   CHECK(mnemo::test::path_exists(out + "/step-0000"));
+}
+
+TEST_CASE("cli: step --force removes only the files an earlier step listed; a user's file or folder is refused, "
+          "named, and nothing is removed") {
+  const std::string dir = mnemo::test::temp_dir("step-force-own");
+  const std::string out = dir + "/out";
+  auto r = run_cli("step --doc " + kSampleDocument + " --out " + out + kTinyModelFlags + " --from 0 --to 1 --format csv");
+  REQUIRE(r.code == 0);
+  const std::string step_cmd = "step --doc " + kSampleDocument + " --out " + out + kTinyModelFlags + " --from 0 --to 0 --format csv";
+  // The user's notes beside the figures, a thesis in a subfolder, a note inside a step folder.
+  mnemo::test::write_file(out + "/notes.txt", "my notes");
+  std::filesystem::create_directories(out + "/sub");
+  mnemo::test::write_file(out + "/sub/thesis.tex", "\\documentclass{article}");
+  const std::string before = mnemo::test::read_file(out + "/manifest.json");
+  // Without --force: refused, and the advice does not offer a --force that would fail.
+  r = run_cli(step_cmd);
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--force would not help") != std::string::npos);
+  CHECK(r.output.find("'notes.txt'") != std::string::npos);
+  // With --force: refused, naming both, and nothing at all removed.
+  r = run_cli(step_cmd + " --force");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("did not write") != std::string::npos);
+  CHECK(r.output.find("'notes.txt'") != std::string::npos);
+  CHECK(r.output.find("'sub/'") != std::string::npos);
+  CHECK(mnemo::test::read_file(out + "/notes.txt") == "my notes");
+  CHECK(mnemo::test::path_exists(out + "/sub/thesis.tex"));
+  CHECK(mnemo::test::path_exists(out + "/step-0001/trace.safetensors"));
+  CHECK(mnemo::test::read_file(out + "/manifest.json") == before);
+  // A user's file inside a step folder is just as safe.
+  std::filesystem::rename(out + "/notes.txt", out + "/step-0001/notes.txt");
+  std::filesystem::rename(out + "/sub", dir + "/sub");
+  r = run_cli(step_cmd + " --force");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("'step-0001/notes.txt'") != std::string::npos);
+  CHECK(mnemo::test::read_file(out + "/step-0001/notes.txt") == "my notes");
+  // Moved out: --force clears the earlier run's files (and only them) and writes this run's.
+  std::filesystem::rename(out + "/step-0001/notes.txt", dir + "/notes.txt");
+  r = run_cli(step_cmd + " --force");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(mnemo::test::path_exists(out + "/step-0000/trace.safetensors"));
+  CHECK_FALSE(mnemo::test::path_exists(out + "/step-0001"));
+  // The manifest lists every file this run wrote, and nothing else is in the folder.
+  const auto m = nlohmann::json::parse(mnemo::test::read_file(out + "/manifest.json"));
+  CHECK(m["complete"] == true);
+  std::set<std::string> listed(m["files"].begin(), m["files"].end());
+  listed.insert("manifest.json");
+  std::set<std::string> found;
+  for (auto& e : std::filesystem::recursive_directory_iterator(out))
+    if (e.is_regular_file()) found.insert(std::filesystem::relative(e.path(), out).generic_string());
+  CHECK(found == listed);
+  CHECK(listed.count("step-0000/trace.safetensors") == 1);
+  // A folder whose manifest is not Mnemoscope's (or has no file list) is never cleared.
+  const std::string foreign = dir + "/foreign";
+  std::filesystem::create_directories(foreign);
+  mnemo::test::write_file(foreign + "/manifest.json", "{\"name\": \"my package\"}");
+  r = run_cli("step --doc " + kSampleDocument + " --out " + foreign + kTinyModelFlags + " --to 0 --format csv --force");
+  CHECK(r.code == 2);
+  CHECK(mnemo::test::read_file(foreign + "/manifest.json") == "{\"name\": \"my package\"}");
+  // A manifest listing paths outside its folder removes nothing outside it.
+  const std::string evil = dir + "/evil";
+  std::filesystem::create_directories(evil);
+  mnemo::test::write_file(evil + "/manifest.json",
+                          "{\"program\": \"mnemoscope\", \"files\": [\"../notes.txt\", \"/etc/hostname\"]}");
+  r = run_cli("step --doc " + kSampleDocument + " --out " + evil + kTinyModelFlags + " --to 0 --format csv --force");
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(mnemo::test::read_file(dir + "/notes.txt") == "my notes");
 }
 
 TEST_CASE("cli: messages name the right flag and print numbers as given") {
@@ -84,6 +160,39 @@ TEST_CASE("cli: gui --session rejects model flags it would ignore, naming them")
   r = run_cli("gui --session /tmp/no-such-session --seed 3 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--seed does not apply") != std::string::npos);
+}
+
+TEST_CASE("cli: gui flags that cannot work exit 2 naming the flag before any window opens") {
+  // No display: a flag that passed these checks would reach the window (and say there is none).
+  mnemo::test::EnvGuard no_display("DISPLAY", "");
+  mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
+  auto r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --select-slot 99 --quit");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--select-slot 99 is out of range: the memformer has 4 memory entries (0..3)") != std::string::npos);
+  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --select-slot -2 --quit");
+  CHECK(r.code == 2);
+  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --export /proc/mnemo-export-x --quit");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--export '/proc/mnemo-export-x'") != std::string::npos);
+  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --screenshot /proc/mnemo-x.png --quit");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--screenshot '/proc/mnemo-x.png': cannot write in '/proc'") != std::string::npos);
+  // A replayed session has no model for a tour to step.
+  const std::string dir = mnemo::test::temp_dir("gui-session-tour");
+  REQUIRE(run_cli("--threads 1 train --config " + std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json --out " +
+                  dir + "/run --steps 2 --set train.eval_every=0 --set train.record_every=0").code == 0);
+  r = run_cli("gui --session " + dir + "/run --tour " + std::string(MNEMO_SOURCE_DIR) +
+              "/assets/tours/rmt-carries-a-copy.json --quit");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--tour steps the zoo models") != std::string::npos);
+  // A selection beyond the replayed session's own model is refused too.
+  r = run_cli("gui --session " + dir + "/run --select-slot 500 --quit");
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--select-slot 500 is out of range: the rmt has") != std::string::npos);
 }
 
 TEST_CASE("cli: --steps has distinct names - the old spelling still works with a deprecation note") {
@@ -217,6 +326,13 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning); 
   CHECK(e.output.find("--init-from: ") != std::string::npos);
   CHECK_FALSE(mnemo::test::path_exists(dir + "/d"));
   CHECK_FALSE(mnemo::test::path_exists(dir + "/e"));
+  // A zoo model by its name, as the model picker and --compare-model take it.
+  auto z = run_cli("train --config " + std::string(MNEMO_SOURCE_DIR) + "/sessions/zoo-memformer-copy.json --out " + dir +
+                   "/z --init-from memformer-copy --steps 1 --set train.batch=2 --set train.eval_every=0 --set "
+                   "train.record_every=0");
+  INFO(z.output);
+  CHECK(z.code == 0);
+  CHECK(z.output.find("models/memformer-copy.safetensors (a zoo model") != std::string::npos);
   auto f = run_cli("train --out " + dir + "/a --resume --init-from " + w);
   CHECK(f.code == 2);
   CHECK(f.output.find("pass one of them") != std::string::npos);

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <random>
 #include <thread>
 
 using namespace mnemo;
@@ -175,6 +176,9 @@ TEST_CASE("cli: train --nproc 2 trains like one process, rank 0 records world si
   auto res = test::run_cli("--threads 1 train --out " + dir + "/two --resume --steps 9");
   INFO(res.output);
   CHECK(res.code == 0);
+  // A longer run stretches the linear decay: said, not silent.
+  CHECK(res.output.find("note: --steps 9 changes the learning-rate schedule: linear decay over 9 steps instead of the 6")
+        != std::string::npos);
   const RunLog c = read_log(dir + "/two");
   CHECK(step_numbers(c) == std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(c.steps.back()["world_size"] == 1);
@@ -379,4 +383,148 @@ TEST_CASE("cli: bad launch variables, a taken port, no master, a rank that never
   expect2(base + " --rank 0 --world-size 2 --dist-timeout 2 --master 127.0.0.1:" + std::to_string(lonely),
           "rank 1 never joined the rendezvous");
   CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 30);
+}
+
+// ---- Killed at a random step, continued by the command the program printed (issue: nothing lost) ----
+namespace {
+
+// A run long enough to be killed at any step, checkpointed only at its evaluations (the
+// default save_at_eval), so a kill before the first one exercises resuming from step 0.
+std::string crash_config_file(const std::string& dir) {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 8, "dim": 32, "heads": 2, "layers": 1, "ff": 64},
+    "task": {"name": "copy", "source_len": 4, "symbols": 6, "segments": 2, "train_size": 4096, "valid_size": 8, "test_size": 8},
+    "train": {"steps": 36, "batch": 8, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
+              "eval_every": 8, "eval_batches": 1, "record_every": 0, "seed": 4}
+  })");
+  const std::string path = dir + "/crash.json";
+  std::ofstream(path) << j.dump(2);
+  return path;
+}
+
+// The metrics a finished run ends on: its last step's loss and every final evaluation.
+std::vector<double> end_metrics(const RunLog& log) {
+  std::vector<double> out;
+  if (log.steps.empty()) return out;
+  out.push_back(log.steps.back()["loss"].get<double>());
+  for (const auto& e : log.evals)
+    if (e.value("final", false)) out.push_back(e["loss"].get<double>());
+  return out;
+}
+
+// The last "continue with: mnemoscope ..." command in `text` (without "mnemoscope "), or ""
+// for "run the same command again" (then `same` is returned).
+std::string printed_command(const std::string& text, const std::string& same) {
+  const std::string key = "continue with: mnemoscope ";
+  const auto p = text.rfind(key);
+  if (p == std::string::npos) return text.find("run the same command again") != std::string::npos ? same : "";
+  const auto e = text.find('\n', p);
+  return text.substr(p + key.size(), e == std::string::npos ? std::string::npos : e - p - key.size());
+}
+
+// Kills `victim` (0 or 1; with nproc 1 the only process) once the run has logged `at` steps,
+// then runs the command the program printed (one process: the documented resume, since a
+// SIGKILL leaves nothing printed) until the run is done; returns the metrics it ends on.
+std::vector<double> kill_and_continue(const std::string& cfg, const std::string& out, const std::string& logs, int nproc,
+                                      int victim, size_t at) {
+  const std::string same = "--threads 1 train --config " + cfg + " --out " + out +
+                           (nproc > 1 ? " --nproc " + std::to_string(nproc) + " --dist-timeout 20" : std::string());
+  std::vector<std::string> args = {"--threads", "1", "train", "--config", cfg, "--out", out};
+  if (nproc > 1) args.insert(args.end(), {"--nproc", std::to_string(nproc), "--dist-timeout", "20"});
+  const pid_t top = spawn(args, logs + ".run.log");
+  pid_t target = top;
+  if (nproc > 1) {
+    const auto end = Clock::now() + std::chrono::seconds(60);
+    while ((target = find_rank(out, victim)) <= 0 && Clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(target > 0);
+  }
+  if (at > 0) REQUIRE(wait_steps(out, at, std::chrono::seconds(120)));
+  ::kill(target, SIGKILL);
+  const int st = wait_for(top, std::chrono::seconds(90));
+  REQUIRE(st != -1);
+  const std::string text = test::read_file(logs + ".run.log");
+  INFO(text);
+  // One process killed prints nothing: the documented resume, or, when it died before writing
+  // its session, the same command again (what `--resume` on a folder with no session advises).
+  std::string cmd = nproc > 1 ? printed_command(text, same)
+                    : test::path_exists(out + "/manifest.json") ? "--threads 1 train --out " + out + " --resume"
+                                                                : same;
+  REQUIRE_MESSAGE(!cmd.empty(), "no advice printed after the kill");
+  // The printed command must work as printed: run it (a second kill is not part of the trial).
+  if (cmd.rfind("train ", 0) == 0) cmd = "--threads 1 " + cmd;
+  auto r = test::run_cli(cmd);
+  INFO(cmd);
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  return end_metrics(read_log(out));
+}
+
+void crash_trials(int nproc, int victim, int trials, uint32_t seed) {
+  if (nproc > 1 && !dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const std::string dir = test::temp_dir("crash-" + std::to_string(nproc) + "-" + std::to_string(victim));
+  const std::string cfg = crash_config_file(dir);
+  std::string base = "--threads 1 train --config " + cfg + " --out " + dir + "/whole";
+  if (nproc > 1) base += " --nproc " + std::to_string(nproc) + " --dist-timeout 20";
+  auto whole = test::run_cli(base);
+  REQUIRE_MESSAGE(whole.code == 0, whole.output);
+  const std::vector<double> expect = end_metrics(read_log(dir + "/whole"));
+  REQUIRE(expect.size() == 5);  // the last step; the final valid and test evaluations, each also with memory zeroed
+  std::mt19937 rng(seed);
+  for (int t = 0; t < trials; ++t) {
+    const size_t at = std::uniform_int_distribution<size_t>(0, 30)(rng);  // 0: as soon as the process exists
+    const std::string out = dir + "/t" + std::to_string(t);
+    CAPTURE(t);
+    CAPTURE(at);
+    const std::vector<double> got = kill_and_continue(cfg, out, out, nproc, victim, at);
+    REQUIRE(got.size() == expect.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expect[i]).epsilon(1e-5));
+    // Each step once, in order, after the resume's drops.
+    std::vector<int64_t> all;
+    for (int64_t s = 1; s <= 36; ++s) all.push_back(s);
+    CHECK(step_numbers(read_log(out)) == all);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cli: one process killed (SIGKILL) at 10 random steps: `train --out DIR --resume` ends on the uninterrupted "
+          "run's metrics") {
+  crash_trials(1, 0, 10, 11);
+}
+
+TEST_CASE("cli: --nproc 2 with rank 0 killed at 10 random steps: the printed command ends on the uninterrupted run's "
+          "metrics") {
+  crash_trials(2, 0, 10, 12);
+}
+
+TEST_CASE("cli: --nproc 2 with rank 1 killed at 10 random steps: the printed command ends on the uninterrupted run's "
+          "metrics") {
+  crash_trials(2, 1, 10, 13);
+}
+
+TEST_CASE("cli: --nproc 0 and -1 are refused before anything is written; --nproc 2 --master ADDR:PORT uses that port") {
+  const std::string dir = test::temp_dir("dist-nproc-flags");
+  const std::string cfg = tiny_config_file(dir, 2, 0);
+  for (const char* n : {"0", "-1"}) {
+    auto r = test::run_cli("train --nproc " + std::string(n) + " --config " + cfg + " --out " + dir + "/run");
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--nproc " + std::string(n) + " must be in 1..1024") != std::string::npos);
+    CHECK_FALSE(test::path_exists(dir + "/run"));
+  }
+  if (!dist::has_gloo()) {
+    MNEMO_SKIP("this build has no Gloo (libgloo-dev missing at build time)");
+    return;
+  }
+  const int port = dist::free_tcp_port();
+  auto r = test::run_cli("train --nproc 2 --master 127.0.0.1:" + std::to_string(port) + " --config " + cfg + " --out " +
+                         dir + "/two --dist-timeout 30");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("launching 2 ranks (master 127.0.0.1:" + std::to_string(port)) != std::string::npos);
+  CHECK(r.output.find("At Most 1 required") == std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <tuple>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -160,7 +161,33 @@ TEST_CASE("trainer: run evaluates and saves on schedule, honours the stop flag, 
   CHECK(o.steps_done == 6);
   CHECK(steps == std::vector<int64_t>{1, 2, 3, 4, 5, 6});
   CHECK(evals == std::vector<int64_t>{2, 4, 6});
-  CHECK(saves == std::vector<int64_t>{3, 6});
+  CHECK(saves == std::vector<int64_t>{2, 3, 4, 6});  // every save_every (3) and, by default, every evaluation
+
+  // Only by step count (save_at_eval off); then by wall time alone: a checkpoint after every step
+  // once save_every_seconds has passed, none with it at 0.
+  for (const auto& [at_eval, seconds, expect] :
+       {std::tuple<bool, double, std::vector<int64_t>>{false, 600.0, {3, 6}},
+        std::tuple<bool, double, std::vector<int64_t>>{false, 1e-9, {1, 2, 3, 4, 5, 6}}}) {
+    auto c = tiny_config();
+    c.train.save_at_eval = at_eval;
+    c.train.save_every_seconds = seconds;
+    if (seconds < 1) c.train.save_every = 0;
+    Trainer u(c);
+    std::vector<int64_t> got;
+    TrainCallbacks cs;
+    cs.on_save = [&](int64_t s) { got.push_back(s); };
+    u.run(cs);
+    CHECK(got == expect);
+  }
+  // The two fields are read, written and range-checked like the others.
+  auto j = tiny_config().train.to_json();
+  CHECK(j["save_at_eval"] == true);
+  CHECK(j["save_every_seconds"] == 600.0);
+  j["save_every_seconds"] = -1;
+  CHECK_THROWS_WITH_AS(TrainConfig::from_json(j), doctest::Contains("train.save_every_seconds"), ConfigError);
+  j["save_every_seconds"] = 5;
+  j["save_at_eval"] = "yes";
+  CHECK_THROWS_WITH_AS(TrainConfig::from_json(j), doctest::Contains("train.save_at_eval' must be true or false"), ConfigError);
 
   // Stop flag set from a callback (as a UI thread or SIGINT handler would).
   auto cfg = tiny_config();

@@ -1,0 +1,44 @@
+// Output folders that Mnemoscope owns file by file. A command that may be told to clear its
+// output folder (`step --force`, the headless demo) lists every file it writes, as paths
+// relative to the folder, in DIR/manifest.json ("files": [...], written before the first
+// figure and rewritten after each segment, atomically). Clearing removes exactly those files,
+// the manifest, and the folders that are left empty by that; anything else in the folder — a
+// user's file, a user's subfolder, an older run's unlisted file — makes the clear refuse,
+// naming what is there, before anything is removed. Nothing a user owns is ever deleted.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+// The entries of `dir` (recursively; folders by their files) that its manifest.json does not
+// list, as relative paths in sorted order. Every entry when there is no manifest, or one
+// without a "files" list. Empty for a folder that does not exist or holds only listed files.
+std::vector<std::string> unlisted_entries(const std::string& dir);
+
+// UsageError (as clear_owned_dir's) when `dir` holds anything its manifest does not list.
+void refuse_unowned(const std::string& dir, const std::string& flag = "--out");
+// Removes what `dir`'s manifest lists (files, then folders left empty) and the manifest.
+// UsageError naming `flag`, the folder and up to five unlisted entries when anything else is
+// there (nothing removed then); also refuses a file system root.
+void clear_owned_dir(const std::string& dir, const std::string& flag = "--out");
+
+// The manifest of an owned output folder: `meta` plus the files written so far. add() records
+// a file (relative to the folder) and save() rewrites DIR/manifest.json atomically.
+class OwnedDirManifest {
+ public:
+  OwnedDirManifest(std::string dir, nlohmann::json meta);
+  void add(const std::string& relative_path);
+  // Records an absolute or folder-prefixed path ("DIR/step-0001/x.png" -> "step-0001/x.png").
+  void add_written(const std::string& path);
+  void save(bool complete);
+
+ private:
+  std::string dir_;
+  nlohmann::json meta_;
+  std::vector<std::string> files_;
+};
+
+}  // namespace mnemo::app
