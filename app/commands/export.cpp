@@ -112,8 +112,9 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
     have += traces.empty() ? ", no recordings" : ", recordings at steps " + std::to_string(traces.front()) + ".." +
                                                      std::to_string(traces.back());
     const std::string what = c.figure == "all" ? "" : " for --figure " + c.figure;
-    if (!c.steps.empty())
-      throw UsageError("--steps " + c.steps + ": nothing to export in that range" + what + " (" + have +
+    if (!c.steps.empty() || old_steps)
+      throw UsageError((old_steps ? "--steps " + c.old_steps : "--step-range " + c.steps) +
+                       ": nothing to export in that range" + what + " (" + have +
                        "); nothing was written");
     throw UsageError("--figure " + c.figure + ": the session has nothing to export (" + have + "); nothing was written");
   }
@@ -132,6 +133,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
     out << "  " << name << " -> " << dir << "/" << name << " (" << log.curves(name).size() << " series)\n";
   }
   if (maps) {
+    const std::string kind = session->model_kind();  // labels and which tokens lm.loss predicts
     int64_t recorded = 0;
     for (int64_t step : map_steps) {
       const std::string path = session->trace_path(step);
@@ -150,7 +152,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
         std::snprintf(seg, sizeof seg, "/segment-%04lld", static_cast<long long>(snap->segment));
         const std::string sd = dir + name + seg;
         make_dirs(sd);
-        files += static_cast<int64_t>(write_step_figures(make_step_data(*snap, probe.doc), probe.doc, sd, fm).size());
+        files += static_cast<int64_t>(write_step_figures(make_step_data(*snap, probe.doc, kind), probe.doc, sd, fm).size());
       }
       ++recorded;
     }

@@ -123,6 +123,20 @@ GuiOptions resolve_gui(const GuiFlags& c) {
   } catch (const InputError&) {
     // a checkout without assets/models: the picker says the zoo is empty
   }
+  {
+    // The selected entry must exist in the model shown (a replayed session's own model).
+    ModelConfig shown = o.cfg;
+    if (!c.session.empty()) {
+      try {
+        shown = ModelConfig::from_json(io::Session::open(c.session, 3, io::SessionAccess::kReadOnly).manifest()["config"]["model"]);
+      } catch (const std::exception&) {
+        shown.slots = std::numeric_limits<int64_t>::max();  // no model config to check against
+      }
+    }
+    if (c.select_slot < -1 || c.select_slot >= shown.slots)
+      throw UsageError("--select-slot " + std::to_string(c.select_slot) + " is out of range: the " + shown.model + " has " +
+                       std::to_string(shown.slots) + " memory entries (0.." + std::to_string(shown.slots - 1) + ")");
+  }
   o.select_slot = c.select_slot;
   if (c.gallery_size >= 0) {
     o.gallery = true;
@@ -142,10 +156,13 @@ GuiOptions resolve_gui(const GuiFlags& c) {
     dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
     if (!is_dir(dir)) throw UsageError("--screenshot '" + c.screenshot + "': directory '" + dir + "' does not exist");
     if (is_dir(c.screenshot)) throw UsageError("--screenshot '" + c.screenshot + "' is a directory; pass a .png file name");
+    check_can_write_in(dir, "--screenshot '" + c.screenshot + "'");  // exit 2 now, not after the window opened
     o.screenshot = c.screenshot;
   }
   if (!c.export_dir.empty()) {
     io::check_output_dir(c.export_dir, "--export");
+    make_out_dir(c.export_dir, "--export");  // a folder that cannot be made fails now, not after the window opened
+    check_can_write_in(c.export_dir, "--export '" + c.export_dir + "'");
     o.export_dir = c.export_dir;
   }
   // Side by side: the second model, built once here like the first.
@@ -173,6 +190,9 @@ GuiOptions resolve_gui(const GuiFlags& c) {
   } catch (const InputError&) {
     // a checkout without assets/tours: the Tour menu only opens files
   }
+  if (!c.tour.empty() && !c.session.empty())
+    throw UsageError("--tour steps the zoo models its stops name; a replayed --session has no model to step: leave out "
+                     "one of them");
   if (!c.tour.empty()) {
     try {
       load_tour(c.tour, o.zoo_dir);

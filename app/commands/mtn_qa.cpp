@@ -109,7 +109,7 @@ void example_figures(MtnImpl& model, const QaTask& task, const std::string& dir)
       viz::write_png(fig, dir + name + "/answer_prob.png", 2.0f);
       viz::write_svg(fig, dir + name + "/answer_prob.svg");
     }
-    write_step_figures(make_step_data(snap, doc), doc, dir + name, fm);
+    write_step_figures(make_step_data(snap, doc, model.kind()), doc, dir + name, fm);
   }
   std::ofstream(dir + "/example.txt") << "document: " << ex.document << "\nquery: " << ex.query << "\nanswer: " << ex.answer
                                       << "\n";

@@ -456,11 +456,20 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
   }
   d.hash = hash_data_of(tr);
   d.mtn = extract_mtn(snap, doc);
+  // lm.loss value j predicts the document token LossTarget says (docs/formats.md); tokens
+  // past the document's end are padding, never predicted.
+  // A recording whose manifest names no model (a hand-written session) is told by its keys.
+  const LossTarget target = loss_target_of(!model.empty() ? model : tr.has(keys::kWriterAttn) ? "memformer" : "");
+  d.loss_next_segment = target == LossTarget::kNextSegment;
   if (tr.has(keys::kLmLoss)) {
     auto l = tr.at(keys::kLmLoss)[0];
-    const int64_t next_first = snap.first_token + l.size(0);
-    const int64_t next_len = std::max<int64_t>(0, std::min<int64_t>(l.size(0), doc.size() - next_first));
-    if (snap.segment + 1 < snap.num_segments && next_len > 0) d.next_loss = to_vector(l.slice(0, 0, next_len));
+    const int64_t len = l.size(0);
+    const int64_t first = predicted_token(target, snap.segment, len, 0);
+    const int64_t n = std::max<int64_t>(0, std::min<int64_t>(len, doc.size() - first));
+    if (n > 0) {
+      d.token_losses.first = first;
+      d.token_losses.values = to_vector(l.slice(0, 0, n));
+    }
   }
   return d;
 }

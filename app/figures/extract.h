@@ -12,8 +12,10 @@
 namespace mnemo::app {
 
 // Extracts a step's arrays; keys missing from the trace leave their arrays empty. `model` is
-// the config's model kind (names the attention blocks; "" = guess from the trace keys).
-StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model = "");
+// the config's model kind: it names the attention blocks and says which tokens lm.loss
+// predicts (core/models/config.h LossTarget). Live stepping, replay, the gallery, `step` and
+// `export` all come through here (then segment_record_of for what is kept of the step).
+StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model);
 
 // The hashed projections of a trace (hash.* keys), or of bucket counts added over steps.
 HashData hash_data_of(const Trace& trace);

@@ -115,17 +115,17 @@ viz::HeatmapSpec timeline_spec(const VisitedSegments& visited) {
   return s;
 }
 
-viz::LineSpec token_loss_spec(const VisitedSegments& visited, int64_t segment_len) {
+viz::LineSpec token_loss_spec(const VisitedSegments& visited) {
   viz::LineSpec s;
-  s.title = "Loss per token (predicted by the step of the segment before)";
+  s.title = "Loss per token (cross-entropy of predicting it)";
   s.x_label = "document token";
   s.y_label = "loss (nats)";
   viz::LineSeries ser;
   ser.name = "token loss";
   for (const auto& [seg, rec] : visited)
-    for (size_t j = 0; j < rec->next_loss.size(); ++j) {
-      ser.x.push_back(static_cast<float>((seg + 1) * segment_len + static_cast<int64_t>(j)));
-      ser.y.push_back(rec->next_loss[j]);
+    for (size_t j = 0; j < rec->token_losses.values.size(); ++j) {
+      ser.x.push_back(static_cast<float>(rec->token_losses.first + static_cast<int64_t>(j)));
+      ser.y.push_back(rec->token_losses.values[j]);
     }
   if (!ser.x.empty()) s.series.push_back(std::move(ser));
   return s;
@@ -182,17 +182,19 @@ void write_timeline(const VisitedSegments& visited, int highlight, const std::st
 
 void write_token_losses(const VisitedSegments& visited, const Document& doc, int64_t segment_len, const std::string& base,
                         const FigureFormats& fm, std::vector<std::string>& out) {
-  const viz::LineSpec spec = token_loss_spec(visited, segment_len);
+  const viz::LineSpec spec = token_loss_spec(visited);
   if (!spec.series.empty()) write_figure(viz::make_lines(spec), base + "_loss", fm, out);
+  // One row per token of every visited segment: its loss and the segment whose step
+  // predicted it (empty when no visited step did).
   std::vector<std::vector<std::string>> rows;
   for (const auto& [seg, rec] : visited) {
     for (int64_t t = seg * segment_len; t < std::min(doc.size(), (seg + 1) * segment_len); ++t) {
-      const float loss = token_loss(visited, segment_len, t);
-      rows.push_back({std::to_string(t), std::to_string(seg), std::to_string(doc.id(t)),
-                      token_text(doc, t), std::isnan(loss) ? "" : fmt_value(loss)});
+      const TokenLossAt l = token_loss_at(visited, segment_len, t);
+      rows.push_back({std::to_string(t), std::to_string(seg), std::to_string(doc.id(t)), token_text(doc, t),
+                      l.segment < 0 ? "" : fmt_value(l.loss), l.segment < 0 ? "" : std::to_string(l.segment)});
     }
   }
-  write_table(base + "_tokens.csv", {"token", "segment", "id", "text", "loss"}, rows, fm, out);
+  write_table(base + "_tokens.csv", {"token", "segment", "id", "text", "loss", "predicted_at_segment"}, rows, fm, out);
 }
 
 }  // namespace mnemo::app

@@ -19,7 +19,7 @@ viz::HeatmapSpec memory_spec(const StepData& st);
 // Slot timeline: rows = slots, one column per visited segment, self-attention mass 0..1.
 viz::HeatmapSpec timeline_spec(const VisitedSegments& visited);
 // Loss per document token over the visited segments (x = token index).
-viz::LineSpec token_loss_spec(const VisitedSegments& visited, int64_t segment_len);
+viz::LineSpec token_loss_spec(const VisitedSegments& visited);
 
 // Writers (base = path without extension; nothing is written when the step lacks the data).
 // head -1 = mean; highlight = a slot row to outline (-1 none).

@@ -60,15 +60,42 @@ const float* StepData::writer_block(int head) const {
   return writer.data() + static_cast<size_t>(b) * static_cast<size_t>(slots) * static_cast<size_t>(cols);
 }
 
+TokenLossAt token_loss_at(const VisitedSegments& visited, int64_t segment_len, int64_t t) {
+  TokenLossAt out;
+  if (segment_len <= 0 || t < 0) return out;
+  // The only steps that can predict t: the segment before t's (next-segment prediction) and
+  // the segment of token t-1 (next-token prediction).
+  for (int64_t seg : {t / segment_len - 1, t > 0 ? (t - 1) / segment_len : -1}) {
+    if (seg < 0) continue;
+    auto it = visited.find(seg);
+    if (it == visited.end() || !it->second->token_losses.covers(t)) continue;
+    const auto& l = it->second->token_losses;
+    out.loss = l.values[static_cast<size_t>(t - l.first)];
+    out.segment = seg;
+    return out;
+  }
+  return out;
+}
+
 float token_loss(const VisitedSegments& visited, int64_t segment_len, int64_t t) {
-  if (segment_len <= 0 || t < 0) return NAN;
-  const int64_t seg = t / segment_len;
-  if (seg == 0) return NAN;
-  auto it = visited.find(seg - 1);
-  if (it == visited.end()) return NAN;
-  const int64_t j = t - seg * segment_len;
-  const auto& l = it->second->next_loss;
-  return j < static_cast<int64_t>(l.size()) ? l[static_cast<size_t>(j)] : NAN;
+  return token_loss_at(visited, segment_len, t).loss;
+}
+
+int64_t predicting_segment(bool next_segment, int64_t segment_len, int64_t t) {
+  if (segment_len <= 0 || t <= 0) return -1;
+  return next_segment ? t / segment_len - 1 : (t - 1) / segment_len;
+}
+
+SegmentRecord segment_record_of(const StepData& step, const ProvenanceState* provenance) {
+  SegmentRecord rec;
+  rec.self_mass = step.self_mass;
+  rec.token_losses = step.token_losses;
+  if (provenance) {
+    rec.prov_top_k = provenance->top_k;
+    rec.prov_top = provenance->top;
+    rec.prov_initial = provenance->initial;
+  }
+  return rec;
 }
 
 }  // namespace mnemo::app

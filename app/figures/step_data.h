@@ -15,6 +15,17 @@
 
 namespace mnemo::app {
 
+// The per-token losses of one step, by the document token each predicts (the trace contract
+// of lm.loss, docs/formats.md; core/models/config.h LossTarget): values[i] is the
+// cross-entropy, in nats, of predicting document token first + i. Tokens past the document's
+// end (padding) are left out.
+struct TokenLosses {
+  int64_t first = 0;
+  std::vector<float> values;
+  bool empty() const { return values.empty(); }
+  bool covers(int64_t t) const { return t >= first && t < first + static_cast<int64_t>(values.size()); }
+};
+
 // A run of rows or columns of an attention map that belong together (read memory, segment
 // tokens, write memory, Transformer-XL cache, MTN memory).
 struct AttnBlock {
@@ -132,8 +143,11 @@ struct StepData {
   std::vector<float> slot_norm;         // [slots] ||m_i|| after the step
   std::vector<float> cos_prev;          // [slots] cos(m_i before, m_i after); NaN for a zero slot
 
-  // Loss of predicting each token of the next segment (lm.loss), empty when none.
-  std::vector<float> next_loss;
+  // The step's per-token losses by the token each predicts (empty when the model predicts
+  // none here); loss_next_segment: they are the next segment's tokens (Memformer), else
+  // each position's next token (sL+1 .. sL+L).
+  TokenLosses token_losses;
+  bool loss_next_segment = false;
 
   AttentionData attention;  // RMT / Transformer-XL / MTN joint attention (empty for Memformer)
   // Further attention maps of the same step: Transformer-XL's cache attention of a
@@ -154,7 +168,7 @@ std::pair<std::string, std::string> split_hash_path(const std::string& path);
 // What is kept of a visited segment (for the slot timeline and token losses).
 struct SegmentRecord {
   std::vector<float> self_mass;  // [slots]
-  std::vector<float> next_loss;  // loss of the next segment's tokens
+  TokenLosses token_losses;      // the step's per-token losses (StepData::token_losses)
   // What each memory entry holds after this step (docs/models.md#provenance): its largest
   // source tokens [slots x prov_top_k], descending, and the initial-memory share [slots];
   // empty when the model has no provenance.
@@ -166,8 +180,20 @@ struct SegmentRecord {
 // The visited segments of a session, by segment index.
 using VisitedSegments = std::map<int64_t, std::shared_ptr<const SegmentRecord>>;
 
-// Loss of document token t as predicted by the step of the segment before it (NaN when that
-// segment was not visited, or t lies in segment 0).
+// The loss of document token t and the segment whose step predicted it: whichever visited
+// step's token_losses cover t (at most one does: the steps' ranges are disjoint for one
+// model). loss NaN and segment -1 when no visited step predicted t.
+struct TokenLossAt {
+  float loss = NAN;
+  int64_t segment = -1;
+};
+TokenLossAt token_loss_at(const VisitedSegments& visited, int64_t segment_len, int64_t t);
 float token_loss(const VisitedSegments& visited, int64_t segment_len, int64_t t);
+// The segment whose step predicts token t for a model that predicts the next segment or the
+// next token (-1 when none does: token 0, or segment 0 under next-segment prediction).
+int64_t predicting_segment(bool next_segment, int64_t segment_len, int64_t t);
+// The record kept of a visited step: its self mass, token losses and the provenance after
+// it (null: none). Every producer of the published view builds it here.
+SegmentRecord segment_record_of(const StepData& step, const ProvenanceState* provenance);
 
 }  // namespace mnemo::app

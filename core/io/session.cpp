@@ -74,6 +74,15 @@ void Session::check_writable(const char* what) const {
   if (read_only_) throw SessionError(dir_ + ": opened read-only; cannot " + what);
 }
 
+std::string Session::model_kind() const {
+  const auto& m = manifest_;
+  if (!m.is_object() || !m.contains("config") || !m["config"].is_object()) return "";
+  const auto& c = m["config"];
+  if (!c.contains("model") || !c["model"].is_object() || !c["model"].contains("model") || !c["model"]["model"].is_string())
+    return "";
+  return c["model"]["model"].get<std::string>();
+}
+
 Session Session::create(const std::string& dir, nlohmann::json manifest, int keep_last) {
   if (keep_last < 1) throw SessionError("keep_last must be >= 1, got " + std::to_string(keep_last));
   if (path_exists(dir) && !list_dir(dir).empty())

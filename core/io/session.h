@@ -57,6 +57,8 @@ class Session {
 
   const std::string& dir() const { return dir_; }
   const nlohmann::json& manifest() const { return manifest_; }
+  // The model kind of the config in the manifest (config.model.model), "" when it has none.
+  std::string model_kind() const;
   int keep_last() const { return keep_last_; }
 
   // Writes checkpoints/step-N.safetensors atomically, then `latest`, then prunes old ones.

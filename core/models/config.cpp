@@ -25,6 +25,18 @@ void check_range(const char* field, int64_t v, int64_t lo, int64_t hi) {
 }
 }  // namespace
 
+LossTarget loss_target_of(const std::string& model_kind) {
+  return model_kind == "memformer" ? LossTarget::kNextSegment : LossTarget::kNextToken;
+}
+
+int64_t predicted_token(LossTarget target, int64_t segment, int64_t segment_len, int64_t j) {
+  return target == LossTarget::kNextSegment ? (segment + 1) * segment_len + j : segment * segment_len + j + 1;
+}
+
+const char* loss_label(LossTarget target) {
+  return target == LossTarget::kNextSegment ? "loss(next segment)" : "loss(next token)";
+}
+
 const std::vector<std::string>& ModelConfig::known_models() {
   static const std::vector<std::string> k = {"memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt",
                                              "transformer", "mtn", "mtn-naive", "no-memory"};

@@ -53,4 +53,16 @@ struct ModelConfig {
   static ModelConfig load(const std::string& path);
 };
 
+// Which document token a model kind's per-token loss predicts (the trace contract,
+// docs/formats.md "lm.loss"): value j of segment s (L tokens per segment) is the loss of
+// document token (s+1)L + j for a kind that predicts the next segment (Memformer's decoder),
+// and of token sL + j + 1 for one that predicts the next token (every other kind; the last
+// position predicts the next segment's first token).
+enum class LossTarget { kNextToken, kNextSegment };
+LossTarget loss_target_of(const std::string& model_kind);
+// The document token value j of segment `segment`'s loss predicts (see LossTarget).
+int64_t predicted_token(LossTarget target, int64_t segment, int64_t segment_len, int64_t j);
+// How messages name a step's mean loss: "loss(next segment)" / "loss(next token)".
+const char* loss_label(LossTarget target);
+
 }  // namespace mnemo

@@ -48,7 +48,8 @@ class KeySpec:
 KEYS = [
     KeySpec("input.tokens", ("B", "L"), I64, "token ids of the segment"),
     KeySpec("input.offsets", ("B", "L", 2), I64, "byte range of each token in the document; -1 on padding"),
-    KeySpec("lm.loss", ("B", "L"), FLOAT, "per-token cross-entropy of the prediction of the next segment"),
+    KeySpec("lm.loss", ("B", "L"), FLOAT,
+            "per-token cross-entropy in nats; value j of segment s predicts document token predicted_token(kind, s, L, j)"),
     KeySpec("memformer.writer_attn", ("B", "H", "k", "W"), FLOAT,
             "writer attention: column 0 the slot itself, then the L tokens, then the C classification tokens"),
     KeySpec("memformer.read_attn.<layer>", ("B", "H", "L", "k"), FLOAT, "memory-reading cross-attention"),
@@ -213,3 +214,12 @@ def validate_segment(traces, where="segment"):
                 raise TraceKeyError("%s: trace key '%s' has %d buckets per table; it must be a power of two (2^tau)"
                                     % (where, key, r))
     return True
+
+
+def predicted_token(model_kind, segment, segment_len, j):
+    """The document token that value j of segment `segment`'s lm.loss is the loss of
+    (docs/formats.md "lm.loss"): Memformer predicts the next segment, token (s+1)L + j; every
+    other kind the next token, token sL + j + 1."""
+    if model_kind == "memformer":
+        return (segment + 1) * segment_len + j
+    return segment * segment_len + j + 1

@@ -213,7 +213,9 @@ def hash_traces(module_path, bucket, p=None, bits=None):
 
 def input_traces(tokens, offsets=None, loss=None):
     """input.tokens [B, L] int64, input.offsets [B, L, 2] (byte range of each token, -1 on
-    padding), lm.loss [B, L] per-token loss of the prediction of the next segment."""
+    padding), lm.loss [B, L] per-token loss: value j of segment s is the loss of document token
+    keys.predicted_token(kind, s, L, j) (the next segment's token j for Memformer, else the next
+    token)."""
     out = {"input.tokens": to_numpy(_batched(tokens, 2, "tokens")).astype(np.int64)}
     if offsets is not None:
         out["input.offsets"] = to_numpy(_batched(offsets, 3, "offsets")).astype(np.int64)

@@ -355,6 +355,17 @@ class Keys(unittest.TestCase):
             self.assertIn(part, str(cm.exception))
 
 
+class PredictedToken(unittest.TestCase):
+    def test_which_token_each_loss_value_predicts(self):
+        # docs/formats.md "lm.loss": Memformer's segment 2 of 16-token segments predicts tokens
+        # 48.. of segment 3; every other kind's segment 2 predicts tokens 33..48.
+        self.assertEqual(keys.predicted_token("memformer", 2, 16, 0), 48)
+        self.assertEqual(keys.predicted_token("memformer", 2, 16, 15), 63)
+        for kind in ("rmt", "rmt-write-only", "trxl", "trxl-rmt", "transformer", "mtn"):
+            self.assertEqual(keys.predicted_token(kind, 2, 16, 0), 33)
+            self.assertEqual(keys.predicted_token(kind, 2, 16, 15), 48)
+
+
 class WriteThenRead(unittest.TestCase):
     def setUp(self):
         self.dir = os.path.join(harness.temp_dir("sess"), "run")

@@ -342,6 +342,12 @@ TEST_CASE("cli: train records probe traces; export writes curves and maps withou
   CHECK(none.output.find("--steps 500-600: nothing to export in that range (its records reach step 6, recordings at "
                          "steps 0..6); nothing was written") != std::string::npos);
   CHECK_FALSE(exists(dir + "/empty"));
+  // The same under the flag's own name: the message names the flag that was given.
+  auto none_r = run_cli("export --session " + out + " --step-range 500-600 --out " + dir + "/empty");
+  CHECK(none_r.code == 2);
+  CHECK(none_r.output.find("--step-range 500-600: nothing to export in that range") != std::string::npos);
+  CHECK(none_r.output.find("--steps 500") == std::string::npos);
+  CHECK_FALSE(exists(dir + "/empty"));
   // A figure the run has no data for, alone: the same.
   auto none2 = run_cli("export --session " + out + " --figure hash-entropy --out " + dir + "/empty2");
   CHECK(none2.code == 2);

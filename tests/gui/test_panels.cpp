@@ -70,9 +70,7 @@ SessionPtr stepped_session(const ModelConfig& cfg, int steps) {
   for (int i = 0; i < steps; ++i) {
     auto snap = engine.jump(i);
     auto data = std::make_shared<StepData>(make_step_data(*snap, *doc, cfg.model));
-    auto rec = std::make_shared<SegmentRecord>();
-    rec->next_loss = data->next_loss;
-    v->visited[i] = rec;
+    v->visited[i] = std::make_shared<SegmentRecord>(segment_record_of(*data, nullptr));
     v->step = data;
   }
   v->position = steps - 1;

@@ -101,11 +101,9 @@ void ReplayController::reset() {
 
 void ReplayController::show(int64_t segment) {
   if (!info_ || segment < 0 || segment >= static_cast<int64_t>(probe_->segments.size())) return;
-  auto data = std::make_shared<StepData>(make_step_data(*probe_->segments[static_cast<size_t>(segment)], probe_->doc));
-  auto rec = std::make_shared<SegmentRecord>();
-  rec->self_mass = data->self_mass;
-  rec->next_loss = data->next_loss;
-  visited_[segment] = rec;
+  auto data =
+      std::make_shared<StepData>(make_step_data(*probe_->segments[static_cast<size_t>(segment)], probe_->doc, cfg_.model));
+  visited_[segment] = std::make_shared<SegmentRecord>(segment_record_of(*data, nullptr));
   ++visited_version_;
   shown_ = data;
   position_ = segment;

@@ -43,8 +43,8 @@ struct SessionView {
   std::string provenance_note;
   std::string session_dir;  // replaying a training session: its directory ("" for a live model)
 
-  // Loss of document token t as predicted by the step of the segment before it (NaN when
-  // that segment was not visited, or t is in segment 0).
+  // Loss of document token t as predicted by whichever visited step predicts it
+  // (app/figures/step_data.h token_loss_at; NaN when none did).
   float token_loss(int64_t t) const;
   bool is_visited(int64_t segment) const { return visited.count(segment) != 0; }
 };

@@ -151,7 +151,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   auto view = std::make_shared<SessionView>();
   view->version = 1;
   view->info = info;
-  auto step = std::make_shared<StepData>(make_step_data(*snap, *doc));
+  auto step = std::make_shared<StepData>(make_step_data(*snap, *doc, info->cfg.model));
   view->step = step;
   view->position = shown;
   view->model_note = "synthetic traces (no model)";
@@ -166,7 +166,8 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
       rec->self_mass.assign(m.data_ptr<float>(), m.data_ptr<float>() + k);
     }
     auto l = (torch::rand({L}, gen) * 4.0 + 1.5).to(torch::kFloat32).contiguous();
-    rec->next_loss.assign(l.data_ptr<float>(), l.data_ptr<float>() + L);
+    rec->token_losses.first = predicted_token(loss_target_of(info->cfg.model), s, L, 0);
+    rec->token_losses.values.assign(l.data_ptr<float>(), l.data_ptr<float>() + L);
     view->visited[s] = rec;
   }
   // Provenance (docs/models.md#provenance): each visited step keeps its slots' self mass and

@@ -289,9 +289,6 @@ void Worker::execute(const Command& c) {
 
 void Worker::show(const Snapshot& snap) {
   auto data = std::make_shared<StepData>(make_step_data(snap, *info_->doc, info_->cfg.model));
-  auto rec = std::make_shared<SegmentRecord>();
-  rec->self_mass = data->self_mass;
-  rec->next_loss = data->next_loss;
   provenance_.reset();
   if (chain_) {
     provenance_ = chain_->at(snap.segment);
@@ -301,12 +298,7 @@ void Worker::show(const Snapshot& snap) {
     provenance_ = std::make_shared<const ProvenanceState>(
         kept_entry_provenance(snap.segment, src, snap.first_token + snap.length, 5));
   }
-  if (provenance_) {
-    rec->prov_top_k = provenance_->top_k;
-    rec->prov_top = provenance_->top;
-    rec->prov_initial = provenance_->initial;
-  }
-  visited_[snap.segment] = rec;
+  visited_[snap.segment] = std::make_shared<SegmentRecord>(segment_record_of(*data, provenance_.get()));
   ++visited_version_;
   step_ = data;
 }

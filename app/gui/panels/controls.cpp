@@ -86,8 +86,17 @@ void ControlsPanel::draw(PanelContext& ctx) {
     const StepData& st = *s.step;
     ImGui::Text("%s  (tokens %lld..%lld)", position_text(st.segment, n).c_str(),
                 static_cast<long long>(st.first_token), static_cast<long long>(st.first_token + st.length - 1));
-    if (std::isfinite(st.loss)) ImGui::Text("loss of the next segment: %.4f nats/token", st.loss);
-    else if (std::isnan(st.loss) && !st.non_finite) ImGui::TextDisabled("loss: none (last segment)");
+    const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
+    if (std::isfinite(st.loss) && st.loss_next_segment)
+      ImGui::Text("loss of predicting segment %lld: %.4f nats/token", static_cast<long long>(st.segment + 1), st.loss);
+    else if (std::isfinite(st.loss) && !st.token_losses.empty())
+      ImGui::Text("loss of predicting tokens %lld..%lld (each from the ones before): %.4f nats/token",
+                  static_cast<long long>(lo), static_cast<long long>(hi), st.loss);
+    else if (std::isfinite(st.loss))
+      ImGui::Text("loss of this step: %.4f nats/token", st.loss);
+    else if (std::isnan(st.loss) && !st.non_finite)
+      ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
+                                               : "loss: none (no token to predict here)");
     if (st.non_finite)
       ImGui::TextColored(ImVec4(1.f, 0.3f, 0.8f, 1.f), "NaN/Inf in '%s' at segment %lld", st.non_finite_key.c_str(),
                          static_cast<long long>(st.segment));

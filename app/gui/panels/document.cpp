@@ -408,11 +408,21 @@ void DocumentPanel::draw(PanelContext& ctx) {
                 static_cast<long long>(t - seg * L));
     ImGui::Text("id %lld, bytes %s  '%s'", static_cast<long long>(doc.id(t)), describe_bytes(doc, t).c_str(),
                 viz::token_label(doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b))).c_str());
-    const float loss = s.token_loss(t);
-    if (std::isfinite(loss)) ImGui::Text("loss %.4f nats (predicted by the step of segment %lld)", loss, static_cast<long long>(seg - 1));
-    else if (std::isnan(loss) && seg == 0) ImGui::TextDisabled("loss: none (segment 0 is never predicted)");
-    else if (std::isnan(loss) && !s.is_visited(seg - 1)) ImGui::TextDisabled("loss: step segment %lld to compute it", static_cast<long long>(seg - 1));
-    else ImGui::TextColored(ImVec4(1, 0, 1, 1), "loss: %f (non-finite)", loss);
+    // Which step predicts token t is the model's (core/models/config.h LossTarget).
+    const TokenLossAt loss = token_loss_at(s.visited, L, t);
+    const bool next_segment = loss_target_of(s.info->cfg.model) == LossTarget::kNextSegment;
+    const int64_t by = predicting_segment(next_segment, L, t);
+    if (loss.segment >= 0 && std::isfinite(loss.loss))
+      ImGui::Text("loss %.4f nats = %.4f bits (predicted at the step of segment %lld)", loss.loss, loss.loss / std::log(2.f),
+                  static_cast<long long>(loss.segment));
+    else if (loss.segment >= 0)
+      ImGui::TextColored(ImVec4(1, 0, 1, 1), "loss: %f (non-finite)", loss.loss);
+    else if (by < 0)
+      ImGui::TextDisabled(next_segment ? "loss: none (segment 0 is never predicted)" : "loss: none (the first token is never predicted)");
+    else if (!s.is_visited(by))
+      ImGui::TextDisabled("loss: step segment %lld to compute it", static_cast<long long>(by));
+    else
+      ImGui::TextDisabled("loss: none (the step of segment %lld predicts no token here)", static_cast<long long>(by));
     if (prov && prov_slot >= 0) {
       const float w = prov->at(prov_slot, t);
       ImGui::Text("provenance of slot %d: %.6f (%.2f%% of its content)", prov_slot, w, 100.f * w);
