@@ -832,10 +832,11 @@ def _resolve_path(path):
         session = os.path.dirname(parent)
     if session is None:
         return p, None
-    ck = open_session(session).checkpoint()
+    s = open_session(session)
+    ck = s.checkpoint()
     if ck is None:
         raise WeightsError("'%s': the session has no checkpoint yet" % path)
-    return ck.path, ck
+    return ck.path, s
 
 
 def _meta_json(path, key, text):
@@ -847,7 +848,7 @@ def _meta_json(path, key, text):
 
 def read_weights_file(path):
     """Reads any weights file Mnemoscope writes (see WeightsFile)."""
-    real, ck = _resolve_path(path)
+    real, session = _resolve_path(path)
     f = load_safetensors(real)
     fmt = f.metadata.get("format")
     kind = {CHECKPOINT_FORMAT: "training checkpoint", ZOO_FORMAT: "zoo model"}.get(fmt, "weights")
@@ -859,6 +860,8 @@ def read_weights_file(path):
         model = tc.get("model")
     if model is None and "model" in f.metadata:
         model = _meta_json(real, "model", f.metadata["model"])
+    if model is None and session is not None and isinstance(session.config, dict):
+        model = session.config.get("model")  # a SessionWriter's checkpoints: the manifest's config
     try:
         step = int(f.metadata.get("step", "-1"))
     except ValueError:
