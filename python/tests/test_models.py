@@ -76,6 +76,11 @@ def cpp_steps(weights, doc_path, segments):
 class NoBinary(unittest.TestCase):
     """What needs no C++ program."""
 
+    def test_the_package_stays_numpy_only(self):
+        code = "import sys, mnemoscope; sys.exit('torch' in sys.modules)"
+        self.assertEqual(subprocess.run([harness.sys.executable, "-c", code],
+                                        env=dict(os.environ, PYTHONPATH=harness.PACKAGE_ROOT)).returncode, 0)
+
     def test_config(self):
         c = mm.Config(model="rmt", slots=4)
         self.assertEqual((c.model, c.slots, c.dim, c.ff_width, c.temperature), ("rmt", 4, 64, 256, 0.25))
