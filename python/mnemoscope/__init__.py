@@ -8,7 +8,8 @@ Reading needs numpy only:
     loss = s.metrics["loss"]                       # Column: .step, .value (NaN kept), .non_finite
     rec = s.recording()                            # newest probe recording: rec[i]["rmt.attn.0"]
 
-Writing: mnemoscope.SessionWriter. PyTorch helpers: mnemoscope.pytorch (needs torch).
+Writing: mnemoscope.SessionWriter. PyTorch helpers: mnemoscope.pytorch; the models as torch
+modules, weights both ways: mnemoscope.models (both need torch).
 """
 
 from ._version import FORMAT_MAJOR, FORMAT_MINOR, __version__
