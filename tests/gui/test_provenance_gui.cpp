@@ -13,7 +13,6 @@
 #include "tests/support/helpers.h"
 #ifdef MNEMO_WITH_GUI
 #include "tests/support/null_imgui.h"
-#include "tests/support/worker_wait.h"
 #endif
 
 #include <doctest/doctest.h>
@@ -28,7 +27,12 @@ using namespace mnemo;
 using namespace mnemo::app;
 
 namespace {
-using test::wait_idle;
+void wait_idle(Worker& w, int64_t n) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(w.finished() >= n);
+}
 double row_sum(const ProvenanceState& p, int slot) {
   double s = p.initial[slot] + p.other[slot];
   for (int64_t t = 0; t < p.tokens; ++t) s += p.at(slot, t);
