@@ -161,7 +161,7 @@ void TextCorpus::add_file(const std::string& path, const std::string& key, const
   std::error_code ec;
   const fs::path canon = fs::weakly_canonical(abs, ec);
   const std::string id = ec ? abs : canon.string();
-  if (std::find(seen_.begin(), seen_.end(), id) != seen_.end()) return;
+  if (seen_.count(id)) return;
   const std::string where = std::string(kCorpusField) + ": '" + (listed ? entry : path) + "'";
   auto skip = [&](const std::string& reason, const std::string& error) {
     if (listed) throw ConfigError(where + " " + error);
@@ -188,7 +188,7 @@ void TextCorpus::add_file(const std::string& path, const std::string& key, const
   if (probe_looks_binary(probe, got == st.st_size))
     return skip("binary files", "is a binary file (it holds NUL bytes or is not UTF-8 in its first " +
                                     std::to_string(kTextProbeBytes >> 10) + " KiB); " + corpus_fix());
-  seen_.push_back(id);
+  seen_.insert(id);
   Doc d;
   d.path = abs;
   d.key = key;
@@ -197,8 +197,7 @@ void TextCorpus::add_file(const std::string& path, const std::string& key, const
 }
 
 void TextCorpus::add_named(const std::string& name) {
-  if (std::find(seen_.begin(), seen_.end(), name) != seen_.end()) return;
-  seen_.push_back(name);
+  if (!seen_.insert(name).second) return;
   std::vector<std::pair<Document, Split>> named;
   try {
     if (name == "sotu") {

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,8 +66,8 @@ struct CorpusRange {
 
 class TextCorpus {
  public:
-  // Reads the listing and checks every file (above); ConfigError for a bad corpus, with
-  // `field` ("task.corpus") in front.
+  // Lists the corpus and checks every file (above); a ConfigError for a bad corpus names
+  // task.corpus and the path.
   TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid_fraction, double test_fraction);
   TextCorpus(const TextCorpus&) = delete;
   TextCorpus& operator=(const TextCorpus&) = delete;
@@ -112,7 +113,7 @@ class TextCorpus {
   std::vector<Range> ranges_[3];
   std::vector<std::string> warnings_;
   nlohmann::json resolved_;
-  std::vector<std::string> seen_;  // absolute paths and names already added
+  std::set<std::string> seen_;  // real paths and names already added
   // Skips of the directory being walked: reason -> (count, first path).
   std::vector<std::pair<std::string, std::pair<int64_t, std::string>>> skips_;
   mutable std::mutex mu_;

@@ -252,6 +252,10 @@ TEST_CASE("text task: determinism, seeds, and the split record") {
     listed += rec["ranges"].get<int64_t>();
   }
   CHECK(listed == 20);
+  // A file listed twice (directly and through its directory) is one document.
+  nlohmann::json twice = cfg;
+  twice["corpus"] = {dir + "/f3.txt", dir, dir + "/./f3.txt"};
+  CHECK(TextTask(twice).corpus().documents() == 20);
   // Each file's split depends on its name and the seed only: another file changes no other.
   test::write_file(dir + "/extra.txt", random_text(r, 500));
   TextTask grown(cfg);
