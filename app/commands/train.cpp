@@ -12,6 +12,8 @@
 //     (fine-tuning). --set overrides one field of
 //     the config by its dotted path, the value read as JSON (a bare word is a string):
 //     --set task.segments=4 --set model.segment_len=19 --set model.slots=19
+//     --data PATH sets task.corpus of a "text" task (core/data/text_task.h) before the --set's;
+//     without --config it trains sessions/text-memformer.json.
 //     --hash-stats-every N (models with "linear": "hashed"): at the start and every N steps,
 //     a forward pass over the first train.batch valid examples records the bucket statistics
 //     of the first and last table of every hashed projection in DIR/hash_stats.csv
@@ -26,9 +28,11 @@
 #include "core/train/hash_probe.h"
 #include "core/train/lm_metrics.h"
 
+#include "app/cli/assets.h"
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "core/io/atomic_file.h"
+#include "core/io/json_file.h"
 #include "core/io/session.h"
 #include "core/platform/memory.h"
 #include "core/models/factory.h"
@@ -174,7 +178,33 @@ torch::Device train_device(const TrainOptions& c, const std::optional<dist::Dist
 
 }  // namespace
 
-int run_train(const TrainOptions& c, std::ostream& out_main) {
+namespace {
+
+// --data: task.corpus as the first --set, after checking that the config trains a "text" task.
+TrainOptions with_data_flag(TrainOptions c) {
+  if (c.data.empty()) return c;
+  if (c.config.empty() && !c.resume) c.config = find_session_config("text-memformer.json");
+  if (!c.config.empty()) {
+    std::string task = "?";
+    try {
+      const nlohmann::json j = io::read_json_config(c.config);
+      if (j.contains("task") && j["task"].is_object()) task = j["task"].value("name", std::string("?"));
+    } catch (const ConfigError&) {
+      return c;  // the config's own error is reported when it is loaded
+    }
+    if (task != "text")
+      throw UsageError("--data sets the corpus of a \"text\" task, but the task of --config '" + c.config + "' is '" +
+                       task + "'; take a text config (e.g. sessions/text-memformer.json) or leave out --data");
+  }
+  const nlohmann::json corpus = c.data.size() == 1 ? nlohmann::json(c.data[0]) : nlohmann::json(c.data);
+  c.sets.insert(c.sets.begin(), "task.corpus=" + corpus.dump());
+  return c;
+}
+
+}  // namespace
+
+int run_train(const TrainOptions& options, std::ostream& out_main) {
+  const TrainOptions c = with_data_flag(options);
   if (c.nproc < 1 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
   const std::optional<dist::DistOptions> dopt = dist_options(c);
   const torch::Device device = train_device(c, dopt);  // before anything is written or joined
@@ -258,6 +288,15 @@ int run_train(const TrainOptions& c, std::ostream& out_main) {
 
   Trainer trainer(cfg, device);
   if (pg) trainer.set_process_group(pg.get());  // ConfigError when train.batch < the ranks
+  for (const auto& w : trainer.task().warnings()) out << "warning: " << w << "\n";
+  if (const auto& t = cfg.task; t.contains("split") && t["split"].is_object()) {
+    out << "split by document:";
+    for (const char* s : {"train", "valid", "test"})
+      if (t["split"].contains(s))
+        out << " " << s << " " << t["split"][s].value("ranges", int64_t{0}) << " ranges ("
+            << t["split"][s].value("bytes", int64_t{0}) << " bytes)";
+    out << "\n";
+  }
   if (init) {
     try {
       load_weights_checked(*trainer.model(), cfg.model, *init, c.config,
@@ -566,6 +605,9 @@ class TrainCommand : public Command {
                   "start from these model weights (zoo model, checkpoint, export-weights file or session; the "
                   "optimizer starts fresh): fine-tuning");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
+    c->add_option("--data", o_.data,
+                  "the corpus of a text task: a text file, a directory of them or a named corpus (sotu, moby-dick); "
+                  "repeatable; without --config: sessions/text-memformer.json");
     c->add_option("--nproc", o_.nproc, "data parallel: start N local ranks (processes) and wait for them");
     c->add_option("--rank", o_.rank, "this process's rank in a distributed job (else RANK)");
     c->add_option("--world-size", o_.world_size, "ranks in the distributed job (else WORLD_SIZE)");

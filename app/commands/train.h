@@ -18,6 +18,9 @@ struct TrainOptions {
   std::string init_from;          // --init-from WEIGHTS: start a new session from a model's weights
   int64_t hash_stats_every = 0;   // --hash-stats-every N: bucket statistics to DIR/hash_stats.csv
   std::vector<std::string> sets;  // --set key=value
+  // --data PATH (repeatable): the corpus of a "text" task (task.corpus; several make a list),
+  // applied before the --set's. Without --config (and --resume): sessions/text-memformer.json.
+  std::vector<std::string> data;
   CLI::Option* o_steps = nullptr;
   // Data parallel (docs/training.md#distributed).
   int nproc = 1;                  // --nproc N: start N local ranks and wait for them (1 = this process only)

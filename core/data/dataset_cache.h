@@ -20,6 +20,17 @@ std::string dataset_cache_dir();
 std::string dataset_package_dir(const std::string& name, const std::string& cache_dir = "");
 // The advice appended to dataset errors: how to (re)fetch `name` whose package is at `package_dir`.
 std::string dataset_fix_hint(const std::string& name, const std::string& package_dir);
+// Runs f(); a DatasetError it throws without the fetch hint gets the hint for `name` appended.
+template <class F>
+auto with_fix_hint(const std::string& name, const std::string& package_dir, F&& f) {
+  try {
+    return f();
+  } catch (const DatasetError& e) {
+    const std::string what = e.what();
+    if (what.find("fetch-data") != std::string::npos) throw;
+    throw DatasetError(what + "; " + dataset_fix_hint(name, package_dir));
+  }
+}
 // Whole file; throws DatasetError (with the hint for `name`) when it cannot be read.
 std::string read_dataset_file(const std::string& path, const std::string& name, const std::string& package_dir);
 

@@ -1,6 +1,7 @@
 #include "core/data/lm_tasks.h"
 
 #include "core/data/task_fields.h"
+#include "core/data/text_task.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -8,11 +9,6 @@
 namespace mnemo {
 
 namespace {
-
-uint64_t draw(uint64_t seed, Split s, int64_t index) {
-  return splitmix64(splitmix64(seed * 0x100000001B3ull + static_cast<uint64_t>(s) + 0x5EEDu) ^
-                  (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
-}
 
 // Seeded Fisher-Yates permutation of 0..n-1.
 std::vector<int64_t> shuffled(int64_t n, uint64_t seed) {
@@ -49,6 +45,45 @@ TaskBatch flat_batch(const torch::Tensor& z, const torch::Tensor& zvalid, const 
   return out;
 }
 
+}  // namespace
+
+void ByteWindowTask::read_window_fields(const nlohmann::json& cfg, const std::string& kind,
+                                        const std::vector<std::string>& handled) {
+  read_task_fields(cfg, kind,
+                   {{"length", &length_}, {"segments", &segments_}, {"valid_size", &valid_size_}, {"test_size", &test_size_}},
+                   &seed_, handled);
+  check_task_range("length", length_, 2, 65536);
+  check_task_range("segments", segments_, 1, length_);
+  check_task_range("valid_size", valid_size_, 0, int64_t{1} << 40);
+  check_task_range("test_size", test_size_, 0, int64_t{1} << 40);
+  if (length_ % segments_ != 0)
+    throw ConfigError("config field 'task.length' = " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
+                      std::to_string(segments_));
+}
+
+int64_t ByteWindowTask::capped_split_size(Split s, int64_t fit) const {
+  if (s == Split::kValid && valid_size_ > 0) return std::min(fit, valid_size_);
+  if (s == Split::kTest && test_size_ > 0) return std::min(fit, test_size_);
+  return fit;
+}
+
+uint64_t ByteWindowTask::draw(Split s, int64_t index) const {
+  return splitmix64(splitmix64(seed_ * 0x100000001B3ull + static_cast<uint64_t>(s) + 0x5EEDu) ^
+                    (static_cast<uint64_t>(index) * 0xD1B54A32D192ED03ull));
+}
+
+TaskBatch ByteWindowTask::window_batch(const std::vector<int64_t>& indices, torch::Device device,
+                                       const std::function<void(int64_t index, int64_t* window)>& fill) const {
+  TORCH_CHECK(!indices.empty(), name(), " batch: no examples");
+  const int64_t b = static_cast<int64_t>(indices.size()), l = segment_len(), w = window_bytes();
+  auto z = torch::empty({b, w}, torch::kInt64);
+  for (int64_t i = 0; i < b; ++i) fill(indices[static_cast<size_t>(i)], z.data_ptr<int64_t>() + i * w);
+  auto ones = torch::ones({b, w}, torch::kBool);
+  return flat_batch(z, ones, ones.narrow(1, 0, segments_ * l).contiguous(), segments_, l, device);
+}
+
+namespace {
+
 template <class F>
 auto with_data(const std::string& kind, F&& f) {
   try {
@@ -61,7 +96,7 @@ auto with_data(const std::string& kind, F&& f) {
 }  // namespace
 
 const std::vector<std::string>& dataset_task_kinds() {
-  static const std::vector<std::string> k = {"mnist", "moby-dick"};
+  static const std::vector<std::string> k = {"mnist", "moby-dick", "text"};
   return k;
 }
 
@@ -69,6 +104,7 @@ std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task) {
   const std::string name = task.at("name").get<std::string>();
   if (name == "mnist") return std::make_shared<MnistTask>(task);
   if (name == "moby-dick") return std::make_shared<MobyDickTask>(task);
+  if (name == "text") return std::make_shared<TextTask>(task);
   return nullptr;
 }
 
@@ -122,16 +158,7 @@ TaskBatch MnistTask::batch(Split s, const std::vector<int64_t>& indices, torch::
 // ---- moby dick ----
 
 MobyDickTask::MobyDickTask(const nlohmann::json& cfg, const std::vector<MobyDickChapter>* chapters) {
-  read_task_fields(cfg, "moby-dick",
-              {{"length", &length_}, {"segments", &segments_}, {"valid_size", &valid_size_}, {"test_size", &test_size_}},
-              &seed_);
-  check_task_range("length", length_, 2, 65536);
-  check_task_range("segments", segments_, 1, length_);
-  check_task_range("valid_size", valid_size_, 0, int64_t{1} << 40);
-  check_task_range("test_size", test_size_, 0, int64_t{1} << 40);
-  if (length_ % segments_ != 0)
-    throw ConfigError("config field 'task.length' = " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
-                      std::to_string(segments_));
+  read_window_fields(cfg, "moby-dick");
   std::vector<MobyDickChapter> loaded;
   if (!chapters) loaded = with_data("moby-dick", [] { return load_moby_dick(); });
   const auto& all = chapters ? *chapters : loaded;
@@ -152,34 +179,23 @@ nlohmann::json MobyDickTask::to_json() const {
 
 int64_t MobyDickTask::split_size(Split s) const {
   const int64_t n = static_cast<int64_t>(text_[static_cast<int>(s)].size());
-  const int64_t fit = (n - segment_len()) / length_;  // windows of length + L bytes starting at multiples of length
-  if (s == Split::kValid && valid_size_ > 0) return std::min(fit, valid_size_);
-  if (s == Split::kTest && test_size_ > 0) return std::min(fit, test_size_);
-  return fit;
+  return capped_split_size(s, (n - segment_len()) / length_);  // windows of length + L bytes at multiples of length
 }
 
 int64_t MobyDickTask::window_start(Split s, int64_t index) const {
   const int64_t need = length_ + segment_len();
   if (s == Split::kTrain) {
     const int64_t span = static_cast<int64_t>(text_[0].size()) - need + 1;
-    return static_cast<int64_t>(draw(seed_, s, index) % static_cast<uint64_t>(span));
+    return static_cast<int64_t>(draw(s, index) % static_cast<uint64_t>(span));
   }
   return wrap(index, split_size(s)) * length_;
 }
 
 TaskBatch MobyDickTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
-  TORCH_CHECK(!indices.empty(), "moby-dick batch: no examples");
-  const int64_t b = static_cast<int64_t>(indices.size()), l = segment_len(), n = segments_;
-  const int64_t w = (n + 1) * l;
   const auto& text = text_[static_cast<int>(s)];
-  auto z = torch::empty({b, w}, torch::kInt64);
-  auto za = z.accessor<int64_t, 2>();
-  for (int64_t i = 0; i < b; ++i) {
-    const int64_t start = window_start(s, indices[static_cast<size_t>(i)]);
-    for (int64_t k = 0; k < w; ++k) za[i][k] = text[static_cast<size_t>(start + k)];
-  }
-  auto ones = torch::ones({b, w}, torch::kBool);
-  return flat_batch(z, ones, ones.narrow(1, 0, n * l).contiguous(), n, l, device);
+  return window_batch(indices, device, [&](int64_t index, int64_t* window) {
+    std::copy_n(text.begin() + window_start(s, index), window_bytes(), window);
+  });
 }
 
 }  // namespace mnemo

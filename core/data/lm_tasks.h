@@ -1,6 +1,7 @@
-// Data-set task kinds for the Trainer (core/data/tasks.h TaskSource): "mnist" and
-// "moby-dick". make_task() knows both without any static registration (it calls
-// make_dataset_task below), so they work whatever the static-initialisation order.
+// Data-set task kinds for the Trainer (core/data/tasks.h TaskSource): "mnist", "moby-dick"
+// and "text" (any corpus, core/data/text_task.h). make_task() knows them without any static
+// registration (it calls make_dataset_task below), so they work whatever the
+// static-initialisation order.
 //
 // Both are language-modelling tasks over byte ids, and every SegmentInput serves both model
 // families: decoder models (rmt, trxl, transformer, mtn, hashed variants) read tokens and the
@@ -32,6 +33,7 @@
 //   starts at (i mod size) * length, tiling the held-out text from its beginning;
 //   valid_size / test_size > 0 cap the number of such windows (0 = all that fit).
 //   The training split size is the number of non-overlapping windows in the training text.
+//   The "text" task uses the same window layout (ByteWindowTask below).
 //
 // Missing data: the constructors load the cache (core/data/dataset_cache.h) and throw
 // ConfigError "task 'mnist': dataset 'mnist' is not in the cache ... bash .ci/fetch-data
@@ -41,15 +43,44 @@
 #include "core/data/moby_dick.h"
 #include "core/data/tasks.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace mnemo {
 
-// The kinds below by name ("mnist", "moby-dick"); nullptr for any other name.
+// The kinds by name ("mnist", "moby-dick", "text"); nullptr for any other name.
 std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task);
 const std::vector<std::string>& dataset_task_kinds();
+
+// What the byte-window tasks ("moby-dick", "text") share: the fields length, segments,
+// valid_size, test_size and seed, and the window layout described for "moby-dick" above.
+class ByteWindowTask : public TaskSource {
+ public:
+  int64_t length() const override { return length_; }
+  int64_t segments() const override { return segments_; }
+  int64_t segment_len() const override { return length_ / segments_; }
+  // Bytes of one window: (segments + 1) * segment_len.
+  int64_t window_bytes() const { return length_ + segment_len(); }
+
+ protected:
+  // Reads the task object (read_task_fields; the keys in `handled` are the caller's) and checks
+  // length 2..65536, segments 1..length dividing it, valid_size / test_size >= 0 (ConfigError
+  // naming the field).
+  void read_window_fields(const nlohmann::json& cfg, const std::string& kind, const std::vector<std::string>& handled = {});
+  // `fit` windows, capped by valid_size / test_size for the held-out splits (0 = no cap).
+  int64_t capped_split_size(Split s, int64_t fit) const;
+  // The 64-bit number that places training window `index` of split `s` (uniform; the caller
+  // takes it modulo the number of start positions).
+  uint64_t draw(Split s, int64_t index) const;
+  // A batch of indices.size() windows, window i filled with byte ids by fill(indices[i], window).
+  TaskBatch window_batch(const std::vector<int64_t>& indices, torch::Device device,
+                         const std::function<void(int64_t index, int64_t* window)>& fill) const;
+
+  int64_t length_ = 256, segments_ = 1, valid_size_ = 0, test_size_ = 0;
+  uint64_t seed_ = 1;
+};
 
 class MnistTask : public TaskSource {
  public:
@@ -73,15 +104,12 @@ class MnistTask : public TaskSource {
   std::vector<int64_t> perm_[3];
 };
 
-class MobyDickTask : public TaskSource {
+class MobyDickTask : public ByteWindowTask {
  public:
   // Loads the cache unless `chapters` is given (tests pass fake chapters).
   explicit MobyDickTask(const nlohmann::json& cfg, const std::vector<MobyDickChapter>* chapters = nullptr);
   std::string name() const override { return "moby-dick"; }
   nlohmann::json to_json() const override;
-  int64_t length() const override { return length_; }
-  int64_t segments() const override { return segments_; }
-  int64_t segment_len() const override { return length_ / segments_; }
   int64_t split_size(Split s) const override;
   TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const override;
   // First byte offset of example `index` of split `s` within that split's text.
@@ -89,8 +117,6 @@ class MobyDickTask : public TaskSource {
   const std::vector<int64_t>& text(Split s) const { return text_[static_cast<int>(s)]; }
 
  private:
-  int64_t length_ = 256, segments_ = 1, valid_size_ = 0, test_size_ = 0;
-  uint64_t seed_ = 1;
   std::vector<int64_t> text_[3];
 };
 

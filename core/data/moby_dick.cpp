@@ -43,24 +43,17 @@ std::vector<MobyDickChapter> load_moby_dick(const std::string& package_dir) {
   std::vector<MobyDickChapter> out;
   for (int64_t n = 1; n <= kMobyDickChapters; ++n) {
     const std::string path = pkg + "/data/chapter_" + std::to_string(n) + ".json";
-    try {
+    out.push_back(with_fix_hint(kMobyDickName, pkg, [&] {
       MobyDickChapter c = parse_moby_dick_chapter_json(read_dataset_file(path, kMobyDickName, pkg), path);
       if (c.number != n)
         throw DatasetError("Moby Dick file " + path + " is corrupt: it holds chapter " + std::to_string(c.number));
-      out.push_back(std::move(c));
-    } catch (const DatasetError& e) {
-      const std::string what = e.what();
-      if (what.find("fetch-data") != std::string::npos) throw;
-      throw DatasetError(what + "; " + dataset_fix_hint(kMobyDickName, pkg));
-    }
+      return c;
+    }));
   }
   return out;
 }
 
-Split moby_dick_split_of(int64_t chapter) {
-  const int64_t r = chapter % 10;
-  return r == 0 ? Split::kTest : r == 5 ? Split::kValid : Split::kTrain;
-}
+Split moby_dick_split_of(int64_t chapter) { return split_by_last_digit(chapter); }
 
 Document moby_dick_document(const MobyDickChapter& c) {
   return make_document("CHAPTER " + std::to_string(c.number) + ". " + c.title + "\n\n" + c.text,

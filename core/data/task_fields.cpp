@@ -11,15 +11,17 @@ void check_task_range(const std::string& field, int64_t v, int64_t lo, int64_t h
 }
 
 void read_task_fields(const nlohmann::json& j, const std::string& kind,
-                      const std::vector<std::pair<std::string, int64_t*>>& fields, uint64_t* seed) {
+                      const std::vector<std::pair<std::string, int64_t*>>& fields, uint64_t* seed,
+                      const std::vector<std::string>& handled) {
   if (!j.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(j.type_name()));
   std::string known = "name";
+  for (const auto& h : handled) known += ", " + h;
   for (const auto& f : fields) known += ", " + f.first;
   known += ", seed";
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const auto& v = it.value();
-    if (k == "name") continue;
+    if (k == "name" || std::find(handled.begin(), handled.end(), k) != handled.end()) continue;
     if (k == "seed") {
       if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
         throw ConfigError("config field 'task.seed' must be a non-negative integer, got " + v.dump());

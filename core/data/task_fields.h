@@ -62,10 +62,11 @@ struct SplitMix64 {
 // Throws ConfigError "config field 'task.FIELD' = V is out of range LO..HI" unless lo <= v <= hi.
 void check_task_range(const std::string& field, int64_t v, int64_t lo, int64_t hi);
 
-// Reads a task config object: "name" is skipped (the caller read it), "seed" must be a
-// non-negative integer, every other key must be one of `fields` (integers) — otherwise a
-// ConfigError naming the field, the task `kind` and the known fields.
+// Reads a task config object: "name" and the keys in `handled` are skipped (the caller reads
+// them), "seed" must be a non-negative integer, every other key must be one of `fields`
+// (integers) — otherwise a ConfigError naming the field, the task `kind` and the known fields.
 void read_task_fields(const nlohmann::json& j, const std::string& kind,
-                      const std::vector<std::pair<std::string, int64_t*>>& fields, uint64_t* seed);
+                      const std::vector<std::pair<std::string, int64_t*>>& fields, uint64_t* seed,
+                      const std::vector<std::string>& handled = {});
 
 }  // namespace mnemo

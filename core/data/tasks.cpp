@@ -53,6 +53,11 @@ const char* split_name(Split s) {
   return "?";
 }
 
+Split split_by_last_digit(int64_t n) {
+  const int64_t r = n % 10;
+  return r == 0 ? Split::kTest : r == 5 ? Split::kValid : Split::kTrain;
+}
+
 Split parse_split(const std::string& name, const std::string& field) {
   if (name == "train") return Split::kTrain;
   if (name == "valid") return Split::kValid;

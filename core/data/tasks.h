@@ -20,7 +20,7 @@
 //
 // The Trainer sees any data set through TaskSource; make_task() builds one from the "task"
 // object of a training config: the synthetic tasks here, or a kind registered with
-// register_task_kind(); the data sets "mnist" and "moby-dick" are built in (core/data/lm_tasks.h),
+// register_task_kind(); the data sets "mnist", "moby-dick" and "text" are built in (core/data/lm_tasks.h),
 // and so are the memory tasks "copy-recall" and "assoc-recall" (core/data/recall_tasks.h).
 #pragma once
 #include "core/errors.h"
@@ -41,6 +41,9 @@ enum class Split { kTrain = 0, kValid = 1, kTest = 2 };
 const char* split_name(Split s);
 // "train" | "valid" | "test"; throws ConfigError naming `field` otherwise.
 Split parse_split(const std::string& name, const std::string& field = "split");
+// The data sets' fixed split by a number (chapter, year): n % 10 == 0 test, n % 10 == 5 valid,
+// else train.
+Split split_by_last_digit(int64_t n);
 
 struct TaskConfig {
   std::string name = "copy";  // copy | reverse | assoc | quadratic
@@ -111,10 +114,13 @@ class TaskSource {
                                   MetricSums& sums) const {}
   // The final values by name (default: sum / count of each).
   virtual std::map<std::string, double> finish_metrics(const MetricSums& sums) const;
+  // What the task skipped or could not use, one line each, for the user (e.g. the "text"
+  // task's skipped binary files); `train` prints them. Default: none.
+  virtual std::vector<std::string> warnings() const { return {}; }
 };
 
 // Builds the task of a training config's "task" object from its "name": copy | reverse |
-// assoc | quadratic, a data set (mnist | moby-dick, core/data/lm_tasks.h), or a registered kind. Throws ConfigError naming the field.
+// assoc | quadratic, a data set (mnist | moby-dick | text, core/data/lm_tasks.h), or a registered kind. Throws ConfigError naming the field.
 using TaskMaker = std::function<std::shared_ptr<TaskSource>(const nlohmann::json& task)>;
 std::shared_ptr<TaskSource> make_task(const nlohmann::json& task);
 // Registers (or replaces) a task kind; call before loading configs (not thread-safe).

@@ -349,6 +349,11 @@ TEST_CASE("shipped Moby Dick sessions train a step and evaluate (needs the Moby 
                                        "moby-dick-mtn.json", "moby-dick-mtn-naive.json", "moby-dick-no-memory.json"});
 }
 
+TEST_CASE("shipped text sessions train a step and evaluate on SOTU (needs the SOTU cache)") {
+  if (!dataset_cached("sotu")) MNEMO_SKIP("no sotu in the cache (bash .ci/fetch-data sotu)");
+  check_dataset_sessions("text", {"text-memformer.json", "text-rmt.json"});
+}
+
 TEST_CASE("shipped hashed-LM pair differs only in the linear layers and the learning rate") {
   const std::string dir = std::string(MNEMO_SOURCE_DIR) + "/sessions/";
   // The hashed pair differs only in the linear layers and the learning rate (x3).

@@ -1,0 +1,127 @@
+#include "core/data/text_task.h"
+
+#include "core/data/task_fields.h"
+
+#include <algorithm>
+
+namespace mnemo {
+
+namespace {
+
+double read_fraction(const nlohmann::json& cfg, const std::string& key, double fallback) {
+  if (!cfg.contains(key)) return fallback;
+  const auto& v = cfg[key];
+  if (!v.is_number()) throw ConfigError("config field 'task." + key + "' must be a number, got " + v.dump());
+  const double f = v.get<double>();
+  if (!(f > 0 && f <= 0.5)) throw ConfigError("config field 'task." + key + "' = " + v.dump() + " is out of range (0, 0.5]");
+  return f;
+}
+
+// The entry r with prefix[r] <= u < prefix[r + 1] of running totals `prefix` (first entry 0).
+size_t range_of(const std::vector<int64_t>& prefix, int64_t u) {
+  return static_cast<size_t>(std::upper_bound(prefix.begin(), prefix.end(), u) - prefix.begin() - 1);
+}
+
+}  // namespace
+
+TextTask::TextTask(const nlohmann::json& cfg) {
+  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split"});
+  valid_fraction_ = read_fraction(cfg, "valid_fraction", valid_fraction_);
+  test_fraction_ = read_fraction(cfg, "test_fraction", test_fraction_);
+  if (!cfg.contains("corpus"))
+    throw ConfigError("config field 'task.corpus' is missing: give a text file, a directory of text files, a list of "
+                      "them or a named corpus (sotu, moby-dick), e.g. \"corpus\": \"books/\" (train --data PATH sets it)");
+  corpus_ = std::make_shared<const TextCorpus>(cfg["corpus"], seed_, valid_fraction_, test_fraction_);
+  if (cfg.contains("split") && !cfg["split"].is_null()) {
+    const nlohmann::json now = corpus_->split_record();
+    if (cfg["split"] != now) {
+      std::string diff;
+      for (const char* s : {"train", "valid", "test"}) {
+        const auto& was = cfg["split"].contains(s) ? cfg["split"][s] : nlohmann::json();
+        if (was.is_object() && was.value("hash", "") == now[s]["hash"] && was.value("ranges", -1) == now[s]["ranges"])
+          continue;
+        diff += std::string(diff.empty() ? "" : "; ") + s + ": recorded " +
+                (was.is_object() ? std::to_string(was.value("ranges", int64_t{-1})) + " ranges, hash " + was.value("hash", "?")
+                                 : std::string("nothing")) +
+                ", now " + now[s]["ranges"].dump() + " ranges, hash " + now[s]["hash"].get<std::string>();
+      }
+      if (diff.empty()) diff = "the recorded list differs";
+      throw ConfigError("config field 'task.split' does not match the corpus as it is now (" + diff +
+                        "): its files changed since the split was recorded, so held-out text could be trained on; "
+                        "restore them, or drop the record (--set task.split=null) to take the new split");
+    }
+  }
+  const int64_t l = segment_len(), w = window_bytes();
+  for (int s = 0; s < 3; ++s) {
+    starts_[s] = {0};
+    tiles_[s] = {0};
+    int64_t longest = 0, bytes = 0;
+    for (const auto& r : corpus_->ranges(static_cast<Split>(s))) {
+      longest = std::max(longest, r.size());
+      bytes += r.size();
+      if (r.size() < w) {
+        ++short_[s];
+        continue;
+      }
+      usable_[s].push_back(r);
+      starts_[s].push_back(starts_[s].back() + r.size() - w + 1);
+      tiles_[s].push_back(tiles_[s].back() + (r.size() - l) / length_);
+    }
+    if (usable_[s].empty())
+      throw ConfigError(std::string("task 'text': the ") + split_name(static_cast<Split>(s)) + " split of task.corpus " +
+                        corpus_->resolved().dump() + " has no document or block of at least one window (" +
+                        std::to_string(w) + " bytes = length + length / segments): its " +
+                        std::to_string(corpus_->ranges(static_cast<Split>(s)).size()) + " ranges hold " +
+                        std::to_string(bytes) + " bytes, the longest " + std::to_string(longest) +
+                        "; lower 'task.length', raise 'task.valid_fraction' / 'task.test_fraction', or add text");
+  }
+}
+
+nlohmann::json TextTask::to_json() const {
+  return {{"name", "text"},
+          {"corpus", corpus_->resolved()},
+          {"length", length_},
+          {"segments", segments_},
+          {"valid_fraction", valid_fraction_},
+          {"test_fraction", test_fraction_},
+          {"valid_size", valid_size_},
+          {"test_size", test_size_},
+          {"seed", seed_},
+          {"split", corpus_->split_record()}};
+}
+
+int64_t TextTask::split_size(Split s) const {
+  return capped_split_size(s, tiles_[static_cast<int>(s)].back());
+}
+
+TextTask::Window TextTask::window(Split s, int64_t index) const {
+  const int k = static_cast<int>(s);
+  if (s == Split::kTrain) {
+    const int64_t u = static_cast<int64_t>(draw(s, index) % static_cast<uint64_t>(starts_[k].back()));
+    const size_t r = range_of(starts_[k], u);
+    return {usable_[k][r].doc, usable_[k][r].begin + (u - starts_[k][r])};
+  }
+  const int64_t n = split_size(s);
+  const int64_t t = ((index % n) + n) % n;
+  const size_t r = range_of(tiles_[k], t);
+  return {usable_[k][r].doc, usable_[k][r].begin + (t - tiles_[k][r]) * length_};
+}
+
+TaskBatch TextTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
+  return window_batch(indices, device, [&](int64_t index, int64_t* out) {
+    const Window win = window(s, index);
+    corpus_->read(win.doc, win.begin, window_bytes(), out);
+  });
+}
+
+std::vector<std::string> TextTask::warnings() const {
+  std::vector<std::string> out = corpus_->warnings();
+  for (int s = 0; s < 3; ++s)
+    if (short_[s] > 0)
+      out.push_back("the " + std::string(split_name(static_cast<Split>(s))) + " split has " + std::to_string(short_[s]) +
+                    (short_[s] == 1 ? " document or block" : " documents or blocks") + " shorter than one window (" +
+                    std::to_string(window_bytes()) + " bytes): not used");
+  return out;
+}
+
+}  // namespace mnemo

@@ -1,0 +1,62 @@
+// The "text" task: byte-level language modelling over any corpus (core/data/text_corpus.h:
+// files, directories of text files, lists of them, the named corpora "sotu" and
+// "moby-dick"), split by document, sampled window by window.
+//
+// {"name": "text", "corpus": PATH | NAME | [PATH | NAME, ...], "length": 256, "segments": 1,
+//  "seed": 1, "valid_fraction": 0.1, "test_fraction": 0.1, "valid_size": 0, "test_size": 0}
+//   length L_total (2..65536) must be a multiple of segments S; L = length / segments. An
+//   example is a window w of (S+1) L bytes of one range of one split (the moby-dick layout,
+//   core/data/lm_tasks.h ByteWindowTask: segment t holds tokens w[tL, (t+1)L), targets w[tL+1, (t+1)L+1),
+//   next_tokens w[(t+1)L, (t+2)L)). Windows never cross a range, so never a document or a
+//   split boundary; a range shorter than one window gives none (it is not joined to the
+//   next one; warnings() counts such ranges per split). Training window i starts at a uniform
+//   position among all start positions of the training ranges, drawn from (seed, i); valid /
+//   test window i is tile i mod size of the held-out ranges in order (tiles at multiples of
+//   length from each range's start), valid_size / test_size > 0 capping the count.
+//   split_size(train) is the number of such tiles in the training ranges.
+//   valid_fraction and test_fraction are each in (0, 0.5]; seed also salts the split hash.
+//   Every split needs at least one window: a ConfigError names the split and what to change.
+// to_json() gives the config with "corpus" resolved (absolute paths) and "split", the split
+// record (TextCorpus::split_record: per split its ranges, bytes and hash, and the list of
+// (path, begin, end) while it is short). A config that carries "split" is checked against the
+// corpus as it is now: a different split (the files changed) is a ConfigError.
+#pragma once
+#include "core/data/lm_tasks.h"
+#include "core/data/text_corpus.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mnemo {
+
+class TextTask : public ByteWindowTask {
+ public:
+  // ConfigError for a bad field or corpus (the path named).
+  explicit TextTask(const nlohmann::json& cfg);
+  std::string name() const override { return "text"; }
+  nlohmann::json to_json() const override;
+  int64_t split_size(Split s) const override;
+  TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const override;
+  std::vector<std::string> warnings() const override;
+
+  // Where example `index` of split `s` lies: bytes [begin, begin + (S+1) L) of document `doc`.
+  struct Window {
+    int64_t doc = 0, begin = 0;
+  };
+  Window window(Split s, int64_t index) const;
+  const TextCorpus& corpus() const { return *corpus_; }
+  // Per split, the (file path, byte begin, byte end) ranges it holds.
+  std::vector<CorpusRange> split_ranges(Split s) const { return corpus_->split_ranges(s); }
+
+ private:
+  double valid_fraction_ = 0.1, test_fraction_ = 0.1;
+  std::shared_ptr<const TextCorpus> corpus_;
+  // Per split: the ranges that hold a window, and running totals of their training start
+  // positions / tiles (first entry 0).
+  std::vector<TextCorpus::Range> usable_[3];
+  std::vector<int64_t> starts_[3], tiles_[3];
+  int64_t short_[3] = {0, 0, 0};  // ranges shorter than one window
+};
+
+}  // namespace mnemo
