@@ -58,7 +58,8 @@ viz::BarSpec attention_mass_spec(const AttentionData& a, int64_t segment, int he
 
 std::string attention_file_stem(const AttentionData& a) {
   if (a.source == keys::kRmtAttnPrefix) return "rmt_attention";
-  if (a.source == keys::kTrxlAttnPrefix) return "trxl_attention";
+  // The decoder-only model (no cache, no memory) shares the key but is no Transformer-XL.
+  if (a.source == keys::kTrxlAttnPrefix) return a.kind == "Transformer" ? "transformer_attention" : "trxl_attention";
   return "mtn_attention";
 }
 

@@ -27,7 +27,7 @@ TEST_CASE("engine + figures: stepping rmt and trxl through a document writes the
   const std::string dir = test::temp_dir("rmtfig");
   REQUIRE(!dir.empty());
   Document doc = make_document("abcdefgh>abcdefghabcdefgh");
-  for (const char* kind : {"rmt", "trxl"}) {
+  for (const char* kind : {"rmt", "trxl", "transformer"}) {
     CAPTURE(kind);
     auto cfg = tiny_decoder(kind, 4, 8);
     Engine engine(make_model(cfg, 1), doc, 8, TraceSpec::all());
@@ -55,6 +55,10 @@ TEST_CASE("engine + figures: stepping rmt and trxl through a document writes the
       CHECK(spec.col_labels.front() == "r0");
       CHECK(spec.col_labels.back() == "w3");
       CHECK(spec.col_groups.size() == 3);
+    } else if (std::string(kind) == "transformer") {
+      // The decoder-only model is no Transformer-XL: its maps are named for what it is.
+      CHECK(test::file_exists(sub + "/transformer_attention_l0_mean.svg"));
+      CHECK_FALSE(test::file_exists(sub + "/trxl_attention_l0_mean.svg"));
     } else {
       CHECK(test::file_exists(sub + "/trxl_attention_l0_mean.svg"));
       auto spec = app::attention_map_spec(st.attention, st.segment, 1, 0);
