@@ -231,9 +231,9 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
   std::optional<io::Session> session;
   std::optional<io::LoadedCheckpoint> resume_from;
   TrainingConfig cfg;
-  if (!writer) {
-    // The config comes from rank 0 (below): another machine needs no copy of the session.
-  } else if (c.resume) {
+  // Rank 0 reads the config and the session; the other ranks get the config from it (below):
+  // another machine needs no copy of the session.
+  if (writer && c.resume) {
     try {
       session = io::Session::open(dir);
       resume_from = session->load_latest();
@@ -249,7 +249,7 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
         throw UsageError("--resume: the session's manifest has no config; pass --config");
       cfg = config_with_sets(session->manifest()["config"], c.sets, "--resume: " + dir + "/manifest.json");
     }
-  } else {
+  } else if (writer) {
     cfg = load_training_config(c.config, c.sets);
     check_out_dir(dir);
   }
@@ -345,8 +345,7 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
     // Records after this step (written before a crash) are superseded by what follows.
     session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from ? from : ""},
                              {"world_size", world}}, true);
-  } else if (!writer) {
-  } else {
+  } else if (writer) {  // a new session; the other ranks write nothing
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
     if (init) manifest["init_from"] = {{"path", init->path}, {"kind", init->kind}, {"step", init->step}};
     if (world > 1) manifest["world_size"] = world;

@@ -238,7 +238,7 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
     }
     ex.name = nm[who[asked]];
     ex.answer = ct[where[asked]];
-    finish_query(ex, rng, who, where, asked);
+    finish_query(ex, rng, where, asked);
     return ex;
   }
   std::vector<Sentence> sent;
@@ -268,15 +268,13 @@ QaExample QaTask::example(QaSplit s, int64_t index) const {
   }
   ex.name = nm[who[asked]];
   ex.answer = ct[where[asked]];
-  finish_query(ex, rng, who, where, asked);
+  finish_query(ex, rng, where, asked);
   return ex;
 }
 
-void QaTask::finish_query(QaExample& ex, QaRng& rng, const std::vector<int64_t>& who, const std::vector<int64_t>& where,
-                          int64_t asked) const {
+void QaTask::finish_query(QaExample& ex, QaRng& rng, const std::vector<int64_t>& where, int64_t asked) const {
   const auto& ct = cities();
   const int64_t nf = opt_.facts;
-  (void)who;
   // Candidates: the answer, the other facts' cities, then cities not in the document.
   std::vector<std::string> cand{ex.answer};
   std::vector<int64_t> others;

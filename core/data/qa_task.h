@@ -101,7 +101,7 @@ class QaTask {
 
  private:
   // Candidates, query text, labels and spans of an example whose document is written.
-  void finish_query(QaExample& ex, struct QaRng& rng, const std::vector<int64_t>& who, const std::vector<int64_t>& where,
+  void finish_query(QaExample& ex, struct QaRng& rng, const std::vector<int64_t>& where,
                     int64_t asked) const;
   QaTaskOptions opt_;
 };

@@ -155,7 +155,6 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   const auto& slots = mem.at("slots");
   TORCH_CHECK(slots.dim() == 3 && slots.size(1) == cfg_.slots && slots.size(2) == cfg_.dim, "memory slots must be [B, ",
               cfg_.slots, ", ", cfg_.dim, "], got ", slots.sizes());
-  const int64_t l = in.tokens.size(1);
   if (tracer) {
     tracer->put_if_wanted(keys::kInputTokens, in.tokens);
     if (in.offsets.defined()) tracer->put_if_wanted(keys::kInputOffsets, in.offsets);
@@ -199,7 +198,6 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
     if (tracer->wants(keys::kForgetNorm)) tracer->put(keys::kForgetNorm, forget_norm());
     if (out.token_loss.defined()) tracer->put_if_wanted(keys::kLmLoss, out.token_loss);
   }
-  (void)l;
   return out;
 }
 

@@ -21,8 +21,10 @@ namespace mnemo::app {
 // buckets, and the MTN memory. A model traces only the keys it has.
 std::vector<std::string> gui_trace_keys() {
   auto all = [](const char* prefix) { return std::string(prefix) + "*"; };
-  return std::vector<std::string>({keys::kInputTokens, keys::kInputOffsets, keys::kLmLoss, keys::kWriterAttn, keys::kMemoryPrev,
-                        keys::kMemory, keys::kForgetNorm, keys::kSlotType, all(keys::kRmtAttnPrefix),
+  // Not input.offsets nor memformer.slot_type: nothing in app/ reads them (the panels take the
+  // slot types from the writer's self mass, app/figures/extract.cpp).
+  return std::vector<std::string>({keys::kInputTokens, keys::kLmLoss, keys::kWriterAttn, keys::kMemoryPrev,
+                        keys::kMemory, keys::kForgetNorm, all(keys::kRmtAttnPrefix),
                         all(keys::kRmtBlockMassPrefix), all(keys::kTrxlAttnPrefix), all(keys::kMtnJointAttnPrefix),
                         keys::kMtnBlocks, keys::kMtnImportance, keys::kMtnCandidateSource, keys::kMtnKeptSource,
                         keys::kMtnKeptIndex, keys::kMtnKeptImportance, keys::kMtnAge, all(keys::kHashPrefix)});

@@ -270,6 +270,8 @@ class GalleryPanel {
  public:
   GalleryPanel();
   ~GalleryPanel();
+  GalleryPanel(const GalleryPanel&) = delete;  // owns impl_
+  GalleryPanel& operator=(const GalleryPanel&) = delete;
   void draw(PanelContext& ctx);
   // Sizes offered (slots x tokens); index into them.
   static int size_count();

@@ -232,7 +232,6 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
     ctx.highlight_token = stop->select.token;
     draw_caption(control);
   }
-  int tour_k = 0;
   for (PanelId id : kOrder) {
     const int i = static_cast<int>(id);
     if (!open_[i] || !panel_applies(id, s)) continue;
@@ -248,7 +247,6 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
       }
       def = tour_panel_rect(k, n, work_pos, work_size);
       if (tour_layout_) cond = ImGuiCond_Always;
-      ++tour_k;
     }
     if (display_changed && have_rect_[i] && !reset_layout_ && !stop) {
       const PanelRect r = rescale_rect(last_rect_[i], last_display_, display, work_pos);
@@ -295,7 +293,6 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
   // A stop keeps its layout forced until it is on screen (its panels may apply only once
   // the stop's model has loaded).
   if (stop && tour_selected_ == tour_.index()) tour_layout_ = false;
-  (void)tour_k;
 }
 
 void Shell::handle_keys(const SessionView& s, Controller& control) {
