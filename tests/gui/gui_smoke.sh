@@ -3,31 +3,35 @@
 # sample document, steps 3 segments, takes a screenshot and quits; the screenshot is then
 # checked (size, not blank, heatmap visible) by the doctest case "gui smoke: ...". The same
 # for an RMT with hashed projections (Attention + Hash buckets) and an MTN (MTN memory + Attention).
-# Usage: gui_smoke.sh MNEMOSCOPE MNEMO_TESTS SOURCE_DIR. Exit 77 (skipped) without xvfb-run.
+# Usage: gui_smoke.sh MNEMOSCOPE MNEMO_TESTS SOURCE_DIR. Exit 77 (skipped) without Xvfb.
 set -u
 bin="$1"; tests="$2"; src="$3"
-if ! command -v xvfb-run >/dev/null 2>&1; then
-  echo "SKIPPED: xvfb-run not found; install it with 'bash .ci/setup' (Debian package xvfb)"
+if ! command -v Xvfb >/dev/null 2>&1; then
+  echo "SKIPPED: Xvfb not found; install it with 'bash .ci/setup' (Debian package xvfb)"
   exit 77
 fi
 tmp=$(mktemp -d /tmp/mnemo-gui-smoke-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 export XDG_CONFIG_HOME="$tmp/config"   # never touch the user's layout
 size=1600x900
-# xvfb-run -a can hand out a display whose previous server is still going away (seen when
-# several Xvfb runs follow each other on a loaded machine): the app then cannot open it.
-# Start from a random server number and retry such a failure (only that one) twice.
-xrun() {
-  local try out rc
-  for try in 1 2 3; do
-    out=$(xvfb-run -a -n $((100 + RANDOM % 800)) -s "-screen 0 1920x1080x24" "$@" 2>&1); rc=$?
-    echo "$out"
-    if [[ $rc -ne 0 && $out == *"Failed to open display"* && $try -lt 3 ]]; then
-      echo "retrying: the X server was not ready"; sleep 1; continue
-    fi
-    return $rc
-  done
-}
+# One X server for the whole script, started here rather than by xvfb-run: with -displayfd
+# the server picks a free display itself and writes its number only once it accepts
+# connections, so the app never meets a display that is not ready. (xvfb-run -a on a loaded
+# machine - ctest starting this beside the Python tests and the CUDA compile check - handed out
+# displays the app could not open, three times in a row, and left those servers running.)
+# -noreset: by default the server resets when its last client leaves, and an app that connects
+# during the reset fails the same way (seen with one server serving the runs one after another).
+Xvfb -displayfd 3 -noreset -screen 0 1920x1080x24 -nolisten tcp 3>"$tmp/display" 2>"$tmp/xvfb.log" &
+xvfb_pid=$!
+trap 'kill "$xvfb_pid" 2>/dev/null; wait "$xvfb_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+for _ in $(seq 1 600); do
+  [[ -s "$tmp/display" ]] && break
+  kill -0 "$xvfb_pid" 2>/dev/null || { echo "FAILED: Xvfb exited:"; cat "$tmp/xvfb.log"; exit 1; }
+  sleep 0.1
+done
+[[ -s "$tmp/display" ]] || { echo "FAILED: Xvfb gave no display in 60 s"; cat "$tmp/xvfb.log"; exit 1; }
+export DISPLAY=":$(head -n1 "$tmp/display")"
+unset WAYLAND_DISPLAY XAUTHORITY
+xrun() { "$@"; }
 set -x
 xrun "$bin" gui --doc "$src/assets/sample.txt" --segments 3 \
   --screenshot "$tmp/app.png" --size "$size" --quit || { echo "FAILED: mnemoscope gui exited $?"; exit 1; }
