@@ -88,10 +88,10 @@ void ControlsPanel::draw(PanelContext& ctx) {
                 static_cast<long long>(st.first_token), static_cast<long long>(st.first_token + st.length - 1));
     const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
     if (std::isfinite(st.loss) && st.loss_next_segment)
-      ImGui::Text("loss of predicting segment %lld: %.4f nats/token", static_cast<long long>(st.segment + 1), st.loss);
+      ImGui::Text("loss(next segment %lld): %.4f nats/token", static_cast<long long>(st.segment + 1), st.loss);
     else if (std::isfinite(st.loss) && !st.token_losses.empty())
-      ImGui::Text("loss of predicting tokens %lld..%lld (each from the ones before): %.4f nats/token",
-                  static_cast<long long>(lo), static_cast<long long>(hi), st.loss);
+      ImGui::Text("loss(next token), tokens %lld..%lld: %.4f nats/token", static_cast<long long>(lo),
+                  static_cast<long long>(hi), st.loss);
     else if (std::isfinite(st.loss))
       ImGui::Text("loss of this step: %.4f nats/token", st.loss);
     else if (std::isnan(st.loss) && !st.non_finite)
