@@ -116,7 +116,7 @@ OwnedDirManifest::OwnedDirManifest(std::string dir, nlohmann::json meta) : dir_(
 }
 
 void OwnedDirManifest::add(const std::string& relative_path) {
-  if (std::find(files_.begin(), files_.end(), relative_path) == files_.end()) files_.push_back(relative_path);
+  if (listed_.insert(relative_path).second) files_.push_back(relative_path);
 }
 
 void OwnedDirManifest::add_written(const std::string& path) {

@@ -8,6 +8,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,8 @@ class OwnedDirManifest {
  private:
   std::string dir_;
   nlohmann::json meta_;
-  std::vector<std::string> files_;
+  std::vector<std::string> files_;  // in the order written
+  std::set<std::string> listed_;     // the same, for add()'s membership test
 };
 
 }  // namespace mnemo::app

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 namespace mnemo::app {
 
@@ -66,6 +67,7 @@ std::vector<std::string> list_json_files(const std::string& dir) {
 
 GuiOptions resolve_gui(const GuiFlags& c) {
   GuiOptions o;
+  std::optional<nlohmann::json> session_model;  // the replayed session's model config, when it names one
   if (!c.session.empty()) {
     // Replay / follow a training session: no document or model of our own.
     // The session brings its own model and probe document: a model flag would be ignored.
@@ -81,7 +83,10 @@ GuiOptions resolve_gui(const GuiFlags& c) {
     for (const std::string* d : {&c.session, &c.compare}) {
       if (d->empty()) continue;
       try {
-        io::Session::open(*d, 3, io::SessionAccess::kReadOnly);
+        const io::Session s = io::Session::open(*d, 3, io::SessionAccess::kReadOnly);
+        const auto& m = s.manifest();
+        if (d == &c.session && m.contains("config") && m["config"].is_object() && m["config"].contains("model"))
+          session_model = m["config"]["model"];
       } catch (const std::exception& e) {
         throw UsageError(std::string(d == &c.session ? "--session: " : "--compare: ") + e.what());
       }
@@ -128,7 +133,7 @@ GuiOptions resolve_gui(const GuiFlags& c) {
     ModelConfig shown = o.cfg;
     if (!c.session.empty()) {
       try {
-        shown = ModelConfig::from_json(io::Session::open(c.session, 3, io::SessionAccess::kReadOnly).manifest()["config"]["model"]);
+        shown = ModelConfig::from_json(session_model.value());
       } catch (const std::exception&) {
         shown.slots = std::numeric_limits<int64_t>::max();  // no model config to check against
       }

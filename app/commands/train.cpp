@@ -28,7 +28,6 @@
 #include "core/train/hash_probe.h"
 #include "core/train/lm_metrics.h"
 
-#include "app/cli/assets.h"
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "core/io/atomic_file.h"

@@ -29,6 +29,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Writes `j` to `path` and returns the path.
+std::string write_config(const std::string& path, const nlohmann::json& j) {
+  std::ofstream(path) << j.dump(2);
+  return path;
+}
+
 std::string tiny_config_file(const std::string& dir, int steps, int save_every) {
   auto j = nlohmann::json::parse(R"({
     "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
@@ -38,9 +44,7 @@ std::string tiny_config_file(const std::string& dir, int steps, int save_every) 
   })");
   j["train"]["steps"] = steps;
   j["train"]["save_every"] = save_every;
-  const std::string path = dir + "/tiny.json";
-  std::ofstream(path) << j.dump(2);
-  return path;
+  return write_config(dir + "/tiny.json", j);
 }
 
 RunLog read_log(const std::string& session) {
@@ -397,9 +401,7 @@ std::string crash_config_file(const std::string& dir) {
     "train": {"steps": 36, "batch": 8, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
               "eval_every": 8, "eval_batches": 1, "record_every": 0, "seed": 4}
   })");
-  const std::string path = dir + "/crash.json";
-  std::ofstream(path) << j.dump(2);
-  return path;
+  return write_config(dir + "/crash.json", j);
 }
 
 // The metrics a finished run ends on: its last step's loss and every final evaluation.

@@ -86,16 +86,8 @@ std::vector<std::vector<std::string>> read_csv_rows(const std::string& path) {
 
 void check_token_losses(const std::string& kind) {
   CAPTURE(kind);
-  ModelConfig cfg;
-  cfg.model = kind;
-  cfg.slots = 4;
-  cfg.segment_len = 16;
-  cfg.dim = 16;
-  cfg.heads = 2;
-  cfg.layers = 1;
-  cfg.dec_layers = 1;
-  cfg.n1_layers = 1;
-  cfg.n2_layers = 1;
+  ModelConfig cfg = test::tiny_decoder(kind, 4, 16);
+  cfg.dec_layers = cfg.n1_layers = cfg.n2_layers = 1;
   const int64_t L = cfg.segment_len;
   MemoryModel model = make_model(cfg, 7);
   const auto ref = token_loss_reference(*model, kIshmael, L);
