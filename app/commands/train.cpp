@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -325,25 +326,43 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
     throw dist::RendezvousError(e.what());  // nothing written yet
   }
   const int world = pg ? pg->world_size() : 1;
+  // A run killed after its last step's checkpoint but before all its end-of-run evaluations
+  // were written: --resume writes them (the resume record drops the partial ones).
+  bool finals_only = false;
+  if (c.resume && writer && trainer.step() >= cfg.train.steps) {
+    const RunLog log = parse_run_log(session->read_metrics());
+    const size_t expected = 2 * ((cfg.train.eval_zero_memory && trainer.has_memory()) ? 2 : 1);
+    const auto have = std::count_if(log.evals.begin(), log.evals.end(), [&](const nlohmann::json& e) {
+      return e.value("final", false) && e.value("step", int64_t{-1}) == trainer.step();
+    });
+    finals_only = static_cast<size_t>(have) < expected;
+  }
+  const bool at_end = trainer.step() >= cfg.train.steps;
   if (c.resume && writer) {
-    // Everything checked: now the session may change. A torn tail is cut so records
-    // appended from here on are readable. A session stopped before its first checkpoint
-    // starts again from step 0 with its own config (the records before are superseded).
-    try {
-      if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
-    } catch (const io::IoError& e) {
-      throw UsageError(std::string("--resume: ") + e.what());
+    if (!at_end || finals_only) {  // else finished and complete: nothing changes ("already at step" below)
+      // Everything checked: now the session may change. A torn tail is cut so records
+      // appended from here on are readable. A session stopped before its first checkpoint
+      // starts again from step 0 with its own config (the records before are superseded).
+      try {
+        if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
+      } catch (const io::IoError& e) {
+        throw UsageError(std::string("--resume: ") + e.what());
+      }
+      const std::string from =
+          resume_from ? resume_from->path : std::string("no checkpoint: it stopped before the first");
+      if (resume_from)
+        out << "resuming " << dir << " from step " << trainer.step() << " (" << from << ")";
+      else
+        out << "resuming " << dir << " from step 0 (it stopped before its first checkpoint was saved)";
+      if (world > 1) out << " on " << world << " ranks";
+      out << "\n";
+      // Records after this step (written before a crash) are superseded by what follows.
+      session->append_metrics({{"type", "resume"},
+                               {"step", trainer.step()},
+                               {"checkpoint", resume_from ? from : ""},
+                               {"world_size", world}},
+                              true);
     }
-    const std::string from = resume_from ? resume_from->path : std::string("no checkpoint: it stopped before the first");
-    if (resume_from)
-      out << "resuming " << dir << " from step " << trainer.step() << " (" << from << ")";
-    else
-      out << "resuming " << dir << " from step 0 (it stopped before its first checkpoint was saved)";
-    if (world > 1) out << " on " << world << " ranks";
-    out << "\n";
-    // Records after this step (written before a crash) are superseded by what follows.
-    session->append_metrics({{"type", "resume"}, {"step", trainer.step()}, {"checkpoint", resume_from ? from : ""},
-                             {"world_size", world}}, true);
   } else if (writer) {  // a new session; the other ranks write nothing
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
     if (init) manifest["init_from"] = {{"path", init->path}, {"kind", init->kind}, {"step", init->step}};
@@ -369,7 +388,7 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
         << " examples of every global batch of " << cfg.train.batch << "\n";
   if (cfg.train.curriculum.enabled)
     out << "curriculum: " << cfg.train.curriculum.to_json().dump() << ", now at " << trainer.segments() << " segments\n";
-  if (trainer.step() >= cfg.train.steps) {
+  if (at_end && !finals_only) {
     out << "already at step " << trainer.step() << " of " << cfg.train.steps << "; pass --steps N to train longer\n";
     return 0;
   }
@@ -519,9 +538,13 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
                   std::to_string(trainer.task().segment_len()) + " tokens)");
   TrainOutcome o;
   try {
-    if (first == 0) record(0);
-    SigintGuard guard;
-    o = trainer.run(cb, &g_stop_requested);
+    if (finals_only) {
+      out << "step " << trainer.step() << " was reached before the run stopped; writing its final evaluations\n";
+    } else {
+      if (first == 0) record(0);
+      SigintGuard guard;
+      o = trainer.run(cb, &g_stop_requested);
+    }
   } catch (const dist::PeerError& e) {
     // A rank died or hung: every survivor stops. Rank 0's weights are those after the last
     // step every rank completed; it saves them so --resume loses nothing.
@@ -560,7 +583,7 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
     return 1;
   }
   if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << "\n";
-  if (cfg.train.record_every > 0) record(trainer.step());
+  if (cfg.train.record_every > 0 && !finals_only) record(trainer.step());
   if (o.stopped) {
     out << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir)
         << " --resume\n";

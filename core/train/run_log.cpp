@@ -78,6 +78,11 @@ bool apply_run_record(RunLog& log, const nlohmann::json& r) {
     const size_t before = count();
     drop_after(log.steps, s);
     drop_after(log.evals, s);
+    // The end-of-run evaluations at the resume's step belong to a run that goes on (or to one
+    // killed while writing them): the resumed run writes its own.
+    log.evals.erase(std::remove_if(log.evals.begin(), log.evals.end(),
+                                   [&](const nlohmann::json& j) { return j.value("final", false) && step_of(j) == s; }),
+                    log.evals.end());
     drop_after(log.probes, s);
     drop_after(log.errors, s);
     drop_after(log.curricula, s);

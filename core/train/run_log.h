@@ -11,7 +11,8 @@
 //   {"type":"error", "step", "message"}
 // NaN/Inf numbers are stored as JSON null and come back as NaN. A "resume" record drops the
 // step/eval/probe records of steps after its step that were written before it (the steps a
-// crash lost and the resumed run does again), so the curves are continuous.
+// crash lost and the resumed run does again) and the final evaluations of its own step, so
+// the curves are continuous and a run has one set of final evaluations.
 #pragma once
 #include <nlohmann/json.hpp>
 

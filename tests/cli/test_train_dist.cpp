@@ -3,6 +3,7 @@
 // after it, and launch problems that exit 2 writing nothing. Loopback only, bounded times.
 #include "core/dist/process_group.h"
 #include "core/io/framed_log.h"
+#include "core/io/session.h"
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
 #include "tests/support/helpers.h"
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -506,6 +508,47 @@ TEST_CASE("cli: --nproc 2 with rank 0 killed at 10 random steps: the printed com
 TEST_CASE("cli: --nproc 2 with rank 1 killed at 10 random steps: the printed command ends on the uninterrupted run's "
           "metrics") {
   crash_trials(2, 1, 10, 13);
+}
+
+TEST_CASE("cli: a run killed while writing its final evaluations: --resume writes them once, a second --resume has "
+          "nothing to do") {
+  // The kill is placed exactly: a finished session is copied with its log cut after the
+  // first final evaluation (what a SIGKILL between two final records leaves).
+  const std::string dir = test::temp_dir("crash-finals");
+  const std::string cfg = crash_config_file(dir);
+  auto whole = test::run_cli("--threads 1 train --config " + cfg + " --out " + dir + "/whole");
+  REQUIRE_MESSAGE(whole.code == 0, whole.output);
+  const std::vector<double> expect = end_metrics(read_log(dir + "/whole"));
+  REQUIRE(expect.size() == 5);
+  const auto src = io::Session::open(dir + "/whole", 3, io::SessionAccess::kReadOnly);
+  std::vector<nlohmann::json> records = src.read_metrics();
+  size_t first_final = records.size();
+  for (size_t i = 0; i < records.size(); ++i)
+    if (records[i].value("final", false)) {
+      first_final = i;
+      break;
+    }
+  REQUIRE(first_final + 4 == records.size());
+  records.resize(first_final + 1);
+  nlohmann::json manifest = nlohmann::json::parse(test::read_file(dir + "/whole/manifest.json"));
+  auto cut = io::Session::create(dir + "/cut", manifest);
+  for (const auto& r : records) cut.append_metrics(r);
+  std::filesystem::copy(dir + "/whole/checkpoints", dir + "/cut/checkpoints",
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+  REQUIRE(end_metrics(read_log(dir + "/cut")).size() == 2);
+
+  auto r = test::run_cli("--threads 1 train --out " + dir + "/cut --resume");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("writing its final evaluations") != std::string::npos);
+  const std::vector<double> got = end_metrics(read_log(dir + "/cut"));
+  REQUIRE(got.size() == expect.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expect[i]).epsilon(1e-5));
+  auto again = test::run_cli("--threads 1 train --out " + dir + "/cut --resume");
+  INFO(again.output);
+  CHECK(again.code == 0);
+  CHECK(again.output.find("already at step 36 of 36") != std::string::npos);
+  CHECK(end_metrics(read_log(dir + "/cut")).size() == expect.size());
 }
 
 TEST_CASE("cli: --nproc 0 and -1 are refused before anything is written; --nproc 2 --master ADDR:PORT uses that port") {

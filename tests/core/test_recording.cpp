@@ -192,6 +192,21 @@ TEST_CASE("run log: a resume drops the records a crash lost, NaN comes back as N
   CHECK_THROWS_WITH_AS(log.curves("losss"), doctest::Contains("unknown curve 'losss'; known: loss"), std::invalid_argument);
 }
 
+TEST_CASE("run log: a resume at a step drops that step's final evaluations and keeps its periodic one") {
+  std::vector<nlohmann::json> recs;
+  for (int s = 1; s <= 4; ++s) recs.push_back({{"type", "step"}, {"step", s}, {"loss", 1.0}});
+  recs.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 0.5}});
+  recs.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 0.5}, {"final", true}});
+  recs.push_back({{"type", "eval"}, {"step", 2}, {"split", "test"}, {"loss", 0.7}, {"final", true}});  // not at 4
+  recs.push_back({{"type", "resume"}, {"step", 4}});
+  RunLog log = parse_run_log(recs);
+  REQUIRE(log.evals.size() == 2);  // in step order
+  CHECK(log.evals[0]["step"] == 2);
+  CHECK(log.evals[1]["step"] == 4);
+  CHECK_FALSE(log.evals[1].value("final", false));
+  CHECK(log.steps.size() == 4);
+}
+
 TEST_CASE("run log follower: reads only what was appended, sees new recordings, rebuilds after a resume") {
   const std::string dir = test::temp_dir("follow-run") + "/s";
   auto s = io::Session::create(dir, {{"kind", "test"}});
