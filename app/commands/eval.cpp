@@ -4,6 +4,8 @@
 //     checkpoint, a zoo model, or a weights-only file with --config; without --config the
 //     checkpoint's own training config); --zero-memory zeroes every memory tensor between
 //     segments (the ablation that shows what the memory carries).
+//   eval --checkpoint CKPT --by-position [--from-position 8] [--json]
+//     Both at once, split by segment index and by position within the segment.
 #include "app/cli/flags.h"
 #include "app/cli/format.h"
 #include "app/commands/commands.h"
@@ -21,9 +23,101 @@ namespace {
 struct EvalCommandOptions {
   std::string config, checkpoint, split = "test";
   int64_t batches = -2;
-  bool zero_memory = false, json = false;
+  bool zero_memory = false, json = false, by_position = false;
+  int64_t from_position = 8;
   std::vector<std::string> sets;
 };
+
+// --by-position: the split evaluated twice, with the memory carried and zeroed, split by
+// segment index and by position within the segment (core/train/metrics.h PositionLosses).
+int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const TaskSource& task, Split split,
+                      int64_t batches, int64_t batch, const WeightsFile& file, const std::string& kind,
+                      std::ostream& out) {
+  const bool has_memory = !model.initial_memory(1).empty();
+  PositionLosses with, zeroed, reset;
+  const ScoreTotals sw = evaluate_model(model, task, split, batches, batch, false, 0, 1, &with);
+  if (has_memory) {
+    evaluate_model(model, task, split, batches, batch, true, 0, 1, &zeroed);
+    evaluate_model(model, task, split, batches, batch, false, 0, 1, &reset, true);
+  }
+  if (with.position_sum.empty())
+    throw UsageError("--by-position: the model gives no per-token losses on this task (" + task.name() + ")");
+  const auto from = static_cast<size_t>(c.from_position);
+  if (from >= with.position_sum.size())
+    throw UsageError("--from-position " + std::to_string(c.from_position) + " must be below the segment length " +
+                     std::to_string(with.position_sum.size()));
+  const double b = with.bits_from_position(0), bz = has_memory ? zeroed.bits_from_position(0) : b;
+  const double bf = with.bits_from_position(from), bzf = has_memory ? zeroed.bits_from_position(from) : bf;
+  const double br = has_memory ? reset.bits_from_position(0) : b, brf = has_memory ? reset.bits_from_position(from) : bf;
+  const EvalMetrics e = eval_metrics(sw, task, file.step, split, false);
+  if (c.json) {
+    nlohmann::json j = {{"checkpoint", file.path}, {"model", kind}, {"task", task.name()},
+                        {"split", split_name(split)}, {"segments", task.segments()},
+                        {"segment_len", static_cast<int64_t>(with.position_sum.size())}, {"examples", e.examples},
+                        {"has_memory", has_memory}, {"bits_per_token", b}, {"from_position", c.from_position},
+                        {"bits_per_token_from_position", bf}};
+    if (has_memory) {
+      j["bits_per_token_zero_memory"] = bz;
+      j["memory_gain"] = bz - b;
+      j["bits_per_token_from_position_zero_memory"] = bzf;
+      j["memory_gain_from_position"] = bzf - bf;
+      j["bits_per_token_reset_memory"] = br;
+      j["memory_gain_reset"] = br - b;
+      j["bits_per_token_from_position_reset_memory"] = brf;
+      j["memory_gain_reset_from_position"] = brf - bf;
+    }
+    auto rows = [&](bool by_segment, const char* key) {
+      nlohmann::json a = nlohmann::json::array();
+      const size_t n = by_segment ? with.segment_sum.size() : with.position_sum.size();
+      auto bits = [&](const PositionLosses& p, size_t i) { return by_segment ? p.segment_bits(i) : p.position_bits(i); };
+      for (size_t i = 0; i < n; ++i) {
+        nlohmann::json r = {{key, i}, {"bits", bits(with, i)}};
+        if (has_memory) {
+          r["bits_zero_memory"] = bits(zeroed, i);
+          r["bits_reset_memory"] = bits(reset, i);
+        }
+        a.push_back(r);
+      }
+      return a;
+    };
+    j["by_segment"] = rows(true, "segment");
+    j["by_position"] = rows(false, "position");
+    out << j.dump() << "\n";
+    return 0;
+  }
+  char buf[256];
+  out << kind << " on " << task.name() << ", " << split_name(split) << " split (" << e.examples << " examples, "
+      << task.segments() << " segments of " << with.position_sum.size() << ")\n";
+  if (has_memory) {
+    std::snprintf(buf, sizeof buf,
+                  "bits/token: memory %.4f; reset to the initial memory %.4f (gain %+.4f); zeroed %.4f (gain %+.4f)\n",
+                  b, br, br - b, bz, bz - b);
+    out << buf;
+    std::snprintf(buf, sizeof buf,
+                  "positions %zu..%zu of each segment: memory %.4f; reset %.4f (gain %+.4f); zeroed %.4f (gain %+.4f)\n",
+                  from, with.position_sum.size() - 1, bf, brf, brf - bf, bzf, bzf - bf);
+    out << buf;
+  } else {
+    std::snprintf(buf, sizeof buf, "bits/token %.4f (positions %zu..: %.4f); the model has no memory\n", b, from, bf);
+    out << buf;
+  }
+  auto table = [&](bool by_segment) {
+    auto bits = [&](const PositionLosses& p, size_t i) { return by_segment ? p.segment_bits(i) : p.position_bits(i); };
+    const size_t n = by_segment ? with.segment_sum.size() : with.position_sum.size();
+    out << (by_segment ? " segment" : "position") << (has_memory ? "  memory   reset    gain  zeroed    gain\n" : "  bits\n");
+    for (size_t i = 0; i < n; ++i) {
+      if (has_memory)
+        std::snprintf(buf, sizeof buf, "%8zu  %6.3f  %6.3f  %+6.3f  %6.3f  %+6.3f\n", i, bits(with, i), bits(reset, i),
+                      bits(reset, i) - bits(with, i), bits(zeroed, i), bits(zeroed, i) - bits(with, i));
+      else
+        std::snprintf(buf, sizeof buf, "%8zu  %6.3f\n", i, bits(with, i));
+      out << buf;
+    }
+  };
+  table(true);
+  table(false);
+  return 0;
+}
 
 int run_eval(const EvalCommandOptions& c, std::ostream& out) {
   WeightsFile file;
@@ -64,6 +158,11 @@ int run_eval(const EvalCommandOptions& c, std::ostream& out) {
     throw UsageError(std::string("--config: ") + e.what());
   }
   const int64_t batches = c.batches == -2 ? cfg.train.eval_batches : c.batches;
+  if (c.by_position) {
+    if (c.zero_memory) throw UsageError("--by-position evaluates with the memory and zeroed; leave out --zero-memory");
+    if (c.from_position < 0) throw UsageError("--from-position must be >= 0");
+    return print_by_position(c, *model, *task, split, batches, cfg.train.batch, file, cfg.model.model, out);
+  }
   ScoreTotals s = evaluate_model(*model, *task, split, batches, cfg.train.batch, c.zero_memory);
   const EvalMetrics e = eval_metrics(s, *task, file.step, split, c.zero_memory);
   if (c.json) {
@@ -93,6 +192,11 @@ class EvalCommand : public Command {
     c->add_option("--batches", o_.batches, "batches of train.batch examples (default train.eval_batches; -1 = all)");
     c->add_flag("--zero-memory", o_.zero_memory, "ablation: zero the memory between segments");
     c->add_flag("--json", o_.json, "print one JSON object");
+    c->add_flag("--by-position", o_.by_position,
+                "bits per token by segment and by position within the segment, with the memory and zeroed");
+    c->add_option("--from-position", o_.from_position,
+                  "with --by-position: also the gain over positions N.. of each segment (default 8), where "
+                  "a memory that only bridges the segment boundary no longer helps");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
     return c;
   }

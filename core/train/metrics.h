@@ -29,4 +29,23 @@ struct ScoreTotals {
 ScoreTotals score_predictions(const std::vector<torch::Tensor>& predictions, const std::vector<torch::Tensor>& targets,
                               const std::vector<torch::Tensor>& scored);
 
+// Loss of the scored positions by segment index and by position within the segment (nats
+// sums and counts): value j of segment t's loss is position j (docs/formats.md lm.loss: for
+// RMT/Tr-XL the prediction of token tL+j+1 from the segment's first j+1 tokens and the
+// memory; for Memformer the prediction of token (t+1)L+j). Where the memory helps on text:
+// a memory that only bridges the segment boundary helps the first positions; a memory
+// that keeps earlier words helps later positions too.
+struct PositionLosses {
+  std::vector<double> segment_sum, segment_count;    // [segments]
+  std::vector<double> position_sum, position_count;  // [segment length]
+  // token_loss [B, L] nats (0 where not scored), mask [B, L] bool: the scored positions.
+  void add(int64_t segment, const torch::Tensor& token_loss, const torch::Tensor& mask);
+  void add(const PositionLosses& o);
+  // Bits per token of segment t / of position j (NaN when nothing was scored there).
+  double segment_bits(size_t t) const;
+  double position_bits(size_t j) const;
+  // Bits per token over positions first..end of every segment.
+  double bits_from_position(size_t first) const;
+};
+
 }  // namespace mnemo

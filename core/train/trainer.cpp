@@ -332,7 +332,8 @@ std::vector<torch::Tensor> score_masks(const TaskBatch& tb, bool next) {
 }  // namespace
 
 ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
-                           bool zero_memory, int64_t shard, int64_t shards) {
+                           bool zero_memory, int64_t shard, int64_t shards, PositionLosses* by_position,
+                           bool reset_memory) {
   torch::NoGradGuard g;
   const bool was_training = model.is_training();
   model.eval();
@@ -353,12 +354,13 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
     std::vector<torch::Tensor> preds, targets, logits(tb.segments.size());
     ScoreTotals part;
     const int64_t frozen = tb.memory_frozen_from;
+    const std::vector<torch::Tensor> position_masks = by_position ? score_masks(tb, next) : std::vector<torch::Tensor>();
     for (size_t t = 0; t < tb.segments.size(); ++t) {
       const auto ti = static_cast<int64_t>(t);
-      if (zero_memory && t > 0)
+      if ((zero_memory || reset_memory) && t > 0)
         for (auto& [k, v] : mem.tensors) {
           if (!v.defined()) continue;
-          v = v.is_floating_point() ? torch::zeros_like(v) : initial.tensors.at(k).clone();
+          v = zero_memory && v.is_floating_point() ? torch::zeros_like(v) : initial.tensors.at(k).clone();
         }
       const auto& in = tb.segments[t];
       const torch::Tensor target = score_target(in, next);
@@ -373,6 +375,7 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
       preds.push_back(out.logits.argmax(-1));
       targets.push_back(target);
       logits[t] = out.logits;
+      if (by_position && out.token_loss.defined()) by_position->add(ti, out.token_loss, position_masks[t]);
       part.loss_sum += out.loss_sum.item<double>();
       part.loss_count += out.loss_count.item<double>();
       if (frozen < 0 || ti < frozen) mem = std::move(out.memory);  // segments >= frozen see the memory after frozen-1

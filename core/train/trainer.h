@@ -246,8 +246,13 @@ class Trainer {
 // memory's, so the model sees an empty memory rather than one pointing at token 0.
 // shard/shards: only the batches whose index i has i % shards == shard (a rank's share of a
 // distributed evaluation; the totals of all shards are those of the whole).
+// by_position: also the scored losses by segment index and position (PositionLosses).
+// reset_memory: every memory tensor set back to the initial memory before each segment but
+// the first (what the model holds at the start of a document: no earlier text, and nothing
+// it never saw in training, unlike zeros where the initial memory is learnt).
 ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
-                           bool zero_memory = false, int64_t shard = 0, int64_t shards = 1);
+                           bool zero_memory = false, int64_t shard = 0, int64_t shards = 1,
+                           PositionLosses* by_position = nullptr, bool reset_memory = false);
 
 // The evaluation record of `s` (task metrics finished by `task`), as the trainer logs it and
 // `mnemoscope eval` prints it.

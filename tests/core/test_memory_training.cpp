@@ -598,3 +598,74 @@ TEST_CASE("bench blas: both children report, a training config is timed under ea
   CHECK(bad.code == 2);
   CHECK(bad.output.find("no libblas.so.3 in '" + dir + "'") != std::string::npos);
 }
+
+TEST_CASE("evaluate_model by position: the loss of each segment and position equals an explicit stepping of the batch, "
+          "with the memory carried, reset to the initial memory and zeroed") {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 7, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 4, "symbols": 6, "segments": 3, "train_size": 16, "valid_size": 6, "test_size": 6},
+    "train": {"steps": 1, "batch": 3, "eval_batches": 2, "record_every": 0, "seed": 3}})");
+  Trainer t(TrainingConfig::from_json(j));
+  auto& model = *t.model();
+  model.eval();
+  // The explicit computation: two batches of 3, per-token cross-entropy of the logits against
+  // the within-segment targets where target_valid.
+  for (int mode = 0; mode < 3; ++mode) {  // 0 carried, 1 reset, 2 zeroed
+    CAPTURE(mode);
+    PositionLosses got;
+    const ScoreTotals s = evaluate_model(model, t.task(), Split::kValid, 2, 3, mode == 2, 0, 1, &got, mode == 1);
+    const auto L = static_cast<size_t>(t.task().segment_len());
+    std::vector<double> seg(3, 0.0), pos(L, 0.0), seg_n(3, 0.0), pos_n(L, 0.0);
+    torch::NoGradGuard g;
+    for (int64_t first = 0; first < 6; first += 3) {
+      auto tb = t.task().batch(Split::kValid, {first, first + 1, first + 2}, torch::kCPU);
+      const MemoryState init = model.initial_memory(3);
+      MemoryState mem = init;
+      for (size_t k = 0; k < tb.segments.size(); ++k) {
+        if (k > 0 && mode == 1) mem = init;
+        if (k > 0 && mode == 2)
+          for (auto& [name, v] : mem.tensors) v = torch::zeros_like(v);
+        const auto& in = tb.segments[k];
+        auto out = model.step(in, mem, nullptr);
+        auto ce = torch::nn::functional::cross_entropy(
+                      out.logits.reshape({-1, out.logits.size(-1)}), in.targets.reshape({-1}),
+                      torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone))
+                      .reshape(in.targets.sizes());
+        const auto mask = tb.scored.size() == tb.segments.size() ? tb.scored[k] : in.target_valid;
+        for (int64_t b = 0; b < 3; ++b)
+          for (int64_t p = 0; p < in.targets.size(1); ++p)
+            if (mask[b][p].item<bool>()) {
+              const double v = ce[b][p].item<double>();
+              seg[k] += v;
+              pos[static_cast<size_t>(p)] += v;
+              seg_n[k] += 1;
+              pos_n[static_cast<size_t>(p)] += 1;
+            }
+        mem = out.memory;
+      }
+    }
+    REQUIRE(got.segment_sum.size() == 3);
+    REQUIRE(got.position_sum.size() == L);
+    double total = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      CHECK(got.segment_sum[k] == doctest::Approx(seg[k]).epsilon(1e-5));
+      CHECK(got.segment_count[k] == seg_n[k]);
+      total += seg[k];
+    }
+    for (size_t p = 0; p < L; ++p) {
+      CHECK(got.position_sum[p] == doctest::Approx(pos[p]).epsilon(1e-5));
+      CHECK(got.position_count[p] == pos_n[p]);
+      if (pos_n[p] > 0) CHECK(got.position_bits(p) == doctest::Approx(pos[p] / pos_n[p] / std::log(2.0)));
+    }
+    CHECK(total == doctest::Approx(s.loss_sum).epsilon(1e-5));
+    double late = 0, late_n = 0;
+    for (size_t p = 3; p < L; ++p) late += pos[p], late_n += pos_n[p];
+    CHECK(got.bits_from_position(3) == doctest::Approx(late / late_n / std::log(2.0)));
+  }
+  // RMT's initial memory is learnt (not zeros): reset and zeroed are different ablations.
+  PositionLosses r, z;
+  evaluate_model(model, t.task(), Split::kValid, 2, 3, true, 0, 1, &z);
+  evaluate_model(model, t.task(), Split::kValid, 2, 3, false, 0, 1, &r, true);
+  CHECK(r.segment_sum[1] != doctest::Approx(z.segment_sum[1]).epsilon(1e-6));
+  CHECK(std::isnan(r.position_bits(99)));
+}

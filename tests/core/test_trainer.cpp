@@ -269,6 +269,33 @@ TEST_CASE("cli: train, resume and eval a tiny session; bad configs exit 2") {
   INFO(ev3.output);
   CHECK(ev3.code == 0);
   CHECK(nlohmann::json::parse(ev3.output.substr(ev3.output.find('{')))["segments"] == 3);
+  // --by-position: with the memory, reset and zeroed, by segment and by position; the
+  // overall bits are those of the plain evaluation.
+  auto bp = run_cli("eval --checkpoint " + out + " --by-position --from-position 2 --json");
+  INFO(bp.output);
+  REQUIRE(bp.code == 0);
+  auto pj = nlohmann::json::parse(bp.output.substr(bp.output.find('{')));
+  CHECK(pj["has_memory"] == true);
+  CHECK(pj["by_segment"].size() == 2);
+  CHECK(pj["by_position"].size() == static_cast<size_t>(pj["segment_len"].get<int64_t>()));
+  CHECK(pj["bits_per_token"].get<double>() == doctest::Approx(j["bits_per_token"].get<double>()).epsilon(1e-4));
+  auto ez = run_cli("eval --checkpoint " + out + " --zero-memory --json");
+  REQUIRE(ez.code == 0);
+  CHECK(pj["bits_per_token_zero_memory"].get<double>() ==
+        doctest::Approx(nlohmann::json::parse(ez.output.substr(ez.output.find('{')))["bits_per_token"].get<double>())
+            .epsilon(1e-4));
+  CHECK(pj["memory_gain"].get<double>() ==
+        doctest::Approx(pj["bits_per_token_zero_memory"].get<double>() - pj["bits_per_token"].get<double>()));
+  CHECK(pj["by_segment"][0]["bits"] == pj["by_segment"][0]["bits_reset_memory"]);  // segment 0: the same memory
+  auto text = run_cli("eval --checkpoint " + out + " --by-position");
+  CHECK(text.code == 0);
+  CHECK(text.output.find("positions 2..") != std::string::npos);
+  auto both = run_cli("eval --checkpoint " + out + " --by-position --zero-memory");
+  CHECK(both.code == 2);
+  CHECK(both.output.find("leave out --zero-memory") != std::string::npos);
+  auto far = run_cli("eval --checkpoint " + out + " --by-position --from-position 999");
+  CHECK(far.code == 2);
+  CHECK(far.output.find("must be below the segment length") != std::string::npos);
   auto typo = run_cli("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
   CHECK(typo.code == 2);
   CHECK(typo.output.find("task.segmnts") != std::string::npos);
