@@ -6,9 +6,12 @@
 //     segments (the ablation that shows what the memory carries).
 //   eval --checkpoint CKPT --by-position [--from-position 8] [--json]
 //     Both at once, split by segment index and by position within the segment.
+//   eval --checkpoint CKPT --doc FILE [--json]
+//     One document: bits per byte with the memory carried across it, reset and zeroed.
 #include "app/cli/flags.h"
 #include "app/cli/format.h"
 #include "app/commands/commands.h"
+#include "core/engine/doc_score.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
 #include "core/train/checkpoint.h"
@@ -21,7 +24,7 @@ namespace mnemo::app {
 namespace {
 
 struct EvalCommandOptions {
-  std::string config, checkpoint, split = "test";
+  std::string config, checkpoint, split = "test", doc;
   int64_t batches = -2;
   bool zero_memory = false, json = false, by_position = false;
   int64_t from_position = 8;
@@ -119,6 +122,56 @@ int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const
   return 0;
 }
 
+// --doc: one document scored three ways (core/engine/doc_score.h).
+int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const ModelConfig& mc, const WeightsFile& file,
+                    std::ostream& out) {
+  const Document doc = load_doc_flag(c.doc);
+  if (!model.predicts_tokens())
+    throw UsageError("--doc: a " + mc.model + " model tags tokens for its task and predicts no text; score it with --split");
+  const bool has_memory = !model.initial_memory(1).empty();
+  const DocumentLosses with = score_document(model, doc, mc.segment_len, MemoryAblation::kCarried);
+  if (with.predicted == 0)
+    throw UsageError("--doc: '" + c.doc + "' is too short for the model to predict any of it (" +
+                     std::to_string(doc.size()) + " bytes; a " + mc.model + " model needs more than " +
+                     std::to_string(loss_target_of(mc.model) == LossTarget::kNextSegment ? mc.segment_len : 1) + ")");
+  DocumentLosses reset, zeroed;
+  if (has_memory) {
+    reset = score_document(model, doc, mc.segment_len, MemoryAblation::kReset);
+    zeroed = score_document(model, doc, mc.segment_len, MemoryAblation::kZeroed);
+  }
+  const int64_t segments = segment_count(doc.size(), mc.segment_len);
+  const double b = with.bits_per_token();
+  if (c.json) {
+    nlohmann::json j = {{"document", c.doc},         {"bytes", doc.size()},         {"checkpoint", file.path},
+                        {"model", mc.model},         {"segment_len", mc.segment_len}, {"segments", segments},
+                        {"predicted", with.predicted}, {"has_memory", has_memory},  {"bits_per_byte", b}};
+    if (has_memory) {
+      j["bits_per_byte_reset_memory"] = reset.bits_per_token();
+      j["bits_per_byte_zero_memory"] = zeroed.bits_per_token();
+      j["memory_gain_reset"] = reset.bits_per_token() - b;
+      j["memory_gain"] = zeroed.bits_per_token() - b;
+    }
+    out << j.dump() << "\n";
+    return 0;
+  }
+  char buf[256];
+  out << "'" << c.doc << "': " << doc.size() << " bytes in " << segments << " segments of " << mc.segment_len << " ("
+      << mc.model << ", " << with.predicted << " bytes predicted)\n";
+  std::snprintf(buf, sizeof buf, "bits/byte with the memory carried across the document: %.4f\n", b);
+  out << buf;
+  if (has_memory) {
+    std::snprintf(buf, sizeof buf, "memory reset to the initial memory at every segment:  %.4f (the memory saves %+.4f)\n",
+                  reset.bits_per_token(), reset.bits_per_token() - b);
+    out << buf;
+    std::snprintf(buf, sizeof buf, "memory zeroed at every segment:                       %.4f (the memory saves %+.4f)\n",
+                  zeroed.bits_per_token(), zeroed.bits_per_token() - b);
+    out << buf;
+  } else {
+    out << "the model has no memory: nothing crosses segments\n";
+  }
+  return 0;
+}
+
 int run_eval(const EvalCommandOptions& c, std::ostream& out) {
   WeightsFile file;
   try {
@@ -150,6 +203,12 @@ int run_eval(const EvalCommandOptions& c, std::ostream& out) {
     load_weights_checked(*model, cfg.model, file, c.config.empty() ? "the --set flags" : c.config);
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--checkpoint: ") + e.what());
+  }
+  if (!c.doc.empty()) {
+    if (c.by_position || c.zero_memory || c.split != "test" || c.batches != -2)
+      throw UsageError("--doc scores one document with the memory carried, reset and zeroed; leave out --split, "
+                       "--batches, --zero-memory and --by-position");
+    return print_doc_score(c, *model, cfg.model, file, out);
   }
   auto task = cfg.make_task();
   try {
@@ -192,6 +251,9 @@ class EvalCommand : public Command {
     c->add_option("--batches", o_.batches, "batches of train.batch examples (default train.eval_batches; -1 = all)");
     c->add_flag("--zero-memory", o_.zero_memory, "ablation: zero the memory between segments");
     c->add_flag("--json", o_.json, "print one JSON object");
+    c->add_option("--doc", o_.doc,
+                  "score this document (any text file) instead of a split: bits per byte with the memory carried "
+                  "across it, reset and zeroed at every segment");
     c->add_flag("--by-position", o_.by_position,
                 "bits per token by segment and by position within the segment, with the memory and zeroed");
     c->add_option("--from-position", o_.from_position,

@@ -1,4 +1,5 @@
 #include "core/engine/engine.h"
+#include "core/engine/doc_score.h"
 #include "core/nn/torch_compat.h"
 
 #include "core/nn/hashed_linear.h"
@@ -46,33 +47,7 @@ void Engine::set_spec(TraceSpec spec) {
   snapshots_.clear();
 }
 
-SegmentInput Engine::input_for(int64_t i) const {
-  auto dev = model_->device();
-  Segment s = segmenter_.segment(i);
-  SegmentInput in;
-  in.tokens = s.tokens.to(dev);
-  in.valid = s.valid.to(dev);
-  in.offsets = s.offsets;
-  // Next token within the segment (decoder-only / MTN language modelling); Memformer ignores it.
-  in.targets = in.tokens.roll(-1, 1);
-  in.target_valid = in.valid.roll(-1, 1);
-  in.target_valid.select(1, in.target_valid.size(1) - 1).fill_(false);
-  if (i + 1 < num_segments()) {
-    Segment n = segmenter_.segment(i + 1);
-    in.next_tokens = n.tokens.to(dev);
-    in.next_valid = n.valid.to(dev);
-    // The last position predicts the next segment's first token (decoder-only models).
-    const int64_t last = in.targets.size(1) - 1;
-    in.targets.select(1, last).copy_(in.next_tokens.select(1, 0));
-    in.target_valid.select(1, last).copy_(in.valid.select(1, last) & in.next_valid.select(1, 0));
-  }
-  // A token classifier (MTN answer tagging) gets no labels from a plain document: no loss.
-  if (!model_->predicts_tokens()) {
-    in.targets = torch::Tensor();
-    in.target_valid = torch::Tensor();
-  }
-  return in;
-}
+SegmentInput Engine::input_for(int64_t i) const { return document_segment_input(segmenter_, i, *model_); }
 
 SnapshotPtr Engine::compute(int64_t i, bool traced) {
   c10::InferenceMode g;  // no autograd bookkeeping at all: states and traces are never differentiated

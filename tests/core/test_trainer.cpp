@@ -296,6 +296,31 @@ TEST_CASE("cli: train, resume and eval a tiny session; bad configs exit 2") {
   auto far = run_cli("eval --checkpoint " + out + " --by-position --from-position 999");
   CHECK(far.code == 2);
   CHECK(far.output.find("must be below the segment length") != std::string::npos);
+  // --doc: one document, the memory carried, reset and zeroed.
+  {
+    std::ofstream(dir + "/doc.txt") << "It was the best of times, it was the worst of times, it was the age of wisdom.";
+    std::ofstream(dir + "/empty.txt");
+  }
+  auto dj = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --json");
+  INFO(dj.output);
+  REQUIRE(dj.code == 0);
+  auto dd = nlohmann::json::parse(dj.output.substr(dj.output.find('{')));
+  CHECK(dd["bytes"] == 79);
+  CHECK(dd["predicted"] == 78);
+  CHECK(std::isfinite(dd["bits_per_byte"].get<double>()));
+  CHECK(dd["memory_gain"].get<double>() ==
+        doctest::Approx(dd["bits_per_byte_zero_memory"].get<double>() - dd["bits_per_byte"].get<double>()));
+  CHECK(dd["memory_gain_reset"].get<double>() ==
+        doctest::Approx(dd["bits_per_byte_reset_memory"].get<double>() - dd["bits_per_byte"].get<double>()));
+  auto dt = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt");
+  CHECK(dt.code == 0);
+  CHECK(dt.output.find("bits/byte with the memory carried across the document") != std::string::npos);
+  auto de = run_cli("eval --checkpoint " + out + " --doc " + dir + "/empty.txt");
+  CHECK(de.code == 2);
+  CHECK(de.output.find("empty") != std::string::npos);
+  auto ds = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --split valid");
+  CHECK(ds.code == 2);
+  CHECK(ds.output.find("leave out --split") != std::string::npos);
   auto typo = run_cli("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
   CHECK(typo.code == 2);
   CHECK(typo.output.find("task.segmnts") != std::string::npos);
