@@ -2,6 +2,7 @@
 
 #include "app/cli/owned_dir.h"
 #include "app/commands/commands.h"
+#include "app/figures/benefit.h"
 #include "app/figures/extract.h"
 #include "app/figures/hash.h"
 #include "core/engine/engine.h"
@@ -44,6 +45,11 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
                                      {"from", so.from}, {"to", to}});
   manifest.save(false);
   Engine engine(model, std::move(doc), cfg.segment_len, TraceSpec::all());
+  if (so.benefit) {
+    if (engine.memory_before(0).empty())
+      log << "note: --benefit: a " << cfg.model << " model has no memory; there is no memory benefit to show\n";
+    engine.set_memory_benefit(true);
+  }
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << cfg.segment_len << " tokens each)\n";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
   platform::MemoryActivity activity("stepping '" + so.doc + "'");
@@ -66,6 +72,11 @@ int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
     hash_stats.add(snap->trace);
     log << "  segment " << i;
     if (!std::isnan(snap->loss)) log << "  " << loss_label(loss_target_of(cfg.model)) << " " << snap->loss;
+    if (const double sb = segment_benefit_bits(st); so.benefit && !std::isnan(sb)) {
+      char b[64];
+      std::snprintf(b, sizeof b, "  memory saved %+.2f bits", sb);
+      log << b;
+    }
     log << "  -> " << dir << " (" << files.size() + 1 << " files)\n";
     if (snap->non_finite) log << "  warning: NaN/Inf in '" << snap->non_finite_key << "' at segment " << i << "\n";
   }
@@ -96,6 +107,9 @@ class StepCommand : public Command {
     c->add_option("--from", so_.from, "first segment (default 0)");
     o_to_ = c->add_option("--to", to_, "last segment (default from+3)");
     c->add_option("--format", so_.format, "figure formats: png,svg,csv");
+    c->add_flag("--benefit", so_.benefit,
+                "also what the memory contributed per token: each predicted token's loss with the memory reset and "
+                "zeroed (step-NNNN/memory_benefit.png/svg/csv; two more model steps per segment)");
     c->add_flag("--force", so_.force, "remove the files an earlier step wrote to --out first (only those its manifest.json lists; anything else there is refused)");
     return c;
   }

@@ -16,6 +16,7 @@ struct StepOptions {
   int64_t from = 0;
   std::optional<int64_t> to;  // default: from + 3 (clamped to the document)
   bool force = false;         // clear a non-empty --out first (else it is refused)
+  bool benefit = false;       // also each token's loss with the memory reset / zeroed (memory_benefit.*)
 };
 
 // Validates everything, then steps and writes. Used by `step` and the headless demo.

@@ -461,16 +461,20 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
   // A recording whose manifest names no model (a hand-written session) is told by its keys.
   const LossTarget target = loss_target_of(!model.empty() ? model : tr.has(keys::kWriterAttn) ? "memformer" : "");
   d.loss_next_segment = target == LossTarget::kNextSegment;
-  if (tr.has(keys::kLmLoss)) {
-    auto l = tr.at(keys::kLmLoss)[0];
+  auto token_losses_of = [&](const char* key, TokenLosses& out) {
+    if (!tr.has(key)) return;
+    auto l = tr.at(key)[0];
     const int64_t len = l.size(0);
     const int64_t first = predicted_token(target, snap.segment, len, 0);
     const int64_t n = std::max<int64_t>(0, std::min<int64_t>(len, doc.size() - first));
     if (n > 0) {
-      d.token_losses.first = first;
-      d.token_losses.values = to_vector(l.slice(0, 0, n));
+      out.first = first;
+      out.values = to_vector(l.slice(0, 0, n));
     }
-  }
+  };
+  token_losses_of(keys::kLmLoss, d.token_losses);
+  token_losses_of(keys::kLmLossMemoryReset, d.token_losses_reset);
+  token_losses_of(keys::kLmLossMemoryZeroed, d.token_losses_zeroed);
   return d;
 }
 

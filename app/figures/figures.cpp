@@ -1,6 +1,7 @@
 #include "app/figures/figures.h"
 
 #include "app/figures/attention.h"
+#include "app/figures/benefit.h"
 #include "app/figures/hash.h"
 #include "app/figures/memformer.h"
 #include "app/figures/mtn.h"
@@ -63,6 +64,8 @@ std::vector<std::string> write_step_figures(const StepData& st, const Document& 
                              fm, out);
   write_slot_types(st, SlotThresholds{}, dir + "/slot_types", fm, out);
   write_forgetting(st, dir + "/forgetting", fm, out);
+  // What the memory contributed per token (when the step computed it: step --benefit, the app).
+  write_memory_benefit(st, doc, dir + "/memory_benefit", fm, out);
   // MemoryFormer hash tables ("linear": "hashed"): loads, one table's bars, p(z), stats.
   write_hash_figures(st.hash, dir, fm, "segment " + std::to_string(st.segment), out);
   // Memory Transformer Network family: kept tokens, importance, document view.

@@ -1,5 +1,6 @@
 #include "app/figures/mtn.h"
 
+#include "app/figures/doc_text.h"
 #include "app/figures/palette.h"
 
 #include <algorithm>
@@ -158,45 +159,8 @@ viz::Figure mtn_document_figure(const StepData& st, const Document& doc) {
   int64_t hidden = 0;
   for (const auto& [t, a] : age_of) hidden += t < start ? 1 : 0;
 
-  // Display text of each token: spaces stay spaces, a newline is drawn as ↵ and breaks the line.
-  auto shown = [&](int64_t t) -> std::string {
-    const auto& [b, e] = doc.offset(t);
-    std::string_view bytes(doc.bytes.data() + b, static_cast<size_t>(e - b));
-    if (bytes == " ") return " ";
-    return viz::token_label(bytes);
-  };
-  auto is_newline = [&](int64_t t) {
-    const auto& [b, e] = doc.offset(t);
-    return e - b == 1 && doc.bytes[static_cast<size_t>(b)] == '\n';
-  };
   const float size = 13, line_h = 21, max_w = 860, pad = 14;
-  auto width_of = [&](const std::vector<int64_t>& line, size_t n) {
-    std::string s;
-    for (size_t i = 0; i < n; ++i) s += shown(line[i]);
-    return viz::text_width(s, size);
-  };
-  std::vector<std::vector<int64_t>> lines(1);
-  for (int64_t t = start; t < end; ++t) {
-    auto& line = lines.back();
-    line.push_back(t);
-    if (is_newline(t)) {
-      lines.emplace_back();
-      continue;
-    }
-    if (line.size() > 1 && width_of(line, line.size()) > max_w) {
-      // Break after the last space of the line when there is one, else before this token.
-      size_t cut = line.size() - 1;
-      for (size_t i = line.size() - 1; i-- > 0;)
-        if (shown(line[i]) == " ") {
-          cut = i + 1;
-          break;
-        }
-      std::vector<int64_t> rest(line.begin() + static_cast<std::ptrdiff_t>(cut), line.end());
-      line.resize(cut);
-      lines.push_back(rest);
-    }
-  }
-  if (lines.back().empty()) lines.pop_back();
+  const std::vector<std::vector<int64_t>> lines = token_lines(doc, start, end, size, max_w);
 
   viz::Figure f;
   const std::string title = "MTN memory in the document after chunk " + std::to_string(st.segment);
@@ -210,13 +174,7 @@ viz::Figure mtn_document_figure(const StepData& st, const Document& doc) {
   viz::put_text(f, pad, pad + 34, subtitle, 11, kMuted);
   float y = pad + 48;
   for (const auto& line : lines) {
-    std::vector<float> xs(line.size() + 1);
-    xs[0] = pad;
-    std::string text;
-    for (size_t i = 0; i < line.size(); ++i) {
-      text += shown(line[i]);
-      xs[i + 1] = pad + viz::text_width(text, size);
-    }
+    const auto [text, xs] = line_text(doc, line, pad, size);
     // Chunk band (runs), kept highlights, chunk-start marks, then the text on top.
     for (size_t i = 0; i < line.size();) {
       if (line[i] < first) {

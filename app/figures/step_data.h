@@ -148,6 +148,10 @@ struct StepData {
   // each position's next token (sL+1 .. sL+L).
   TokenLosses token_losses;
   bool loss_next_segment = false;
+  // Memory benefit (Engine::set_memory_benefit): the same tokens' losses with the step's
+  // memory reset to the initial memory / zeroed (empty when not computed). The memory's
+  // benefit to a token, in bits: (reset - with) / ln 2; positive = the memory helped.
+  TokenLosses token_losses_reset, token_losses_zeroed;
 
   AttentionData attention;  // RMT / Transformer-XL / MTN joint attention (empty for Memformer)
   // Further attention maps of the same step: Transformer-XL's cache attention of a

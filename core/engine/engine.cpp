@@ -42,6 +42,12 @@ void Engine::set_step_observer(std::vector<std::string> keys, std::function<void
   observer_ = std::move(fn);
 }
 
+void Engine::set_memory_benefit(bool on) {
+  if (on == memory_benefit_) return;
+  memory_benefit_ = on;
+  snapshots_.clear();
+}
+
 void Engine::set_spec(TraceSpec spec) {
   spec_ = std::move(spec);
   snapshots_.clear();
@@ -60,6 +66,17 @@ SnapshotPtr Engine::compute(int64_t i, bool traced) {
     step_spec.patterns.insert(step_spec.patterns.end(), observer_spec_.patterns.begin(), observer_spec_.patterns.end());
   Tracer tracer(step_spec);
   SegmentInput in = input_for(i);
+  // Memory benefit: the same segment from the initial and from a zeroed memory, before the
+  // traced step (so a hashed projection's traced statistics are the real step's alone).
+  std::map<std::string, torch::Tensor> ablated;
+  if (traced && memory_benefit_ && !states_[0].empty()) {
+    for (auto [key, a] : {std::pair{keys::kLmLossMemoryReset, MemoryAblation::kReset},
+                          std::pair{keys::kLmLossMemoryZeroed, MemoryAblation::kZeroed}}) {
+      const MemoryState m = i == 0 ? states_[0] : ablated_memory(a, states_[i], states_[0]);
+      SegmentOutput o = model_->step(in, m, nullptr);
+      if (o.token_loss.defined()) ablated[key] = o.token_loss.detach().to(torch::kCPU).contiguous();
+    }
+  }
   HashTracingScope hash_tracing(*model_, traced ? &tracer : nullptr);  // hash.* keys of hashed projections
   SegmentOutput out = model_->step(in, states_[i], traced || observed ? &tracer : nullptr);
   ++steps_computed_;
@@ -72,6 +89,7 @@ SnapshotPtr Engine::compute(int64_t i, bool traced) {
   snap->first_token = i * segmenter_.segment_len();
   snap->length = std::min(segmenter_.segment_len(), doc_->size() - snap->first_token);
   snap->trace = tracer.take();
+  for (auto& [k, t] : ablated) snap->trace.tensors[k] = std::move(t);
   if (out.loss.defined()) {
     snap->loss = out.loss.item<double>();
     if (!std::isfinite(snap->loss)) {

@@ -69,6 +69,14 @@ class Engine {
   // docs/models.md#provenance). Empty keys and a null function switch it off.
   void set_step_observer(std::vector<std::string> keys, std::function<void(int64_t, const Trace&)> fn);
 
+  // Memory benefit: every traced step of a model with a memory also runs the segment from the
+  // initial memory and from a zeroed memory (no gradients, no trace of their own) and puts
+  // their per-token losses into the snapshot as lm.loss_memory_reset / lm.loss_memory_zeroed
+  // (segment 0 starts from the initial memory either way). Costs two untraced model steps
+  // per traced step; not counted in steps_computed(). Changing it drops the kept snapshots.
+  void set_memory_benefit(bool on);
+  bool memory_benefit() const { return memory_benefit_; }
+
  private:
   SnapshotPtr compute(int64_t i, bool traced);
   SegmentInput input_for(int64_t i) const;
@@ -83,6 +91,7 @@ class Engine {
   std::map<int64_t, SnapshotPtr> snapshots_;
   int64_t position_ = -1;
   int64_t steps_computed_ = 0;
+  bool memory_benefit_ = false;
 };
 
 // Whether any traced tensor or the loss holds NaN/Inf; fills key of the first.

@@ -15,6 +15,12 @@ namespace mnemo::keys {
 inline constexpr const char* kInputTokens = "input.tokens";    // [B, L] int64 token ids of the segment
 inline constexpr const char* kInputOffsets = "input.offsets";  // [B, L, 2] int64 byte range of each token
 inline constexpr const char* kLmLoss = "lm.loss";              // [B, L] per-token cross-entropy of the predicted tokens
+// The same step's lm.loss with the memory it started from replaced (the Engine computes them
+// when asked, core/engine/engine.h set_memory_benefit; models with a memory only): reset to
+// the initial memory (what a document's first segment sees), and zeroed. The memory's benefit
+// to token t is their difference from lm.loss (docs/formats.md#memory-benefit).
+inline constexpr const char* kLmLossMemoryReset = "lm.loss_memory_reset";    // [B, L]
+inline constexpr const char* kLmLossMemoryZeroed = "lm.loss_memory_zeroed";  // [B, L]
 
 // --- Memformer (docs/models.md#memformer) ---
 inline constexpr const char* kWriterAttn = "memformer.writer_attn";  // [B, H, k, 1+L+C]; column 0 = the slot itself

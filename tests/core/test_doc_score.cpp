@@ -1,6 +1,8 @@
 // Scoring a document (core/engine/doc_score.h): every token's loss against an explicit
 // stepping with cross-entropy of the logits, per model family and memory ablation; the
 // Engine steps the same inputs.
+#include "app/figures/benefit.h"
+#include "app/figures/extract.h"
 #include "core/data/document.h"
 #include "core/engine/doc_score.h"
 #include "core/engine/engine.h"
@@ -9,7 +11,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 
 using namespace mnemo;
 
@@ -104,4 +108,77 @@ TEST_CASE("score_document: each token's loss equals an explicit stepping, per fa
                                              [](int64_t done, int64_t) { return done < 2; }, &complete);
   CHECK_FALSE(complete);
   CHECK(part.predicted == 16);
+}
+
+TEST_CASE("memory benefit: the Engine's per-token losses with the memory reset and zeroed equal two explicit "
+          "evaluations of the segment, per family; the step data and step --benefit's CSV carry their difference") {
+  const std::string text = "It was the best of times, it was the worst of times; it was the age of wisdom.";
+  const Document doc = make_document(text);
+  for (const std::string kind : {"rmt", "trxl", "trxl-rmt", "memformer", "transformer"}) {
+    CAPTURE(kind);
+    const bool mf = kind == "memformer";
+    ModelConfig c = mf ? test::tiny_memformer() : test::tiny_decoder(kind, 3, 8);
+    c.segment_len = 8;
+    auto model = make_model(c, 7);
+    Engine engine(model, doc, 8, TraceSpec::of({keys::kLmLoss}));
+    engine.set_memory_benefit(true);
+    const bool has_memory = !engine.memory_before(0).empty();
+    CHECK(has_memory == (kind != "transformer"));
+    for (int64_t i : {0, 1, 3}) {
+      CAPTURE(i);
+      SnapshotPtr snap = engine.jump(i);
+      REQUIRE(snap);
+      CHECK(snap->trace.has(keys::kLmLossMemoryReset) == has_memory);
+      CHECK(snap->trace.has(keys::kLmLossMemoryZeroed) == has_memory);
+      if (!has_memory) continue;
+      // Explicit: the same input from the initial memory and from zeros (segment 0: the initial memory).
+      torch::NoGradGuard g;
+      const SegmentInput in = document_segment_input(engine.segmenter(), i, *model);
+      const MemoryState init = model->initial_memory(1);
+      MemoryState zero = engine.memory_before(i);
+      if (i > 0)
+        for (auto& [k, v] : zero.tensors) v = v.is_floating_point() ? torch::zeros_like(v) : init.tensors.at(k).clone();
+      else
+        zero = init;
+      auto reset_loss = model->step(in, init, nullptr).token_loss;
+      auto zero_loss = model->step(in, zero, nullptr).token_loss;
+      auto with_loss = model->step(in, engine.memory_before(i), nullptr).token_loss;
+      CHECK(torch::allclose(snap->trace.at(keys::kLmLossMemoryReset), reset_loss, 1e-5, 1e-6));
+      CHECK(torch::allclose(snap->trace.at(keys::kLmLossMemoryZeroed), zero_loss, 1e-5, 1e-6));
+      CHECK(torch::allclose(snap->trace.at(keys::kLmLoss), with_loss, 1e-5, 1e-6));
+      if (i == 0) CHECK(torch::allclose(reset_loss, with_loss));
+      // The step data: one row per predicted token, benefit = (reset - with) / ln 2.
+      const app::StepData st = app::make_step_data(*snap, doc, kind);
+      const auto rows = app::memory_benefit(st);
+      REQUIRE(rows.size() == st.token_losses.values.size());
+      double total = 0;
+      for (size_t j = 0; j < rows.size(); ++j) {
+        const int64_t t = predicted_token(loss_target_of(kind), i, 8, static_cast<int64_t>(j));
+        CHECK(rows[j].token == t);
+        const float want = (reset_loss[0][static_cast<int64_t>(j)].item<float>() -
+                            with_loss[0][static_cast<int64_t>(j)].item<float>()) / std::log(2.f);
+        CHECK(rows[j].bits_vs_reset() == doctest::Approx(want).epsilon(1e-4));
+        total += rows[j].bits_vs_reset();
+      }
+      CHECK(app::segment_benefit_bits(st) == doctest::Approx(total));
+    }
+  }
+  // step --benefit writes the figure and the CSV; without it, neither.
+  const std::string dir = test::temp_dir("benefit");
+  {
+    std::ofstream(dir + "/doc.txt") << text;
+  }
+  auto r = test::run_cli("step --doc " + dir + "/doc.txt --out " + dir + "/b --model rmt --segment-len 8 --benefit --to 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("memory saved") != std::string::npos);
+  CHECK(test::path_exists(dir + "/b/step-0001/memory_benefit.png"));
+  CHECK(test::path_exists(dir + "/b/step-0001/memory_benefit.svg"));
+  const std::string csv = test::read_file(dir + "/b/step-0001/memory_benefit.csv");
+  CHECK(csv.rfind("token,id,text,loss_bits,loss_reset_bits,loss_zeroed_bits,benefit_bits,benefit_zeroed_bits\n", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);  // header + 8 tokens (9..16)
+  CHECK(csv.find("\n9,") != std::string::npos);
+  auto plain = test::run_cli("step --doc " + dir + "/doc.txt --out " + dir + "/p --model rmt --segment-len 8 --to 1");
+  REQUIRE(plain.code == 0);
+  CHECK_FALSE(test::path_exists(dir + "/p/step-0001/memory_benefit.csv"));
 }
