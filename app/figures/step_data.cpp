@@ -72,6 +72,9 @@ TokenLossAt token_loss_at(const VisitedSegments& visited, int64_t segment_len, i
     const auto& l = it->second->token_losses;
     out.loss = l.values[static_cast<size_t>(t - l.first)];
     out.segment = seg;
+    auto other = [&](const TokenLosses& o) { return o.covers(t) ? o.values[static_cast<size_t>(t - o.first)] : NAN; };
+    out.loss_reset = other(it->second->token_losses_reset);
+    out.loss_zeroed = other(it->second->token_losses_zeroed);
     return out;
   }
   return out;
@@ -90,6 +93,8 @@ SegmentRecord segment_record_of(const StepData& step, const ProvenanceState* pro
   SegmentRecord rec;
   rec.self_mass = step.self_mass;
   rec.token_losses = step.token_losses;
+  rec.token_losses_reset = step.token_losses_reset;
+  rec.token_losses_zeroed = step.token_losses_zeroed;
   if (provenance) {
     rec.prov_top_k = provenance->top_k;
     rec.prov_top = provenance->top;

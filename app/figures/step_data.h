@@ -173,6 +173,7 @@ std::pair<std::string, std::string> split_hash_path(const std::string& path);
 struct SegmentRecord {
   std::vector<float> self_mass;  // [slots]
   TokenLosses token_losses;      // the step's per-token losses (StepData::token_losses)
+  TokenLosses token_losses_reset, token_losses_zeroed;  // the memory benefit's (StepData), or empty
   // What each memory entry holds after this step (docs/models.md#provenance): its largest
   // source tokens [slots x prov_top_k], descending, and the initial-memory share [slots];
   // empty when the model has no provenance.
@@ -190,6 +191,9 @@ using VisitedSegments = std::map<int64_t, std::shared_ptr<const SegmentRecord>>;
 struct TokenLossAt {
   float loss = NAN;
   int64_t segment = -1;
+  // The same prediction with the step's memory reset / zeroed (NaN when not computed): the
+  // memory's benefit to t is (loss_reset - loss) / ln 2 bits (app/figures/benefit.h).
+  float loss_reset = NAN, loss_zeroed = NAN;
 };
 TokenLossAt token_loss_at(const VisitedSegments& visited, int64_t segment_len, int64_t t);
 float token_loss(const VisitedSegments& visited, int64_t segment_len, int64_t t);

@@ -45,7 +45,7 @@ struct GuiOptions {
   // and (tour export) the folder every stop is written to as stop-NN.png, then quit.
   std::vector<std::string> tours;
   std::string tour, tour_export_dir;
-  int tint = 0;              // the Document panel's tint: 0 visited, 1 loss, 2 provenance
+  int tint = 0;              // the Document panel's tint: 0 visited, 1 loss, 2 provenance, 3 memory benefit
   bool presenter = false;    // start in presenter mode (full screen)
   float ui_scale = 1.f;      // presenter mode's UI scale, 1.0..2.5
   bool high_contrast = false;

@@ -173,10 +173,10 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     }
     // tint
     if (js.contains("tint")) {
-      if (!js["tint"].is_string()) bad("tint", "must be visited, loss or provenance");
+      if (!js["tint"].is_string()) bad("tint", "must be visited, loss, provenance or benefit");
       s.tint = js["tint"].get<std::string>();
-      if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance")
-        bad("tint", "'" + s.tint + "' is not a tint; use visited, loss or provenance");
+      if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance" && s.tint != "benefit")
+        bad("tint", "'" + s.tint + "' is not a tint; use visited, loss, provenance or benefit");
     }
     // caption: a string, or a list of lines
     if (!js.contains("caption")) bad("caption", "missing; every stop says what to look at");

@@ -192,6 +192,9 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
     else error(std::string("Cannot step this document: ") + e.what());
     return false;
   }
+  // Each token's loss with the memory reset and zeroed too: the Document panel's memory
+  // benefit tint and tooltip, and File > Export's memory_benefit figure (docs/gui.md).
+  engine->set_memory_benefit(true);
   engine->progress = [this](int64_t done, int64_t total) {
     progress_ = total > 0 ? static_cast<float>(done) / static_cast<float>(total) : -1.f;
     return !cancel_.load() && !stop_.load();

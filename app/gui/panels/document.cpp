@@ -4,6 +4,8 @@
 // to go to its segment. Only the visible rows are laid out (long documents stay cheap).
 #include "app/gui/panels/panels.h"
 
+#include "app/figures/benefit.h"
+
 #include "viz/charts.h"
 #include "viz/figure.h"
 #include "app/gui/panels/widgets/heatmap.h"
@@ -158,13 +160,39 @@ void DocumentPanel::draw(PanelContext& ctx) {
   ImGui::TextUnformatted("visited");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.f);
-  const char* tints[] = {"tint: visited", "tint: loss", "tint: provenance"};
-  ImGui::Combo("##tint", &tint_, tints, 3);
+  const char* tints[] = {"tint: visited", "tint: loss", "tint: provenance", "tint: benefit"};
+  ImGui::Combo("##tint", &tint_, tints, 4);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("visited: the segments stepped through\n"
                       "loss: the loss of predicting each visited token (magma, 0..%.0f nats)\n"
-                      "provenance: which earlier tokens the selected memory entry's content came from (viridis)",
-                      kMaxLossScale);
+                      "provenance: which earlier tokens the selected memory entry's content came from (viridis)\n"
+                      "benefit: the bits the memory saved on each visited token against the memory reset to the\n"
+                      "  initial memory (blue: it helped, red: it hurt; +-%.0f bits)",
+                      kMaxLossScale, kBenefitScale);
+  if (tint_ == kTintBenefit) {
+    // Legend and the current step's total (app/figures/benefit.h).
+    ImDrawList* ldl = ImGui::GetWindowDrawList();
+    ImGui::SameLine();
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const float lw = ImGui::GetFontSize() * 6.f, lh = ImGui::GetFontSize();
+    ui::ColorLut div(viz::Colormap::Diverging);
+    const int steps = 24;
+    for (int i = 0; i < steps; ++i) {
+      const float x0 = p0.x + lw * static_cast<float>(i) / steps, x1 = p0.x + lw * static_cast<float>(i + 1) / steps;
+      ldl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + lh), div.at((i + 0.5f) / steps));
+    }
+    ImGui::Dummy(ImVec2(lw, lh));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Bits the memory saved on a token: +%.0f (blue, it helped) .. 0 (white) .. -%.0f (red, it hurt)",
+                        kBenefitScale, kBenefitScale);
+    const double total = s.step ? segment_benefit_bits(*s.step) : NAN;
+    if (s.step && s.step->token_losses_reset.empty() && !s.step->token_losses.empty())
+      ImGui::TextDisabled("this model has no memory: nothing to show");
+    else if (std::isfinite(total))
+      ImGui::Text("segment %lld's predictions: memory saved %+.2f bits", static_cast<long long>(s.step->segment), total);
+    else
+      ImGui::TextDisabled("step a segment to see what the memory saved");
+  }
   // Provenance of the selected slot (docs/gui.md#provenance): a second colour scale.
   const ProvenanceState* prov = tint_ == kTintProvenance && s.provenance ? s.provenance.get() : nullptr;
   int prov_slot = -1;
@@ -279,6 +307,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ui::ColorLut lut(viz::Colormap::Magma);
   ui::ColorLut plut(ctx.seq_cmap);
+  ui::ColorLut dlut(viz::Colormap::Diverging);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool hovered_window = ImGui::IsWindowHovered();
   int64_t hover_token = -1;
@@ -324,6 +353,15 @@ void DocumentPanel::draw(PanelContext& ctx) {
           if (std::isfinite(loss)) {
             const float q = std::floor(loss / kMaxLossScale * 16.f) / 16.f;  // 16 levels: runs stay long
             return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
+          }
+        }
+        if (tint_ == kTintBenefit) {
+          const TokenLossAt l = token_loss_at(s.visited, L, t);
+          const float bits = (l.loss_reset - l.loss) / std::log(2.f);
+          if (std::isfinite(bits)) {
+            const float u = std::clamp(0.5f - 0.5f * bits / kBenefitScale, 0.f, 1.f);
+            const float q = (std::round(u * 16.f)) / 16.f;  // 17 levels, 0.5 (no difference) among them
+            return (dlut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
           }
         }
         if (t >= cur_first && t < cur_last) return kCurrent;
@@ -412,9 +450,15 @@ void DocumentPanel::draw(PanelContext& ctx) {
     const TokenLossAt loss = token_loss_at(s.visited, L, t);
     const bool next_segment = loss_target_of(s.info->cfg.model) == LossTarget::kNextSegment;
     const int64_t by = predicting_segment(next_segment, L, t);
-    if (loss.segment >= 0 && std::isfinite(loss.loss))
+    if (loss.segment >= 0 && std::isfinite(loss.loss)) {
       ImGui::Text("loss %.4f nats = %.4f bits (predicted at the step of segment %lld)", loss.loss, loss.loss / std::log(2.f),
                   static_cast<long long>(loss.segment));
+      if (std::isfinite(loss.loss_reset)) {
+        const float ln2 = std::log(2.f);
+        ImGui::Text("memory saved %+.4f bits: %.4f bits with the memory reset to the initial memory, %.4f zeroed",
+                    (loss.loss_reset - loss.loss) / ln2, loss.loss_reset / ln2, loss.loss_zeroed / ln2);
+      }
+    }
     else if (loss.segment >= 0)
       ImGui::TextColored(ImVec4(1, 0, 1, 1), "loss: %f (non-finite)", loss.loss);
     else if (by < 0)

@@ -111,7 +111,7 @@ class DocumentPanel {
   int64_t scrolled_to_ = -2;
   uint64_t scrolled_info_ = 0;
   int64_t scrolled_highlight_ = -1;
-  int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry
+  int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry, 3: memory benefit
   // The changed-on-disk line, its document and when it was last checked (draw()).
   std::string changed_;
   const Document* changed_doc_ = nullptr;
@@ -119,9 +119,11 @@ class DocumentPanel {
   int chosen_slot_ = 0;
 
  public:
-  enum Tint { kTintVisited = 0, kTintLoss = 1, kTintProvenance = 2 };
+  enum Tint { kTintVisited = 0, kTintLoss = 1, kTintProvenance = 2, kTintBenefit = 3 };
   int tint() const { return tint_; }
-  void set_tint(int t) { tint_ = t < 0 || t > 2 ? 0 : t; }
+  void set_tint(int t) { tint_ = t < 0 || t > 3 ? 0 : t; }
+  // The benefit tint's colour scale: ±kBenefitScale bits (blue = the memory saved bits).
+  static constexpr float kBenefitScale = 2.f;
 };
 
 class WriterAttentionPanel {

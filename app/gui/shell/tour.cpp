@@ -66,8 +66,9 @@ void Shell::apply_tour(const SessionView& s, Controller& control) {
       const int i = panel_of_tour_name(name);
       if (i >= 0) open_[i] = true;
     }
-    document_.set_tint(st->tint == "loss" ? DocumentPanel::kTintLoss
+    document_.set_tint(st->tint == "loss"         ? DocumentPanel::kTintLoss
                        : st->tint == "provenance" ? DocumentPanel::kTintProvenance
+                       : st->tint == "benefit"    ? DocumentPanel::kTintBenefit
                                                   : DocumentPanel::kTintVisited);
     tour_layout_ = true;
   }
