@@ -45,4 +45,12 @@ bool find_demo_model(std::string* checkpoint, std::string* document) {
   }
 }
 
+std::string find_text_model() {
+  try {
+    return find_asset(std::string("models/") + kTextModel + ".safetensors");
+  } catch (const InputError&) {
+    return "";
+  }
+}
+
 }  // namespace mnemo::app

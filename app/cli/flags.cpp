@@ -1,4 +1,5 @@
 #include "app/cli/flags.h"
+#include "app/cli/assets.h"
 #include "app/cli/owned_dir.h"
 
 #include <cerrno>
@@ -109,7 +110,7 @@ std::vector<std::string> ModelFlags::given() const {
       {o_config, "--config"}, {o_model, "--model"}, {o_slots, "--slots"}, {o_len, "--segment-len"},
       {o_heads, "--heads"},   {o_layers, "--layers"}, {o_dec, "--dec-layers"}, {o_dim, "--dim"},
       {o_temp, "--temperature"}, {o_forget, "--no-forgetting"}, {o_linear, "--linear"}, {o_bits, "--hash-bits"},
-      {o_seed, "--seed"},     {o_checkpoint, "--checkpoint"}};
+      {o_seed, "--seed"},     {o_checkpoint, "--checkpoint"}, {o_random, "--random"}};
   for (const auto& [o, name] : opts)
     if (o && o->count()) out.push_back(name);
   return out;
@@ -204,6 +205,20 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
   }
 }
 
+bool ModelFlags::apply_default_text_model(std::ostream& log) {
+  if (!wants_default_model()) return false;
+  const std::string path = find_text_model();
+  if (path.empty()) {
+    log << "note: the zoo's text model (assets/models/" << kTextModel
+        << ".safetensors) is not here: a randomly initialised model is shown\n";
+    return false;
+  }
+  checkpoint = path;
+  log << "model: the zoo's text model " << kTextModel << " (docs/zoo/" << kTextModel
+      << ".md: an RMT trained on prose); --random for a randomly initialised model\n";
+  return true;
+}
+
 void ModelFlags::add_to(CLI::App* c) {
   // A flag given twice takes its last value (handy for overriding a scripted command line).
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -222,6 +237,9 @@ void ModelFlags::add_to(CLI::App* c) {
   o_bits = c->add_option("--hash-bits", hash_bits, "MemoryFormer tau, bits per hashed chunk (1..16; dim must be a multiple)");
   o_seed = c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
   o_checkpoint = c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
+  o_random = c->add_flag("--random", random,
+                         "a randomly initialised model (default Memformer, or the --config / --model fields); without "
+                         "any model flag the zoo's text model opens");
 }
 
 ModelConfig ModelFlags::resolve() const {

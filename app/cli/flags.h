@@ -65,12 +65,19 @@ struct ModelFlags {
   int64_t slots = 0, segment_len = 0, heads = 0, layers = 0, dec_layers = 0, dim = 0, hash_bits = 0;
   double temperature = 0;
   bool no_forgetting = false;
+  bool random = false;  // --random: a randomly initialised model even when no other model flag is given
   uint64_t seed = 0;
   CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{}, *o_linear{}, *o_bits{};
-  CLI::Option *o_config{}, *o_forget{}, *o_seed{}, *o_checkpoint{};
+  CLI::Option *o_config{}, *o_forget{}, *o_seed{}, *o_checkpoint{}, *o_random{};
 
   // The model flags given on the command line, in order ("--model", "--slots", ...).
   std::vector<std::string> given() const;
+  // No model flag at all (nor --random): the command opens the zoo's text model
+  // (apply_default_text_model), not a random one.
+  bool wants_default_model() const { return given().empty() && !random && checkpoint.empty() && config.empty(); }
+  // When wants_default_model() and the zoo's text model is there: sets checkpoint to it and
+  // says so on `log`. Returns true when it did.
+  bool apply_default_text_model(std::ostream& log);
 
   // Adds --config --model --slots --segment-len --heads --layers --dec-layers --dim
   // --temperature --no-forgetting --linear --hash-bits --seed --checkpoint to `c`.

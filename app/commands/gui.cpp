@@ -65,7 +65,9 @@ std::vector<std::string> list_json_files(const std::string& dir) {
   return out;
 }
 
-GuiOptions resolve_gui(const GuiFlags& c) {
+// default_model: where to say that the zoo's text model opens when no model flag is given
+// (`gui`); null: no default model (a tour's stops and the demo name their own).
+GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr) {
   GuiOptions o;
   std::optional<nlohmann::json> session_model;  // the replayed session's model config, when it names one
   if (!c.session.empty()) {
@@ -100,6 +102,8 @@ GuiOptions resolve_gui(const GuiFlags& c) {
   load_doc_flag(o.doc);  // exit 2 naming --doc for a missing, empty or unreadable file
   o.doc = absolute_path(o.doc);  // shown in the app; the default export folder sits beside it
   ModelFlags mf = c.model;
+  if (default_model && c.session.empty() && !c.gallery)
+    mf.apply_default_text_model(*default_model);  // no model flag: the zoo's text model, not a random one
   if (mf.config.empty() && mf.checkpoint.empty()) mf.config = find_session_config("demo-memformer.json");
   o.cfg = mf.resolve();
   o.seed = mf.seed;
@@ -254,7 +258,7 @@ class GuiCommand : public Command {
     return g;
   }
   int run(std::ostream& out) override {
-    GuiOptions o = resolve_gui(c_);
+    GuiOptions o = resolve_gui(c_, &out);
     if (c_.old_steps != kNotGiven)
       out << "note: gui --steps is deprecated and will be removed in the next release; use --segments "
           << c_.old_steps << " (segments to step at start; --steps means optimizer steps in train)\n";

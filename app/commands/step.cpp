@@ -16,9 +16,11 @@
 
 namespace mnemo::app {
 
-int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log) {
+int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) {
   // Validate everything before writing anything.
   Document doc = load_doc_flag(so.doc);
+  ModelFlags mf = given;
+  mf.apply_default_text_model(log);  // no model flag: the zoo's text model, not a random one
   ModelConfig cfg = mf.resolve();
   FigureFormats fm = parse_formats(so.format);
   check_out_dir(so.out);

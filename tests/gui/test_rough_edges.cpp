@@ -77,6 +77,8 @@ TEST_CASE("gui: the window title names the document and model, and a replay's se
   info->doc = std::make_shared<const Document>(make_document("x", "/home/u/texts/moby.txt"));
   info->cfg.model = "rmt";
   live.info = info;
+  CHECK(window_title(live) == "Mnemoscope \xE2\x80\x94 moby.txt \xE2\x80\x94 rmt (random weights)");
+  info->checkpoint = "/zoo/rmt-text.safetensors";
   CHECK(window_title(live) == "Mnemoscope \xE2\x80\x94 moby.txt \xE2\x80\x94 rmt");
   SessionView replay = live;
   auto rinfo = std::make_shared<SessionInfo>(*info);

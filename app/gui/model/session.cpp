@@ -27,6 +27,7 @@ std::string window_title(const SessionView& s) {
     const std::string& p = s.info->doc->path;
     const auto slash = p.find_last_of('/');
     t += " \xE2\x80\x94 " + (slash == std::string::npos ? p : p.substr(slash + 1)) + " \xE2\x80\x94 " + s.info->cfg.model;
+    if (s.info->checkpoint.empty()) t += " (random weights)";  // never mistaken for a trained model
   }
   return t;
 }

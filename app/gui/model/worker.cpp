@@ -151,9 +151,11 @@ void Worker::run() {
       else error(std::string("unexpected problem: ") + e.what());
     }
     progress_ = -1.f;
+    // Published before the job counts as finished: whoever waits for finished() (the tests,
+    // a scripted run) then sees its result in latest(), not the one before.
+    publish();
     running_ = false;
     ++finished_;
-    publish();
   }
 }
 
