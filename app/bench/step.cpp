@@ -1,5 +1,6 @@
-// `mnemoscope bench step`: ms per segment of the demo config with tracing off, writer-only and
-// everything traced, interleaved passes, medians and ratios. --against-python also steps the
+// `mnemoscope bench step`: ms per segment of the demo config with tracing off, writer-only,
+// everything traced and everything with the memory benefit (what the app steps), interleaved
+// passes, medians and ratios. --against-python also steps the
 // same weights through app/bench/python/step_eager.py (Memformer and RMT written from
 // docs/models.md in plain PyTorch eager, run by Debian's python3-torch: the same LibTorch and
 // BLAS), checks that it computes the same losses and memory, and prints the speed ratio.
@@ -140,10 +141,12 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
     const char* name;
     TraceSpec spec;
     std::vector<double> ms;
+    bool benefit = false;  // Engine::set_memory_benefit: the app's memory benefit view
   };
   std::vector<Mode> modes = {{"tracing off", TraceSpec::none(), {}},
                              {"writer attention only", TraceSpec::of({keys::kWriterAttn}), {}},
-                             {"everything traced", TraceSpec::all(), {}}};
+                             {"everything traced", TraceSpec::all(), {}},
+                             {"everything + benefit", TraceSpec::all(), {}, true}};
   const int64_t nseg = std::min<int64_t>(o.segments, Segmenter(&doc, cfg.segment_len).num_segments());
   out << "bench step: " << cfg_path << " (slots " << cfg.slots << ", L " << cfg.segment_len << ", d " << cfg.dim
       << ", heads " << cfg.heads << ", enc " << cfg.layers << " + dec " << cfg.dec_layers << " layers), doc "
@@ -153,6 +156,7 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
   for (int64_t r = -1; r < o.repeats; ++r) {
     for (auto& m : modes) {
       Engine e(model, doc, cfg.segment_len, m.spec);
+      e.set_memory_benefit(m.benefit);
       auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < nseg; ++i) e.jump(i);
       auto t1 = std::chrono::steady_clock::now();
@@ -171,6 +175,12 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
   const double writer_overhead = bench::median(modes[1].ms) / base - 1.0;
   std::snprintf(line, sizeof line, "writer-only tracing overhead: %+.1f%% (goal <= 10%%)\n", 100.0 * writer_overhead);
   out << line;
+  const double everything = bench::median(modes[2].ms), benefit = bench::median(modes[3].ms);
+  std::snprintf(line, sizeof line,
+                "memory benefit (the segment again from the initial and from a zeroed memory): %+.3f ms/segment, "
+                "%+.1f%% over everything traced\n",
+                benefit - everything, 100.0 * (benefit / everything - 1.0));
+  out << line;
   if (o.against_python) return against_python(o, cfg, model, doc, doc_path, nseg, out);
   return 0;
 }
@@ -178,7 +188,7 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
 class BenchStep : public Command {
  public:
   CLI::App* add(CLI::App& parent) override {
-    CLI::App* c = parent.add_subcommand("step", "ms per segment: tracing off vs writer-only vs everything");
+    CLI::App* c = parent.add_subcommand("step", "ms per segment: tracing off vs writer-only vs everything vs everything + memory benefit");
     c->add_option("--config", o_.config, "model config (default sessions/demo-memformer.json)");
     c->add_option("--doc", o_.doc, "document (default assets/sample.txt)");
     c->add_option("--segments", o_.segments, "segments per pass");
