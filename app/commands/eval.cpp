@@ -8,6 +8,7 @@
 //     Both at once, split by segment index and by position within the segment.
 //   eval --checkpoint CKPT --doc FILE [--json]
 //     One document: bits per byte with the memory carried across it, reset and zeroed.
+#include "app/cli/assets.h"
 #include "app/cli/flags.h"
 #include "app/cli/format.h"
 #include "app/commands/commands.h"
@@ -172,7 +173,18 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
   return 0;
 }
 
-int run_eval(const EvalCommandOptions& c, std::ostream& out) {
+int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
+  EvalCommandOptions c = opts;
+  if (c.checkpoint.empty()) {
+    // `eval --doc FILE` alone scores the document with the zoo's text model.
+    if (c.doc.empty() || !c.config.empty())
+      throw UsageError("--checkpoint is required (a training checkpoint, a session folder or a zoo model)");
+    c.checkpoint = find_text_model();
+    if (c.checkpoint.empty())
+      throw UsageError("--doc without --checkpoint scores with the zoo's text model, which is not here (assets/models/" +
+                       std::string(kTextModel) + ".safetensors); pass --checkpoint");
+    if (!c.json) out << "model: the zoo's text model " << kTextModel << " (docs/zoo/" << kTextModel << ".md)\n";
+  }
   WeightsFile file;
   try {
     file = read_weights_file(c.checkpoint);
@@ -246,7 +258,9 @@ class EvalCommand : public Command {
     CLI::App* c = parent.add_subcommand("eval", "evaluate a checkpoint on a task split");
     c->add_option("--config", o_.config,
                   "training config JSON the checkpoint was made with (default: the checkpoint's own)");
-    c->add_option("--checkpoint", o_.checkpoint, "checkpoint (.safetensors) from train")->required();
+    c->add_option("--checkpoint", o_.checkpoint,
+                  "checkpoint (.safetensors) from train, a session folder or a zoo model; with --doc and no "
+                  "--checkpoint: the zoo's text model");
     c->add_option("--split", o_.split, "train | valid | test (default test)");
     c->add_option("--batches", o_.batches, "batches of train.batch examples (default train.eval_batches; -1 = all)");
     c->add_flag("--zero-memory", o_.zero_memory, "ablation: zero the memory between segments");

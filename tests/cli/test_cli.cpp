@@ -66,7 +66,7 @@ TEST_CASE("cli: bad input exits 2 with a message naming the flag or file, and wr
   }
 }
 
-TEST_CASE("cli: a binary file steps; step writes traces with the canonical keys and figures") {
+TEST_CASE("cli: a binary file steps - step writes traces with the canonical keys and figures") {
   const std::string dir = mnemo::test::temp_dir("cli-ok");
   {
     std::ofstream f(dir + "/blob.bin", std::ios::binary);

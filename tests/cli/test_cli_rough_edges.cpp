@@ -51,7 +51,7 @@ TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which
   CHECK(mnemo::test::path_exists(out + "/step-0000"));
 }
 
-TEST_CASE("cli: step --force removes only the files an earlier step listed; a user's file or folder is refused, "
+TEST_CASE("cli: step --force removes only the files an earlier step listed - a user's file or folder is refused, "
           "named, and nothing is removed") {
   const std::string dir = mnemo::test::temp_dir("step-force-own");
   const std::string out = dir + "/out";
@@ -285,7 +285,7 @@ TEST_CASE("cli: bench step --against-python: the Python eager Memformer and RMT 
   CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);
 }
 
-TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning); a misfit, a missing file or --resume exits 2 writing nothing") {
+TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) - a misfit, a missing file or --resume exits 2 writing nothing") {
   const std::string dir = mnemo::test::temp_dir("init-from");
   const std::string cfg = dir + "/tiny.json";
   std::ofstream(cfg) << R"({"model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},

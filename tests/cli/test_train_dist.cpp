@@ -551,7 +551,7 @@ TEST_CASE("cli: a run killed while writing its final evaluations: --resume write
   CHECK(end_metrics(read_log(dir + "/cut")).size() == expect.size());
 }
 
-TEST_CASE("cli: --nproc 0 and -1 are refused before anything is written; --nproc 2 --master ADDR:PORT uses that port") {
+TEST_CASE("cli: --nproc 0 and -1 are refused before anything is written - --nproc 2 --master ADDR:PORT uses that port") {
   const std::string dir = test::temp_dir("dist-nproc-flags");
   const std::string cfg = tiny_config_file(dir, 2, 0);
   for (const char* n : {"0", "-1"}) {

@@ -81,7 +81,7 @@ TEST_CASE("segmenter rejects segment lengths 0 and above 65536") {
   CHECK_THROWS_AS(ok.segment(1), std::out_of_range);
 }
 
-TEST_CASE("load_document: missing, directory and empty files are rejected; binary is allowed") {
+TEST_CASE("load_document: missing, directory and empty files are rejected - binary is allowed") {
   const std::string dir = test::temp_dir("doc");
   CHECK_THROWS_WITH_AS(load_document(dir + "/nope.txt"), doctest::Contains("cannot be opened"), DocumentError);
   CHECK_THROWS_WITH_AS(load_document(dir), doctest::Contains("is a directory"), DocumentError);
@@ -143,7 +143,7 @@ std::string mapped_test_file(const std::string& dir, const std::string& name, co
 }
 }  // namespace
 
-TEST_CASE("load_document maps a file of kMapMinBytes or more and reads a smaller one; both give the file's bytes") {
+TEST_CASE("load_document maps a file of kMapMinBytes or more and reads a smaller one - both give the file's bytes") {
   const std::string dir = test::temp_dir("doc-map");
   std::string bytes(static_cast<size_t>(kMapMinBytes), '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131 + 7) & 0xff);
@@ -192,7 +192,7 @@ TEST_CASE("mapped document: whole-document passes leave at most one chunk reside
   CHECK(load_document(mapped_test_file(dir, "nul.txt", with_nul)).looks_binary());
 }
 
-TEST_CASE("mapped document: a file cut short while open reads 0 past its new end and says it changed; other changes too") {
+TEST_CASE("mapped document: a file cut short while open reads 0 past its new end and says it changed - other changes too") {
   const std::string dir = test::temp_dir("doc-trunc");
   const std::string p = mapped_test_file(dir, "doc.txt", std::string(size_t{2} << 20, 'a'));
   const Document d = load_document(p);

@@ -111,7 +111,7 @@ TEST_CASE("score_document: each token's loss equals an explicit stepping, per fa
 }
 
 TEST_CASE("memory benefit: the Engine's per-token losses with the memory reset and zeroed equal two explicit "
-          "evaluations of the segment, per family; the step data and step --benefit's CSV carry their difference") {
+          "evaluations of the segment, per family - the step data and step --benefit's CSV carry their difference") {
   const std::string text = "It was the best of times, it was the worst of times; it was the age of wisdom.";
   const Document doc = make_document(text);
   for (const std::string kind : {"rmt", "trxl", "trxl-rmt", "memformer", "transformer"}) {

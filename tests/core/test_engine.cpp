@@ -85,7 +85,7 @@ TEST_CASE("an engine over a shared document reads its owner's bytes (no copy) an
   CHECK_THROWS_AS(Engine(model, std::shared_ptr<const Document>(), cfg.segment_len, TraceSpec::all()), DocumentError);
 }
 
-TEST_CASE("same seed, same traces; another seed, other traces") {
+TEST_CASE("same seed, same traces - another seed, other traces") {
   auto cfg = test::tiny_memformer();
   auto run = [&](uint64_t seed) {
     Engine e(make_model(cfg, seed), text_doc(40), cfg.segment_len, TraceSpec::all());
@@ -106,7 +106,7 @@ TEST_CASE("same seed, same traces; another seed, other traces") {
   CHECK(a.at("input.offsets")[0][0][0].item<int64_t>() == 8);  // segment 1 starts at byte 8
 }
 
-TEST_CASE("the memory after a step is the memory before the next; memory_prev is traced") {
+TEST_CASE("the memory after a step is the memory before the next - memory_prev is traced") {
   auto cfg = test::tiny_memformer();
   Engine e(make_model(cfg, 5), text_doc(30), cfg.segment_len, TraceSpec::all());
   auto s0 = e.step_forward();

@@ -283,7 +283,7 @@ TEST_CASE("safetensors: known bytes of a [2,2] F32 file") {
         R"({"__metadata__":{"k":"v"},"w":{"dtype":")");
 }
 
-TEST_CASE("safetensors: a hand-written valid file loads; gaps and trailing bytes are allowed") {
+TEST_CASE("safetensors: a hand-written valid file loads - gaps and trailing bytes are allowed") {
   TempDir dir;
   // b at [0,8) (I32 [2]), gap [8,16), a at [16,20) (U8 [4]), empty z at [20,20), 3 trailing bytes.
   const std::string header =

@@ -35,7 +35,7 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
-TEST_CASE("cap: a safetensors header of exactly kMaxHeaderBytes is read; one byte more is refused unread") {
+TEST_CASE("cap: a safetensors header of exactly kMaxHeaderBytes is read - one byte more is refused unread") {
   std::string header = "{}";
   header.resize(kMaxHeaderBytes, ' ');
   CHECK(parse_safetensors_bytes("at-cap.safetensors", st_bytes(header)).entries.empty());
@@ -50,7 +50,7 @@ TEST_CASE("cap: a safetensors header of exactly kMaxHeaderBytes is read; one byt
                        SafetensorsError);
 }
 
-TEST_CASE("cap: kMaxTensors tensors in one file are read; one more is refused") {
+TEST_CASE("cap: kMaxTensors tensors in one file are read - one more is refused") {
   auto header_of = [](size_t n) {
     std::string h = "{";
     for (size_t i = 0; i < n; ++i)
@@ -69,7 +69,7 @@ TEST_CASE("cap: kMaxTensors tensors in one file are read; one more is refused") 
                        SafetensorsError);
 }
 
-TEST_CASE("cap: a tensor of kMaxRank dimensions is read; one more dimension is refused") {
+TEST_CASE("cap: a tensor of kMaxRank dimensions is read - one more dimension is refused") {
   auto file_of = [](size_t rank) {
     std::string shape;
     for (size_t i = 0; i < rank; ++i) shape += (i ? "," : "") + std::string("1");
@@ -86,7 +86,7 @@ TEST_CASE("cap: a tensor of kMaxRank dimensions is read; one more dimension is r
                        SafetensorsError);
 }
 
-TEST_CASE("cap: a document of exactly kMaxDocumentBytes opens; one byte more is refused before reading") {
+TEST_CASE("cap: a document of exactly kMaxDocumentBytes opens - one byte more is refused before reading") {
   const std::string dir = test::temp_dir("cap-doc");
   const std::string at = dir + "/at.bin", past = dir + "/past.bin";
   for (const auto& [p, n] : {std::pair<std::string, int64_t>{at, kMaxDocumentBytes}, {past, kMaxDocumentBytes + 1}}) {
@@ -106,7 +106,7 @@ TEST_CASE("cap: a document of exactly kMaxDocumentBytes opens; one byte more is 
                        DocumentError);
 }
 
-TEST_CASE("cap: a metrics record of exactly kMaxRecordBytes round-trips; one byte more is refused by the writer") {
+TEST_CASE("cap: a metrics record of exactly kMaxRecordBytes round-trips - one byte more is refused by the writer") {
   const std::string dir = test::temp_dir("cap-log");
   const std::string path = dir + "/metrics.log";
   {
@@ -132,7 +132,7 @@ TEST_CASE("cap: a metrics record of exactly kMaxRecordBytes round-trips; one byt
   CHECK(bad.stop_reason == "record length 67108865 over the limit at byte 0");
 }
 
-TEST_CASE("cap: a manifest of exactly kMaxManifestBytes opens; one byte more is refused") {
+TEST_CASE("cap: a manifest of exactly kMaxManifestBytes opens - one byte more is refused") {
   const std::string base = test::temp_dir("cap-manifest");
   auto manifest_of = [](size_t n) {
     std::string m = R"({"format_version": 1})";
@@ -150,7 +150,7 @@ TEST_CASE("cap: a manifest of exactly kMaxManifestBytes opens; one byte more is 
                        SessionError);
 }
 
-TEST_CASE("cap: a recording of kMaxRecordingSegments segments is read; one more is refused") {
+TEST_CASE("cap: a recording of kMaxRecordingSegments segments is read - one more is refused") {
   auto layout_of = [](int64_t n) {
     std::vector<RecordingTensorInfo> t = {{"probe.bytes", "U8", {n}}, {"s" + std::to_string(n - 1) + "/lm.loss", "F32", {1, 1}}};
     std::map<std::string, std::string> meta = {
@@ -166,7 +166,7 @@ TEST_CASE("cap: a recording of kMaxRecordingSegments segments is read; one more 
                        std::runtime_error);
 }
 
-TEST_CASE("session paths: symbolic links below the session are not followed; latest only names a listed step") {
+TEST_CASE("session paths: symbolic links below the session are not followed - latest only names a listed step") {
   const std::string base = test::temp_dir("sess-links");
   const std::string dir = base + "/run", outside = base + "/outside";
   auto s = Session::create(dir, {});

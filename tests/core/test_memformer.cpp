@@ -196,7 +196,7 @@ TEST_CASE("memory reading happens in every encoder layer and the memory changes 
   CHECK(test::max_abs_diff(o1.logits, o2.logits) > 1e-6);
 }
 
-TEST_CASE("memory_scale sqrt_dim: the encoder and the writer see sqrt(d)-scaled slots; the state stays unit-norm") {
+TEST_CASE("memory_scale sqrt_dim: the encoder and the writer see sqrt(d)-scaled slots - the state stays unit-norm") {
   // A sqrt_dim model stepping unit slots m equals the same weights under "unit" stepping
   // sqrt(d)·m: the scale applies exactly where the slots are read and written from.
   torch::NoGradGuard g;
@@ -282,7 +282,7 @@ TEST_CASE("model config validation names the field and range") {
   CHECK(c.to_json() == test::tiny_memformer().to_json());
 }
 
-TEST_CASE("weights round trip by module path; a mismatched checkpoint is rejected by name") {
+TEST_CASE("weights round trip by module path - a mismatched checkpoint is rejected by name") {
   auto a = tiny(1), b = tiny(2);
   auto wa = named_weights(*a);
   bool has_path = false;

@@ -41,7 +41,7 @@ std::string text_of(const torch::Tensor& ids) {
 
 }  // namespace
 
-TEST_CASE("curriculum: config fields are checked by name; every task count start..max must fit the model") {
+TEST_CASE("curriculum: config fields are checked by name - every task count start..max must fit the model") {
   auto rejects = [](const std::function<void(nlohmann::json&)>& edit, const char* needle) {
     auto j = tiny_rmt_json();
     edit(j);
@@ -62,7 +62,7 @@ TEST_CASE("curriculum: config fields are checked by name; every task count start
   CHECK(c.to_json()["train"]["curriculum"]["every"] == 2);
 }
 
-TEST_CASE("curriculum: rule every adds a segment every N steps up to max; rule accuracy at an evaluation") {
+TEST_CASE("curriculum: rule every adds a segment every N steps up to max - rule accuracy at an evaluation") {
   auto j = tiny_rmt_json();
   j["train"]["curriculum"] = {{"start", 2}, {"max", 4}, {"rule", "every"}, {"every", 2}};
   j["train"]["steps"] = 8;
@@ -110,7 +110,7 @@ TEST_CASE("curriculum: rule every adds a segment every N steps up to max; rule a
   CHECK(tb.segments() == 2);
 }
 
-TEST_CASE("curriculum: the count survives a checkpoint; --resume continues it; records parse as a segments curve") {
+TEST_CASE("curriculum: the count survives a checkpoint - --resume continues it - records parse as a segments curve") {
   auto j = tiny_rmt_json();
   j["train"]["curriculum"] = {{"start", 2}, {"max", 4}, {"rule", "every"}, {"every", 3}};
   j["train"]["steps"] = 9;
@@ -475,7 +475,7 @@ TEST_CASE("checkpoints name their config: read_weights_file, differing fields, w
   CHECK_FALSE(test::path_exists(dir + "/big-zoo.safetensors"));
 }
 
-TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config; another config names the fields") {
+TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - another config names the fields") {
   const std::string dir = test::temp_dir("ckcli");
   std::ofstream(dir + "/c.json") << tiny_rmt_json().dump();
   auto tr = test::run_cli("train --config " + dir + "/c.json --out " + dir + "/run --steps 2 --threads 1");
@@ -529,7 +529,7 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config; ano
   CHECK(nlohmann::json::parse(ze.output.substr(ze.output.find('{')))["accuracy"] == ej["accuracy"]);
 }
 
-TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS is flagged with the fix") {
+TEST_CASE("BLAS probe: names the object that defines sgemm_ - the reference BLAS is flagged with the fix") {
   const platform::BlasInfo b = platform::probe_blas();
   CAPTURE(b.summary());
   REQUIRE(b.kind != platform::BlasKind::kUnknown);
@@ -555,7 +555,7 @@ TEST_CASE("BLAS probe: names the object that defines sgemm_; the reference BLAS 
   CHECK(out.find("CPU threads (intra-op): 1 of") != std::string::npos);
 }
 
-TEST_CASE("threads: the default follows OMP_NUM_THREADS when it is a positive integer, else 1; --threads 0 is one per core") {
+TEST_CASE("threads: the default follows OMP_NUM_THREADS when it is a positive integer, else 1 - --threads 0 is one per core") {
   const std::string cores = std::to_string(platform::cpu_cores());
   const std::string bin = MNEMO_BINARY;
   auto a = test::run_shell("OMP_NUM_THREADS=3 " + bin + " info");

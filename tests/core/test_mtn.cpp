@@ -343,7 +343,7 @@ TEST_CASE("engine: kept sources are document tokens already read, age = chunks s
   }
 }
 
-TEST_CASE("a batch row whose chunk is all padding keeps its memory; other rows move on") {
+TEST_CASE("a batch row whose chunk is all padding keeps its memory - other rows move on") {
   torch::NoGradGuard g;
   auto m = make_mtn("mtn", 8);
   MemoryState mem = m->initial_memory(2);
@@ -359,7 +359,7 @@ TEST_CASE("a batch row whose chunk is all padding keeps its memory; other rows m
   }
 }
 
-TEST_CASE("language modelling is causal; answer tagging is bidirectional") {
+TEST_CASE("language modelling is causal - answer tagging is bidirectional") {
   torch::NoGradGuard g;
   auto m = make_mtn("mtn", 10);
   MemoryState mem = read_chunks(*m, 1, 8, 5);
@@ -431,7 +431,7 @@ TEST_CASE("qa task: a fixed seed gives exactly this example") {
   CHECK(e.labels == labels);
 }
 
-TEST_CASE("qa task: labels mark exactly the answer bytes; splits and seeds are deterministic") {
+TEST_CASE("qa task: labels mark exactly the answer bytes - splits and seeds are deterministic") {
   QaTaskOptions o;  // paper-like defaults: chunks of 48, 4 reading chunks, 3 facts, 3 candidates
   QaTask task(o);
   for (auto split : {QaSplit::kTrain, QaSplit::kValid, QaSplit::kTest}) {
@@ -729,7 +729,7 @@ double membership_accuracy(MtnImpl& m, int64_t len, bool zero_memory, torch::Gen
 
 }  // namespace
 
-TEST_CASE("answer tagging: MTN learns a task only the memory can solve; no-memory cannot") {
+TEST_CASE("answer tagging: MTN learns a task only the memory can solve - no-memory cannot") {
   // A check that the QA path (reading step, memory fixed for the query, class-weighted loss)
   // lets the query read the memory and trains it: 300 Adam steps at lr 1e-3 (higher rates,
   // e.g. 3e-3, leave this model predicting one class for every token). (The naive memory,

@@ -299,7 +299,7 @@ TEST_CASE("run log: damage in the middle is skipped and named by its bytes and s
                                              " of metrics.log (record is not valid JSON) between step 60 and step 61");
 }
 
-TEST_CASE("cli: train records probe traces; export writes curves and maps without a model; bad flags exit 2") {
+TEST_CASE("cli: train records probe traces - export writes curves and maps without a model - bad flags exit 2") {
   const std::string dir = test::temp_dir("export-cli");
   const std::string cfg = dir + "/tiny.json";
   std::ofstream(cfg) << tiny_json("rmt").dump(2);

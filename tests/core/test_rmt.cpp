@@ -146,7 +146,7 @@ TEST_CASE("rmt mask: read, causal tokens, write sees everything") {
   CHECK(ok2[4][2 + 4].item<bool>() == true);   // ... but itself
 }
 
-TEST_CASE("rmt by perturbation: tokens never see later tokens or the write block; read sees only read") {
+TEST_CASE("rmt by perturbation: tokens never see later tokens or the write block - read sees only read") {
   auto m = make_decoder(tiny_decoder("rmt", 3, 6));
   torch::NoGradGuard g;
   auto in = random_segment(6, 3);

@@ -31,14 +31,14 @@ NamedTensors weights(float v) { return {{"w", torch::full({64, 64}, v)}, {"step_
 
 }  // namespace
 
-TEST_CASE("crc32c matches the standard check value; masking is not the identity") {
+TEST_CASE("crc32c matches the standard check value - masking is not the identity") {
   const char* s = "123456789";
   CHECK(crc32c(s, 9) == 0xE3069283u);
   CHECK(crc32c("", 0) == 0u);
   CHECK(mask_crc(0xE3069283u) != 0xE3069283u);
 }
 
-TEST_CASE("framed log: a torn tail ends reading; a flipped byte loses only its own record") {
+TEST_CASE("framed log: a torn tail ends reading - a flipped byte loses only its own record") {
   const std::string dir = test::temp_dir("log");
   const std::string path = dir + "/metrics.log";
   std::vector<std::string> recs = {R"({"step":1})", R"({"step":2,"loss":1.5})", std::string(300, 'x'), "", R"({"step":5})"};
@@ -188,7 +188,7 @@ TEST_CASE("session: checkpoints are atomic, pruned to keep_last, and latest fall
   CHECK_THROWS_WITH_AS(s.load_latest(), doctest::Contains("no checkpoint loads"), SessionError);
 }
 
-TEST_CASE("session: stale temp files from a crash are removed on open; metrics round-trip") {
+TEST_CASE("session: stale temp files from a crash are removed on open - metrics round-trip") {
   const std::string dir = test::temp_dir("sess2") + "/run";
   {
     auto s = Session::create(dir, {});
@@ -240,7 +240,7 @@ TEST_CASE("session: a full disk gives a clear error and damages nothing saved be
   CHECK(s.checkpoint_steps() == std::vector<int64_t>{1});
 }
 
-TEST_CASE("session: a torn metrics tail is cut on repair so records appended after a resume are readable; read-only opens write nothing") {
+TEST_CASE("session: a torn metrics tail is cut on repair so records appended after a resume are readable - read-only opens write nothing") {
   const std::string dir = test::temp_dir("sess4") + "/run";
   {
     auto s = Session::create(dir, {});

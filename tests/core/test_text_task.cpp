@@ -185,7 +185,7 @@ TEST_CASE("text task: random corpora split by document with no overlap, windows 
   MESSAGE("random corpora: " << built << " built, " << too_small << " with a split too small (2 files)");
 }
 
-TEST_CASE("text task: a single file splits into contiguous blocks; windows stay in theirs") {
+TEST_CASE("text task: a single file splits into contiguous blocks - windows stay in theirs") {
   const std::string dir = test::temp_dir("text-one");
   SplitMix64 r(7);
   test::write_file(dir + "/book.txt", random_text(r, 10000));
@@ -275,7 +275,7 @@ TEST_CASE("text task: determinism, seeds, and the split record") {
   CHECK(text_error(j).empty());
 }
 
-TEST_CASE("text task: bad corpora are ConfigErrors naming the path; a directory skips and counts") {
+TEST_CASE("text task: bad corpora are ConfigErrors naming the path - a directory skips and counts") {
   const std::string dir = test::temp_dir("text-bad");
   auto cfg = [](const nlohmann::json& corpus) {
     return nlohmann::json{{"name", "text"}, {"corpus", corpus}, {"length", 8}, {"segments", 2}};
@@ -383,7 +383,7 @@ TEST_CASE("text task: documents shorter than a window are counted, never joined"
   for (int64_t i = 0; i < 500; ++i) CHECK(task.corpus().document_size(task.window(Split::kTrain, i).doc) == 400);
 }
 
-TEST_CASE("text task: named corpora; a path of the same name wins") {
+TEST_CASE("text task: named corpora - a path of the same name wins") {
   FakeSotu fake;
   test::EnvGuard env("MNEMO_DATA_DIR", fake.cache);
   const auto addresses = load_sotu();

@@ -85,7 +85,7 @@ std::string record_session(const std::string& name, const std::string& model, in
 
 }  // namespace
 
-TEST_CASE("replay: a recorded session steps through its probe with no model; bad requests are errors, not crashes") {
+TEST_CASE("replay: a recorded session steps through its probe with no model - bad requests are errors, not crashes") {
   const std::string dir = record_session("replay", "rmt", 4);
   ReplayController r(dir);
   CHECK(r.latest());
@@ -173,7 +173,7 @@ TEST_CASE("dashboard: replays and follows a session in the null-backend GUI, NaN
   }
 }
 
-TEST_CASE("dashboard: a damaged metrics.log is read past; the gap is named as export names it and drawn on the charts") {
+TEST_CASE("dashboard: a damaged metrics.log is read past - the gap is named as export names it and drawn on the charts") {
   const std::string dir = record_session("gap", "rmt", 6);
   // Damage the payload of the third step record.
   const auto clean = io::read_framed_log(dir + "/metrics.log");

@@ -30,7 +30,7 @@ void write_zoo_file(const std::string& path, const std::string& name, const std:
 
 }  // namespace
 
-TEST_CASE("zoo catalog: lists zoo files by name with summary, kind, task and the shipped document; skips the rest") {
+TEST_CASE("zoo catalog: lists zoo files by name with summary, kind, task and the shipped document - skips the rest") {
   const std::string dir = test::temp_dir("zoo-catalog");
   write_zoo_file(dir + "/b-model.safetensors", "b-model", "second one");
   write_zoo_file(dir + "/a-model.safetensors", "a-model", "first one");
@@ -53,7 +53,7 @@ TEST_CASE("zoo catalog: lists zoo files by name with summary, kind, task and the
 }
 
 #ifdef MNEMO_WITH_GUI
-TEST_CASE("model picker: Open applies the model from its file first, then opens its document; a typed path wins") {
+TEST_CASE("model picker: Open applies the model from its file first, then opens its document - a typed path wins") {
   ModelPicker p;
   RecordingController control;
   p.reset();

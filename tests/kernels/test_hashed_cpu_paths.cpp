@@ -95,7 +95,7 @@ const std::vector<CpuIsa> kVector = {CpuIsa::kAvx2, CpuIsa::kAvx512};
 
 }  // namespace
 
-TEST_CASE("hashed cpu: dispatch picks the widest supported path; set_cpu_isa forces one; bad names are rejected") {
+TEST_CASE("hashed cpu: dispatch picks the widest supported path - set_cpu_isa forces one - bad names are rejected") {
   IsaGuard guard;
   CHECK(kernels::cpu_isa_supported(CpuIsa::kPortable));
   const CpuIsa best = kernels::cpu_isa_best();
@@ -216,7 +216,7 @@ TEST_CASE("hashed cpu: vectorised paths match the portable path and float64 (sam
   }
 }
 
-TEST_CASE("hashed cpu: bf16/fp16 tables compute the fp32 kernel on the widened tables; error against fp32 tables") {
+TEST_CASE("hashed cpu: bf16/fp16 tables compute the fp32 kernel on the widened tables - error against fp32 tables") {
   IsaGuard guard;
   const Sizes s{1000, 16, 8, 256};
   auto x = torch::randn({s.n, s.k * s.tau}, cpu_paths_generator(21));
@@ -340,7 +340,7 @@ TEST_CASE("hashed cpu: a reused table-gradient buffer never changes a gradient s
   CHECK(torch::equal(g1, c1));
 }
 
-TEST_CASE("bench hashed-linear: the CPU part names BLAS, kernel path, bandwidth and roofline; bad CPU flags exit 2") {
+TEST_CASE("bench hashed-linear: the CPU part names BLAS, kernel path, bandwidth and roofline - bad CPU flags exit 2") {
   const std::string tiny = "bench hashed-linear --device cpu --tokens 64 --dim 32 --bits 4 --repeats 1 --threads 1";
   auto r = test::run_cli(tiny + " --tables fp32,bf16 --cpu-kernels portable");
   CAPTURE(r.output);

@@ -335,7 +335,7 @@ TEST_CASE("viz: sanitize_text and text_width") {
   CHECK(text_width("", 11) == 0);
 }
 
-TEST_CASE("viz: font override; missing font falls back for metrics and fails rendering") {
+TEST_CASE("viz: font override - missing font falls back for metrics and fails rendering") {
   FontPathGuard guard;
   set_font_path("/nonexistent/dir/NoSuchFont.ttf");
   CHECK(font_path() == "/nonexistent/dir/NoSuchFont.ttf");
