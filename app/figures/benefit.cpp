@@ -30,14 +30,17 @@ std::vector<TokenBenefit> memory_benefit(const StepData& st) {
   return out;
 }
 
-double segment_benefit_bits(const StepData& st) {
-  const auto b = memory_benefit(st);
+namespace {
+double total_bits(const std::vector<TokenBenefit>& b) {
   if (b.empty()) return NAN;
   double s = 0;
   for (const auto& e : b)
     if (std::isfinite(e.bits_vs_reset())) s += e.bits_vs_reset();
   return s;
 }
+}  // namespace
+
+double segment_benefit_bits(const StepData& st) { return total_bits(memory_benefit(st)); }
 
 float benefit_scale(const std::vector<TokenBenefit>& b) {
   float m = 0.5f;
@@ -62,7 +65,7 @@ viz::Figure memory_benefit_figure(const StepData& st, const Document& doc) {
   viz::Figure f;
   const float size = 13, line_h = 21, max_w = 760, pad = 14;
   const float scale = benefit_scale(b);
-  const double total = segment_benefit_bits(st);
+  const double total = total_bits(b);
   const std::string title =
       "What the memory contributed to the tokens segment " + std::to_string(st.segment) + "'s step predicts";
   char sub1[160], sub2[160];

@@ -35,26 +35,6 @@ SegmentInput document_segment_input(const Segmenter& seg, int64_t i, const Memor
   return in;
 }
 
-const char* ablation_name(MemoryAblation a) {
-  switch (a) {
-    case MemoryAblation::kCarried: return "carried";
-    case MemoryAblation::kReset: return "reset";
-    case MemoryAblation::kZeroed: return "zeroed";
-  }
-  return "?";
-}
-
-MemoryState ablated_memory(MemoryAblation a, const MemoryState& carried, const MemoryState& initial) {
-  if (a == MemoryAblation::kCarried) return carried;
-  if (a == MemoryAblation::kReset) return initial;
-  MemoryState z = carried;
-  for (auto& [k, v] : z.tensors) {
-    if (!v.defined()) continue;
-    v = v.is_floating_point() ? torch::zeros_like(v) : initial.tensors.at(k).clone();
-  }
-  return z;
-}
-
 double DocumentLosses::bits_per_token() const {
   return predicted > 0 ? nats_sum / static_cast<double>(predicted) / std::log(2.0)
                        : std::numeric_limits<double>::quiet_NaN();

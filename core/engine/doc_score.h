@@ -16,16 +16,7 @@ namespace mnemo {
 // false) gets no targets. What the Engine steps, shared so scores and views agree.
 SegmentInput document_segment_input(const Segmenter& seg, int64_t i, const MemoryModelImpl& model);
 
-enum class MemoryAblation {
-  kCarried,  // the memory after segment i-1 goes into segment i (what the model is for)
-  kReset,    // every segment starts from the initial memory: no earlier text reaches it
-  kZeroed,   // every segment after the first gets zeros (integer tensors: the initial memory)
-};
-const char* ablation_name(MemoryAblation a);
-
-// The memory segment i > 0 starts from under `a`, given the memory `carried` after segment
-// i-1 and the model's `initial` memory.
-MemoryState ablated_memory(MemoryAblation a, const MemoryState& carried, const MemoryState& initial);
+// MemoryAblation and ablated_memory: core/models/model.h.
 
 struct DocumentLosses {
   // loss[t]: nats of predicting document token t (docs/formats.md lm.loss: Memformer predicts

@@ -10,6 +10,26 @@ const torch::Tensor& MemoryState::at(const std::string& key) const {
   return it->second;
 }
 
+const char* ablation_name(MemoryAblation a) {
+  switch (a) {
+    case MemoryAblation::kCarried: return "carried";
+    case MemoryAblation::kReset: return "reset";
+    case MemoryAblation::kZeroed: return "zeroed";
+  }
+  return "?";
+}
+
+MemoryState ablated_memory(MemoryAblation a, const MemoryState& carried, const MemoryState& initial) {
+  if (a == MemoryAblation::kCarried) return carried;
+  if (a == MemoryAblation::kReset) return initial;
+  MemoryState z = carried;
+  for (auto& [k, v] : z.tensors) {
+    if (!v.defined()) continue;
+    v = v.is_floating_point() ? torch::zeros_like(v) : initial.tensors.at(k).clone();
+  }
+  return z;
+}
+
 MemoryState MemoryState::detached_clone() const {
   MemoryState out;
   for (const auto& [k, t] : tensors) out.tensors[k] = t.defined() ? t.detach().clone() : t;

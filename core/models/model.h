@@ -21,6 +21,18 @@ struct MemoryState {
   bool bit_equal(const MemoryState& other) const;
 };
 
+// What a segment after the first starts from when the memory is ablated (evaluate_model,
+// score_document, the Engine's memory benefit).
+enum class MemoryAblation {
+  kCarried,  // the memory after segment i-1 goes into segment i (what the model is for)
+  kReset,    // every segment starts from the initial memory: no earlier text reaches it
+  kZeroed,   // floating-point tensors zeroed; integer ones (MTN's source indices) the initial memory's
+};
+const char* ablation_name(MemoryAblation a);
+// The memory a segment i > 0 starts from under `a`, given the memory `carried` after segment
+// i-1 and the model's `initial` memory.
+MemoryState ablated_memory(MemoryAblation a, const MemoryState& carried, const MemoryState& initial);
+
 // One segment of input. Models that predict the next segment (Memformer) use next_*;
 // left undefined, no loss is computed.
 struct SegmentInput {

@@ -358,10 +358,7 @@ ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split
     for (size_t t = 0; t < tb.segments.size(); ++t) {
       const auto ti = static_cast<int64_t>(t);
       if ((zero_memory || reset_memory) && t > 0)
-        for (auto& [k, v] : mem.tensors) {
-          if (!v.defined()) continue;
-          v = zero_memory && v.is_floating_point() ? torch::zeros_like(v) : initial.tensors.at(k).clone();
-        }
+        mem = ablated_memory(zero_memory ? MemoryAblation::kZeroed : MemoryAblation::kReset, mem, initial);
       const auto& in = tb.segments[t];
       const torch::Tensor target = score_target(in, next);
       if (initial.empty() && frozen >= 0 && ti < frozen) {

@@ -171,17 +171,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
                       kMaxLossScale, kBenefitScale);
   if (tint_ == kTintBenefit) {
     // Legend and the current step's total (app/figures/benefit.h).
-    ImDrawList* ldl = ImGui::GetWindowDrawList();
     ImGui::SameLine();
-    const ImVec2 p0 = ImGui::GetCursorScreenPos();
-    const float lw = ImGui::GetFontSize() * 6.f, lh = ImGui::GetFontSize();
-    ui::ColorLut div(viz::Colormap::Diverging);
-    const int steps = 24;
-    for (int i = 0; i < steps; ++i) {
-      const float x0 = p0.x + lw * static_cast<float>(i) / steps, x1 = p0.x + lw * static_cast<float>(i + 1) / steps;
-      ldl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + lh), div.at((i + 0.5f) / steps));
-    }
-    ImGui::Dummy(ImVec2(lw, lh));
+    ui::colormap_strip(viz::Colormap::Diverging);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Bits the memory saved on a token: +%.0f (blue, it helped) .. 0 (white) .. -%.0f (red, it hurt)",
                         kBenefitScale, kBenefitScale);
@@ -219,17 +210,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
       } else {
         prov_max = prov->row_max(prov_slot);
         ImGui::SameLine();
-        // Legend: the viridis scale from 0 to the slot's largest token share.
-        ImDrawList* ldl = ImGui::GetWindowDrawList();
-        const ImVec2 p0 = ImGui::GetCursorScreenPos();
-        const float lw = ImGui::GetFontSize() * 6.f, lh = ImGui::GetFontSize();
-        ui::ColorLut vir(ctx.seq_cmap);
-        const int steps = 24;
-        for (int i = 0; i < steps; ++i) {
-          const float x0 = p0.x + lw * static_cast<float>(i) / steps, x1 = p0.x + lw * static_cast<float>(i + 1) / steps;
-          ldl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + lh), vir.at((i + 0.5f) / steps));
-        }
-        ImGui::Dummy(ImVec2(lw, lh));
+        // Legend: the sequential scale from 0 to the slot's largest token share.
+        ui::colormap_strip(ctx.seq_cmap);
         if (ImGui::IsItemHovered())
           ImGui::SetTooltip("Share of slot %d's content from each token: 0 (dark) .. %.4f (yellow, its largest)", prov_slot,
                             prov_max);

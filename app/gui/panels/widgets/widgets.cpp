@@ -1,4 +1,5 @@
 #include "app/gui/panels/widgets/widgets.h"
+#include "app/gui/panels/widgets/heatmap.h"
 
 #include <algorithm>
 
@@ -56,6 +57,19 @@ std::string elide_left(const std::string& s, float max_width) {
     if (ImGui::CalcTextSize(t.c_str()).x <= max_width) return t;
   }
   return ell;
+}
+
+void colormap_strip(viz::Colormap cmap) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetFontSize() * 6.f, h = ImGui::GetFontSize();
+  const ColorLut lut(cmap);
+  const int steps = 24;
+  for (int i = 0; i < steps; ++i) {
+    const float x0 = p0.x + w * static_cast<float>(i) / steps, x1 = p0.x + w * static_cast<float>(i + 1) / steps;
+    dl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + h), lut.at((i + 0.5f) / steps));
+  }
+  ImGui::Dummy(ImVec2(w, h));  // reserves the strip's space as one item
 }
 
 }  // namespace mnemo::app::ui
