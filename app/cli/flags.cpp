@@ -226,7 +226,9 @@ void ModelFlags::add_to(CLI::App* c) {
   o_model = c->add_option("--model", model,
                           "model kind: memformer, rmt, rmt-write-only, trxl, trxl-rmt, transformer, mtn, mtn-naive, no-memory");
   o_slots = c->add_option("--slots", slots, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)");
-  o_len = c->add_option("--segment-len", segment_len, "tokens per segment (1..65536)");
+  o_len = c->add_option("--segment-len", segment_len,
+                        "tokens per segment (1..65536); with --checkpoint: how the document is cut (default: as the "
+                        "model was trained; at most its segment_len)");
   o_heads = c->add_option("--heads", heads, "attention heads");
   o_layers = c->add_option("--layers", layers, "(encoder) layers");
   o_dec = c->add_option("--dec-layers", dec_layers, "decoder layers (Memformer)");
@@ -284,7 +286,9 @@ ModelConfig ModelFlags::resolve() const {
   }
   if (o_len && o_len->count()) {
     range("--segment-len", segment_len, 1, 65536);
-    cfg.segment_len = segment_len;
+    // With trained weights --segment-len chooses how the document is cut (stepping()), not
+    // the model: its positions are fixed by the weights.
+    if (checkpoint.empty()) cfg.segment_len = segment_len;
   }
   if (o_heads && o_heads->count()) {
     range("--heads", heads, 1, 1024);
@@ -354,6 +358,23 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
         << "); pass --checkpoint F for trained weights\n";
   }
   return m;
+}
+
+Stepping ModelFlags::stepping(const ModelConfig& cfg) const {
+  int64_t trained = 0;
+  if (!checkpoint.empty()) {
+    try {
+      trained = trained_segment_len(read_weights_file(checkpoint));
+    } catch (const std::exception& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    }
+  }
+  const int64_t requested = (!checkpoint.empty() && o_len && o_len->count()) ? segment_len : 0;
+  try {
+    return choose_stepping(cfg, trained, requested, "--segment-len");
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 Document load_doc_flag(const std::string& path) {

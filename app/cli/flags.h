@@ -7,6 +7,7 @@
 #include "app/figures/figures.h"
 #include "core/data/document.h"
 #include "core/models/config.h"
+#include "core/models/stepping.h"
 #include "core/models/model.h"
 #include "core/train/trainer.h"
 
@@ -86,6 +87,12 @@ struct ModelFlags {
   ModelConfig resolve() const;
   // Builds the model; loads the checkpoint or says it is randomly initialised.
   MemoryModel build(const ModelConfig& cfg, std::ostream& log) const;
+  // The segment length to step `cfg` at (core/models/stepping.h): with a --checkpoint whose
+  // training task is recorded, its training length, or --segment-len (which, with a
+  // checkpoint, chooses how the document is cut and leaves the model's config alone: at most
+  // its segment_len); without one, cfg.segment_len. UsageError naming --segment-len when out
+  // of range.
+  Stepping stepping(const ModelConfig& cfg) const;
 };
 
 }  // namespace mnemo::app

@@ -130,21 +130,25 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
   if (!model.predicts_tokens())
     throw UsageError("--doc: a " + mc.model + " model tags tokens for its task and predicts no text; score it with --split");
   const bool has_memory = !model.initial_memory(1).empty();
-  const DocumentLosses with = score_document(model, doc, mc.segment_len, MemoryAblation::kCarried);
+  // Cut as the model was trained (core/models/stepping.h).
+  const Stepping stepping = choose_stepping(mc, trained_segment_len(file));
+  const int64_t L = stepping.segment_len;
+  const DocumentLosses with = score_document(model, doc, L, MemoryAblation::kCarried);
   if (with.predicted == 0)
     throw UsageError("--doc: '" + c.doc + "' is too short for the model to predict any of it (" +
                      std::to_string(doc.size()) + " bytes; a " + mc.model + " model needs more than " +
-                     std::to_string(loss_target_of(mc.model) == LossTarget::kNextSegment ? mc.segment_len : 1) + ")");
+                     std::to_string(loss_target_of(mc.model) == LossTarget::kNextSegment ? L : 1) + ")");
   DocumentLosses reset, zeroed;
   if (has_memory) {
-    reset = score_document(model, doc, mc.segment_len, MemoryAblation::kReset);
-    zeroed = score_document(model, doc, mc.segment_len, MemoryAblation::kZeroed);
+    reset = score_document(model, doc, L, MemoryAblation::kReset);
+    zeroed = score_document(model, doc, L, MemoryAblation::kZeroed);
   }
-  const int64_t segments = segment_count(doc.size(), mc.segment_len);
+  const int64_t segments = segment_count(doc.size(), L);
   const double b = with.bits_per_token();
   if (c.json) {
     nlohmann::json j = {{"document", c.doc},         {"bytes", doc.size()},         {"checkpoint", file.path},
-                        {"model", mc.model},         {"segment_len", mc.segment_len}, {"segments", segments},
+                        {"model", mc.model},         {"segment_len", L},          {"segments", segments},
+                        {"trained_segment_len", stepping.trained_len},
                         {"predicted", with.predicted}, {"has_memory", has_memory},  {"bits_per_byte", b}};
     if (has_memory) {
       j["bits_per_byte_reset_memory"] = reset.bits_per_token();
@@ -156,7 +160,7 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
     return 0;
   }
   char buf[256];
-  out << "'" << c.doc << "': " << doc.size() << " bytes in " << segments << " segments of " << mc.segment_len << " ("
+  out << "'" << c.doc << "': " << doc.size() << " bytes in " << segments << " " << stepping.describe() << " ("
       << mc.model << ", " << with.predicted << " bytes predicted)\n";
   std::snprintf(buf, sizeof buf, "bits/byte with the memory carried across the document: %.4f\n", b);
   out << buf;

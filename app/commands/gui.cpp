@@ -6,6 +6,7 @@
 #include "app/cli/assets.h"
 #include "app/commands/commands.h"
 #include "app/gui/model/tour.h"
+#include "app/gui/model/tour_check.h"
 #include "app/gui/model/worker.h"
 #include "app/gui/model/zoo_catalog.h"
 #include "app/gui/platform/settings.h"
@@ -14,7 +15,9 @@
 #include "core/io/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -112,12 +115,22 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     // Build the model once here, so a config that does not fit (e.g. --linear hashed with a
     // width that is not a multiple of --hash-bits) exits with code 2 before the window opens.
     ModelConfig cfg = o.cfg;
+    int64_t trained = 0;
     try {
-      check_gui_model(&cfg, o.seed, o.checkpoint);
+      check_gui_model(&cfg, o.seed, o.checkpoint, &trained);
     } catch (const std::exception& e) {
       throw UsageError(std::string(o.checkpoint.empty() ? "--model: " : "--checkpoint: ") + e.what());
     }
     o.cfg = cfg;
+    // As the checkpoint was trained, unless --segment-len (with a checkpoint: how the
+    // document is cut, at most the model's segment_len).
+    const int64_t requested = (!o.checkpoint.empty() && mf.o_len && mf.o_len->count()) ? mf.segment_len : 0;
+    try {
+      o.stepping = choose_stepping(o.cfg, trained, requested, "--segment-len");
+    } catch (const ConfigError& e) {
+      throw UsageError(e.what());
+    }
+    o.segment_len = requested;
   }
   const bool old = c.old_steps != kNotGiven;
   const int steps = old ? c.old_steps : c.steps;
@@ -179,13 +192,26 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     if (!c.session.empty())
       throw UsageError("--compare-model steps a second model beside the first; a replayed --session has no model to step");
     ModelConfig cfg = o.cfg;
+    int64_t trained_b = 0;
     try {
       o.compare_checkpoint = resolve_compare_model(c.compare_model, o.zoo_dir, &cfg, &o.compare_label);
-      check_gui_model(&cfg, o.seed, o.compare_checkpoint);
+      check_gui_model(&cfg, o.seed, o.compare_checkpoint, &trained_b);
     } catch (const std::exception& e) {
       throw UsageError(std::string("--compare-model: ") + e.what());
     }
     o.compare_cfg = cfg;
+    // Lockstep shows segment i of both: B is cut as A is when it can take A's segments (its
+    // Controls say so when B was trained otherwise), else as B was trained.
+    const Stepping b = choose_stepping(cfg, trained_b);
+    if (b.segment_len != o.stepping.segment_len) {
+      if (o.stepping.segment_len <= cfg.segment_len) {
+        o.compare_segment_len = o.stepping.segment_len;
+      } else if (default_model) {
+        *default_model << "note: --compare-model: the two models step different segments (" << o.stepping.segment_len
+                       << " and " << b.segment_len << " tokens; B takes at most " << cfg.segment_len
+                       << "): segment i of A and of B cover different tokens\n";
+      }
+    }
     o.label = o.checkpoint.empty() ? o.cfg.model : base_name(o.checkpoint);
     if (o.label == o.compare_label) {
       o.label += " (A)";
@@ -273,20 +299,81 @@ class GuiCommand : public Command {
   GuiFlags c_;
 };
 
-// `mnemoscope tour FILE [--export DIR]`: plays a tour in the app, or writes every stop as
-// DIR/stop-NN.png (slides) and quits. The tour is checked before any window opens.
+// Plays `tour` as the app does (app/gui/shell/tour.cpp apply_tour: a stop on another model,
+// document or segmentation opens it, then jumps to the stop's segment) on a Worker with no
+// window, and checks every stop's claims on what the worker publishes. Returns the number of
+// failed checks; prints one line per check.
+int check_tour(const Tour& tour, std::ostream& out) {
+  Worker w;
+  int64_t posted = 0;
+  int failed = 0, checked = 0;
+  auto wait = [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (w.finished() < posted) {
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::minutes(10))
+        throw InputError("tour --check: the model did not finish stepping within 10 minutes");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  out << "tour " << tour.path << ": " << tour.stops.size() << " stops\n";
+  for (const auto& st : tour.stops) {
+    SessionPtr s = w.latest();
+    const bool same = s->info && s->info->doc && s->info->checkpoint == st.checkpoint && s->info->doc->path == st.document &&
+                      s->info->segment_len == st.segment_len;
+    if (!same) {
+      w.open_session(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
+      ++posted;
+    }
+    w.jump(st.segment);
+    ++posted;
+    wait();
+    for (const auto& e : w.take_errors()) throw InputError("tour " + tour.path + ", stop " + std::to_string(st.number) + ": " + e);
+    s = w.latest();
+    if (!s->step || s->step->segment != st.segment)
+      throw InputError("tour " + tour.path + ", stop " + std::to_string(st.number) + ": segment " + std::to_string(st.segment) +
+                       " was not shown");
+    out << "stop " << st.number << " (" << st.model << ", segment " << st.segment << " of " << st.num_segments << ", "
+        << s->info->stepping.describe() << "): " << st.checks.size() << " checks\n";
+    for (const auto& r : check_stop(st, *s)) {
+      ++checked;
+      if (!r.pass) ++failed;
+      out << "  " << describe_result(r) << "\n";
+    }
+  }
+  out << "tour " << tour.path << ": " << checked - failed << " of " << checked << " checks pass\n";
+  return failed;
+}
+
+// `mnemoscope tour FILE [--export DIR | --check]`: plays a tour in the app, writes every stop
+// as DIR/stop-NN.png (slides) and quits, or checks every stop's claims without a window. The
+// tour is checked before any window opens.
 class TourCommand : public Command {
  public:
   CLI::App* add(CLI::App& app) override {
     CLI::App* t = app.add_subcommand("tour", "play a guided tour (docs/gui.md#tours), or --export every stop as PNG");
     t->add_option("file", c_.tour, "the tour file (JSON, docs/formats.md#tours)")->required();
     t->add_option("--export", export_, "write every stop as DIR/stop-NN.png (slides) and quit");
+    t->add_flag("--check", check_,
+                "no window: play the tour and check every claim its stops declare (\"checks\", docs/formats.md#tours) "
+                "on what the app shows; exit 1 when one fails");
     t->add_option("--size", c_.size, "window size WxH (default: fit the monitor, at most 1920x1080)");
     t->add_flag("--no-save", c_.no_save, "do not read or write the layout and recent files");
     add_presenter_flags(t, c_);
     return t;
   }
   int run(std::ostream& out) override {
+    if (check_) {
+      if (!export_.empty()) throw UsageError("--check plays the tour without a window; leave out --export");
+      Tour tour;
+      try {
+        tour = load_tour(c_.tour, find_asset("models"));
+      } catch (const TourError& e) {
+        throw UsageError(e.what());
+      } catch (const InputError& e) {
+        throw UsageError(std::string("tour ") + c_.tour + ": " + e.what());
+      }
+      return check_tour(tour, out) == 0 ? 0 : 1;
+    }
     GuiOptions o = resolve_gui(c_);
     if (!export_.empty()) {
       io::check_output_dir(export_, "--export");
@@ -305,6 +392,7 @@ class TourCommand : public Command {
  private:
   GuiFlags c_;
   std::string export_;
+  bool check_ = false;
 };
 
 }  // namespace

@@ -22,13 +22,15 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   ModelFlags mf = given;
   mf.apply_default_text_model(log);  // no model flag: the zoo's text model, not a random one
   ModelConfig cfg = mf.resolve();
+  const Stepping stepping = mf.stepping(cfg);  // as the checkpoint was trained, unless --segment-len
+  const int64_t L = stepping.segment_len;
   FigureFormats fm = parse_formats(so.format);
   check_out_dir(so.out);
-  Segmenter seg(&doc, cfg.segment_len);
+  Segmenter seg(&doc, L);
   const int64_t n = seg.num_segments();
   if (so.from < 0 || so.from >= n)
     throw UsageError("--from " + std::to_string(so.from) + " is out of range 0.." + std::to_string(n - 1) + " (the document has " +
-                     std::to_string(n) + " segments of " + std::to_string(cfg.segment_len) + " tokens)");
+                     std::to_string(n) + " segments of " + std::to_string(L) + " tokens)");
   const int64_t to = so.to ? *so.to : std::min(n - 1, so.from + 3);
   if (to < so.from || to >= n)
     throw UsageError("--to " + std::to_string(to) + " is out of range " + std::to_string(so.from) + ".." + std::to_string(n - 1));
@@ -44,20 +46,23 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   // removes exactly these (app/cli/owned_dir.h), even after an interrupted run.
   OwnedDirManifest manifest(so.out, {{"version", MNEMO_VERSION}, {"model", cfg.to_json()}, {"document", so.doc},
                                      {"seed", mf.seed}, {"checkpoint", mf.checkpoint}, {"segments", n},
+                                     {"segment_len", L}, {"trained_segment_len", stepping.trained_len},
                                      {"from", so.from}, {"to", to}});
   manifest.save(false);
-  Engine engine(model, std::move(doc), cfg.segment_len, TraceSpec::all());
+  Engine engine(model, std::move(doc), L, TraceSpec::all());
   if (so.benefit) {
     if (engine.memory_before(0).empty())
       log << "note: --benefit: a " << cfg.model << " model has no memory; there is no memory benefit to show\n";
     engine.set_memory_benefit(true);
   }
-  log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << cfg.segment_len << " tokens each)\n";
+  log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << stepping.describe() << ")\n";
+  if (!stepping.as_trained())
+    log << "warning: " << stepping.warning() << "; leave out --segment-len to step it as trained\n";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
   platform::MemoryActivity activity("stepping '" + so.doc + "'");
   for (int64_t i = so.from; i <= to; ++i) {
     activity.rename("segment " + std::to_string(i) + " of '" + so.doc + "' (" + cfg.model + ", " +
-                    std::to_string(cfg.segment_len) + " tokens per segment)");
+                    std::to_string(L) + " tokens per segment)");
     SnapshotPtr snap = engine.jump(i);
     char name[32];
     std::snprintf(name, sizeof name, "/step-%04lld", static_cast<long long>(i));
@@ -65,7 +70,8 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
     make_dirs(dir);
     io::NamedTensors tensors(snap->trace.tensors.begin(), snap->trace.tensors.end());
     io::save_safetensors(dir + "/trace.safetensors", tensors,
-                         {{"segment", std::to_string(i)}, {"model", cfg.to_json().dump()}});
+                         {{"segment", std::to_string(i)}, {"model", cfg.to_json().dump()},
+                          {"segment_len", std::to_string(L)}});
     manifest.add_written(dir + "/trace.safetensors");
     const StepData st = make_step_data(*snap, engine.document(), cfg.model);
     auto files = write_step_figures(st, engine.document(), dir, fm);

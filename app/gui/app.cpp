@@ -98,19 +98,21 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       log << "gui: replaying and following session " << o.session << "\n";
     } else {
       worker = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
-      worker->start(o.doc, o.cfg, o.seed, o.checkpoint);
+      worker->start(o.doc, o.cfg, o.seed, o.checkpoint, o.segment_len);
       lockstep = std::make_unique<LockstepController>(worker.get(), nullptr);
       if (!o.compare_label.empty()) {
         worker_b = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
-        worker_b->start(o.doc, o.compare_cfg, o.seed, o.compare_checkpoint);
+        worker_b->start(o.doc, o.compare_cfg, o.seed, o.compare_checkpoint, o.compare_segment_len);
         lockstep->set_b(worker_b.get());
         shell->set_compare_labels(o.label.empty() ? o.cfg.model : o.label, o.compare_label);
       }
       for (int i = 0; i < o.steps; ++i) lockstep->step(+1);
       commands = 1 + o.steps;
       control = lockstep.get();
-      log << "gui: " << o.doc << " (" << o.cfg.model << ", " << o.cfg.slots << " slots, segments of " << o.cfg.segment_len
-          << " tokens)" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
+      log << "gui: " << o.doc << " (" << o.cfg.model << ", " << o.cfg.slots << " slots, " << o.stepping.describe()
+          << ")" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
+      if (!o.stepping.as_trained())
+        log << "warning: " << o.stepping.warning() << "; leave out --segment-len to step it as trained\n";
     }
     log.flush();
 
@@ -149,7 +151,9 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
             ckpt = resolve_compare_model(cmp, o.zoo_dir, &cfg, &label);
             if (!a->info) throw InputError("open a document first");
             worker_b = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
-            worker_b->start(a->info->doc->path, cfg, a->info->seed, ckpt);
+            // Cut as A is when B takes A's segments, so both show the same tokens.
+            const int64_t len = a->info->segment_len <= cfg.segment_len ? a->info->segment_len : 0;
+            worker_b->start(a->info->doc->path, cfg, a->info->seed, ckpt, len);
             if (a->position >= 0) worker_b->jump(a->position);
             lockstep->set_b(worker_b.get());
             shell->set_compare_labels(a->info->checkpoint.empty() ? a->info->cfg.model : base_name(a->info->checkpoint), label);

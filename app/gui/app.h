@@ -9,6 +9,7 @@
 // worker (or the replay of a session) and runs the frame loop until the window closes.
 #pragma once
 #include "core/models/config.h"
+#include "core/models/stepping.h"
 
 #include <cstdint>
 #include <ostream>
@@ -22,6 +23,10 @@ struct GuiOptions {
   ModelConfig cfg;           // validated model config
   uint64_t seed = 0;
   std::string checkpoint;
+  // Tokens per segment to step at (0 = as the checkpoint was trained; core/models/stepping.h),
+  // and how that was chosen (for the log line).
+  int64_t segment_len = 0, compare_segment_len = 0;
+  Stepping stepping;
   int steps = 0;             // step this many segments at start
   std::string screenshot;    // PNG of the window once the steps are shown
   bool quit = false;         // quit once the steps (and screenshot) are done

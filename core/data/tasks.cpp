@@ -311,4 +311,30 @@ TaskBatch Task::make_batch(const std::vector<TaskExample>& examples, torch::Devi
   return out;
 }
 
+int64_t task_segment_len(const nlohmann::json& task) {
+  try {
+    if (!task.is_object() || !task.contains("name") || !task["name"].is_string()) return 0;
+    const std::string name = task["name"].get<std::string>();
+    auto field = [&](const char* k) -> int64_t {
+      if (!task.contains(k) || !task[k].is_number_integer()) return 0;
+      return task[k].get<int64_t>();
+    };
+    // Tasks that read a corpus or a dataset when built: their segment length from the fields
+    // (core/data/lm_tasks.h, text_task.h, qa_task.h); a checkpoint records every field.
+    if (name == "text" || name == "moby-dick") {
+      const int64_t len = field("length"), segs = field("segments");
+      return (len > 0 && segs > 0 && len % segs == 0) ? len / segs : 0;
+    }
+    if (name == "mnist") {
+      const int64_t segs = field("segments");
+      return segs > 0 ? (784 + segs - 1) / segs : 0;  // ceil(784 pixels / segments)
+    }
+    if (name == "qa") return field("chunk_len");
+    // The synthetic tasks generate examples on demand: building one costs nothing.
+    return make_task(task)->segment_len();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 }  // namespace mnemo

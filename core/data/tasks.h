@@ -151,9 +151,16 @@ class Task : public TaskSource {
   int64_t length_ = 0;
 };
 
+// Tokens per segment of the training task `task` (a training config's "task" object, as a
+// checkpoint records it: task.segments is the curriculum's count at that step). 0 when it
+// cannot be told without reading the task's data (an unknown task, missing fields). Builds
+// no data: the byte-window and dataset tasks are computed from their fields.
+int64_t task_segment_len(const nlohmann::json& task);
+
 // The quadratic generator's pieces, exposed for tests: the six step strings (unpadded) of
 // the equation with roots x1 <= x2 and factor alpha (real roots), or of alpha*(x^2 + b x + c)
 // with b^2 < 4c (no real roots: pass has_roots = false and b, c).
+
 std::vector<std::string> quadratic_steps(bool has_roots, int64_t x1, int64_t x2, int64_t b, int64_t c, int64_t alpha);
 
 }  // namespace mnemo

@@ -2,6 +2,7 @@
 
 #include "core/io/session.h"
 #include "core/models/factory.h"
+#include "core/data/tasks.h"
 #include "core/train/optim.h"
 
 #include <sys/stat.h>
@@ -162,6 +163,11 @@ std::vector<std::string> config_differences(const nlohmann::json& a, const nlohm
   }
   if (a != b) out.push_back(prefix + ": " + short_value(a) + " vs " + short_value(b));
   return out;
+}
+
+int64_t trained_segment_len(const WeightsFile& f) {
+  if (!f.training_config.is_object() || !f.training_config.contains("task")) return 0;
+  return task_segment_len(f.training_config["task"]);
 }
 
 void load_weights_checked(torch::nn::Module& model, const ModelConfig& cfg, const WeightsFile& f,

@@ -61,6 +61,9 @@ struct WeightsFile {
 // io::SafetensorsError for an unreadable file, InputError for a directory that is not a
 // session, and ConfigError naming the file when its config metadata is not valid JSON.
 WeightsFile read_weights_file(const std::string& path);
+// Tokens per segment of the task `f` was trained on (core/models/stepping.h); 0 when the file
+// records no training config or its task's segment length cannot be told.
+int64_t trained_segment_len(const WeightsFile& f);
 // Writes an export-weights file: `model`'s weights by module path, its config in metadata
 // `model` (what read_weights_file reads back), plus `metadata`. Throws io::SafetensorsError.
 void save_model_weights(const std::string& path, const torch::nn::Module& model, const ModelConfig& cfg,

@@ -337,3 +337,69 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
   CHECK(f.code == 2);
   CHECK(f.output.find("pass one of them") != std::string::npos);
 }
+
+TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segment-len re-cuts the document, labelled and warned") {
+  // The zoo's rmt-copy takes segments of up to 37 tokens but was trained on the copy task's 13
+  // (6 segments of an example of 73 tokens); the tour document is such an example.
+  const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/tours/rmt-copy.txt";
+  const std::string ckpt = std::string(MNEMO_SOURCE_DIR) + "/assets/models/rmt-copy.safetensors";
+  const std::string dir = mnemo::test::temp_dir("step-as-trained");
+  auto loss_of = [](const std::string& out, int segment) {
+    const std::string key = "  segment " + std::to_string(segment) + "  loss(next token) ";
+    const auto p = out.find(key);
+    return p == std::string::npos ? -1.0 : std::stod(out.substr(p + key.size()));
+  };
+  auto r = run_cli("--threads 1 step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/a --from 0 --to 2");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("stepping segments 0..2 of 6 (segments of 13 tokens, as trained)") != std::string::npos);
+  CHECK(r.output.find("warning") == std::string::npos);
+  // Segment 2 holds copied symbols only: recalled from memory, as in training.
+  CHECK(loss_of(r.output, 2) >= 0.0);
+  CHECK(loss_of(r.output, 2) < 0.01);
+  const auto manifest = nlohmann::json::parse(mnemo::test::read_file(dir + "/a/manifest.json"));
+  CHECK(manifest["segment_len"] == 13);
+  CHECK(manifest["trained_segment_len"] == 13);
+  CHECK(manifest["segments"] == 6);
+  // Another segmentation is allowed, labelled and warned about: the model fails on it.
+  r = run_cli("--threads 1 step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/b --segment-len 37 --to 1");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("of 2 (segments of 37 tokens (trained on segments of 13))") != std::string::npos);
+  CHECK(r.output.find("warning: the model was trained on segments of 13 tokens and is stepped in segments of 37, a "
+                      "segmentation it never saw") != std::string::npos);
+  CHECK(r.output.find("leave out --segment-len to step it as trained") != std::string::npos);
+  CHECK(loss_of(r.output, 1) > 1.0);
+  // More than the model takes: exit 2 naming the flag and the most it takes; nothing written.
+  r = run_cli("step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/c --segment-len 38");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--segment-len 38 is out of range 1..37: the rmt model takes segments of at most 37 tokens") !=
+        std::string::npos);
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/c"));
+  // Without a checkpoint --segment-len is the model's own segment length, as before.
+  r = run_cli("--threads 1 step --doc " + doc + " --model rmt --slots 4 --dim 16 --heads 2 --layers 1 --segment-len 20 --out " +
+              dir + "/d --to 0");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("of 4 (segments of 20 tokens)") != std::string::npos);
+  // eval --doc cuts as trained too.
+  r = run_cli("--threads 1 eval --checkpoint " + ckpt + " --doc " + doc + " --json");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  CHECK(j["segment_len"] == 13);
+  CHECK(j["trained_segment_len"] == 13);
+  CHECK(j["segments"] == 6);
+}
+
+TEST_CASE("cli: gui takes --segment-len with a checkpoint as the segmentation - at most the model's, exit 2 naming it") {
+  mnemo::test::EnvGuard no_display("DISPLAY", "");
+  mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
+  const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/tours/rmt-copy.txt";
+  const std::string ckpt = std::string(MNEMO_SOURCE_DIR) + "/assets/models/rmt-copy.safetensors";
+  auto r = run_cli("gui --doc " + doc + " --checkpoint " + ckpt + " --segment-len 99 --quit");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--segment-len 99 is out of range 1..37") != std::string::npos);
+}

@@ -2,6 +2,7 @@
 // generator's arithmetic, batching into segments, config validation.
 #include "core/data/tasks.h"
 #include "core/data/tokenizer.h"
+#include "core/models/stepping.h"
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
@@ -219,4 +220,60 @@ TEST_CASE("tasks: bad config fields are rejected by name") {
   CHECK(TaskConfig::from_json(c.to_json()).to_json() == c.to_json());
   CHECK(parse_split("valid") == Split::kValid);
   CHECK_THROWS_AS(parse_split("dev"), ConfigError);
+}
+
+TEST_CASE("stepping: a task's segment length from its fields equals the built task's - and a model runs as it was trained") {
+  // The synthetic tasks, built (they generate examples on demand).
+  for (const char* name : {"copy", "reverse", "assoc", "quadratic"}) {
+    for (int64_t segs : {1, 2, 6}) {
+      CAPTURE(name);
+      CAPTURE(segs);
+      const nlohmann::json j = task_cfg(name, segs).to_json();
+      CHECK(task_segment_len(j) == make_task(j)->segment_len());
+      CHECK(task_segment_len(j) > 0);
+    }
+  }
+  // The zoo's rmt-copy task: 24 symbols, '>' and two copies = 73 tokens in 6 segments of 13.
+  nlohmann::json copy = task_cfg("copy", 6).to_json();
+  CHECK(task_segment_len(copy) == 13);
+  const nlohmann::json recall = {{"name", "copy-recall"}, {"segments", 5}, {"source_len", 8}, {"symbols", 10}, {"seed", 1}};
+  CHECK(task_segment_len(recall) == make_task(recall)->segment_len());
+  CHECK(task_segment_len(recall) == 9);
+  // Byte-window tasks from their fields (building one reads its corpus): L = length / segments.
+  const std::string dir = test::temp_dir("stepping-text");
+  test::write_file(dir + "/a.txt", std::string(40000, 'a'));
+  const nlohmann::json text = {{"name", "text"}, {"corpus", dir}, {"length", 512}, {"segments", 16}, {"seed", 1}};
+  CHECK(task_segment_len(text) == 32);
+  CHECK(task_segment_len(text) == make_task(text)->segment_len());
+  CHECK(task_segment_len({{"name", "moby-dick"}, {"length", 256}, {"segments", 4}}) == 64);
+  CHECK(task_segment_len({{"name", "mnist"}, {"segments", 8}}) == 98);  // ceil(784 / 8)
+  CHECK(task_segment_len({{"name", "mnist"}, {"segments", 3}}) == 262);  // ceil(784 / 3)
+  CHECK(task_segment_len({{"name", "qa"}, {"chunk_len", 32}}) == 32);
+  // Unknown: 0, never a throw.
+  CHECK(task_segment_len({{"name", "text"}, {"length", 100}, {"segments", 3}}) == 0);
+  CHECK(task_segment_len({{"name", "no-such-task"}}) == 0);
+  CHECK(task_segment_len(nlohmann::json()) == 0);
+  CHECK(task_segment_len({{"name", "copy"}, {"segments", "six"}}) == 0);
+
+  ModelConfig m;
+  m.model = "rmt";
+  m.segment_len = 37;
+  Stepping s = choose_stepping(m, 13);
+  CHECK(s.segment_len == 13);
+  CHECK(s.as_trained());
+  CHECK(s.describe() == "segments of 13 tokens, as trained");
+  CHECK(s.warning().empty());
+  s = choose_stepping(m, 13, 37, "--segment-len");
+  CHECK(s.segment_len == 37);
+  CHECK(s.requested);
+  CHECK_FALSE(s.as_trained());
+  CHECK(s.describe() == "segments of 37 tokens (trained on segments of 13)");
+  CHECK(s.warning().find("trained on segments of 13 tokens and is stepped in segments of 37") != std::string::npos);
+  CHECK(choose_stepping(m, 0).segment_len == 37);   // nothing recorded: the model's own
+  CHECK(choose_stepping(m, 0).describe() == "segments of 37 tokens");
+  CHECK(choose_stepping(m, 50).segment_len == 37);  // trained longer than it takes: its own
+  CHECK_THROWS_WITH_AS(choose_stepping(m, 13, 38, "--segment-len"),
+                       doctest::Contains("--segment-len 38 is out of range 1..37: the rmt model takes segments of at most 37"),
+                       ConfigError);
+  CHECK_THROWS_AS(choose_stepping(m, 13, -1), ConfigError);
 }

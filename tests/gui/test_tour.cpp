@@ -105,6 +105,78 @@ TEST_CASE("tour files: a good tour parses - every field is checked and named wit
   CHECK_THROWS_WITH_AS(load_tour("/no/such/tour.json", kZoo), doctest::Contains("no such file"), TourError);
 }
 
+TEST_CASE("tour checks: a caption's numbers need checks that say them - each check kind parsed and rejected by field") {
+  // Numbers that are claims: decimals and percentages, not counts or names.
+  CHECK(caption_claim_numbers("self mass 0.9997 and more, 86 % of it, 3 segments, w0..w15, v1.5") ==
+        std::vector<std::string>{"0.9997", "86 %"});
+  CHECK(caption_claim_numbers("0.10-0.12 each; .5 and 14%") == std::vector<std::string>{"0.10", "0.12", ".5", "14%"});
+  CHECK(caption_claim_numbers("no numbers here but 24 symbols").empty());
+
+  const std::string head = R"({"model": "memformer-copy", "segment": 1, "panels": ["document"], )";
+  // A good stop with one check of every kind.
+  Tour t = parse_tour(tour_text(head + R"("caption": "self mass 0.9 and more; loss below 0.5; 8 retain; 86 % from it; reading 0.6",
+      "checks": [{"check": "self_mass", "min": 0.9, "says": "self mass 0.9 and more"},
+                 {"check": "loss", "tokens": [9, 18], "max": 0.5, "stat": "mean", "says": "loss below 0.5"},
+                 {"check": "slot_types", "retain": 8, "says": "8 retain"},
+                 {"check": "provenance", "slot": 3, "of": "tokens", "tokens": [0, 9], "min": 0.8, "says": "86 % from it"},
+                 {"check": "block_mass", "mass": "reading", "layer": 0, "min": 0.5, "max": 0.7, "says": "reading 0.6"}]})"),
+                      "t.json", kZoo);
+  REQUIRE(t.stops[0].checks.size() == 5);
+  const TourCheck& loss = t.stops[0].checks[1];
+  CHECK(loss.kind == "loss");
+  CHECK(loss.token_from == 9);
+  CHECK(loss.token_to == 18);
+  CHECK(loss.max == 0.5);
+  CHECK(loss.stat == "mean");
+  CHECK(t.stops[0].checks[2].retain == 8);
+  CHECK(t.stops[0].checks[3].slot == 3);
+  CHECK(t.stops[0].checks[4].layer == 0);
+
+  struct Case {
+    std::string stop, expect;
+  };
+  const std::vector<Case> cases = {
+      {head + R"("caption": "test accuracy 0.97"})", "field 'caption': states '0.97' but no check backs it"},
+      {head + R"("caption": "86 % of it", "checks": [{"check": "self_mass", "min": 0.8, "says": "86 %"}]})", ""},
+      {head + R"("caption": "c", "checks": {}})", "field 'checks': must be a list"},
+      {head + R"("caption": "c", "checks": [{"check": "vibes", "says": "c"}]})", "field 'checks[0].check': must be one of"},
+      {head + R"("caption": "c", "checks": [{"check": "loss", "tokens": [0, 3], "max": 1}]})", "field 'checks[0].says': missing"},
+      {head + R"("caption": "c", "checks": [{"check": "loss", "tokens": [0, 3], "max": 1, "says": "d"}]})",
+       "field 'checks[0].says': 'd' is not in the caption"},
+      {head + R"("caption": "c", "checks": [{"check": "loss", "max": 1, "says": "c"}]})", "loss needs \"tokens\""},
+      {head + R"("caption": "c", "checks": [{"check": "loss", "tokens": [5, 2], "max": 1, "says": "c"}]})",
+       "field 'checks[0].tokens': [5, 2) is not a range"},
+      {head + R"("caption": "c", "checks": [{"check": "self_mass", "min": 2, "max": 1, "says": "c"}]})", "min is above max"},
+      {head + R"("caption": "c", "checks": [{"check": "provenance", "slot": 99, "of": "initial", "max": 1, "says": "c"}]})",
+       "field 'checks[0].slot': must be an integer in 0..7"},
+      {head + R"("caption": "c", "checks": [{"check": "slot_types", "says": "c"}]})", "slot_types needs a count"},
+      {head + R"("caption": "c", "checks": [{"check": "self_mass", "min": 0, "says": "c", "colour": 1}]})",
+       "field 'checks[0].colour': unknown field"},
+      {head + R"("caption": "c", "segment_len": 99})", "field 'segment_len': segment_len 99 is out of range 1..9"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.stop);
+    const std::string e = error_of(tour_text(c.stop));
+    CAPTURE(e);
+    if (c.expect.empty()) CHECK(e.empty());
+    else CHECK(e.find(c.expect) != std::string::npos);
+  }
+}
+
+TEST_CASE("tours: a stop steps its model as it was trained unless it says segment_len") {
+  // rmt-copy takes segments of up to 37 tokens but was trained on the copy task's 13.
+  Tour t = parse_tour(tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt", "panels": ["document"],
+      "caption": "c"})"), "t.json", kZoo);
+  CHECK(t.stops[0].cfg.segment_len == 37);
+  CHECK(t.stops[0].trained_segment_len == 13);
+  CHECK(t.stops[0].segment_len == 13);
+  CHECK(t.stops[0].num_segments == 6);  // 73 tokens
+  t = parse_tour(tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt", "panels": ["document"],
+      "segment_len": 37, "caption": "c"})"), "t.json", kZoo);
+  CHECK(t.stops[0].segment_len == 37);
+  CHECK(t.stops[0].num_segments == 2);
+}
+
 TEST_CASE("tour captions and the player") {
   auto b = parse_caption("# Title\nA **bold** word and `code`,\ncontinued.\n\n- one\n- two");
   REQUIRE(b.size() == 4);
@@ -207,6 +279,72 @@ TEST_CASE("tours: the shipped tours load, and each plays in the null-backend GUI
     shell.stop_tour();
     CHECK_FALSE(shell.tour().active());
   }
+}
+
+TEST_CASE("cli: tour --check measures every claim on what the app shows - a false claim fails with exit 1") {
+  const std::string dir = test::temp_dir("tour-check");
+  // Segment 1 of memformer-copy: every slot retains (self mass near 1). A true and a false claim.
+  test::write_file(dir + "/t.json", tour_text(R"({"model": "memformer-copy", "segment": 1, "panels": ["document"],
+      "caption": "self mass 0.99 and more; and self mass below 0.5", "checks": [
+        {"check": "self_mass", "min": 0.99, "says": "self mass 0.99 and more"},
+        {"check": "self_mass", "max": 0.5, "says": "self mass below 0.5"},
+        {"check": "slot_types", "retain": 8, "says": "0.99"}]})"));
+  auto r = test::run_cli("--threads 1 tour " + dir + "/t.json --check");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(r.output.find("stop 1 (memformer-copy, segment 1 of 5, segments of 9 tokens, as trained): 3 checks") != std::string::npos);
+  CHECK(r.output.find("[pass] self_mass each >= 0.99: 8 values in") != std::string::npos);
+  CHECK(r.output.find("[FAIL] self_mass each <= 0.5: 8 values in") != std::string::npos);
+  CHECK(r.output.find("; slot 0 is ") != std::string::npos);  // names the first value outside
+  CHECK(r.output.find("[pass] slot_types 8 retain, 0 mix, 0 overwrite") != std::string::npos);
+  CHECK(r.output.find("2 of 3 checks pass") != std::string::npos);
+  // A loss claim on tokens no shown step predicted cannot pass: the app shows them untinted.
+  test::write_file(dir + "/u.json", tour_text(R"({"model": "memformer-copy", "segment": 0, "panels": ["document"],
+      "caption": "loss below 9", "checks": [{"check": "loss", "tokens": [37, 45], "max": 9, "says": "loss below 9"}]})"));
+  r = test::run_cli("--threads 1 tour " + dir + "/u.json --check");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(r.output.find("[FAIL] loss each <= 9:") != std::string::npos);
+  // --check with --export, and a bad tour: exit 2.
+  CHECK(test::run_cli("tour " + dir + "/t.json --check --export " + dir + "/x").code == 2);
+}
+
+TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segment_len is asked for and kept on open") {
+  Worker w;
+  const std::string doc = kTours + "/rmt-copy.txt";
+  ModelConfig cfg;
+  w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 0);
+  w.jump(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (w.finished() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(w.take_errors().empty());
+  SessionPtr s = w.latest();
+  REQUIRE(s->info);
+  CHECK(s->info->cfg.segment_len == 37);
+  CHECK(s->info->segment_len == 13);
+  CHECK(s->info->num_segments == 6);
+  CHECK(s->info->stepping.describe() == "segments of 13 tokens, as trained");
+  REQUIRE(s->step);
+  CHECK(s->step->segment_len == 13);
+  CHECK(s->step->first_token == 26);
+  // Asked for 37: labelled; another document keeps the asked-for length.
+  w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 37);
+  w.open_document(kZoo + "/memformer-copy.txt");
+  while (w.finished() < 4 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(w.take_errors().empty());
+  s = w.latest();
+  CHECK(s->info->segment_len == 37);
+  CHECK_FALSE(s->info->stepping.as_trained());
+  CHECK(s->info->stepping.describe() == "segments of 37 tokens (trained on segments of 13)");
+  // More than the model takes: a problem popup, the session before stays.
+  w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 38);
+  while (w.finished() < 5 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto errors = w.take_errors();
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("segment length 38 is out of range 1..37") != std::string::npos);
 }
 
 TEST_CASE("cli: tour rejects a bad tour before any window opens, naming the stop and field") {

@@ -59,6 +59,9 @@ bool ReplayController::select_recording(int64_t train_step) {
   info->id = next_info_id_++;
   info->doc = std::make_shared<const Document>(probe_->doc);
   info->cfg = cfg_;
+  // The probe is recorded at the training task's segment length: as trained.
+  info->stepping.segment_len = info->stepping.trained_len = probe_->segment_len;
+  info->stepping.model_len = cfg_.segment_len;
   info->cfg.segment_len = probe_->segment_len;
   info->checkpoint = "recorded at training step " + std::to_string(train_step);
   info->segment_len = probe_->segment_len;

@@ -5,6 +5,7 @@
 #include "app/figures/step_data.h"
 #include "core/data/document.h"
 #include "core/models/config.h"
+#include "core/models/stepping.h"
 
 #include <cstdint>
 #include <map>
@@ -22,7 +23,8 @@ struct SessionInfo {
   ModelConfig cfg;
   uint64_t seed = 0;
   std::string checkpoint;  // "" = randomly initialised under `seed`
-  int64_t segment_len = 0, num_segments = 0;
+  int64_t segment_len = 0, num_segments = 0;  // segment_len: tokens per segment stepped (stepping.segment_len)
+  Stepping stepping;  // how the document is cut, against how the checkpoint was trained
   // Token index of each line's first token (after '\n'); 32 bits, as a document has at most
   // kMaxDocumentBytes tokens (a large text has a line start every few dozen bytes).
   std::vector<uint32_t> line_starts;

@@ -145,6 +145,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   info->cfg.n_cls = C;
   info->seed = sp.seed;
   info->segment_len = L;
+  info->stepping.segment_len = info->stepping.model_len = L;
   info->num_segments = segments;
   info->line_starts = line_starts_of(*doc);
 

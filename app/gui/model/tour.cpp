@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -39,6 +41,119 @@ const std::vector<std::string>& tour_panel_names() {
   return k;
 }
 
+namespace {
+
+TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_size, int index,
+                      const std::function<void(const std::string&, const std::string&)>& bad) {
+  const std::string f = "checks[" + std::to_string(index - 1) + "]";
+  if (!jc.is_object()) bad(f, "must be an object with \"check\" and \"says\"");
+  static const std::set<std::string> kKinds = {"loss", "benefit", "self_mass", "slot_types", "provenance", "block_mass"};
+  static const std::set<std::string> kFields = {"check", "says", "min", "max", "stat", "tokens", "slot",
+                                                "of", "mass", "layer", "retain", "mix", "overwrite"};
+  for (const auto& [k, v] : jc.items()) {
+    (void)v;
+    if (!kFields.count(k)) bad(f + "." + k, "unknown field (known: check, says, min, max, stat, tokens, slot, of, mass, layer, "
+                                           "retain, mix, overwrite)");
+  }
+  TourCheck c;
+  if (!jc.contains("check") || !jc["check"].is_string() || !kKinds.count(jc["check"].get<std::string>()))
+    bad(f + ".check", "must be one of loss, benefit, self_mass, slot_types, provenance, block_mass");
+  c.kind = jc["check"].get<std::string>();
+  if (!jc.contains("says") || !jc["says"].is_string() || jc["says"].get<std::string>().empty())
+    bad(f + ".says", "missing: quote the caption's words this check backs");
+  c.says = jc["says"].get<std::string>();
+  if (s.caption.find(c.says) == std::string::npos) bad(f + ".says", "'" + c.says + "' is not in the caption");
+  auto number = [&](const char* k, double* out) {
+    if (!jc.contains(k)) return;
+    if (!jc[k].is_number()) bad(f + "." + k, "must be a number");
+    *out = jc[k].get<double>();
+  };
+  number("min", &c.min);
+  number("max", &c.max);
+  if (c.min > c.max) bad(f, "min is above max");
+  auto integer = [&](const char* k, int64_t lo, int64_t hi, int64_t* out) {
+    if (!jc.contains(k)) return;
+    if (!jc[k].is_number_integer() || jc[k].get<int64_t>() < lo || jc[k].get<int64_t>() > hi)
+      bad(f + "." + k, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+    *out = jc[k].get<int64_t>();
+  };
+  if (c.kind == "provenance") c.stat = "sum";
+  if (jc.contains("stat")) {
+    if (!jc["stat"].is_string() || (jc["stat"] != "each" && jc["stat"] != "mean" && jc["stat"] != "sum"))
+      bad(f + ".stat", "must be each, mean or sum");
+    c.stat = jc["stat"].get<std::string>();
+    if (c.stat == "sum" && c.kind != "provenance") bad(f + ".stat", "sum is for provenance shares; use each or mean");
+  }
+  if (jc.contains("tokens")) {
+    const auto& t = jc["tokens"];
+    if (!t.is_array() || t.size() != 2 || !t[0].is_number_integer() || !t[1].is_number_integer())
+      bad(f + ".tokens", "must be [first, end): document token indices");
+    c.token_from = t[0].get<int64_t>();
+    c.token_to = t[1].get<int64_t>();
+    if (c.token_from < 0 || c.token_to <= c.token_from || c.token_to > doc_size)
+      bad(f + ".tokens", "[" + std::to_string(c.token_from) + ", " + std::to_string(c.token_to) + ") is not a range of 0.." +
+                             std::to_string(doc_size));
+  }
+  int64_t slot = -1, layer = -1;
+  integer("slot", 0, s.cfg.slots - 1, &slot);
+  integer("layer", 0, std::max<int64_t>(1, s.cfg.layers) - 1, &layer);
+  c.slot = static_cast<int>(slot);
+  c.layer = static_cast<int>(layer);
+  integer("retain", 0, s.cfg.slots, &c.retain);
+  integer("mix", 0, s.cfg.slots, &c.mix);
+  integer("overwrite", 0, s.cfg.slots, &c.overwrite);
+  if (jc.contains("of")) {
+    if (!jc["of"].is_string() || (jc["of"] != "tokens" && jc["of"] != "initial" && jc["of"] != "other"))
+      bad(f + ".of", "must be tokens, initial or other");
+    c.of = jc["of"].get<std::string>();
+  }
+  if (jc.contains("mass")) {
+    if (!jc["mass"].is_string()) bad(f + ".mass", "must be a block mass name (e.g. reading)");
+    c.mass = jc["mass"].get<std::string>();
+  }
+  const bool bounded = jc.contains("min") || jc.contains("max");
+  if ((c.kind == "loss" || c.kind == "benefit") && (c.token_from < 0 || !bounded))
+    bad(f, c.kind + " needs \"tokens\" and a \"min\" or \"max\"");
+  if (c.kind == "self_mass" && !bounded) bad(f, "self_mass needs a \"min\" or \"max\"");
+  if (c.kind == "slot_types" && c.retain < 0 && c.mix < 0 && c.overwrite < 0)
+    bad(f, "slot_types needs a count: retain, mix or overwrite");
+  if (c.kind == "provenance") {
+    if (c.slot < 0 || c.of.empty() || !bounded) bad(f, "provenance needs \"slot\", \"of\" and a \"min\" or \"max\"");
+    if (c.of == "tokens" && c.token_from < 0) bad(f, "provenance of tokens needs \"tokens\"");
+  }
+  if (c.kind == "block_mass" && (c.mass.empty() || !bounded)) bad(f, "block_mass needs \"mass\" and a \"min\" or \"max\"");
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::string> caption_claim_numbers(const std::string& caption) {
+  std::vector<std::string> out;
+  const size_t n = caption.size();
+  auto digit = [&](size_t i) { return i < n && caption[i] >= '0' && caption[i] <= '9'; };
+  for (size_t i = 0; i < n;) {
+    const bool starts = digit(i) || (caption[i] == '.' && digit(i + 1) && (i == 0 || !digit(i - 1)));
+    if (!starts || (i > 0 && (digit(i - 1) || caption[i - 1] == '.' || std::isalpha(static_cast<unsigned char>(caption[i - 1]))))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (digit(j)) ++j;
+    bool decimal = false;
+    if (j < n && caption[j] == '.' && digit(j + 1)) {
+      decimal = true;
+      ++j;
+      while (digit(j)) ++j;
+    }
+    size_t k = j;
+    while (k < n && caption[k] == ' ') ++k;
+    const bool percent = k < n && caption[k] == '%';
+    if (decimal || percent) out.push_back(caption.substr(i, (percent ? k + 1 : j) - i));
+    i = j;
+  }
+  return out;
+}
+
 Tour parse_tour(const std::string& text, const std::string& path, const TourSources& src) {
   const std::string file = "tour " + path;
   auto fail = [&](const std::string& what) -> void { throw TourError(file + ": " + what); };
@@ -70,7 +185,8 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
 
   const std::vector<ZooModel>& zoo = src.zoo;
   const auto& panels = tour_panel_names();
-  static const std::set<std::string> kStopFields = {"model", "document", "segment", "panels", "select", "tint", "caption"};
+  static const std::set<std::string> kStopFields = {"model", "document", "segment", "segment_len", "panels",
+                                                    "select", "tint", "caption", "checks"};
   int number = 0;
   for (const auto& js : j["stops"]) {
     ++number;
@@ -83,7 +199,7 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     if (!js.is_object()) throw TourError(where + ": a stop must be a JSON object");
     for (const auto& [k, v] : js.items()) {
       (void)v;
-      if (!kStopFields.count(k)) bad(k, "unknown field (known: model, document, segment, panels, select, tint, caption)");
+      if (!kStopFields.count(k)) bad(k, "unknown field (known: model, document, segment, segment_len, panels, select, tint, caption, checks)");
     }
     // model: a zoo name or a weights file.
     if (!js.contains("model") || !js["model"].is_string() || js["model"].get<std::string>().empty())
@@ -127,7 +243,20 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     } catch (const std::exception& e) {
       bad("document", e.what());
     }
-    s.num_segments = segment_count(doc.size(), s.cfg.segment_len);
+    // segment_len: as the model was trained (core/models/stepping.h), unless the stop says.
+    s.trained_segment_len = src.read_trained_segment_len ? src.read_trained_segment_len(s.checkpoint) : 0;
+    int64_t requested = 0;
+    if (js.contains("segment_len")) {
+      if (!js["segment_len"].is_number_integer() || js["segment_len"].get<int64_t>() < 1)
+        bad("segment_len", "must be a positive integer (tokens per segment); leave it out to step as the model was trained");
+      requested = js["segment_len"].get<int64_t>();
+    }
+    try {
+      s.segment_len = choose_stepping(s.cfg, s.trained_segment_len, requested, "segment_len").segment_len;
+    } catch (const ConfigError& e) {
+      bad("segment_len", e.what());
+    }
+    s.num_segments = segment_count(doc.size(), s.segment_len);
     // segment
     if (js.contains("segment")) {
       if (!js["segment"].is_number_integer()) bad("segment", "must be an integer (0-based)");
@@ -136,7 +265,7 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     if (s.segment < 0 || s.segment >= s.num_segments)
       bad("segment", std::to_string(s.segment) + " is " + (s.segment < 0 ? "negative" : "past the end") + ": '" +
                          s.document + "' has " + std::to_string(s.num_segments) + " segments (0.." +
-                         std::to_string(s.num_segments - 1) + ") of " + std::to_string(s.cfg.segment_len) +
+                         std::to_string(s.num_segments - 1) + ") of " + std::to_string(s.segment_len) +
                          " tokens under " + s.model);
     // panels
     if (!js.contains("panels") || !js["panels"].is_array() || js["panels"].empty())
@@ -191,6 +320,19 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
       bad("caption", "must be a string or a list of lines");
     }
     if (s.caption.empty()) bad("caption", "is empty; every stop says what to look at");
+    if (js.contains("checks")) {
+      if (!js["checks"].is_array()) bad("checks", "must be a list of checks (docs/formats.md#tours)");
+      int ci = 0;
+      for (const auto& jc : js["checks"]) s.checks.push_back(parse_check(jc, s, doc.size(), ++ci, bad));
+    }
+    // A number the caption states is a claim: it needs a check that says it.
+    for (const auto& num : caption_claim_numbers(s.caption)) {
+      bool covered = false;
+      for (const auto& c : s.checks)
+        for (size_t p = c.says.find(num); !covered && p != std::string::npos; p = c.says.find(num, p + 1)) covered = true;
+      if (!covered)
+        bad("caption", "states '" + num + "' but no check backs it: add a check whose \"says\" quotes the words with it");
+    }
     t.stops.push_back(std::move(s));
   }
   return t;

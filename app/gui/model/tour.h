@@ -8,6 +8,7 @@
 #include "core/data/document.h"
 #include "core/errors.h"
 #include "core/models/config.h"
+#include "core/models/stepping.h"
 
 #include <cstdint>
 #include <functional>
@@ -30,6 +31,22 @@ struct TourSelection {
   int layer = 0;        // attention layer index (RMT family, MTN)
 };
 
+// A claim a stop's caption makes, checked against what the app shows at that stop
+// (`mnemoscope tour FILE --check`, app/gui/model/tour_check.h; docs/formats.md#tours).
+struct TourCheck {
+  std::string kind;   // "loss" | "benefit" | "self_mass" | "slot_types" | "provenance" | "block_mass"
+  std::string says;   // the caption's words this check backs (a substring of the caption)
+  double min = -1e300, max = 1e300;        // bounds on the measured value (inclusive)
+  std::string stat = "each";               // "each" value within bounds, their "mean", or (provenance
+                                           // of tokens, its default) their "sum"
+  int64_t token_from = -1, token_to = -1;  // loss / benefit / provenance: document tokens [from, to)
+  int slot = -1;                           // self_mass (-1 = every slot), provenance (required)
+  std::string of;                          // provenance: "tokens" | "initial" | "other"
+  std::string mass;                        // block_mass: a mass name ("reading", ...)
+  int layer = -1;                          // block_mass: a layer index (-1 = every layer)
+  int64_t retain = -1, mix = -1, overwrite = -1;  // slot_types: the counts (-1 = not claimed)
+};
+
 struct TourStop {
   int number = 0;                    // 1-based, as messages count
   std::string model;                 // as written in the file
@@ -37,11 +54,14 @@ struct TourStop {
   ModelConfig cfg;                   // the weights file's own config
   std::string document;              // resolved path
   int64_t segment = 0;
-  int64_t num_segments = 0;          // of the document under cfg.segment_len
+  int64_t segment_len = 0;           // tokens per segment stepped: the stop's "segment_len", else as trained
+  int64_t trained_segment_len = 0;   // the checkpoint's training segment length (0 = not recorded)
+  int64_t num_segments = 0;          // of the document under segment_len
   std::vector<std::string> panels;   // names from tour_panel_names(), in the file's order
   TourSelection select;
   std::string tint;                  // Document panel tint: "visited" (default), "loss", "provenance"
   std::string caption;               // Markdown-like (parse_caption)
+  std::vector<TourCheck> checks;     // the claims its caption makes ("checks")
 };
 
 struct Tour {
@@ -49,6 +69,10 @@ struct Tour {
   int version = kTourVersion;
   std::vector<TourStop> stops;
 };
+
+// The numbers a caption states that need a check: decimals ("0.97", ".5") and percentages
+// ("86 %"), as they appear. Every one must lie inside some check's `says`.
+std::vector<std::string> caption_claim_numbers(const std::string& caption);
 
 // The panel names a stop may list (the panels' export base names, and "controls").
 const std::vector<std::string>& tour_panel_names();
@@ -69,6 +93,8 @@ struct TourSources {
   std::vector<ZooModel> zoo;
   std::function<bool(const std::string&)> file_exists;                // a regular file
   std::function<ModelConfig(const std::string&)> read_model_config;   // throws naming the problem
+  // The weights file's training segment length (0 = not recorded); may be empty (= 0).
+  std::function<int64_t(const std::string&)> read_trained_segment_len;
   std::function<Document(const std::string&)> load_document;          // throws naming the problem
 };
 Tour parse_tour(const std::string& text, const std::string& path, const TourSources& sources);

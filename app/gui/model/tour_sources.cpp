@@ -36,6 +36,13 @@ TourSources program_sources(const std::string& zoo_dir) {
       throw InputError(std::string("cannot be read: ") + e.what());
     }
   };
+  src.read_trained_segment_len = [](const std::string& path) -> int64_t {
+    try {
+      return trained_segment_len(read_weights_file(path));
+    } catch (const std::exception&) {
+      return 0;  // read_model_config has named the problem
+    }
+  };
   src.load_document = [](const std::string& path) { return load_document(path); };
   return src;
 }

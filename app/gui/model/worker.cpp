@@ -32,12 +32,15 @@ std::vector<std::string> gui_trace_keys() {
 
 namespace {
 constexpr const char* kOomHint = "; choose a smaller segment length or model, or free memory";
-MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note) {
+MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note,
+                            int64_t* trained_len) {
   std::optional<WeightsFile> file;
+  *trained_len = 0;
   if (!checkpoint.empty()) {
     // Any weights file: its own config (training checkpoint, zoo model, export-weights) wins.
     file = read_weights_file(checkpoint);
     if (file->has_model_config()) *cfg = ModelConfig::from_json(file->model_config);
+    *trained_len = trained_segment_len(*file);
   }
   if (cfg->heads > 0 && cfg->dim % cfg->heads != 0)
     throw ConfigError("heads: dim " + std::to_string(cfg->dim) + " must be divisible by heads " +
@@ -54,9 +57,11 @@ MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& 
 }
 }  // namespace
 
-std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint) {
+std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, int64_t* trained_len) {
   std::string note;
-  build_gui_model(cfg, seed, checkpoint, &note);
+  int64_t trained = 0;
+  build_gui_model(cfg, seed, checkpoint, &note, &trained);
+  if (trained_len) *trained_len = trained;
   return note;
 }
 
@@ -84,8 +89,9 @@ void Worker::post(Command c) {
   cv_.notify_all();
 }
 
-void Worker::start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) {
-  post(Start{doc_path, cfg, seed, checkpoint});
+void Worker::start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
+                   int64_t segment_len) {
+  post(Start{doc_path, cfg, seed, checkpoint, segment_len});
 }
 void Worker::open_document(const std::string& path) { post(Open{path}); }
 void Worker::apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) {
@@ -160,7 +166,8 @@ void Worker::run() {
 }
 
 bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uint64_t seed,
-                     const std::string& checkpoint, const std::shared_ptr<const Document>& reuse_doc) {
+                     const std::string& checkpoint, const std::shared_ptr<const Document>& reuse_doc,
+                     int64_t segment_len) {
   std::shared_ptr<const Document> doc = reuse_doc;
   if (!doc) {
     try {
@@ -173,8 +180,12 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   ModelConfig cfg = cfg_in;
   std::string note;
   MemoryModel model;
+  Stepping stepping;
   try {
-    model = build_gui_model(&cfg, seed, checkpoint, &note);
+    int64_t trained = 0;
+    model = build_gui_model(&cfg, seed, checkpoint, &note, &trained);
+    // As the checkpoint was trained unless a segment length was asked for.
+    stepping = choose_stepping(cfg, trained, segment_len);
   } catch (const io::SafetensorsError& e) {
     error(std::string("Cannot load the checkpoint: ") + e.what());
     return false;
@@ -188,7 +199,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   }
   std::unique_ptr<Engine> engine;
   try {
-    engine = std::make_unique<Engine>(model, doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));  // shared, not copied
+    engine = std::make_unique<Engine>(model, doc, stepping.segment_len, TraceSpec::of(gui_trace_keys()));  // shared, not copied
   } catch (const std::exception& e) {
     if (auto oom = platform::out_of_memory_message(e, "opening the document")) error(*oom + kOomHint);
     else error(std::string("Cannot step this document: ") + e.what());
@@ -207,7 +218,8 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->cfg = cfg;
   info->seed = seed;
   info->checkpoint = checkpoint;
-  info->segment_len = cfg.segment_len;
+  info->segment_len = stepping.segment_len;
+  info->stepping = stepping;
   info->num_segments = engine->num_segments();
   info->line_starts = (info_ && info_->doc == doc) ? info_->line_starts : line_starts_of(*doc);
   info->not_text = (info_ && info_->doc == doc) ? info_->not_text : doc->looks_binary();
@@ -247,7 +259,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
 
 void Worker::execute(const Command& c) {
   if (auto* s = std::get_if<Start>(&c)) {
-    install(s->path, s->cfg, s->seed, s->checkpoint, nullptr);
+    install(s->path, s->cfg, s->seed, s->checkpoint, nullptr, s->segment_len);
     return;
   }
   if (auto* o = std::get_if<Open>(&c)) {
@@ -255,7 +267,9 @@ void Worker::execute(const Command& c) {
       error("Cannot open '" + o->path + "': no model is set up yet");
       return;
     }
-    install(o->path, info_->cfg, info_->seed, info_->checkpoint, nullptr);
+    // Another document, cut as the one before (a length asked for stays asked for).
+    install(o->path, info_->cfg, info_->seed, info_->checkpoint, nullptr,
+            info_->stepping.requested ? info_->stepping.segment_len : 0);
     return;
   }
   if (auto* a = std::get_if<Apply>(&c)) {
@@ -263,7 +277,7 @@ void Worker::execute(const Command& c) {
       error("Open a document before applying a model config");
       return;
     }
-    install(info_->doc->path, a->cfg, a->seed, a->checkpoint, info_->doc);
+    install(info_->doc->path, a->cfg, a->seed, a->checkpoint, info_->doc, 0);
     return;
   }
   if (!engine_) return;
@@ -283,7 +297,7 @@ void Worker::execute(const Command& c) {
   SnapshotPtr snap;
   try {
     platform::MemoryActivity activity("segment " + std::to_string(target) + " (" + info_->cfg.model + ", " +
-                                      std::to_string(info_->cfg.segment_len) + " tokens per segment)");
+                                      std::to_string(info_->segment_len) + " tokens per segment)");
     snap = engine_->jump(target);
   } catch (const std::exception& e) {
     if (auto oom = platform::out_of_memory_message(e)) error(*oom + kOomHint);

@@ -30,11 +30,15 @@ class Worker : public Controller {
   Worker& operator=(const Worker&) = delete;
 
   // Starts a session on the worker thread (same checks and errors as open/apply).
-  void start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint);
+  // segment_len: tokens per segment to step at; 0 = as the checkpoint was trained
+  // (core/models/stepping.h), else the model's segment_len.
+  void start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
+             int64_t segment_len = 0);
 
   void open_document(const std::string& path) override;
-  void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override {
-    start(doc, cfg, seed, checkpoint);
+  void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
+                    int64_t segment_len) override {
+    start(doc, cfg, seed, checkpoint, segment_len);
   }
   void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override;
   void step(int delta) override;
@@ -54,7 +58,7 @@ class Worker : public Controller {
  private:
   struct Open { std::string path; };
   struct Apply { ModelConfig cfg; uint64_t seed; std::string checkpoint; };
-  struct Start { std::string path; ModelConfig cfg; uint64_t seed; std::string checkpoint; };
+  struct Start { std::string path; ModelConfig cfg; uint64_t seed; std::string checkpoint; int64_t segment_len; };
   struct Step { int delta; };
   struct Jump { int64_t segment; };
   struct Reset {};
@@ -67,7 +71,7 @@ class Worker : public Controller {
   void publish();
   void error(const std::string& message);
   bool install(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
-               const std::shared_ptr<const Document>& reuse_doc);
+               const std::shared_ptr<const Document>& reuse_doc, int64_t segment_len);
 
   std::function<void()> on_publish_;
   mutable std::mutex mu_;               // guards queue_, latest_, errors_
@@ -99,6 +103,8 @@ std::vector<std::string> gui_trace_keys();
 // into it, as the worker will do — so `mnemoscope gui` can refuse a bad model before the
 // window opens. A checkpoint whose metadata names its config replaces *cfg. Returns the
 // one-line description the app shows; throws mnemo::Error subclasses naming the problem.
-std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint);
+// *trained_len (when given) receives the segment length the checkpoint was trained at (0:
+// unknown or no checkpoint; core/models/stepping.h).
+std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, int64_t* trained_len = nullptr);
 
 }  // namespace mnemo::app

@@ -57,6 +57,23 @@ void ControlsPanel::draw(PanelContext& ctx) {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("forget every step: back to before segment 0");
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("segments/s").x - 8.f);
   ImGui::SliderFloat("segments/s", &ctx.transport.speed, 0.5f, 60.f, "%.1f", ImGuiSliderFlags_Logarithmic);
+  // How the document is cut, against how the model was trained (core/models/stepping.h).
+  if (have && s.info->stepping.segment_len > 0) {
+    const Stepping& st = s.info->stepping;
+    const std::string line = "Stepping " + st.describe();
+    if (st.as_trained()) ImGui::TextDisabled("%s", line.c_str());
+    else ImGui::TextColored(ImVec4(0.95f, 0.65f, 0.2f, 1.f), "%s (!)", line.c_str());
+    if (ImGui::IsItemHovered()) {
+      std::string tip = "The document is cut into segments of " + std::to_string(st.segment_len) + " tokens; the model takes at most " +
+                        std::to_string(st.model_len) + " (its segment_len).";
+      if (st.trained_len > 0)
+        tip += st.as_trained() ? "\nIts checkpoint was trained on segments of this length."
+                               : "\n" + st.warning() + ".\nReopen it without --segment-len to step it as trained.";
+      else
+        tip += "\nNo training task is recorded for these weights.";
+      ImGui::SetTooltip("%s", tip.c_str());
+    }
+  }
 
   // Jump slider: follows the position; a release jumps.
   if (!slider_active_) slider_ = static_cast<int>(std::max<int64_t>(0, s.position));

@@ -43,7 +43,7 @@ void Shell::stop_tour() {
 namespace {
 bool stop_on_screen(const TourStop& st, const SessionView& s) {
   return s.info && s.info->doc && s.step && s.info->checkpoint == st.checkpoint && s.info->doc->path == st.document &&
-         s.step->segment == st.segment;
+         s.info->segment_len == st.segment_len && s.step->segment == st.segment;
 }
 }  // namespace
 
@@ -58,8 +58,9 @@ void Shell::apply_tour(const SessionView& s, Controller& control) {
   if (tour_.version() != applied_tour_) {
     applied_tour_ = tour_.version();
     tour_selected_ = -1;
-    const bool same = s.info && s.info->doc && s.info->checkpoint == st->checkpoint && s.info->doc->path == st->document;
-    if (!same) control.open_session(st->document, st->cfg, 0, st->checkpoint);
+    const bool same = s.info && s.info->doc && s.info->checkpoint == st->checkpoint && s.info->doc->path == st->document &&
+                      s.info->segment_len == st->segment_len;
+    if (!same) control.open_session(st->document, st->cfg, 0, st->checkpoint, st->segment_len);
     control.jump(st->segment);
     for (int i = 0; i < kPanelCount; ++i) open_[i] = false;
     for (const auto& name : st->panels) {

@@ -1,0 +1,161 @@
+#include "app/gui/model/tour_check.h"
+
+#include "core/trace/slot_types.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace mnemo::app {
+
+namespace {
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+std::string bounds(const TourCheck& c) {
+  if (c.min > -1e299 && c.max < 1e299) return "[" + num(c.min) + ", " + num(c.max) + "]";
+  if (c.min > -1e299) return ">= " + num(c.min);
+  return "<= " + num(c.max);
+}
+
+bool within(const TourCheck& c, double v) { return std::isfinite(v) && v >= c.min && v <= c.max; }
+
+// A list of values: "each" passes when every one lies within bounds (reported: the range and
+// the first outside), "mean" when their mean does.
+CheckResult judge(const TourCheck& c, const std::vector<double>& values, const std::vector<std::string>& names) {
+  CheckResult r;
+  r.check = &c;
+  if (values.empty()) {
+    r.measured = "nothing to measure (no value shown)";
+    return r;
+  }
+  if (c.stat == "mean") {
+    double sum = 0;
+    for (double v : values) sum += v;
+    const double m = sum / static_cast<double>(values.size());
+    r.pass = within(c, m);
+    r.measured = "mean " + num(m) + " of " + std::to_string(values.size());
+    return r;
+  }
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  size_t bad = values.size();
+  for (size_t i = 0; i < values.size(); ++i) {
+    lo = std::min(lo, values[i]);
+    hi = std::max(hi, values[i]);
+    if (bad == values.size() && !within(c, values[i])) bad = i;
+  }
+  r.pass = bad == values.size();
+  r.measured = std::to_string(values.size()) + " values in " + num(lo) + ".." + num(hi);
+  if (!r.pass) r.measured += "; " + names[bad] + " is " + num(values[bad]);
+  return r;
+}
+
+}  // namespace
+
+std::vector<CheckResult> check_stop(const TourStop& stop, const SessionView& s) {
+  std::vector<CheckResult> out;
+  for (const auto& c : stop.checks) {
+    CheckResult r;
+    r.check = &c;
+    if (!s.step || !s.info) {
+      r.measured = "no step shown";
+      out.push_back(r);
+      continue;
+    }
+    const StepData& st = *s.step;
+    std::vector<double> values;
+    std::vector<std::string> names;
+    if (c.kind == "loss" || c.kind == "benefit") {
+      // The Document panel's values: each token's loss as the step that predicts it gave it
+      // (token_loss_at), the benefit in bits (reset - with) / ln 2 (app/figures/benefit.h).
+      for (int64_t t = c.token_from; t < c.token_to; ++t) {
+        const TokenLossAt at = token_loss_at(s.visited, s.info->segment_len, t);
+        const double v = c.kind == "loss" ? at.loss : (at.loss_reset - at.loss) / std::log(2.0);
+        values.push_back(v);
+        names.push_back("token " + std::to_string(t));
+      }
+      r = judge(c, values, names);
+      if (c.kind == "loss") r.measured += " nats"; else r.measured += " bits";
+    } else if (c.kind == "self_mass") {
+      for (size_t i = 0; i < st.self_mass.size(); ++i) {
+        if (c.slot >= 0 && static_cast<int>(i) != c.slot) continue;
+        values.push_back(st.self_mass[i]);
+        names.push_back("slot " + std::to_string(i));
+      }
+      r = judge(c, values, names);
+    } else if (c.kind == "slot_types") {
+      // The Slot types panel's rule at its default thresholds (core/trace/slot_types.h).
+      std::vector<SlotType> types;
+      for (float m : st.self_mass) types.push_back(classify_mass(m, SlotThresholds{}));
+      const SlotTypeCounts n = count_slot_types(types);
+      r.pass = !types.empty() && (c.retain < 0 || n.retain == c.retain) && (c.mix < 0 || n.mix == c.mix) &&
+               (c.overwrite < 0 || n.overwrite == c.overwrite);
+      r.measured = std::to_string(n.retain) + " retain, " + std::to_string(n.mix) + " mix, " + std::to_string(n.overwrite) +
+                   " overwrite";
+    } else if (c.kind == "provenance") {
+      if (!s.provenance || c.slot >= s.provenance->slots) {
+        r.measured = "no provenance shown" + (s.provenance_note.empty() ? std::string() : " (" + s.provenance_note + ")");
+      } else {
+        // The Document panel's provenance tint and the list under the timeline: the shares
+        // of the selected entry (core/trace/provenance.h).
+        const ProvenanceState& p = *s.provenance;
+        const std::string where = " (slot " + std::to_string(c.slot) + ", " +
+                                  (c.of == "tokens" ? "tokens " + std::to_string(c.token_from) + ".." +
+                                                          std::to_string(c.token_to - 1)
+                                                    : c.of) +
+                                  ")";
+        if (c.of == "tokens" && c.stat != "sum") {
+          for (int64_t t = c.token_from; t < c.token_to; ++t) {
+            values.push_back(p.at(c.slot, t));
+            names.push_back("token " + std::to_string(t));
+          }
+          r = judge(c, values, names);
+          r.measured += where;
+        } else {
+          double v = 0;
+          if (c.of == "initial") {
+            v = p.initial[c.slot];
+          } else if (c.of == "other") {
+            v = p.other.empty() ? 0.0 : p.other[c.slot];
+          } else {
+            for (int64_t t = c.token_from; t < c.token_to; ++t) v += p.at(c.slot, t);
+          }
+          r.pass = within(c, v);
+          r.measured = "share " + num(v) + where;
+        }
+      }
+    } else if (c.kind == "block_mass") {
+      const AttentionData& a = st.attention;
+      const auto it = std::find(a.mass_names.begin(), a.mass_names.end(), c.mass);
+      if (a.empty() || it == a.mass_names.end()) {
+        r.measured = "no '" + c.mass + "' block mass shown";
+      } else {
+        const int k = static_cast<int>(it - a.mass_names.begin());
+        for (size_t li = 0; li < a.layers.size(); ++li) {
+          if (c.layer >= 0 && a.layers[li] != c.layer) continue;
+          values.push_back(a.mass_at(static_cast<int>(li), -1, k));
+          names.push_back("layer " + std::to_string(a.layers[li]));
+        }
+        r = judge(c, values, names);
+      }
+    }
+    r.check = &c;
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string describe_result(const CheckResult& r) {
+  const TourCheck& c = *r.check;
+  std::string says = c.says;
+  std::replace(says.begin(), says.end(), '\n', ' ');
+  return std::string(r.pass ? "[pass] " : "[FAIL] ") + c.kind + (c.kind == "slot_types" ? "" : " " + c.stat) + " " +
+         (c.kind == "slot_types" ? std::string() : bounds(c) + ": ") + r.measured + " - says '" + says + "'";
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,26 @@
+// Tour claims checked against what the app shows (docs/formats.md#tours): each stop's
+// "checks" measured on the SessionView the worker publishes at that stop — the same values
+// the panels draw — so a caption says only what its checks verify. `mnemoscope tour FILE
+// --check` runs them; ctest runs it on every shipped tour. Plain C++ (no LibTorch, no ImGui).
+#pragma once
+#include "app/gui/model/session.h"
+#include "app/gui/model/tour.h"
+
+#include <string>
+#include <vector>
+
+namespace mnemo::app {
+
+struct CheckResult {
+  const TourCheck* check = nullptr;
+  bool pass = false;
+  std::string measured;  // "0.9998 (slot 5, the smallest)", or why it could not be measured
+};
+
+// Measures every check of `stop` on `s` (the stop's step shown: s.step->segment == stop.segment).
+std::vector<CheckResult> check_stop(const TourStop& stop, const SessionView& s);
+
+// "[pass] self_mass 0.9997..0.9999 in [0.9997, 1] - says 'self mass 0.9997 and more'".
+std::string describe_result(const CheckResult& r);
+
+}  // namespace mnemo::app
