@@ -21,6 +21,7 @@
 #include <doctest/doctest.h>
 
 #ifdef MNEMO_WITH_GUI
+#include "viz/colormap.h"
 #include "viz/export.h"
 #include "app/gui/panels/widgets/assert.h"
 #include "app/gui/panels/widgets/fonts.h"
@@ -430,3 +431,19 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
 }
 
 #endif  // MNEMO_WITH_GUI
+
+#ifdef MNEMO_WITH_GUI
+TEST_CASE("document panel: the loss tint - a near-zero loss is tinted, visibly apart from an untinted token, 16 levels to 6 nats") {
+  using mnemo::app::DocumentPanel;
+  CHECK(DocumentPanel::loss_tint_position(0.f) == doctest::Approx(DocumentPanel::kLossTintFloor));
+  CHECK(DocumentPanel::loss_tint_position(0.0012f) == doctest::Approx(0.2f));  // the RMT tour's recalled symbols
+  CHECK(DocumentPanel::loss_tint_position(3.f) == doctest::Approx(0.2f + 0.8f * 0.5f));
+  CHECK(DocumentPanel::loss_tint_position(6.f) == doctest::Approx(1.f));
+  CHECK(DocumentPanel::loss_tint_position(12.f) == doctest::Approx(1.f));
+  CHECK(DocumentPanel::loss_tint_position(-1.f) == doctest::Approx(0.2f));
+  CHECK(std::isnan(DocumentPanel::loss_tint_position(NAN)));
+  // The lowest level's colour is not the panel's background: magma(0.2) is a visible purple.
+  const auto rgb = mnemo::viz::sample(mnemo::viz::Colormap::Magma, DocumentPanel::kLossTintFloor);
+  CHECK(int(rgb.r) + int(rgb.g) + int(rgb.b) > 120);
+}
+#endif

@@ -27,7 +27,7 @@ const ImU32 kText = IM_COL32(230, 230, 230, 255);
 const ImU32 kDim = IM_COL32(140, 140, 150, 255);
 const ImU32 kEscape = IM_COL32(240, 150, 110, 255);  // escaped bytes stand out from text
 const ImU32 kGutter = IM_COL32(255, 186, 8, 200);  // like the segment bars
-constexpr float kMaxLossScale = 6.f;  // ~ ln(vocabulary): the loss of a uniform guess
+constexpr float kMaxLossScale = DocumentPanel::kMaxLossScale;
 
 // What one token cell shows: text glyph (normal colour) or a placeholder (dim colour).
 struct Cell {
@@ -149,15 +149,27 @@ void DocumentPanel::draw(PanelContext& ctx) {
     ImGui::TextWrapped("%s", note.c_str());
     ImGui::PopStyleColor();
   }
-  ImGui::ColorButton("##cur", ImGui::ColorConvertU32ToFloat4(kCurrent | IM_COL32(0, 0, 0, 255)),
-                     ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
-  ImGui::SameLine(0, 3);
-  ImGui::TextUnformatted("current");
-  ImGui::SameLine();
-  ImGui::ColorButton("##vis", ImGui::ColorConvertU32ToFloat4(IM_COL32(70, 130, 220, 255)), ImGuiColorEditFlags_NoTooltip,
-                     ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
-  ImGui::SameLine(0, 3);
-  ImGui::TextUnformatted("visited");
+  if (tint_ == kTintVisited) {
+    ImGui::ColorButton("##cur", ImGui::ColorConvertU32ToFloat4(kCurrent | IM_COL32(0, 0, 0, 255)),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+    ImGui::SameLine(0, 3);
+    ImGui::TextUnformatted("current");
+    ImGui::SameLine();
+    ImGui::ColorButton("##vis", ImGui::ColorConvertU32ToFloat4(IM_COL32(70, 130, 220, 255)), ImGuiColorEditFlags_NoTooltip,
+                       ImVec2(ImGui::GetFontSize(), ImGui::GetFontSize()));
+    ImGui::SameLine(0, 3);
+    ImGui::TextUnformatted("visited");
+  } else if (tint_ == kTintLoss) {
+    // The loss tint's own scale (the current segment's highlight gives way to it).
+    ui::colormap_strip(viz::Colormap::Magma, kLossTintFloor, 1.f);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Loss of predicting each token, in nats: 0 (dark purple) .. %.0f and more (light yellow), 16 "
+                        "levels.\nUntinted: no step you visited predicted the token (step to it, or to the segment "
+                        "before it for a model that predicts the next segment).",
+                        kMaxLossScale);
+    ImGui::SameLine(0, 4);
+    ImGui::Text("0..%.0f nats", kMaxLossScale);
+  }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.f);
   const char* tints[] = {"tint: visited", "tint: loss", "tint: provenance", "tint: benefit"};
@@ -331,11 +343,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
         }
         // So does the loss tint (the loss of the current segment's tokens is what one steps to see).
         if (tint_ == kTintLoss) {
-          const float loss = s.token_loss(t);
-          if (std::isfinite(loss)) {
-            const float q = std::floor(loss / kMaxLossScale * 16.f) / 16.f;  // 16 levels: runs stay long
-            return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
-          }
+          const float q = loss_tint_position(s.token_loss(t));
+          if (std::isfinite(q)) return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
         }
         if (tint_ == kTintBenefit) {
           const TokenLossAt l = token_loss_at(s.visited, L, t);
@@ -458,6 +467,12 @@ void DocumentPanel::draw(PanelContext& ctx) {
     if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);
   }
   ImGui::EndChild();
+}
+
+float DocumentPanel::loss_tint_position(float loss_nats) {
+  if (!std::isfinite(loss_nats)) return NAN;
+  const float level = std::floor(std::clamp(loss_nats / kMaxLossScale, 0.f, 1.f) * 16.f) / 16.f;  // runs stay long
+  return kLossTintFloor + (1.f - kLossTintFloor) * level;
 }
 
 }  // namespace mnemo::app

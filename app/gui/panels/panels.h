@@ -103,6 +103,12 @@ class DocumentPanel {
   // The red line shown when the (memory-mapped) document changed on disk since it was opened;
   // "" when it did not (Document::changed_on_disk).
   static std::string changed_notice(const Document& doc);
+  // The loss tint's position on its colour scale (magma) for a loss in nats: 16 levels from
+  // kLossTintFloor (loss 0: a dark purple that stands out from the untinted background) to 1
+  // (kMaxLossScale nats and more); NaN for no loss (the token is left untinted).
+  static float loss_tint_position(float loss_nats);
+  static constexpr float kMaxLossScale = 6.f;   // ~ ln(vocabulary): the loss of a uniform guess
+  static constexpr float kLossTintFloor = 0.2f;
 
  private:
   uint64_t layout_info_ = 0;

@@ -59,7 +59,7 @@ std::string elide_left(const std::string& s, float max_width) {
   return ell;
 }
 
-void colormap_strip(viz::Colormap cmap) {
+void colormap_strip(viz::Colormap cmap, float lo, float hi) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p0 = ImGui::GetCursorScreenPos();
   const float w = ImGui::GetFontSize() * 6.f, h = ImGui::GetFontSize();
@@ -67,7 +67,7 @@ void colormap_strip(viz::Colormap cmap) {
   const int steps = 24;
   for (int i = 0; i < steps; ++i) {
     const float x0 = p0.x + w * static_cast<float>(i) / steps, x1 = p0.x + w * static_cast<float>(i + 1) / steps;
-    dl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + h), lut.at((i + 0.5f) / steps));
+    dl->AddRectFilled(ImVec2(x0, p0.y + 2.f), ImVec2(x1, p0.y + h), lut.at(lo + (hi - lo) * (i + 0.5f) / steps));
   }
   ImGui::Dummy(ImVec2(w, h));  // reserves the strip's space as one item
 }

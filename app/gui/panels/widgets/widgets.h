@@ -18,9 +18,9 @@ void help_marker(const char* text);
 // px tall, with optional text drawn over it. Advances the layout like an item.
 void inline_bar(float fraction, ImU32 color, float height, const char* overlay = nullptr);
 
-// A colour scale's legend at the cursor: `cmap` from 0 to 1, left to right, six font sizes wide
+// A colour scale's legend at the cursor: `cmap` from lo to hi, left to right, six font sizes wide
 // and one high; an item of its own (IsItemHovered() after it gives its tooltip).
-void colormap_strip(viz::Colormap cmap);
+void colormap_strip(viz::Colormap cmap, float lo = 0.f, float hi = 1.f);
 
 // A button that is drawn disabled (and returns false) when `enabled` is false.
 bool button_enabled(const char* label, bool enabled, ImVec2 size = ImVec2(0, 0));
