@@ -267,6 +267,11 @@ std::vector<double> nice_ticks(double lo, double hi, int max_count) {
   return s.ticks;
 }
 
+double tick_step(const std::vector<double>& ticks, double lo, double hi) {
+  if (ticks.size() > 1) return ticks[1] - ticks[0];
+  return hi > lo ? hi - lo : 1.0;
+}
+
 std::string format_tick(double v, double step) {
   char buf[64];
   if (step > 0 && step >= 1e-4 && std::fabs(v) < 1e7) {

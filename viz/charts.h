@@ -116,5 +116,8 @@ std::string token_label(std::string_view bytes);
 // format_tick(): v printed with just enough decimals for `step` (no "-0").
 std::vector<double> nice_ticks(double lo, double hi, int max_count);
 std::string format_tick(double v, double step);
+// The step to format `ticks` of [lo, hi] with: their spacing, or hi - lo when there is one tick
+// (a lone 0.5 on a 0.4..0.6 axis is "0.5", not "0").
+double tick_step(const std::vector<double>& ticks, double lo, double hi);
 
 }  // namespace mnemo::viz

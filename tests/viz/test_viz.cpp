@@ -302,6 +302,13 @@ TEST_CASE("viz: ticks and number formatting") {
   CHECK(format_tick(0.2, 0.2) == "0.2");
   CHECK(format_tick(-1e-17, 0.05) == "0.00");
   CHECK(format_tick(1500, 500) == "1500");
+  // One tick in range (the dashboard's RMT block-mass chart, 0.45..0.55): labelled by the range, not "0".
+  t = nice_ticks(0.45, 0.55, 2);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0] == doctest::Approx(0.5));
+  CHECK(format_tick(t[0], tick_step(t, 0.45, 0.55)) == "0.5");
+  CHECK(tick_step({0.0, 0.25, 0.5}, 0.0, 0.5) == doctest::Approx(0.25));
+  CHECK(tick_step({}, 3.0, 3.0) == 1.0);
 }
 
 TEST_CASE("viz: token_label") {

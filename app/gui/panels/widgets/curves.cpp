@@ -208,7 +208,7 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border, 0.5f), label = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   {
     const auto ty = viz::nice_ticks(ylo, yhi, std::max(2, static_cast<int>(ph / (line * 2.2f))));
-    const double step = ty.size() > 1 ? ty[1] - ty[0] : 1.0;
+    const double step = viz::tick_step(ty, ylo, yhi);
     for (double v : ty) {
       const float y = p1.y - static_cast<float>((v - ylo) / (yhi - ylo)) * ph;
       dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), grid);
@@ -217,7 +217,7 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
       dl->AddText(ImVec2(p0.x - ts.x - 4, y - ts.y * 0.5f), label, t.c_str());
     }
     const auto tx = viz::nice_ticks(view->x0, view->x1, std::max(2, static_cast<int>(pw / 80)));
-    const double xstep = tx.size() > 1 ? tx[1] - tx[0] : 1.0;
+    const double xstep = viz::tick_step(tx, view->x0, view->x1);
     for (double v : tx) {
       const float x = p0.x + static_cast<float>((v - view->x0) / (view->x1 - view->x0)) * pw;
       dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), grid);

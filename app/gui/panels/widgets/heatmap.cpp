@@ -331,7 +331,7 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
     if (std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
       const int max_ticks = std::max(2, static_cast<int>((pmax.y - pmin.y) / (line_h * 2.2f)));
       auto ticks = viz::nice_ticks(lo, hi, max_ticks);
-      const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : (hi - lo);
+      const double step = viz::tick_step(ticks, lo, hi);
       for (double v : ticks) {
         const float y = pmax.y - static_cast<float>((v - lo) / (hi - lo)) * (pmax.y - pmin.y);
         dl->AddLine(ImVec2(bx1, y), ImVec2(bx1 + 4.f, y), kLabel);
