@@ -332,7 +332,52 @@ ModelConfig ModelFlags::resolve() const {
   } catch (const ConfigError& e) {
     throw UsageError(config_error_with_flags(e.what(), config.empty() ? "the model flags" : "--config"));
   }
+  if (!checkpoint.empty()) check_against_checkpoint(cfg);
   return cfg;
+}
+
+void ModelFlags::check_against_checkpoint(const ModelConfig& cfg) const {
+  // Trained weights fix the model: a flag or --config that asks for another one would be
+  // ignored (the file's config wins, gui) or half applied (a field the weights do not
+  // depend on, e.g. --slots of a transformer): refused, naming the fields and the flags.
+  WeightsFile f;
+  try {
+    f = read_weights_file(checkpoint);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--checkpoint: ") + e.what());
+  }
+  if (!f.has_model_config()) return;  // plain weights: the flags say what model they are
+  nlohmann::json theirs;
+  try {
+    theirs = ModelConfig::from_json(f.model_config).to_json();
+  } catch (const ConfigError&) {
+    return;  // loading names the problem
+  }
+  const auto diff = config_differences(theirs, cfg.to_json(), "model");
+  if (diff.empty()) return;
+  std::vector<std::string> flags;
+  std::string fields;
+  for (const auto& d : diff) {
+    fields += (fields.empty() ? "" : "; ") + d;
+    const auto dot = d.find('.'), colon = d.find(':');
+    const std::string flag = dot == std::string::npos || colon == std::string::npos
+                                 ? std::string()
+                                 : flag_of_config_field(d.substr(dot + 1, colon - dot - 1));
+    if (!flag.empty() && std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+  }
+  std::string asked = config.empty() ? std::string() : "--config " + config;
+  if (config.empty())
+    for (const auto& fl : flags) asked += (asked.empty() ? "" : ", ") + fl;
+  const bool several = config.empty() && flags.size() > 1;
+  throw UsageError("--checkpoint: '" + checkpoint + "' (a " + f.kind + ") holds a model other than " +
+                   (asked.empty() ? std::string("the flags ask for") : asked + (several ? " ask for" : " asks for")) +
+                   "; differing fields (the file's value vs " + (config.empty() ? "the flags'" : config + "'s") +
+                   "): " + fields + ". Trained weights fix the model: " +
+                   (config.empty() ? "leave out " + (asked.empty() ? std::string("the model flags") : asked)
+                                   : "leave out --config (the file's own config is used) or pass the config it was trained with") +
+                   (fields.find("model.segment_len:") != std::string::npos
+                        ? " (to cut the document differently give --segment-len, which with a checkpoint leaves the model alone)"
+                        : ""));
 }
 
 MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
@@ -346,7 +391,9 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
     try {
       // A training checkpoint also holds "optim." state, skipped; a file of another config
       // gets a message naming the differing fields.
-      load_weights_checked(*m, cfg, read_weights_file(checkpoint), config.empty() ? "the flags" : config);
+      load_weights_checked(*m, cfg, read_weights_file(checkpoint), config.empty() ? "the flags" : config,
+                           config.empty() ? "Pass the model flags it was trained with (--model, --slots, --dim, ...)"
+                                          : "");
     } catch (const io::SafetensorsError& e) {
       throw UsageError(std::string("--checkpoint: ") + e.what());
     } catch (const ConfigError& e) {

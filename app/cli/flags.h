@@ -83,8 +83,12 @@ struct ModelFlags {
   // Adds --config --model --slots --segment-len --heads --layers --dec-layers --dim
   // --temperature --no-forgetting --linear --hash-bits --seed --checkpoint to `c`.
   void add_to(CLI::App* c);
-  // The config file (if any) with the given flags applied, validated.
+  // The config file (if any) with the given flags applied, validated. With --checkpoint: a
+  // config that differs from the file's own is refused (check_against_checkpoint).
   ModelConfig resolve() const;
+  // UsageError naming the differing fields and the flags (or --config) that asked for them
+  // when --checkpoint's file records a model config other than `cfg`.
+  void check_against_checkpoint(const ModelConfig& cfg) const;
   // Builds the model; loads the checkpoint or says it is randomly initialised.
   MemoryModel build(const ModelConfig& cfg, std::ostream& log) const;
   // The segment length to step `cfg` at (core/models/stepping.h): with a --checkpoint whose

@@ -32,6 +32,7 @@ struct GuiFlags {
   ModelFlags model;
   std::string doc, screenshot, size, mouse, export_dir, session, compare, compare_model, tour, tint;
   float ui_scale = 1.f;
+  double session_wait = 30.0;  // seconds --session waits for a session to appear
   bool presenter = false, high_contrast = false;
   int steps = 0, old_steps = kNotGiven, select_slot = -1, gallery_size = -1;
   bool quit = false, gallery = false, no_save = false, model_picker = false;
@@ -84,6 +85,36 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
       throw UsageError("--session replays the session's own model on its recorded probe, so " + list +
                        (ignored.size() == 1 ? " does" : " do") + " not apply; leave " +
                        (ignored.size() == 1 ? "it" : "them") + " out (or drop --session to step a model of your own)");
+    }
+    // `gui --session DIR` started just before `train --out DIR`: wait for the session to
+    // appear (the directory and its manifest.json) rather than fail; anything else found
+    // there is judged at once.
+    {
+      namespace fs = std::filesystem;
+      // Pending: no such path yet, or a directory holding nothing but a manifest being
+      // written (a folder with other files and no manifest is not a session: said at once).
+      auto pending = [&] {
+        std::error_code ec;
+        if (!fs::exists(c.session, ec)) return true;
+        if (!fs::is_directory(c.session, ec) || fs::exists(fs::path(c.session) / "manifest.json", ec)) return false;
+        for (const auto& e : fs::directory_iterator(c.session, ec)) {
+          const std::string name = e.path().filename().string();
+          if (name.rfind("manifest", 0) != 0 && name.rfind(".", 0) != 0) return false;
+        }
+        return true;
+      };
+      if (pending() && c.session_wait > 0) {
+        if (default_model)
+          *default_model << "gui: waiting up to " << c.session_wait << " s for a training session in " << c.session
+                         << " (start `mnemoscope train --out " << c.session << "`; --session-wait S)\n" << std::flush;
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(c.session_wait);
+        while (pending() && std::chrono::steady_clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (pending())
+          throw UsageError("--session: no training session appeared in '" + c.session + "' within " +
+                           number_text(c.session_wait) + " s; start `mnemoscope train --out " + c.session +
+                           "` (or check the path; --session-wait S waits longer)");
+      }
     }
     for (const std::string* d : {&c.session, &c.compare}) {
       if (d->empty()) continue;
@@ -274,6 +305,9 @@ class GuiCommand : public Command {
     g->add_flag("--no-save", c.no_save, "do not read or write the layout and recent files");
     g->add_option("--session", c.session,
                   "replay a training session (from `mnemoscope train`), following it live while it is written");
+    g->add_option("--session-wait", c.session_wait,
+                  "seconds to wait for --session DIR to appear (a run started a moment later), default 30; 0: fail at once")
+        ->check(CLI::Range(0.0, 86400.0));
     g->add_option("--compare", c.compare, "with --session: overlay this second session's curves (dashed)");
     add_presenter_flags(g, c);
     g->add_option("--compare-model", c.compare_model,

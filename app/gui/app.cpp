@@ -98,7 +98,9 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       log << "gui: replaying and following session " << o.session << "\n";
     } else {
       worker = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
-      worker->start(o.doc, o.cfg, o.seed, o.checkpoint, o.segment_len);
+      // A tour's stops open their own models and documents: the default one is not started.
+      const bool own_session = o.tour.empty();
+      if (own_session) worker->start(o.doc, o.cfg, o.seed, o.checkpoint, o.segment_len);
       lockstep = std::make_unique<LockstepController>(worker.get(), nullptr);
       if (!o.compare_label.empty()) {
         worker_b = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
@@ -107,11 +109,14 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
         shell->set_compare_labels(o.label.empty() ? o.cfg.model : o.label, o.compare_label);
       }
       for (int i = 0; i < o.steps; ++i) lockstep->step(+1);
-      commands = 1 + o.steps;
+      commands = (own_session ? 1 : 0) + o.steps;
       control = lockstep.get();
-      log << "gui: " << o.doc << " (" << o.cfg.model << ", " << o.cfg.slots << " slots, " << o.stepping.describe()
+      if (!own_session) log << "gui: tour " << o.tour << "\n";
+      else log << "gui: " << o.doc << " (" << o.cfg.model << (o.cfg.linear == "hashed" ? " with hashed layers" : "")
+          << (o.cfg.uses_slots() ? ", " + std::to_string(o.cfg.slots) + " slots" : std::string(", no memory")) << ", "
+          << o.stepping.describe()
           << ")" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
-      if (!o.stepping.as_trained())
+      if (own_session && !o.stepping.as_trained())
         log << "warning: " << o.stepping.warning() << "; leave out --segment-len to step it as trained\n";
     }
     log.flush();

@@ -41,6 +41,9 @@ struct ModelConfig {
   double hash_temperature = 1.0;  // MemoryFormer t in p(z)
 
   int64_t ff_width() const { return ff > 0 ? ff : 4 * dim; }
+  // Whether `slots` means anything to this kind: false for the memoryless baselines
+  // (transformer, no-memory), which ignore it.
+  bool uses_slots() const { return model != "transformer" && model != "no-memory"; }
   // Projection options for attention and FFN Linears.
   LinearOptions linear_options() const { return {linear, hash_bits, hash_temperature}; }
   static const std::vector<std::string>& known_models();

@@ -185,8 +185,10 @@ void load_weights_checked(torch::nn::Module& model, const ModelConfig& cfg, cons
     const auto diff = config_differences(theirs, cfg.to_json(), "model");
     if (diff.empty()) throw;
     std::ostringstream os;
+    // "the flags' values", "run.json's values"
+    const bool plural = !cfg_source.empty() && cfg_source.back() == 's';
     os << "'" << f.path << "' (a " << f.kind << ") belongs to another model config; differing fields (the file's value vs "
-       << cfg_source << "'s): ";
+       << cfg_source << (plural ? "'" : "'s") << "): ";
     for (size_t i = 0; i < diff.size(); ++i) os << (i ? "; " : "") << diff[i];
     os << ". " << (advice.empty() ? "Leave out --config (the file's own config is used) or pass the config it was trained with"
                                   : advice)

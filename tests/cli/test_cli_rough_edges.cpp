@@ -403,3 +403,39 @@ TEST_CASE("cli: gui takes --segment-len with a checkpoint as the segmentation - 
   CHECK(r.code == 2);
   CHECK(r.output.find("--segment-len 99 is out of range 1..37") != std::string::npos);
 }
+
+TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by step and gui alike, naming fields and flags") {
+  mnemo::test::EnvGuard no_display("DISPLAY", "");
+  mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
+  const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/";
+  const std::string dir = mnemo::test::temp_dir("flags-vs-checkpoint");
+  for (const std::string cmd : {"step --out " + dir + "/s --to 0", std::string("gui --quit")}) {
+    CAPTURE(cmd);
+    // A field the weights depend on.
+    auto r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --slots 4");
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("holds a model other than --slots asks for; differing fields (the file's value vs the flags'): "
+                        "model.slots: 8 vs 4. Trained weights fix the model: leave out --slots") != std::string::npos);
+    CHECK(r.output.find("flags's") == std::string::npos);
+    CHECK(r.output.find("--config") == std::string::npos);  // none was given
+    // A field the weights do not depend on (a transformer has no slots): refused too, not ignored.
+    r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memoryformer-lm.safetensors --slots 8 --heads 1");
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--heads, --slots ask for") != std::string::npos);
+    // A --config of another model.
+    r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --config " +
+                std::string(MNEMO_SOURCE_DIR) + "/sessions/zoo-rmt-copy.json");
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("model.model: \"memformer\" vs \"rmt\"") != std::string::npos);
+    CHECK(r.output.find("leave out --config (the file's own config is used)") != std::string::npos);
+    CHECK_FALSE(mnemo::test::path_exists(dir + "/s"));
+  }
+  // Flags equal to the file's own config are fine.
+  auto r = run_cli("--threads 1 step --out " + dir + "/ok --to 0 --doc " + kSampleDocument + " --checkpoint " + zoo +
+                   "memformer-copy.safetensors --slots 8");
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+}

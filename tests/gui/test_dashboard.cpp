@@ -214,9 +214,36 @@ TEST_CASE("cli: gui --session and --compare reject what is not a session before 
     return std::make_pair(r.code, r.output);
   };
   const std::string dir = test::temp_dir("gui-session-cli");
-  auto a = run("gui --session " + dir + "/missing --quit");
+  auto a = run("gui --session " + dir + "/missing --session-wait 0 --quit");
   CHECK(a.first == 2);
   CHECK(a.second.find("--session: " + dir + "/missing: not a session") != std::string::npos);
+  // Waited for, then said with what to do.
+  a = run("gui --session " + dir + "/missing --session-wait 0.3 --quit");
+  CHECK(a.first == 2);
+  CHECK(a.second.find("gui: waiting up to 0.3 s for a training session in " + dir + "/missing") != std::string::npos);
+  CHECK(a.second.find("--session: no training session appeared in '" + dir + "/missing' within 0.3 s; start `mnemoscope "
+                      "train --out " + dir + "/missing`") != std::string::npos);
+  // A session that appears while it waits is opened: with no display the next check (the
+  // window) is what fails, so the session's were passed.
+  {
+    test::EnvGuard no_display("DISPLAY", "");
+    test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
+    const std::string run_dir = dir + "/later";
+    const test::CliRun r = test::run_shell("(sleep 1; " + std::string(MNEMO_BINARY) + " --threads 1 train --config " +
+                                           std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json --out " + run_dir +
+                                           " --steps 2 --set train.eval_every=0 --set train.record_every=0 >/dev/null 2>&1) & " +
+                                           std::string(MNEMO_BINARY) + " gui --session " + run_dir +
+                                           " --session-wait 60 --quit 2>&1; s=$?; wait; exit $s");
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("gui: waiting up to 60 s") != std::string::npos);
+    CHECK(r.output.find("no display for the window") != std::string::npos);
+  }
+  // A folder that holds other files and no manifest is no session: said at once.
+  test::write_file(dir + "/notes.txt", "x");
+  auto n = run("gui --session " + dir + " --quit");
+  CHECK(n.first == 2);
+  CHECK(n.second.find("waiting") == std::string::npos);
   auto b = run("gui --compare " + dir + " --quit");
   CHECK(b.first == 2);
   CHECK(b.second.find("--compare overlays a second session") != std::string::npos);

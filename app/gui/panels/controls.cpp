@@ -153,9 +153,12 @@ void ControlsPanel::draw(PanelContext& ctx) {
     };
     if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
       ImGui::TableNextColumn();
+      ModelConfig kind;
+      kind.model = model;
       field("slots", &slots_,
             memformer ? "memory slots k (1..65536)"
-                      : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries");
+                      : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries",
+            kind.uses_slots());
       ImGui::TableNextColumn();
       field("segment len", &segment_len_, "tokens per segment L (1..65536)");
       ImGui::TableNextColumn();
