@@ -57,11 +57,12 @@ def run(args):
     return p.stdout.decode(errors="replace")
 
 
-def python_steps(model, doc, n=None):
-    """Per segment: (loss or None, the memory dict, traces as numpy)."""
+def python_steps(model, doc, n=None, segment_len=None):
+    """Per segment: (loss or None, the memory dict, traces as numpy); segments of segment_len
+    tokens (default: the model's segment_len)."""
     out, memory = [], None
     with torch.no_grad():
-        for seg in mm.document_segments(doc, model.config.segment_len)[:n]:
+        for seg in mm.document_segments(doc, segment_len or model.config.segment_len)[:n]:
             o, memory, tr = model.step(seg, memory, trace=True)
             out.append((None if o.loss is None else o.loss.item(), memory,
                         {k: v.numpy() for k, v in tr.items()}))
@@ -342,7 +343,11 @@ class AgainstCpp(unittest.TestCase):
                 with open(doc, "wb") as f:
                     f.write(DOC * 2)
                 cpp = cpp_steps(path, doc, 3)
-                py = python_steps(m, DOC * 2, 3)
+                # `step` cuts a checkpoint's document as it was trained (rmt-copy: 13 of its
+                # 37 tokens) and records the length in each trace's metadata.
+                seg_len = int(cpp[0].metadata["segment_len"])
+                self.assertLessEqual(seg_len, cfg.segment_len)
+                py = python_steps(m, DOC * 2, 3, segment_len=seg_len)
                 for i, (t, (_, _, tr)) in enumerate(zip(cpp, py)):
                     for k, want in t.tensors.items():
                         if m.config.linear == "hashed" and want.dtype.kind == "f":

@@ -447,3 +447,14 @@ TEST_CASE("document panel: the loss tint - a near-zero loss is tinted, visibly a
   CHECK(int(rgb.r) + int(rgb.g) + int(rgb.b) > 120);
 }
 #endif
+
+#ifdef MNEMO_WITH_GUI
+TEST_CASE("slot timeline: skipped segments show as a gap column, never as consecutive columns") {
+  using mnemo::app::TimelinePanel;
+  CHECK(TimelinePanel::columns_of({0, 1, 3}) == std::vector<int64_t>{0, 1, -1, 3});
+  CHECK(TimelinePanel::columns_of({0, 1, 2}) == std::vector<int64_t>{0, 1, 2});
+  CHECK(TimelinePanel::columns_of({0, 5, 6, 9}) == std::vector<int64_t>{0, -1, 5, 6, -1, 9});
+  CHECK(TimelinePanel::columns_of({4}) == std::vector<int64_t>{4});
+  CHECK(TimelinePanel::columns_of({}).empty());
+}
+#endif

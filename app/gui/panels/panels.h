@@ -192,12 +192,16 @@ class MemoryPanel {
 class TimelinePanel {
  public:
   void draw(PanelContext& ctx);
+  // The columns for visited segments (ascending): one per segment, and a gap column (-1)
+  // wherever segments were skipped (a jump from 1 to 3 shows 1, gap, 3), so columns never
+  // suggest consecutive steps that were not.
+  static std::vector<int64_t> columns_of(const std::vector<int64_t>& visited);
 
  private:
   ui::HeatmapImage image_;
   ui::ColorbarImage colorbar_;
   uint64_t key_ = 0, last_visited_ = ~uint64_t{0}, last_info_ = ~uint64_t{0};
-  std::vector<int64_t> segments_;   // column -> segment
+  std::vector<int64_t> segments_;   // column -> segment (-1: a gap for skipped segments)
   std::vector<float> values_;       // slots x columns
   std::vector<std::string> labels_;
   int slots_ = 0;

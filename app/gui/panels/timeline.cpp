@@ -19,33 +19,35 @@ void TimelinePanel::draw(PanelContext& ctx) {
     last_visited_ = s.visited_version;
     last_info_ = info_id;
     ++key_;
-    segments_.clear();
     labels_.clear();
     slots_ = 0;
+    std::vector<int64_t> visited;
     for (const auto& [seg, rec] : s.visited) {
       if (rec->self_mass.empty()) continue;
       if (slots_ == 0) slots_ = static_cast<int>(rec->self_mass.size());
-      segments_.push_back(seg);
-      labels_.push_back(std::to_string(seg));
+      visited.push_back(seg);
     }
+    segments_ = columns_of(visited);
+    for (int64_t seg : segments_) labels_.push_back(seg < 0 ? "..." : std::to_string(seg));
     const size_t cols = segments_.size();
-    values_.assign(static_cast<size_t>(slots_) * cols, NAN);
-    size_t c = 0;
-    for (const auto& [seg, rec] : s.visited) {
-      if (rec->self_mass.empty()) continue;
-      const size_t n = std::min(rec->self_mass.size(), static_cast<size_t>(slots_));
-      for (size_t i = 0; i < n; ++i) values_[i * cols + c] = rec->self_mass[i];
-      ++c;
+    values_.assign(static_cast<size_t>(slots_) * cols, NAN);  // a gap column stays NaN (the map's no-value colour)
+    for (size_t c = 0; c < cols; ++c) {
+      if (segments_[c] < 0) continue;
+      const auto& rec = *s.visited.at(segments_[c]);
+      const size_t n = std::min(rec.self_mass.size(), static_cast<size_t>(slots_));
+      for (size_t i = 0; i < n; ++i) values_[i * cols + c] = rec.self_mass[i];
     }
   }
   if (segments_.empty()) {
     ImGui::TextDisabled("Step through segments to fill the timeline (one column per visited segment).");
     return;
   }
-  ImGui::Text("%d slots x %zu visited segments", slots_, segments_.size());
+  const size_t shown = static_cast<size_t>(std::count_if(segments_.begin(), segments_.end(), [](int64_t g) { return g >= 0; }));
+  ImGui::Text("%d slots x %zu visited segments", slots_, shown);
   ui::help_marker(
       "Colour: the writer's self-attention mass of each slot at each visited segment (mean over heads).\n"
       "Bright rows keep their content across segments; dark rows are rewritten by the segment.\n"
+      "A column marked ... (in the no-value colour) stands for segments computed on the way (a jump) but not shown.\n"
       "Click: select the slot. Double-click: go to that segment.");
   export_button(ctx, PanelId::kTimeline);
   const int sel = ctx.vm.selected_slot();
@@ -70,8 +72,8 @@ void TimelinePanel::draw(PanelContext& ctx) {
   ui::HeatmapAxes axes;
   axes.col_labels = &labels_;
   axes.highlight_row = ctx.vm.selected_slot();
-  auto cur = std::lower_bound(segments_.begin(), segments_.end(), s.position);
-  axes.highlight_col = cur != segments_.end() && *cur == s.position ? static_cast<int>(cur - segments_.begin()) : -1;
+  auto cur = std::find(segments_.begin(), segments_.end(), s.position);
+  axes.highlight_col = cur != segments_.end() && s.position >= 0 ? static_cast<int>(cur - segments_.begin()) : -1;
   axes.colorbar = &colorbar_;
   axes.cmap = ctx.seq_cmap;
   axes.vmin = 0.f;
@@ -80,7 +82,12 @@ void TimelinePanel::draw(PanelContext& ctx) {
   axes.y_title = "slot";
   axes.x_title = "visited segment";
   auto hit = ui::draw_heatmap("##timeline", image_, map_size, axes);
-  if (hit.hovered) {
+  if (hit.hovered && segments_[static_cast<size_t>(hit.col)] < 0) {
+    const int64_t before = hit.col > 0 ? segments_[static_cast<size_t>(hit.col) - 1] : -1;
+    const int64_t after = static_cast<size_t>(hit.col) + 1 < segments_.size() ? segments_[static_cast<size_t>(hit.col) + 1] : -1;
+    ImGui::SetTooltip("segments %lld..%lld were computed on the way but not shown (step to one to see it)",
+                      static_cast<long long>(before + 1), static_cast<long long>(after - 1));
+  } else if (hit.hovered) {
     const int64_t seg = segments_[static_cast<size_t>(hit.col)];
     const float v = values_[static_cast<size_t>(hit.row) * segments_.size() + static_cast<size_t>(hit.col)];
     const SlotType t = classify_mass(v, ctx.vm.thresholds());
@@ -95,6 +102,15 @@ void TimelinePanel::draw(PanelContext& ctx) {
     if (!ctx.preview && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);
   }
   if (show_holds) draw_holds(ctx, sel);
+}
+
+std::vector<int64_t> TimelinePanel::columns_of(const std::vector<int64_t>& visited) {
+  std::vector<int64_t> cols;
+  for (size_t i = 0; i < visited.size(); ++i) {
+    if (i > 0 && visited[i] > visited[i - 1] + 1) cols.push_back(-1);
+    cols.push_back(visited[i]);
+  }
+  return cols;
 }
 
 void TimelinePanel::draw_holds(PanelContext& ctx, int slot) {
