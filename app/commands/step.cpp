@@ -8,6 +8,7 @@
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
+#include "core/train/checkpoint.h"
 #include "core/platform/memory.h"
 #include "core/trace/hash_stats.h"
 
@@ -15,6 +16,21 @@
 #include <cstdio>
 
 namespace mnemo::app {
+
+namespace {
+// Whether `checkpoint` was trained on a synthetic task (one with unpredictable random symbols).
+bool synthetic_task(const std::string& checkpoint) {
+  if (checkpoint.empty()) return false;
+  try {
+    const WeightsFile f = read_weights_file(checkpoint);
+    if (!f.training_config.is_object() || !f.training_config.contains("task")) return false;
+    const std::string name = f.training_config["task"].value("name", "");
+    return !name.empty() && name != "text" && name != "moby-dick" && name != "mnist";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+}  // namespace
 
 int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) {
   // Validate everything before writing anything.
@@ -58,6 +74,10 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << stepping.describe() << ")\n";
   if (!stepping.as_trained())
     log << "warning: " << stepping.warning() << "; leave out --segment-len to step it as trained\n";
+  if (synthetic_task(mf.checkpoint))
+    log << "note: each loss is the mean over every token the step predicts, scored by the model's training task or "
+           "not: the random symbols of a synthetic task (a copy's source, distractors) cannot be predicted, so a high "
+           "loss there says nothing about the memory; --benefit gives what the memory contributed per token\n";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
   platform::MemoryActivity activity("stepping '" + so.doc + "'");
   for (int64_t i = so.from; i <= to; ++i) {
