@@ -312,9 +312,18 @@ torch::Tensor PackedTablesCache::get(const torch::Tensor& tables) {
     packed_ = torch::Tensor();
     // A normal tensor also when called under InferenceMode (stepping): a later training
     // forward saves it for its backward, which an inference tensor cannot be.
+    // 2 MiB-aligned and asked for as transparent huge pages, as the kernels' own slab buffers:
+    // the gathers read it at random, and 4 KiB pages cost TLB misses there.
     c10::InferenceMode normal_tensor(false);
-    packed_ = torch::empty({elems}, tables.options().dtype(dtype));
-    advise_huge_pages(packed_);
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = static_cast<size_t>(elems) * c10::elementSize(dtype);
+    const size_t cap = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* mem = std::aligned_alloc(kHuge, cap);
+    TORCH_CHECK(mem, "memory_layer: out of memory allocating ", bytes, " bytes of packed tables");
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(mem, cap, MADV_HUGEPAGE);  // a hint; without it only speed suffers
+#endif
+    packed_ = torch::from_blob(mem, {elems}, [](void* q) { std::free(q); }, tables.options().dtype(dtype));
   }
   const auto contiguous = tables.contiguous();
   kernels::hashed_pack_tables_cpu(contiguous.data_ptr(), table_type(tables), packed_.data_ptr(), k, tau, d_out,
