@@ -423,10 +423,10 @@ void run_hashed_linear_cpu(const HashedCpuOptions& o, std::ostream& out) {
       out << line;
     }
   }
-  // Goals (issue #32; at the sizes they are set for, d = 512, tau = 8, one thread), for every
-  // N and load run: forward with fp32 tables >= 70 % of its roofline and >= 2x dense; forward
-  // with bf16 tables >= 3x dense; fwd+bwd with fp32 tables >= 1.5x dense. Each for the
-  // table cache setting(s) run.
+  // Goals (docs/benchmarks.md, "Roofline, and why the goals are missed"), at the sizes they are
+  // set for (d = 512, tau = 8, one thread), for every N, load and table cache setting run:
+  // forward with fp32 tables >= 70 % of its roofline and >= 2x dense; forward with bf16 tables
+  // >= 3x dense; fwd+bwd with fp32 tables >= 1.5x dense.
   for (const auto& r : rows_out) {
     if (d != 512 || bits != 8 || r.threads != 1) continue;
     const double s = r.dense_wall / r.hash_wall, sc = r.dense_cpu / r.hash_cpu;

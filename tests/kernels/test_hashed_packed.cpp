@@ -7,6 +7,7 @@
 #include "core/models/factory.h"
 #include "core/nn/hashed_linear.h"
 #include "kernels/hashed_lookup_cpu.h"
+#include "tests/support/helpers.h"
 #include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
@@ -280,4 +281,47 @@ TEST_CASE("hashed packed: the next call sees every in-place update of the tables
     proj->tables.set_data(torch::randn_like(proj->tables));
   }
   check_fresh("set_data", 7);
+}
+
+TEST_CASE("bench hashed-linear: table cache rows - roofline time and share - pack time - the goal lines - d_in = K tau") {
+  // d = 30, tau = 4: K = 7 tables, d_in = 28 on the CPU.
+  const std::string tiny = "bench hashed-linear --device cpu --tokens 64 --dim 30 --bits 4 --repeats 1 --threads 1";
+  auto r = test::run_cli(tiny + " --tables fp32 --loads uniform");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("d_in = 28, d_out = 30") != std::string::npos);
+  CHECK(r.output.find("cache hash_wall") != std::string::npos);
+  CHECK(r.output.find("roofline ms") != std::string::npos);
+  for (const char* row : {"  1 fp32       64 forward  uniform  on ", "  1 fp32       64 forward  uniform  off ",
+                          "  1 fp32       64 fwd+bwd  uniform  on ", "  1 fp32       64 fwd+bwd  uniform  off "})
+    CHECK(r.output.find(row) != std::string::npos);
+  CHECK(r.output.find("zipf1.1") == std::string::npos);  // --loads uniform: no skewed rows
+  CHECK(r.output.find("1 thread(s), fp32 tables: ") != std::string::npos);  // the pack time
+  CHECK(r.output.find("torch AdamW step") != std::string::npos);
+  auto off = test::run_cli(tiny + " --tables bf16 --passes forward --table-cache off");
+  CAPTURE(off.output);
+  REQUIRE(off.code == 0);
+  CHECK(off.output.find("  1 bf16       64 forward  uniform  off ") != std::string::npos);
+  CHECK(off.output.find(" on  ") == std::string::npos);
+  CHECK(off.output.find("fwd+bwd  ") == std::string::npos);
+  CHECK(off.output.find("packing the tables") == std::string::npos);  // no cache, no pack line
+  // The goal lines, at the size they are set for.
+  auto g = test::run_cli("bench hashed-linear --device cpu --tokens 64 --repeats 1 --threads 1 --tables fp32,bf16 "
+                         "--loads uniform --table-cache on");
+  CAPTURE(g.output);
+  REQUIRE(g.code == 0);
+  for (const char* goal : {"goal CPU forward >= 70% of the roofline (fp32 tables, 1 thread, cache on), N = 64, uniform: ",
+                           "goal CPU forward >= 2.0x dense (fp32 tables, 1 thread, cache on), N = 64, uniform: ",
+                           "goal CPU forward >= 3.0x dense (bf16 tables, 1 thread, cache on), N = 64, uniform: ",
+                           "goal CPU fwd+bwd >= 1.5x dense (fp32 tables, 1 thread, cache on), N = 64, uniform: "})
+    CHECK(g.output.find(goal) != std::string::npos);
+  for (auto [args, msg] : {std::pair<std::string, std::string>{" --table-cache maybe", "--table-cache maybe is unknown"},
+                           {" --passes backward", "--passes backward is unknown"},
+                           {" --loads heavy", "--loads heavy is unknown"}}) {
+    auto b = test::run_cli(tiny + args);
+    CAPTURE(args);
+    CAPTURE(b.output);
+    CHECK(b.code == 2);
+    CHECK(b.output.find(msg) != std::string::npos);
+  }
 }
