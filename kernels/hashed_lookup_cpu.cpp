@@ -227,10 +227,38 @@ int64_t row_grain(int64_t width) {
   return std::max<int64_t>(1, 16384 / std::max<int64_t>(1, width));
 }
 
+// Where a table row's elements are: the tables in their own layout, or packed
+// (hashed_lookup_cpu.h, "tables kept in the kernels' layout"). each(j, h, f) calls
+// f(c, T_j[h][c] as a float) for c = 0 .. d_out - 1, in that order.
+template <class E>
+inline int64_t packed_lane(int64_t l) {  // position of column l in a packed piece
+  if constexpr (std::is_same_v<E, Bf16>) return l < 16 ? 2 * l : 2 * (l - 16) + 1;
+  else return l;
+}
+
+template <class E>
+struct TableRows {
+  const E* base;
+  bool packed;
+  int64_t k, rows, d_out;
+  template <class Fn>
+  void each(int64_t j, int64_t h, Fn&& f) const {
+    if (!packed) {
+      const E* t = base + (j * rows + h) * d_out;
+      for (int64_t c = 0; c < d_out; ++c) f(c, to_float(t[c]));
+      return;
+    }
+    for (int64_t c0 = 0; c0 < d_out; c0 += kHashedPackCols) {
+      const E* piece = base + ((c0 / kHashedPackCols * k + j) * rows + h) * kHashedPackCols;
+      const int64_t w = std::min(kHashedPackCols, d_out - c0);
+      for (int64_t l = 0; l < w; ++l) f(c0 + l, to_float(piece[packed_lane<E>(l)]));
+    }
+  }
+};
+
 template <typename T, typename E>
-void portable_forward(const T* x, const E* tables, T* y, int32_t* bucket, T* p, int64_t n, int64_t k, int tau,
-                      int64_t d_out, double temperature, const ParallelFor& pf) {
-  const int64_t rows = int64_t{1} << tau;
+void portable_forward(const T* x, const TableRows<E>& tables, T* y, int32_t* bucket, T* p, int64_t n, int64_t k,
+                      int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
   const T two_over_t = static_cast<T>(2.0 / temperature);
   run(pf, n, row_grain<T>(k * tau + d_out), [&](int64_t r0, int64_t r1) {
     codes_rows(x, bucket, p, r0, r1, k, tau, two_over_t);
@@ -238,12 +266,17 @@ void portable_forward(const T* x, const E* tables, T* y, int32_t* bucket, T* p, 
       T* yr = y + r * d_out;
       std::fill_n(yr, d_out, T(0));
       for (int64_t j = 0; j < k; ++j) {
-        const E* t = tables + (j * rows + bucket[r * k + j]) * d_out;
         const T pv = p[r * k + j];
-        for (int64_t c = 0; c < d_out; ++c) yr[c] += pv * to_float(t[c]);
+        tables.each(j, bucket[r * k + j], [&](int64_t c, T v) { yr[c] += pv * v; });
       }
     }
   });
+}
+template <typename T, typename E>
+void portable_forward(const T* x, const E* tables, T* y, int32_t* bucket, T* p, int64_t n, int64_t k, int tau,
+                      int64_t d_out, double temperature, const ParallelFor& pf) {
+  portable_forward(x, TableRows<E>{tables, false, k, int64_t{1} << tau, d_out}, y, bucket, p, n, k, tau, d_out,
+                   temperature, pf);
 }
 
 template <typename T>
@@ -265,9 +298,10 @@ void portable_backward_tables(const int32_t* bucket, const T* p, const T* dy, T*
 }
 
 template <typename T, typename E>
-void portable_backward_input(const T* x, const E* tables, const int32_t* bucket, const T* p, const T* dy, T* dx,
-                             int64_t n, int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
-  const int64_t d_in = k * tau, rows = int64_t{1} << tau;
+void portable_backward_input(const T* x, const TableRows<E>& tables, const int32_t* bucket, const T* p, const T* dy,
+                             T* dx, int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
+                             const ParallelFor& pf) {
+  const int64_t d_in = k * tau;
   const T two_over_t = static_cast<T>(2.0 / temperature);
   run(pf, n, row_grain<T>(d_in + k * d_out), [&](int64_t r0, int64_t r1) {
     std::vector<T> e(static_cast<size_t>(d_in));
@@ -276,9 +310,8 @@ void portable_backward_input(const T* x, const E* tables, const int32_t* bucket,
       const T* dyr = dy + r * d_out;
       for (int64_t c = 0; c < d_in; ++c) e[static_cast<size_t>(c)] = exp_neg(two_over_t * std::fabs(xr[c]));
       for (int64_t j = 0; j < k; ++j) {
-        const E* t = tables + (j * rows + bucket[r * k + j]) * d_out;
         T g = 0;
-        for (int64_t c = 0; c < d_out; ++c) g += dyr[c] * to_float(t[c]);
+        tables.each(j, bucket[r * k + j], [&](int64_t c, T v) { g += dyr[c] * v; });
         const T coef = g * p[r * k + j] * two_over_t;
         for (int i = 0; i < tau; ++i) {
           const int64_t col = j * tau + i;
@@ -291,11 +324,43 @@ void portable_backward_input(const T* x, const E* tables, const int32_t* bucket,
   });
 }
 
+template <typename T, typename E>
+void portable_backward_input(const T* x, const E* tables, const int32_t* bucket, const T* p, const T* dy, T* dx,
+                             int64_t n, int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
+  portable_backward_input(x, TableRows<E>{tables, false, k, int64_t{1} << tau, d_out}, bucket, p, dy, dx, n, k, tau,
+                          d_out, temperature, pf);
+}
+
+// Packs one table type (hashed_lookup_cpu.h, "tables kept in the kernels' layout"): each task
+// reads whole rows of its tables in order and writes their pieces to every column block.
+template <class E>
+void pack_tables(const E* tables, E* packed, int64_t k, int64_t rows, int64_t d_out, const ParallelFor& pf) {
+  run(pf, k, 1, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t h = 0; h < rows; ++h) {
+        const E* src = tables + (j * rows + h) * d_out;
+        for (int64_t c0 = 0; c0 < d_out; c0 += kHashedPackCols) {
+          E* dst = packed + ((c0 / kHashedPackCols * k + j) * rows + h) * kHashedPackCols;
+          const int64_t w = std::min(kHashedPackCols, d_out - c0);
+          if (w == kHashedPackCols && !std::is_same_v<E, Bf16>) {
+            std::memcpy(dst, src + c0, sizeof(E) * kHashedPackCols);
+            continue;
+          }
+          E piece[kHashedPackCols];
+          std::memset(piece, 0, sizeof piece);
+          for (int64_t l = 0; l < w; ++l) piece[packed_lane<E>(l)] = src[c0 + l];
+          std::memcpy(dst, piece, sizeof piece);
+        }
+      }
+  });
+}
+
 // ---- vectorised paths ---------------------------------------------------------------------------
 
 #if MNEMO_X86_SIMD
 
-constexpr int64_t kCols = 32;  // columns per block: two 16-lane vectors
+constexpr int64_t kCols = kHashedPackCols;  // columns per block: two 16-lane vectors
+static_assert(kCols == 32, "the vector layer loads a block as two 16-lane vectors");
 // Packed slabs of one column block and group of tables (all 64 tables at d = 512, tau = 8).
 // More than L2 (1 MiB here), but measured faster than groups that fit: with fewer tables per
 // group the partial sums of every row go through memory between groups, and the codes are
@@ -483,6 +548,7 @@ inline void add_sums(float* dst, __m256 sums, int n) {
   }
 }
 inline void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+inline void prefetch_far(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1); }
 inline void store_fence() { _mm_sfence(); }
 
 // 16 table elements as floats.
@@ -632,6 +698,7 @@ inline void add_sums(float* dst, __m512 sums, int n) {
   _mm512_mask_storeu_ps(dst, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst), sums));
 }
 inline void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
+inline void prefetch_far(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1); }
 inline void store_fence() { _mm_sfence(); }
 
 inline F widen(const Bf16* p) {
@@ -751,31 +818,52 @@ CpuIsa cpu_isa() {
 
 namespace {
 
-// Runs the forward on the selected path for table elements E.
+// Runs the forward on the selected path for table elements E: `tables` in their own layout
+// (packed == false) or packed ahead of time (packed == true).
 template <class E>
-void forward_any(const float* x, const E* tables, float* y, int32_t* bucket, float* p, int64_t n, int64_t k, int tau,
-                 int64_t d_out, double temperature, const ParallelFor& pf) {
+void forward_any(const float* x, const E* tables, bool packed, float* y, int32_t* bucket, float* p, int64_t n,
+                 int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
+  const E* plain = packed ? nullptr : tables;
+  const E* pre = packed ? tables : nullptr;
   switch (cpu_isa()) {
 #if MNEMO_X86_SIMD
-    case CpuIsa::kAvx512: return avx512::forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
-    case CpuIsa::kAvx2: return avx2::forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+    case CpuIsa::kAvx512: return avx512::forward(x, plain, pre, y, bucket, p, n, k, tau, d_out, temperature, pf);
+    case CpuIsa::kAvx2: return avx2::forward(x, plain, pre, y, bucket, p, n, k, tau, d_out, temperature, pf);
 #endif
-    default: return portable_forward(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+    default:
+      return portable_forward(x, TableRows<E>{tables, packed, k, int64_t{1} << tau, d_out}, y, bucket, p, n, k, tau,
+                              d_out, temperature, pf);
   }
 }
 
 template <class E>
-void backward_input_any(const float* x, const E* tables, const int32_t* bucket, const float* p, const float* dy,
-                        float* dx, int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
+void backward_input_any(const float* x, const E* tables, bool packed, const int32_t* bucket, const float* p,
+                        const float* dy, float* dx, int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
                         const ParallelFor& pf) {
+  const E* plain = packed ? nullptr : tables;
+  const E* pre = packed ? tables : nullptr;
   switch (cpu_isa()) {
 #if MNEMO_X86_SIMD
     case CpuIsa::kAvx512:
-      return avx512::backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
-    case CpuIsa::kAvx2: return avx2::backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+      return avx512::backward_input(x, plain, pre, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+    case CpuIsa::kAvx2:
+      return avx2::backward_input(x, plain, pre, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
 #endif
-    default: return portable_backward_input(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+    default:
+      return portable_backward_input(x, TableRows<E>{tables, packed, k, int64_t{1} << tau, d_out}, bucket, p, dy, dx,
+                                     n, k, tau, d_out, temperature, pf);
   }
+}
+
+// Calls fn(static_cast<const E*>(tables)) with E the element type of table_type.
+template <class Fn>
+void with_table_type(TableType table_type, const void* tables, const char* what, Fn&& fn) {
+  switch (table_type) {
+    case TableType::kFloat32: return fn(static_cast<const float*>(tables));
+    case TableType::kBFloat16: return fn(static_cast<const Bf16*>(tables));
+    case TableType::kFloat16: return fn(static_cast<const Half*>(tables));
+  }
+  throw std::invalid_argument(std::string(what) + ": unknown table type");
 }
 
 }  // namespace
@@ -793,19 +881,40 @@ double hashed_lookup_gather_probe_gbs(double seconds) {
 void hashed_lookup_forward_cpu(const float* x, const void* tables, TableType table_type, float* y, int32_t* bucket,
                                float* p, int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
                                const ParallelFor& pf) {
-  switch (table_type) {
-    case TableType::kFloat32:
-      return forward_any(x, static_cast<const float*>(tables), y, bucket, p, n, k, tau, d_out, temperature, pf);
-    case TableType::kBFloat16:
-      return forward_any(x, static_cast<const Bf16*>(tables), y, bucket, p, n, k, tau, d_out, temperature, pf);
-    case TableType::kFloat16:
-      return forward_any(x, static_cast<const Half*>(tables), y, bucket, p, n, k, tau, d_out, temperature, pf);
-  }
-  throw std::invalid_argument("hashed_lookup_forward_cpu: unknown table type");
+  with_table_type(table_type, tables, "hashed_lookup_forward_cpu", [&](auto* t) {
+    forward_any(x, t, /*packed=*/false, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  });
 }
 void hashed_lookup_forward_cpu(const float* x, const float* tables, float* y, int32_t* bucket, float* p, int64_t n,
                                int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
-  forward_any(x, tables, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  forward_any(x, tables, /*packed=*/false, y, bucket, p, n, k, tau, d_out, temperature, pf);
+}
+void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableType table_type, float* y,
+                                      int32_t* bucket, float* p, int64_t n, int64_t k, int tau, int64_t d_out,
+                                      double temperature, const ParallelFor& pf) {
+  with_table_type(table_type, packed, "hashed_lookup_forward_packed_cpu", [&](auto* t) {
+    forward_any(x, t, /*packed=*/true, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  });
+}
+
+int64_t hashed_packed_elems(int64_t k, int tau, int64_t d_out) {
+  return (d_out + kHashedPackCols - 1) / kHashedPackCols * k * (int64_t{1} << tau) * kHashedPackCols;
+}
+
+void hashed_pack_tables_cpu(const void* tables, TableType table_type, void* packed, int64_t k, int tau, int64_t d_out,
+                            const ParallelFor& pf) {
+  with_table_type(table_type, tables, "hashed_pack_tables_cpu", [&](auto* t) {
+    using E = std::remove_const_t<std::remove_pointer_t<decltype(t)>>;
+    E* out = static_cast<E*>(packed);
+    const int64_t rows = int64_t{1} << tau;
+    switch (cpu_isa()) {  // the same layout on every path
+#if MNEMO_X86_SIMD
+      case CpuIsa::kAvx512: return avx512::pack_tables(t, out, k, rows, d_out, pf);
+      case CpuIsa::kAvx2: return avx2::pack_tables(t, out, k, rows, d_out, pf);
+#endif
+      default: return pack_tables(t, out, k, rows, d_out, pf);
+    }
+  });
 }
 void hashed_lookup_forward_cpu(const double* x, const double* tables, double* y, int32_t* bucket, double* p, int64_t n,
                                int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
@@ -830,23 +939,22 @@ void hashed_lookup_backward_tables_cpu(const int32_t* bucket, const double* p, c
 void hashed_lookup_backward_input_cpu(const float* x, const void* tables, TableType table_type, const int32_t* bucket,
                                       const float* p, const float* dy, float* dx, int64_t n, int64_t k, int tau,
                                       int64_t d_out, double temperature, const ParallelFor& pf) {
-  switch (table_type) {
-    case TableType::kFloat32:
-      return backward_input_any(x, static_cast<const float*>(tables), bucket, p, dy, dx, n, k, tau, d_out, temperature,
-                                pf);
-    case TableType::kBFloat16:
-      return backward_input_any(x, static_cast<const Bf16*>(tables), bucket, p, dy, dx, n, k, tau, d_out, temperature,
-                                pf);
-    case TableType::kFloat16:
-      return backward_input_any(x, static_cast<const Half*>(tables), bucket, p, dy, dx, n, k, tau, d_out, temperature,
-                                pf);
-  }
-  throw std::invalid_argument("hashed_lookup_backward_input_cpu: unknown table type");
+  with_table_type(table_type, tables, "hashed_lookup_backward_input_cpu", [&](auto* t) {
+    backward_input_any(x, t, /*packed=*/false, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+  });
 }
 void hashed_lookup_backward_input_cpu(const float* x, const float* tables, const int32_t* bucket, const float* p,
                                       const float* dy, float* dx, int64_t n, int64_t k, int tau, int64_t d_out,
                                       double temperature, const ParallelFor& pf) {
-  backward_input_any(x, tables, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+  backward_input_any(x, tables, /*packed=*/false, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+}
+void hashed_lookup_backward_input_packed_cpu(const float* x, const void* packed, TableType table_type,
+                                             const int32_t* bucket, const float* p, const float* dy, float* dx,
+                                             int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
+                                             const ParallelFor& pf) {
+  with_table_type(table_type, packed, "hashed_lookup_backward_input_packed_cpu", [&](auto* t) {
+    backward_input_any(x, t, /*packed=*/true, bucket, p, dy, dx, n, k, tau, d_out, temperature, pf);
+  });
 }
 void hashed_lookup_backward_input_cpu(const double* x, const double* tables, const int32_t* bucket, const double* p,
                                       const double* dy, double* dx, int64_t n, int64_t k, int tau, int64_t d_out,

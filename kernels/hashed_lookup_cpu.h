@@ -93,6 +93,37 @@ void hashed_lookup_backward_input_cpu(const double* x, const double* tables, con
                                       const double* dy, double* dx, int64_t n, int64_t k, int tau, int64_t d_out,
                                       double temperature, const ParallelFor& pf);
 
+// ---- tables kept in the kernels' layout -------------------------------------------------------
+//
+// The vectorised forward and input gradient read the tables as "slabs": for each column block
+// of kHashedPackCols columns, each table's 2^tau rows of that block, contiguous. Unless they
+// are given the tables already in that layout, every call packs them again (docs/benchmarks.md,
+// "bench hashed-linear": at d = 512, tau = 8 that is 32 MiB read from DRAM in short runs, about
+// half the fp32 forward). Tables that do not change between calls can be packed once:
+//
+//   packed  [blocks, k, 2^tau, kHashedPackCols], blocks = ceil(d_out / kHashedPackCols):
+//           the piece (b, j, h) holds columns b * kHashedPackCols + l of T_j[h], zeros past
+//           d_out. fp32 and fp16 pieces are the columns in order; a bf16 piece is 16 32-bit
+//           words, word l = (column l + 16) << 16 | column l (as 16-bit elements: column l at
+//           2 l, column l + 16 at 2 l + 1), so that it widens with a shift and a mask.
+//
+// The layout is the same for every code path. The *_packed calls compute exactly (bit for
+// bit) what the same call on the unpacked tables computes on the same path.
+constexpr int64_t kHashedPackCols = 32;
+// Elements (of the tables' type) of the packed layout.
+int64_t hashed_packed_elems(int64_t k, int tau, int64_t d_out);
+// Packs tables [k, 2^tau, d_out] into `packed` (hashed_packed_elems elements of table_type).
+void hashed_pack_tables_cpu(const void* tables, TableType table_type, void* packed, int64_t k, int tau, int64_t d_out,
+                            const ParallelFor& pf);
+// hashed_lookup_forward_cpu / hashed_lookup_backward_input_cpu with the tables given packed.
+void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableType table_type, float* y,
+                                      int32_t* bucket, float* p, int64_t n, int64_t k, int tau, int64_t d_out,
+                                      double temperature, const ParallelFor& pf);
+void hashed_lookup_backward_input_packed_cpu(const float* x, const void* packed, TableType table_type,
+                                             const int32_t* bucket, const float* p, const float* dy, float* dx,
+                                             int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
+                                             const ParallelFor& pf);
+
 // The rate (GB/s) at which the forward's inner loop multiply-adds table pieces that are
 // already in L2 (packed slabs of 16 tables of 2^8 rows, 2048 rows, random codes; best of five
 // runs taking about `seconds` of the calling thread's CPU time, with the current path): the

@@ -17,6 +17,12 @@ struct HashedCpuOptions {
   std::vector<int64_t> threads = {1, 2};                 // LibTorch and OpenBLAS threads per run
   std::vector<std::string> tables = {"fp32", "bf16"};    // table dtypes of the hashed layer: fp32 | bf16 | fp16
   std::string cpu_kernels = "auto";                      // auto | portable | avx2 | avx512
+  // Tables kept packed in the kernels' layout between calls (PackedTablesCache): "on" (the
+  // forward reuses one packed copy, as when stepping or evaluating; fwd+bwd packs once per
+  // call, as after every optimizer step) and/or "off" (packed inside every call).
+  std::vector<std::string> table_cache = {"on", "off"};
+  std::vector<std::string> passes = {"forward", "fwd+bwd"};  // forward | fwd+bwd
+  std::vector<std::string> loads = {"uniform", "zipf"};      // uniform | zipf
 };
 
 // Memory bandwidth in GB/s (10^9 bytes/s), STREAM convention (bytes the loop's arrays hold,
@@ -35,7 +41,9 @@ std::string loaded_blas();
 // MNEMO_CPU_KERNELS.
 void validate_hashed_cpu_options(const HashedCpuOptions& o);
 
-// Runs the CPU cases (threads x tables x tokens) and prints them to out; validates first.
+// Runs the CPU cases (threads x tables x tokens x passes x loads x table cache) and prints them
+// to out; validates first. d_out = dim, d_in = K tau with K = dim / tau (so dim need not be a
+// multiple of tau); the dense baseline is d_in -> d_out too.
 void run_hashed_linear_cpu(const HashedCpuOptions& o, std::ostream& out);
 
 }  // namespace mnemo::app::bench

@@ -132,8 +132,10 @@ class GradBuffers {
   std::vector<std::pair<void*, size_t>> free_;
 };
 
-// x2d [N, d_in] contiguous, tables [K, R, d_out] contiguous. Returns {y, bucket, p}.
-variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, int64_t bits, double temperature) {
+// x2d [N, d_in] contiguous, tables [K, R, d_out] contiguous; packed: the tables packed
+// (PackedTablesCache) or an empty tensor. Returns {y, bucket, p}.
+variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, const torch::Tensor& packed,
+                          int64_t bits, double temperature) {
   const int64_t n = x2d.size(0), k = tables.size(0), d_out = tables.size(2);
   auto idx_opts = x2d.options().dtype(torch::kInt32);
   if (x2d.is_cuda()) {
@@ -155,6 +157,12 @@ variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables,
   auto bucket = torch::empty({n, k}, idx_opts);
   auto p = torch::empty({n, k}, x2d.options());
   for (const auto* t : {&y, &bucket, &p}) advise_huge_pages(*t);
+  if (packed.numel() > 0) {  // float32 x, tables of any TableType, packed
+    kernels::hashed_lookup_forward_packed_cpu(x2d.data_ptr<float>(), packed.data_ptr(), table_type(tables),
+                                              y.data_ptr<float>(), bucket.data_ptr<int32_t>(), p.data_ptr<float>(), n, k,
+                                              static_cast<int>(bits), d_out, temperature, torch_parallel_for());
+    return {y, bucket, p};
+  }
   if (tables.scalar_type() != x2d.scalar_type()) {  // float32 x, bf16 / fp16 tables
     kernels::hashed_lookup_forward_cpu(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables), y.data_ptr<float>(),
                                        bucket.data_ptr<int32_t>(), p.data_ptr<float>(), n, k, static_cast<int>(bits),
@@ -170,9 +178,9 @@ variable_list forward_raw(const torch::Tensor& x2d, const torch::Tensor& tables,
 }
 
 // Returns {dx, dtables}; either may be undefined when not needed.
-variable_list backward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, const torch::Tensor& bucket,
-                           const torch::Tensor& p, const torch::Tensor& dy, int64_t bits, double temperature,
-                           bool deterministic, bool need_dx, bool need_dtables) {
+variable_list backward_raw(const torch::Tensor& x2d, const torch::Tensor& tables, const torch::Tensor& packed,
+                           const torch::Tensor& bucket, const torch::Tensor& p, const torch::Tensor& dy, int64_t bits,
+                           double temperature, bool deterministic, bool need_dx, bool need_dtables) {
   const int64_t n = x2d.size(0), k = tables.size(0), d_out = tables.size(2);
   torch::Tensor dx, dtables;
   if (x2d.is_cuda()) {
@@ -210,10 +218,16 @@ variable_list backward_raw(const torch::Tensor& x2d, const torch::Tensor& tables
     if (need_dx) {
       dx = torch::empty_like(x2d);
       advise_huge_pages(dx);
-      kernels::hashed_lookup_backward_input_cpu(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables),
-                                                bucket.data_ptr<int32_t>(), p.data_ptr<float>(), dy.data_ptr<float>(),
-                                                dx.data_ptr<float>(), n, k, static_cast<int>(bits), d_out, temperature,
-                                                torch_parallel_for());
+      if (packed.numel() > 0)
+        kernels::hashed_lookup_backward_input_packed_cpu(
+            x2d.data_ptr<float>(), packed.data_ptr(), table_type(tables), bucket.data_ptr<int32_t>(), p.data_ptr<float>(),
+            dy.data_ptr<float>(), dx.data_ptr<float>(), n, k, static_cast<int>(bits), d_out, temperature,
+            torch_parallel_for());
+      else
+        kernels::hashed_lookup_backward_input_cpu(x2d.data_ptr<float>(), tables.data_ptr(), table_type(tables),
+                                                  bucket.data_ptr<int32_t>(), p.data_ptr<float>(), dy.data_ptr<float>(),
+                                                  dx.data_ptr<float>(), n, k, static_cast<int>(bits), d_out, temperature,
+                                                  torch_parallel_for());
     }
     if (need_dtables) {
       auto dt32 = GradBuffers::instance().empty(tables.sizes());
@@ -242,10 +256,13 @@ variable_list backward_raw(const torch::Tensor& x2d, const torch::Tensor& tables
 
 class MemoryLayerFunction : public torch::autograd::Function<MemoryLayerFunction> {
  public:
+  // packed: the tables packed ahead of time (PackedTablesCache::get) or an empty tensor (an
+  // undefined one cannot be an input here in LibTorch 1.13); the backward's input gradient
+  // reads the same copy.
   static variable_list forward(AutogradContext* ctx, const torch::Tensor& x2d, const torch::Tensor& tables,
-                               int64_t bits, double temperature, bool deterministic) {
-    auto out = forward_raw(x2d, tables, bits, temperature);
-    ctx->save_for_backward({x2d, tables, out[1], out[2]});
+                               const torch::Tensor& packed, int64_t bits, double temperature, bool deterministic) {
+    auto out = forward_raw(x2d, tables, packed, bits, temperature);
+    ctx->save_for_backward({x2d, tables, out[1], out[2], packed});
     ctx->saved_data["bits"] = bits;
     ctx->saved_data["temperature"] = temperature;
     ctx->saved_data["deterministic"] = deterministic;
@@ -257,16 +274,81 @@ class MemoryLayerFunction : public torch::autograd::Function<MemoryLayerFunction
     auto saved = ctx->get_saved_variables();
     const bool need_dx = ctx->needs_input_grad(0), need_dt = ctx->needs_input_grad(1);
     torch::Tensor dy = grads[0];
-    if (!dy.defined() || (!need_dx && !need_dt)) return {torch::Tensor(), torch::Tensor(), {}, {}, {}};
+    if (!dy.defined() || (!need_dx && !need_dt)) return {torch::Tensor(), torch::Tensor(), {}, {}, {}, {}};
     dy = dy.to(saved[0].is_cuda() ? torch::kFloat32 : saved[0].scalar_type()).contiguous();
-    auto g = backward_raw(saved[0], saved[1], saved[2], saved[3], dy, ctx->saved_data["bits"].toInt(),
+    auto g = backward_raw(saved[0], saved[1], saved[4], saved[2], saved[3], dy, ctx->saved_data["bits"].toInt(),
                           ctx->saved_data["temperature"].toDouble(), ctx->saved_data["deterministic"].toBool(),
                           need_dx, need_dt);
-    return {g[0], g[1], torch::Tensor(), torch::Tensor(), torch::Tensor()};
+    return {g[0], g[1], torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
+
+// ---- PackedTablesCache -------------------------------------------------------------------------
+
+torch::Tensor PackedTablesCache::get(const torch::Tensor& tables) {
+  if (!tables.defined() || !tables.device().is_cpu() || tables.dim() != 3 || tables.is_inference()) return {};
+  const auto dtype = tables.scalar_type();
+  if (dtype != torch::kFloat32 && dtype != torch::kBFloat16 && dtype != torch::kFloat16) return {};
+  const int64_t k = tables.size(0), rows = tables.size(1), d_out = tables.size(2);
+  int tau = 0;
+  while ((int64_t{1} << tau) < rows) ++tau;
+  if ((int64_t{1} << tau) != rows || tau < kernels::kMinHashBits || tau > kernels::kMaxHashBits) return {};
+  const auto version = static_cast<uint32_t>(tables._version());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (packed_.defined() && source_.unsafeGetTensorImpl() == tables.unsafeGetTensorImpl() &&
+      storage_.unsafeGetStorageImpl() == tables.storage().unsafeGetStorageImpl() && version_ == version &&
+      offset_ == tables.storage_offset() && tables.sizes().equals(sizes_) && tables.strides().equals(strides_) &&
+      dtype_ == dtype)
+    return packed_;
+  const int64_t elems = kernels::hashed_packed_elems(k, tau, d_out);
+  // Packed again in place only when nobody else holds the old copy (a backward may).
+  const bool reuse = packed_.defined() && packed_.scalar_type() == dtype && packed_.numel() == elems &&
+                     packed_.use_count() == 1 && packed_.storage().use_count() == 1;
+  source_ = torch::Tensor();
+  storage_ = c10::Storage();
+  if (!reuse) {
+    packed_ = torch::Tensor();
+    // A normal tensor also when called under InferenceMode (stepping): a later training
+    // forward saves it for its backward, which an inference tensor cannot be.
+    // 2 MiB-aligned and asked for as transparent huge pages, as the kernels' own slab buffers:
+    // the gathers read it at random, and 4 KiB pages cost TLB misses there.
+    c10::InferenceMode normal_tensor(false);
+    constexpr size_t kHuge = size_t{2} << 20;
+    const size_t bytes = static_cast<size_t>(elems) * c10::elementSize(dtype);
+    const size_t cap = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* mem = std::aligned_alloc(kHuge, cap);
+    TORCH_CHECK(mem, "memory_layer: out of memory allocating ", bytes, " bytes of packed tables");
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(mem, cap, MADV_HUGEPAGE);  // a hint; without it only speed suffers
+#endif
+    packed_ = torch::from_blob(mem, {elems}, [](void* q) { std::free(q); }, tables.options().dtype(dtype));
+  }
+  const auto contiguous = tables.contiguous();
+  kernels::hashed_pack_tables_cpu(contiguous.data_ptr(), table_type(tables), packed_.data_ptr(), k, tau, d_out,
+                                  torch_parallel_for());
+  source_ = tables;
+  storage_ = tables.storage();
+  version_ = version;
+  offset_ = tables.storage_offset();
+  sizes_ = tables.sizes().vec();
+  strides_ = tables.strides().vec();
+  dtype_ = dtype;
+  ++packs_;
+  return packed_;
+}
+
+void PackedTablesCache::invalidate() {
+  std::lock_guard<std::mutex> lock(mu_);
+  source_ = torch::Tensor();  // the next get() packs; the buffer stays for it to reuse
+  storage_ = c10::Storage();
+}
+
+int64_t PackedTablesCache::packs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return packs_;
+}
 
 void validate_hash_settings(int64_t in, int64_t bits, double temperature) {
   if (bits < kernels::kMinHashBits || bits > kernels::kMaxHashBits)
@@ -306,7 +388,10 @@ MemoryLayerOutput memory_layer(const torch::Tensor& x, const torch::Tensor& tabl
   std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
   out_shape.back() = d_out;
   auto x2d = x.reshape({-1, d_in}).contiguous();
-  auto out = MemoryLayerFunction::apply(x2d, tables.contiguous(), opt.bits, opt.temperature,
+  torch::Tensor packed;
+  if (opt.packed && x.device().is_cpu() && x.scalar_type() == torch::kFloat32) packed = opt.packed->get(tables);
+  if (!packed.defined()) packed = torch::empty({0}, x.options());
+  auto out = MemoryLayerFunction::apply(x2d, tables.contiguous(), packed, opt.bits, opt.temperature,
                                         want_deterministic(opt.deterministic));
   return {out[0].view(out_shape), out[1], out[2]};
 }
@@ -328,7 +413,7 @@ void HashedProjectionImpl::set_tracer(Tracer* tracer, std::string path) {
 }
 
 MemoryLayerOutput HashedProjectionImpl::forward_full(const torch::Tensor& x) {
-  auto out = memory_layer(x, tables, MemoryLayerOptions{bits, temperature, deterministic});
+  auto out = memory_layer(x, tables, MemoryLayerOptions{bits, temperature, deterministic, packed_tables.get()});
   if (tracer_) {
     const std::string kb = keys::hash_bucket_key(trace_path_), kp = keys::hash_p_key(trace_path_), kc = keys::hash_counts_key(trace_path_);
     const Trace& tr = tracer_->trace();

@@ -17,10 +17,50 @@
 
 #include <torch/torch.h>
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace mnemo {
+
+// The tables of a Memory Layer kept in the CPU kernels' packed layout (kernels/hashed_lookup_cpu.h,
+// "tables kept in the kernels' layout"), so that calls on unchanged tables do not pack them
+// again. get() returns the packed copy of `tables`, packing it when the cache holds none for
+// this tensor or the tensor was written since:
+//   * the same tensor: the same TensorImpl and storage (the cache holds references to both,
+//     so neither address can be reused by another tensor while it is cached), storage offset,
+//     sizes, strides and dtype;
+//   * not written since: the tensor's version counter (tensor._version()) is the one it had
+//     when packed. Every in-place op bumps it - the optimizer's update (torch::optim works on
+//     the parameter in place under NoGradGuard), a checkpoint load (copy_), add_, zero_, also
+//     under NoGradGuard or InferenceMode - so the next call sees the new values.
+// Writes that bypass the version counter are not seen: through data_ptr(), through an alias
+// made with .data() or torch::from_blob. Such a writer must call invalidate(). Inference
+// tensors (made under InferenceMode) have no version counter and are never cached.
+// The packed copy has the size of the tables (rounded up to 32 columns); a repack writes a
+// fresh buffer when a backward still holds the previous one, else the previous one in place.
+// Thread-safe; CPU tables (float32, bfloat16, float16) only.
+class PackedTablesCache {
+ public:
+  // The packed tables, or an undefined tensor when `tables` cannot be cached (not on the
+  // CPU, float64, or an inference tensor).
+  torch::Tensor get(const torch::Tensor& tables);
+  // The next get() packs again (into the same buffer when nobody else holds it).
+  void invalidate();
+  int64_t packs() const;  // times get() packed (tests, benchmarks)
+
+ private:
+  mutable std::mutex mu_;
+  torch::Tensor source_, packed_;  // the tensor packed (a reference), its packed copy
+  c10::Storage storage_;           // source_'s storage when packed (a reference)
+  uint32_t version_ = 0;           // source_._version() when packed
+  int64_t offset_ = 0;
+  std::vector<int64_t> sizes_, strides_;
+  c10::ScalarType dtype_ = c10::ScalarType::Undefined;
+  int64_t packs_ = 0;
+};
 
 struct MemoryLayerOptions {
   int64_t bits = 8;            // tau, 1..16
@@ -28,6 +68,10 @@ struct MemoryLayerOptions {
   // Bit-identical table gradients run to run. The CPU path always is; on CUDA this selects
   // the sort-based kernel instead of atomics (so does torch::use_deterministic_algorithms).
   bool deterministic = false;
+  // CPU: where the tables are kept packed between calls (nullptr: packed inside every call,
+  // forward and input gradient each). The results are the same bits either way. The packed
+  // copy taken by a forward is the one its backward uses.
+  PackedTablesCache* packed = nullptr;
 };
 
 // One Memory Layer call. bucket and p carry no gradient.
@@ -75,6 +119,9 @@ class HashedProjectionImpl : public ProjectionImpl {
   double temperature;
   bool deterministic = false;
   torch::Tensor tables;
+  // On the CPU, `tables` is kept packed in the kernels' layout between calls and repacked after
+  // it changes (in training: once per optimizer step, by the first forward after it).
+  std::shared_ptr<PackedTablesCache> packed_tables = std::make_shared<PackedTablesCache>();
 
  private:
   Tracer* tracer_ = nullptr;
