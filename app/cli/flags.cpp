@@ -255,7 +255,7 @@ ModelConfig ModelFlags::resolve() const {
   } else if (!checkpoint.empty()) {
     // No --config: the checkpoint's own config (core/train/checkpoint.h), else the defaults.
     try {
-      WeightsFile f = read_weights_file(checkpoint);
+      const WeightsFile& f = checkpoint_file();
       cfg = f.has_model_config() ? ModelConfig::from_json(f.model_config)
                                  : ModelConfig::from_json(nlohmann::json::parse(R"({})"));
     } catch (const io::SafetensorsError& e) {
@@ -340,12 +340,13 @@ void ModelFlags::check_against_checkpoint(const ModelConfig& cfg) const {
   // Trained weights fix the model: a flag or --config that asks for another one would be
   // ignored (the file's config wins, gui) or half applied (a field the weights do not
   // depend on, e.g. --slots of a transformer): refused, naming the fields and the flags.
-  WeightsFile f;
+  const WeightsFile* file = nullptr;
   try {
-    f = read_weights_file(checkpoint);
+    file = &checkpoint_file();
   } catch (const std::exception& e) {
     throw UsageError(std::string("--checkpoint: ") + e.what());
   }
+  const WeightsFile& f = *file;
   if (!f.has_model_config()) return;  // plain weights: the flags say what model they are
   nlohmann::json theirs;
   try {
@@ -391,7 +392,7 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
     try {
       // A training checkpoint also holds "optim." state, skipped; a file of another config
       // gets a message naming the differing fields.
-      load_weights_checked(*m, cfg, read_weights_file(checkpoint), config.empty() ? "the flags" : config,
+      load_weights_checked(*m, cfg, checkpoint_file(), config.empty() ? "the flags" : config,
                            config.empty() ? "Pass the model flags it was trained with (--model, --slots, --dim, ...)"
                                           : "");
     } catch (const io::SafetensorsError& e) {
@@ -407,11 +408,19 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
   return m;
 }
 
+const WeightsFile& ModelFlags::checkpoint_file() const {
+  if (!file_ || file_path_ != checkpoint) {
+    file_ = std::make_shared<const WeightsFile>(read_weights_file(checkpoint));
+    file_path_ = checkpoint;
+  }
+  return *file_;
+}
+
 Stepping ModelFlags::stepping(const ModelConfig& cfg) const {
   int64_t trained = 0;
   if (!checkpoint.empty()) {
     try {
-      trained = trained_segment_len(read_weights_file(checkpoint));
+      trained = trained_segment_len(checkpoint_file());
     } catch (const std::exception& e) {
       throw UsageError(std::string("--checkpoint: ") + e.what());
     }

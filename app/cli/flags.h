@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -97,6 +98,13 @@ struct ModelFlags {
   // its segment_len); without one, cfg.segment_len. UsageError naming --segment-len when out
   // of range.
   Stepping stepping(const ModelConfig& cfg) const;
+  // --checkpoint's file, read once (resolve, the checks, stepping and build all need it).
+  // Throws what read_weights_file throws; callers name the flag.
+  const WeightsFile& checkpoint_file() const;
+
+ private:
+  mutable std::shared_ptr<const WeightsFile> file_;  // checkpoint_file()'s, for file_path_
+  mutable std::string file_path_;
 };
 
 }  // namespace mnemo::app

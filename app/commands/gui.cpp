@@ -146,22 +146,16 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     // Build the model once here, so a config that does not fit (e.g. --linear hashed with a
     // width that is not a multiple of --hash-bits) exits with code 2 before the window opens.
     ModelConfig cfg = o.cfg;
-    int64_t trained = 0;
     try {
-      check_gui_model(&cfg, o.seed, o.checkpoint, &trained);
+      check_gui_model(&cfg, o.seed, o.checkpoint);
     } catch (const std::exception& e) {
       throw UsageError(std::string(o.checkpoint.empty() ? "--model: " : "--checkpoint: ") + e.what());
     }
     o.cfg = cfg;
     // As the checkpoint was trained, unless --segment-len (with a checkpoint: how the
-    // document is cut, at most the model's segment_len).
-    const int64_t requested = (!o.checkpoint.empty() && mf.o_len && mf.o_len->count()) ? mf.segment_len : 0;
-    try {
-      o.stepping = choose_stepping(o.cfg, trained, requested, "--segment-len");
-    } catch (const ConfigError& e) {
-      throw UsageError(e.what());
-    }
-    o.segment_len = requested;
+    // document is cut, at most the model's segment_len); the worker chooses the same way.
+    o.stepping = mf.stepping(o.cfg);
+    o.segment_len = o.stepping.requested ? o.stepping.segment_len : 0;
   }
   const bool old = c.old_steps != kNotGiven;
   const int steps = old ? c.old_steps : c.steps;
@@ -352,9 +346,7 @@ int check_tour(const Tour& tour, std::ostream& out) {
   out << "tour " << tour.path << ": " << tour.stops.size() << " stops\n";
   for (const auto& st : tour.stops) {
     SessionPtr s = w.latest();
-    const bool same = s->info && s->info->doc && s->info->checkpoint == st.checkpoint && s->info->doc->path == st.document &&
-                      s->info->segment_len == st.segment_len;
-    if (!same) {
+    if (!stop_session_open(st, *s)) {
       w.open_session(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
       ++posted;
     }

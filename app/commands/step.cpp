@@ -18,11 +18,11 @@
 namespace mnemo::app {
 
 namespace {
-// Whether `checkpoint` was trained on a synthetic task (one with unpredictable random symbols).
-bool synthetic_task(const std::string& checkpoint) {
-  if (checkpoint.empty()) return false;
+// Whether --checkpoint was trained on a synthetic task (one with unpredictable random symbols).
+bool synthetic_task(const ModelFlags& mf) {
+  if (mf.checkpoint.empty()) return false;
   try {
-    const WeightsFile f = read_weights_file(checkpoint);
+    const WeightsFile& f = mf.checkpoint_file();
     if (!f.training_config.is_object() || !f.training_config.contains("task")) return false;
     const std::string name = f.training_config["task"].value("name", "");
     return !name.empty() && name != "text" && name != "moby-dick" && name != "mnist";
@@ -74,7 +74,7 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << stepping.describe() << ")\n";
   if (!stepping.as_trained())
     log << "warning: " << stepping.warning() << "; leave out --segment-len to step it as trained\n";
-  if (synthetic_task(mf.checkpoint))
+  if (synthetic_task(mf))
     log << "note: each loss is the mean over every token the step predicts, scored by the model's training task or "
            "not: the random symbols of a synthetic task (a copy's source, distractors) cannot be predicted, so a high "
            "loss there says nothing about the memory; --benefit gives what the memory contributed per token\n";

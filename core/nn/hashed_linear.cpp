@@ -67,6 +67,19 @@ void advise_huge_pages(const torch::Tensor& t) {
 #endif
 }
 
+// `bytes` rounded up to whole 2 MiB pages, 2 MiB-aligned and asked for as transparent huge
+// pages (a hint; without it only speed suffers); free with std::free. TORCH_CHECK names `what`.
+void* allocate_huge(size_t bytes, const char* what) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t cap = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, cap);
+  TORCH_CHECK(p, "memory_layer: out of memory allocating ", bytes, " bytes of ", what);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  madvise(p, cap, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
 // Memory for CPU table gradients. A table gradient is k 2^tau d_out floats (32 MiB at
 // d = 512, tau = 8), a fresh allocation of that size is a fresh mmap, and the first write of
 // each of its 4 KiB pages is a page fault plus a page of zeroing by the kernel: as much time
@@ -94,7 +107,6 @@ class GradBuffers {
  private:
   static constexpr size_t kMinBytes = size_t{1} << 20, kMaxBytes = size_t{1} << 30;
   static constexpr size_t kKeep = 2;
-  static constexpr size_t kHuge = size_t{2} << 20;
 
   void* take(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -107,15 +119,7 @@ class GradBuffers {
     return nullptr;
   }
 
-  static void* allocate(size_t bytes) {
-    const size_t cap = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, cap);
-    TORCH_CHECK(p, "memory_layer: out of memory allocating a ", bytes, "-byte table gradient");
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(p, cap, MADV_HUGEPAGE);  // a hint; without it only speed suffers
-#endif
-    return p;
-  }
+  static void* allocate(size_t bytes) { return allocate_huge(bytes, "table gradient"); }
 
   void give_back(void* p, size_t bytes) {
     {
@@ -315,14 +319,7 @@ torch::Tensor PackedTablesCache::get(const torch::Tensor& tables) {
     // 2 MiB-aligned and asked for as transparent huge pages, as the kernels' own slab buffers:
     // the gathers read it at random, and 4 KiB pages cost TLB misses there.
     c10::InferenceMode normal_tensor(false);
-    constexpr size_t kHuge = size_t{2} << 20;
-    const size_t bytes = static_cast<size_t>(elems) * c10::elementSize(dtype);
-    const size_t cap = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* mem = std::aligned_alloc(kHuge, cap);
-    TORCH_CHECK(mem, "memory_layer: out of memory allocating ", bytes, " bytes of packed tables");
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(mem, cap, MADV_HUGEPAGE);  // a hint; without it only speed suffers
-#endif
+    void* mem = allocate_huge(static_cast<size_t>(elems) * c10::elementSize(dtype), "packed tables");
     packed_ = torch::from_blob(mem, {elems}, [](void* q) { std::free(q); }, tables.options().dtype(dtype));
   }
   const auto contiguous = tables.contiguous();

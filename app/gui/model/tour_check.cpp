@@ -57,6 +57,11 @@ CheckResult judge(const TourCheck& c, const std::vector<double>& values, const s
 
 }  // namespace
 
+bool stop_session_open(const TourStop& stop, const SessionView& s) {
+  return s.info && s.info->doc && s.info->checkpoint == stop.checkpoint && s.info->doc->path == stop.document &&
+         s.info->segment_len == stop.segment_len;
+}
+
 std::vector<CheckResult> check_stop(const TourStop& stop, const SessionView& s) {
   std::vector<CheckResult> out;
   for (const auto& c : stop.checks) {

@@ -17,6 +17,10 @@ struct CheckResult {
   std::string measured;  // "0.9998 (slot 5, the smallest)", or why it could not be measured
 };
 
+// Whether `s` shows the stop's model (checkpoint), document and segmentation: playing a stop
+// opens them only when not (app/gui/shell/tour.cpp, `tour --check`).
+bool stop_session_open(const TourStop& stop, const SessionView& s);
+
 // Measures every check of `stop` on `s` (the stop's step shown: s.step->segment == stop.segment).
 std::vector<CheckResult> check_stop(const TourStop& stop, const SessionView& s);
 

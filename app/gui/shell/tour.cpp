@@ -3,6 +3,7 @@
 // presenter mode's settings. The tour file itself is read by app/gui/model/tour.h.
 #include "app/gui/shell/shell.h"
 
+#include "app/gui/model/tour_check.h"
 #include "app/gui/shell/layout.h"
 
 #include <algorithm>
@@ -42,8 +43,7 @@ void Shell::stop_tour() {
 
 namespace {
 bool stop_on_screen(const TourStop& st, const SessionView& s) {
-  return s.info && s.info->doc && s.step && s.info->checkpoint == st.checkpoint && s.info->doc->path == st.document &&
-         s.info->segment_len == st.segment_len && s.step->segment == st.segment;
+  return stop_session_open(st, s) && s.step && s.step->segment == st.segment;
 }
 }  // namespace
 
@@ -58,9 +58,7 @@ void Shell::apply_tour(const SessionView& s, Controller& control) {
   if (tour_.version() != applied_tour_) {
     applied_tour_ = tour_.version();
     tour_selected_ = -1;
-    const bool same = s.info && s.info->doc && s.info->checkpoint == st->checkpoint && s.info->doc->path == st->document &&
-                      s.info->segment_len == st->segment_len;
-    if (!same) control.open_session(st->document, st->cfg, 0, st->checkpoint, st->segment_len);
+    if (!stop_session_open(*st, s)) control.open_session(st->document, st->cfg, 0, st->checkpoint, st->segment_len);
     control.jump(st->segment);
     for (int i = 0; i < kPanelCount; ++i) open_[i] = false;
     for (const auto& name : st->panels) {
