@@ -132,6 +132,13 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
     files += static_cast<int64_t>(written.size());
     out << "  " << name << " -> " << dir << "/" << name << " (" << log.curves(name).size() << " series)\n";
   }
+  const auto finals = log.final_results();
+  if (!curves.empty() && !finals.empty() && finals.front().step >= lo && finals.front().step <= hi) {
+    const auto written = write_final_evaluations(log, dir, fm);
+    files += static_cast<int64_t>(written.size());
+    if (!written.empty())
+      out << "  final evaluation (" << finals.size() << " rows) -> " << dir << "/final_evaluation.csv\n";
+  }
   if (maps) {
     const std::string kind = session->model_kind();  // labels and which tokens lm.loss predicts
     int64_t recorded = 0;

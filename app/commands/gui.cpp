@@ -426,18 +426,28 @@ class TourCommand : public Command {
 std::unique_ptr<Command> make_gui_command() { return std::make_unique<GuiCommand>(); }
 std::unique_ptr<Command> make_tour_command() { return std::make_unique<TourCommand>(); }
 
-int run_demo_gui(std::ostream& out, std::string* why) {
-  if (!display_available(why)) return -1;
+GuiOptions demo_gui_options(std::ostream& out) {
   GuiFlags c;
   CLI::App flags;
   c.model.add_to(&flags);
-  if (find_demo_model(&c.model.checkpoint, &c.doc))
+  const bool zoo = find_demo_model(&c.model.checkpoint, &c.doc);
+  if (zoo)
     out << "demo: the trained zoo model " << c.model.checkpoint << " (docs/zoo/" << kDemoModel << ".md)\n";
   else
     out << "demo: no zoo model " << kDemoModel << " in assets/models: a randomly initialised Memformer\n";
   GuiOptions o = resolve_gui(c);
-  out << "demo: opening the desktop app on " << o.doc
-      << " (Right arrow steps, Space plays, Ctrl+M opens another trained model; Help lists the keys)\n";
+  // Open where the README's first screenshot is: segments 0 and 1 stepped (the two facts
+  // written) with slot 0 followed, so no panel starts empty. The random fallback steps once.
+  o.steps = zoo ? 2 : 1;
+  o.select_slot = 0;
+  return o;
+}
+
+int run_demo_gui(std::ostream& out, std::string* why) {
+  if (!display_available(why)) return -1;
+  GuiOptions o = demo_gui_options(out);
+  out << "demo: opening the desktop app on " << o.doc << " at segment " << o.steps - 1
+      << " (Right arrow steps, Left goes back, Space plays, Ctrl+M opens another trained model; Help lists the keys)\n";
   return run_gui(o, out);
 }
 

@@ -12,4 +12,9 @@ namespace mnemo::app {
 // there is no display, so the caller can fall back to the headless step.
 int run_demo_gui(std::ostream& out, std::string* why);
 
+// The demo's window options: the zoo's demo model on its episode, stepped to segment 1 with
+// slot 0 selected (the README's first screenshot), or, without the zoo, a randomly initialised
+// Memformer on the sample document stepped once. Says which on `out`.
+GuiOptions demo_gui_options(std::ostream& out);
+
 }  // namespace mnemo::app

@@ -5,6 +5,7 @@
 #include "app/figures/benefit.h"
 #include "app/figures/extract.h"
 #include "app/figures/hash.h"
+#include "core/data/tasks.h"
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
@@ -74,10 +75,16 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   log << "stepping segments " << so.from << ".." << to << " of " << n << " (" << stepping.describe() << ")\n";
   if (!stepping.as_trained())
     log << "warning: " << stepping.warning() << "; leave out --segment-len to step it as trained\n";
+  // An episode of the checkpoint's synthetic task, stepped as trained: the tokens it scores.
+  std::vector<uint8_t> scored;
+  if (synthetic_task(mf) && stepping.as_trained())
+    scored = episode_scored_tokens(mf.checkpoint_file().training_config["task"], engine.document().size());
   if (synthetic_task(mf))
     log << "note: each loss is the mean over every token the step predicts, scored by the model's training task or "
            "not: the random symbols of a synthetic task (a copy's source, distractors) cannot be predicted, so a high "
-           "loss there says nothing about the memory; --benefit gives what the memory contributed per token\n";
+           "loss there says nothing about the memory; "
+        << (scored.empty() ? "" : "'scored' is the mean over the tokens the task scores; ")
+        << "--benefit gives what the memory contributed per token\n";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
   platform::MemoryActivity activity("stepping '" + so.doc + "'");
   for (int64_t i = so.from; i <= to; ++i) {
@@ -100,6 +107,11 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
     hash_stats.add(snap->trace);
     log << "  segment " << i;
     if (!std::isnan(snap->loss)) log << "  " << loss_label(loss_target_of(cfg.model)) << " " << snap->loss;
+    if (!scored.empty() && !std::isnan(snap->loss) && !st.token_losses.empty()) {
+      const ScoredLoss sl = scored_loss(st.token_losses, scored);
+      if (sl.tokens > 0) log << "  scored " << sl.mean << " (" << sl.tokens << " tokens)";
+      else log << "  scored: none";
+    }
     if (const double sb = segment_benefit_bits(st); so.benefit && !std::isnan(sb)) {
       char b[64];
       std::snprintf(b, sizeof b, "  memory saved %+.2f bits", sb);

@@ -414,10 +414,12 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
 
   // Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
   std::optional<Document> probe;
+  std::vector<uint8_t> probe_scored;  // the probe tokens the task scores (the "scored_loss" of probe records)
   auto make_probe = [&]() {
     if (cfg.train.record_every <= 0 || !writer) return;
     try {
       probe = probe_document(trainer.task(), cfg.train.record_segments);
+      probe_scored = episode_scored_tokens(trainer.task(), probe->size());
     } catch (const std::exception& e) {
       out << "warning: no probe recordings: " << e.what() << "\n";
       probe.reset();
@@ -429,7 +431,8 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
     if (!probe || step == last_recorded) return;
     last_recorded = step;
     try {
-      record_into_session(*session, trainer.model(), *probe, trainer.task().segment_len(), step);
+      record_into_session(*session, trainer.model(), *probe, trainer.task().segment_len(), step, recording_trace_spec(),
+                          probe_scored);
     } catch (const io::SessionError&) {
       throw;
     } catch (const io::IoError&) {

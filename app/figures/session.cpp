@@ -135,4 +135,17 @@ std::vector<std::string> write_session_curve(const RunLog& log, const std::strin
   return out;
 }
 
+std::vector<std::string> write_final_evaluations(const RunLog& log, const std::string& dir, const FigureFormats& fm) {
+  std::vector<std::string> out;
+  const auto finals = log.final_results();
+  if (finals.empty() || !fm.csv) return out;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& f : finals)
+    rows.push_back({f.split, f.zero_memory ? "true" : "false", std::to_string(f.step), fmt_value(f.loss),
+                    fmt_value(f.accuracy), fmt_value(f.bits_per_token)});
+  write_table(dir + "/final_evaluation.csv", {"split", "zero_memory", "step", "loss", "accuracy", "bits_per_token"}, rows,
+              fm, out);
+  return out;
+}
+
 }  // namespace mnemo::app

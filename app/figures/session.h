@@ -38,4 +38,9 @@ std::vector<std::string> write_session_curve(const RunLog& log, const std::strin
                                              const std::string& dir, const FigureFormats& fm,
                                              const RunLog* compare = nullptr);
 
+// Writes <dir>/final_evaluation.csv: the session's end-of-run evaluations (RunLog::final_results:
+// split,zero_memory,step,loss,accuracy,bits_per_token). Returns the paths written, none when the
+// session has no final evaluation (a run still training or stopped early).
+std::vector<std::string> write_final_evaluations(const RunLog& log, const std::string& dir, const FigureFormats& fm);
+
 }  // namespace mnemo::app

@@ -103,4 +103,18 @@ SegmentRecord segment_record_of(const StepData& step, const ProvenanceState* pro
   return rec;
 }
 
+ScoredLoss scored_loss(const TokenLosses& losses, const std::vector<uint8_t>& scored) {
+  ScoredLoss out;
+  double sum = 0;
+  for (size_t k = 0; k < losses.values.size(); ++k) {
+    const int64_t t = losses.first + static_cast<int64_t>(k);
+    if (t < 0 || t >= static_cast<int64_t>(scored.size()) || !scored[static_cast<size_t>(t)]) continue;
+    if (!std::isfinite(losses.values[k])) continue;
+    sum += losses.values[k];
+    ++out.tokens;
+  }
+  if (out.tokens > 0) out.mean = sum / static_cast<double>(out.tokens);
+  return out;
+}
+
 }  // namespace mnemo::app

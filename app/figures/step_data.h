@@ -26,6 +26,15 @@ struct TokenLosses {
   bool covers(int64_t t) const { return t >= first && t < first + static_cast<int64_t>(values.size()); }
 };
 
+// The mean of the losses in `losses` over the tokens `scored` marks (1 = scored by the
+// model's training task, core/data/tasks.h episode_scored_tokens), and how many there were
+// (NaN and 0 when none; non-finite losses are left out).
+struct ScoredLoss {
+  double mean = std::nan("");
+  int64_t tokens = 0;
+};
+ScoredLoss scored_loss(const TokenLosses& losses, const std::vector<uint8_t>& scored);
+
 // A run of rows or columns of an attention map that belong together (read memory, segment
 // tokens, write memory, Transformer-XL cache, MTN memory).
 struct AttnBlock {

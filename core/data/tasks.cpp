@@ -311,6 +311,50 @@ TaskBatch Task::make_batch(const std::vector<TaskExample>& examples, torch::Devi
   return out;
 }
 
+namespace {
+// Tasks that generate their episodes (no corpus or data set to read): the built-in ones and
+// the recall tasks (core/data/recall_tasks.h).
+bool generated_task(const std::string& name) {
+  const auto& builtin = TaskConfig::known_tasks();
+  const auto recall = recall_task_kinds();
+  return std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
+         std::find(recall.begin(), recall.end(), name) != recall.end();
+}
+}  // namespace
+
+std::vector<uint8_t> episode_scored_tokens(const TaskSource& task, int64_t doc_tokens) {
+  if (!generated_task(task.name()) || doc_tokens < 1) return {};
+  // Token g + 1 is scored when the prediction at position g is (TaskBatch::scored); one layout
+  // for every episode: the first few test episodes agree token by token, all of them valid.
+  constexpr int64_t kEpisodes = 8;
+  std::vector<int64_t> idx(kEpisodes);
+  for (int64_t i = 0; i < kEpisodes; ++i) idx[static_cast<size_t>(i)] = i;
+  const TaskBatch b = task.batch(Split::kTest, idx, torch::kCPU);
+  if (b.scored.size() != b.segments.size()) return {};
+  auto scored = torch::cat(b.scored, 1).to(torch::kBool).contiguous();                // [B, T]
+  std::vector<torch::Tensor> v;
+  for (const auto& s : b.segments) v.push_back(s.valid.defined() ? s.valid : torch::ones_like(s.tokens, torch::kBool));
+  auto valid = torch::cat(v, 1).to(torch::kBool).contiguous();
+  const int64_t total = scored.size(1);
+  if (doc_tokens > total || !valid.narrow(1, 0, doc_tokens).all().item<bool>()) return {};
+  if (!scored.eq(scored[0].unsqueeze(0)).all().item<bool>()) return {};
+  auto first = scored[0];
+  const bool* p = first.data_ptr<bool>();
+  std::vector<uint8_t> out(static_cast<size_t>(doc_tokens), 0);
+  for (int64_t g = 0; g + 1 < doc_tokens; ++g) out[static_cast<size_t>(g + 1)] = p[g] ? 1 : 0;
+  return out;
+}
+
+std::vector<uint8_t> episode_scored_tokens(const nlohmann::json& task, int64_t doc_tokens) {
+  if (!task.is_object() || !task.contains("name") || !task["name"].is_string()) return {};
+  if (!generated_task(task["name"].get<std::string>())) return {};
+  try {
+    return episode_scored_tokens(*make_task(task), doc_tokens);
+  } catch (const std::exception&) {
+    return {};  // a config this build cannot read: no positions to name
+  }
+}
+
 int64_t task_segment_len(const nlohmann::json& task) {
   try {
     if (!task.is_object() || !task.contains("name") || !task["name"].is_string()) return 0;

@@ -157,6 +157,16 @@ class Task : public TaskSource {
 // no data: the byte-window and dataset tasks are computed from their fields.
 int64_t task_segment_len(const nlohmann::json& task);
 
+// The tokens a generated task scores, for a document of `doc_tokens` tokens stepped from its
+// start: 1 on each token the task scores in every one of its episodes (a copy's recalled
+// symbols; never a random source symbol or a distractor). Only a generated task (copy,
+// reverse, assoc, quadratic) whose episodes all share one layout has such positions, and only
+// for a document no longer than an episode (a prefix of it); otherwise empty: every token
+// counts (a text or data-set task, a layout that moves, a longer document). The first form
+// takes a training config's "task" object (as a checkpoint records it) and builds no data.
+std::vector<uint8_t> episode_scored_tokens(const nlohmann::json& task, int64_t doc_tokens);
+std::vector<uint8_t> episode_scored_tokens(const TaskSource& task, int64_t doc_tokens);
+
 // The quadratic generator's pieces, exposed for tests: the six step strings (unpadded) of
 // the equation with roots x1 <= x2 and factor alpha (real roots), or of alpha*(x^2 + b x + c)
 // with b^2 < 4c (no real roots: pass has_roots = false and b, c).

@@ -76,7 +76,7 @@ Document probe_document(const TaskSource& task, int64_t max_segments) {
 }
 
 ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int64_t segment_len, int64_t train_step,
-                            const TraceSpec& spec) {
+                            const TraceSpec& spec, const std::vector<uint8_t>& scored) {
   TORCH_CHECK(model, "record_probe: no model");
   EvalModeScope mode(*model);
   Engine engine(model, probe, segment_len, spec);
@@ -86,9 +86,23 @@ ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int
   std::copy(probe.bytes.begin(), probe.bytes.end(), reinterpret_cast<char*>(bytes.data_ptr<uint8_t>()));
   r.tensors.emplace_back(kProbeBytes, bytes);
   nlohmann::json losses = nlohmann::json::array(), bad = nlohmann::json::array();
+  const LossTarget target = loss_target_of(model->kind());
+  double scored_sum = 0;
   for (int64_t i = 0; i < engine.num_segments(); ++i) {
     SnapshotPtr s = engine.step_forward();
     TORCH_CHECK(s, "record_probe: segment ", i, " produced no snapshot");
+    // Value j of lm.loss predicts document token predicted_token(...) (docs/formats.md).
+    if (!scored.empty() && s->trace.has(keys::kLmLoss)) {
+      auto l = s->trace.at(keys::kLmLoss)[0].to(torch::kFloat64).contiguous();
+      const double* lp = l.data_ptr<double>();
+      for (int64_t j = 0; j < l.numel(); ++j) {
+        const int64_t tok = predicted_token(target, i, segment_len, j);
+        if (tok < 0 || tok >= static_cast<int64_t>(scored.size()) || !scored[static_cast<size_t>(tok)]) continue;
+        if (!std::isfinite(lp[j])) continue;
+        scored_sum += lp[j];
+        ++r.scored_tokens;
+      }
+    }
     const std::string pre = seg_prefix(i);
     for (const auto& [key, t] : s->trace.tensors) r.tensors.emplace_back(pre + key, t.contiguous());
     if (std::isfinite(s->loss)) losses.push_back(s->loss);
@@ -98,6 +112,7 @@ ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int
   nlohmann::json meta = {{"segments", engine.num_segments()}, {"segment_len", segment_len}, {"loss", losses}, {"non_finite", bad}};
   r.metadata["probe"] = meta.dump();
   r.metadata["step"] = std::to_string(train_step);
+  if (r.scored_tokens > 0) r.scored_loss = scored_sum / static_cast<double>(r.scored_tokens);
   return r;
 }
 
@@ -205,12 +220,17 @@ nlohmann::json summarize_recording(const ReplayedProbe& probe) {
 }
 
 nlohmann::json record_into_session(io::Session& session, const MemoryModel& model, const Document& probe,
-                                   int64_t segment_len, int64_t step, const TraceSpec& spec) {
-  ProbeRecording r = record_probe(model, probe, segment_len, step, spec);
+                                   int64_t segment_len, int64_t step, const TraceSpec& spec,
+                                   const std::vector<uint8_t>& scored) {
+  ProbeRecording r = record_probe(model, probe, segment_len, step, spec, scored);
   const std::string path = session.save_trace(step, r.tensors, r.metadata);
   nlohmann::json j = summarize_recording(read_recording(r.tensors, r.metadata, path));
   j["type"] = "probe";
   j["step"] = step;
+  if (r.scored_tokens > 0) {
+    j["scored_loss"] = r.scored_loss;
+    j["scored_tokens"] = r.scored_tokens;
+  }
   session.append_metrics(j);
   return j;
 }

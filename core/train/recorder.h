@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,12 +40,18 @@ Document probe_document(const TaskSource& task, int64_t max_segments = 8);
 struct ProbeRecording {
   io::NamedTensors tensors;
   std::map<std::string, std::string> metadata;
+  // Mean loss over the probe tokens its task scores (episode_scored_tokens; NaN when the task
+  // names none, e.g. a text task) and how many of them a step predicted.
+  double scored_loss = std::nan("");
+  int64_t scored_tokens = 0;
 };
 
 // Steps `probe` through `model` segment by segment from its initial memory (no grad; the
 // model is put in eval mode and restored) and collects every segment's traces.
+// `scored`: 1 on the probe tokens the task scores (core/data/tasks.h episode_scored_tokens),
+// or empty; gives scored_loss.
 ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int64_t segment_len, int64_t train_step,
-                            const TraceSpec& spec = recording_trace_spec());
+                            const TraceSpec& spec = recording_trace_spec(), const std::vector<uint8_t>& scored = {});
 
 // A recording read back: the probe document and one snapshot per segment, exactly as the
 // Engine made them. Throws std::runtime_error naming `source` when the file is not a
@@ -69,7 +76,11 @@ nlohmann::json summarize_recording(const ReplayedProbe& probe);
 // What `mnemoscope train` does every record_every steps: records the probe, writes it as
 // traces/step-N.safetensors and appends the {"type":"probe", "step": N, ...summary} record.
 // Returns the record. Session write errors (disk full) propagate as io::IoError / SessionError.
+// With `scored` (record_probe) the record also has "scored_loss": the mean loss over the tokens
+// the task scores, the dashboard's "probe loss, scored tokens" (the plain "loss" also averages
+// a synthetic task's unpredictable random symbols, which no training lowers).
 nlohmann::json record_into_session(io::Session& session, const MemoryModel& model, const Document& probe,
-                                   int64_t segment_len, int64_t step, const TraceSpec& spec = recording_trace_spec());
+                                   int64_t segment_len, int64_t step, const TraceSpec& spec = recording_trace_spec(),
+                                   const std::vector<uint8_t>& scored = {});
 
 }  // namespace mnemo

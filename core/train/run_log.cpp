@@ -294,12 +294,55 @@ std::vector<RunLog::CurriculumMark> RunLog::curriculum_marks() const {
   return out;
 }
 
+std::vector<FinalEval> RunLog::final_results() const {
+  std::vector<FinalEval> out;
+  for (const auto& r : evals) {
+    if (!r.value("final", false)) continue;
+    FinalEval f;
+    f.step = step_of(r);
+    f.split = r.value("split", std::string());
+    f.zero_memory = r.value("zero_memory", false);
+    f.loss = num(r, "loss");
+    f.accuracy = num(r, "accuracy");
+    f.bits_per_token = r.contains("bits_per_token") ? num(r, "bits_per_token") : f.loss / std::log(2.0);
+    // A later record of the same evaluation (a rewritten end of run) replaces the earlier one.
+    auto it = std::find_if(out.begin(), out.end(), [&](const FinalEval& o) {
+      return o.split == f.split && o.zero_memory == f.zero_memory;
+    });
+    if (it != out.end()) *it = f;
+    else out.push_back(f);
+  }
+  auto rank = [](const FinalEval& f) {
+    const int s = f.split == "valid" ? 0 : f.split == "test" ? 1 : 2;
+    return std::make_pair(s, f.zero_memory ? 1 : 0);
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const FinalEval& a, const FinalEval& b) { return rank(a) < rank(b); });
+  return out;
+}
+
+std::string describe_final(const FinalEval& f) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%s%s: loss %.4f, accuracy %.4f", f.split.c_str(),
+                f.zero_memory ? " (memory zeroed)" : "", f.loss, f.accuracy);
+  return buf;
+}
+
 std::vector<Curve> RunLog::curves(const std::string& name) const {
   std::vector<Curve> out;
-  auto split_is = [](const char* s, bool zero_memory) {
-    return [s, zero_memory](const nlohmann::json& r) {
-      return r.value("split", std::string()) == s && !r.value("final", false) &&
-             r.value("zero_memory", false) == zero_memory;
+  // A curve's points are the periodic evaluations; an end-of-run ("final") one joins it only
+  // at a step where no periodic evaluation of the same split was made (a run whose last
+  // step is not a multiple of eval_every, or a writer that marks its last evaluation final).
+  auto split_is = [this](const char* s, bool zero_memory) {
+    return [this, s, zero_memory](const nlohmann::json& r) {
+      auto same = [&](const nlohmann::json& o) {
+        return o.value("split", std::string()) == s && o.value("zero_memory", false) == zero_memory;
+      };
+      if (!same(r)) return false;
+      if (!r.value("final", false)) return true;
+      const int64_t at = step_of(r);
+      return std::none_of(evals.begin(), evals.end(), [&](const nlohmann::json& o) {
+        return &o != &r && same(o) && step_of(o) == at && !o.value("final", false);
+      });
     };
   };
   if (name == "loss" || name == "perplexity" || name == "accuracy") {
@@ -368,7 +411,10 @@ std::vector<Curve> RunLog::curves(const std::string& name) const {
     push_nonempty(out, field_curve(steps, "peak RSS (MiB)", "peak_rss_mib"));
     push_nonempty(out, field_curve(steps, "peak GPU (MiB)", "peak_gpu_mib"));
   } else if (name == "probe-loss") {
+    // A synthetic task's probe also has the loss over the tokens its task scores: the plain
+    // mean includes random symbols no model can predict (core/train/recorder.h).
     push_nonempty(out, field_curve(probes, "probe loss", "loss"));
+    push_nonempty(out, field_curve(probes, "probe loss, scored tokens", "scored_loss"));
   } else if (name == "slot-types" || name == "forget-norm") {
     const char* obj = name == "slot-types" ? "slot_types" : "forget_norm";
     const std::vector<const char*> parts = name == "slot-types" ? std::vector<const char*>{"retain", "mix", "overwrite"}

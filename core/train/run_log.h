@@ -4,7 +4,8 @@
 //                    "peak_rss_mib", "world_size", ["non_finite": true]; a distributed run also
 //                    "rank_seconds": [...], "rank_tokens_per_s": [...], "allreduce_seconds"}
 //   {"type":"eval",  "step", "split", "loss", "accuracy", "exact_match", ...["final": true]}
-//   {"type":"probe", "step", "loss", "slot_types", "forget_norm", "rmt_block_mass", "hash_entropy"}
+//   {"type":"probe", "step", "loss", ["scored_loss", "scored_tokens"], "slot_types", "forget_norm",
+//                    "rmt_block_mass", "hash_entropy"}
 //   {"type":"eval", ..., "zero_memory": true}  the same evaluation with the memory zeroed
 //   {"type":"curriculum", "step", "from", "to", "segments", "reason"}  a curriculum change after step
 //   {"type":"resume","step"}   training restarted from the checkpoint of this step
@@ -51,6 +52,16 @@ struct MetricsGap {
 //   "skipped bytes 3302-3366 of metrics.log (checksum mismatch in record payload) between step 31 and step 33"
 std::string describe_gap(const MetricsGap& g);
 
+// One end-of-run evaluation of a session (an eval record with "final": true).
+struct FinalEval {
+  int64_t step = 0;
+  std::string split;         // "valid", "test", or what the writer named it
+  bool zero_memory = false;  // the ablation: memory zeroed between segments
+  double loss = 0, accuracy = 0, bits_per_token = 0;  // NaN where the log had null
+};
+// "valid (memory zeroed): loss 0.1234, accuracy 0.9870"
+std::string describe_final(const FinalEval& f);
+
 // A distributed run's latest step record, for the dashboard (docs/training.md#distributed).
 struct DistributedStatus {
   int world_size = 1;                      // 1 for one process or a log without the field
@@ -81,6 +92,9 @@ struct RunLog {
     std::string reason;
   };
   std::vector<CurriculumMark> curriculum_marks() const;
+  // The end-of-run evaluations ({"final": true} records): valid, then test, each without and
+  // then with the memory zeroed; one per split and ablation (a later record replaces an earlier).
+  std::vector<FinalEval> final_results() const;
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);

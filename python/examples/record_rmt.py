@@ -220,6 +220,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     args = ap.parse_args(argv)
+    if args.steps < 1:
+        ap.error("--steps must be at least 1")
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -262,18 +264,20 @@ def main(argv=None):
                 with torch.no_grad():
                     model.eval()
                     vloss, vacc, _ = run_segments(model, *valid)
+                    zloss, zacc, _ = run_segments(model, *valid, zero_memory=True)
                     model.train()
-                w.log_eval(step, split="valid", loss=vloss, accuracy=vacc, final=step == args.steps)
+                # The same evaluation with the memory zeroed: the dashboard's "valid, memory zeroed".
+                w.log_eval(step, split="valid", loss=vloss, accuracy=vacc)
+                w.log_eval(step, split="valid", zero_memory=True, loss=zloss, accuracy=zacc)
                 print("step %4d  loss %.3f  accuracy %.3f  valid loss %.3f  valid accuracy %.3f  (%.0f s)"
                       % (step, float(loss), acc, float(vloss), vacc, time.time() - t_start), flush=True)
             if step % args.record_every == 0 or step == args.steps:
                 record_probe(w, model, task, probe_text, step)
             if step % 100 == 0 or step == args.steps:
                 w.checkpoint(step, model.state_dict(), {"note": "TinyRMT of python/examples/record_rmt.py"})
-        with torch.no_grad():
-            model.eval()
-            zloss, zacc, _ = run_segments(model, *valid, zero_memory=True)
-        w.log_eval(args.steps, split="valid_zero_memory", loss=zloss, accuracy=zacc, final=True)
+        # The end-of-run evaluations (the dashboard's "final" line, export's final_evaluation.csv).
+        w.log_eval(args.steps, split="valid", final=True, loss=vloss, accuracy=vacc)
+        w.log_eval(args.steps, split="valid", zero_memory=True, final=True, loss=zloss, accuracy=zacc)
         print("valid accuracy with the memory reset between segments: %.3f (loss %.3f)" % (zacc, float(zloss)))
     print("session written to %s in %.1f s; watch it with: mnemoscope gui --session %s"
           % (args.out, time.time() - t_start, args.out))

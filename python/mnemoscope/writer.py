@@ -206,6 +206,9 @@ def _first_non_finite(seg):
 # ------------------------------------------------------------------------------ the writer
 
 
+# The evaluation splits the app reads (core/train/run_log.h).
+EVAL_SPLITS = ("train", "valid", "test")
+
 class SessionWriter:
     """Writes a session directory that the app and `mnemoscope export` read.
 
@@ -312,11 +315,23 @@ class SessionWriter:
         rec.update({k: json_value(v, k) for k, v in metrics.items()})
         self._log.append(dump_record(rec), sync)
 
-    def log_eval(self, step, split="valid", sync=False, **metrics):
-        """A {"type": "eval", "split": split} record (the dashboard draws the valid loss and accuracy)."""
+    def log_eval(self, step, split="valid", sync=False, zero_memory=False, final=False, **metrics):
+        """A {"type": "eval", "split": split} record (docs/formats.md#sessions). The dashboard draws
+        the valid loss and accuracy as curves, zero_memory=True ones (the same evaluation with the
+        memory zeroed between segments) as "valid, memory zeroed"; final=True marks the end-of-run
+        evaluations, shown in the dashboard's "final" line and export's final_evaluation.csv."""
         if "type" in metrics:
             raise ValueError("log_eval(): 'type' is set by the method")
-        rec = {"type": "eval", "step": _check_step(step), "split": str(split)}
+        if split not in EVAL_SPLITS:
+            hint = ""
+            if isinstance(split, str) and "zero" in split:
+                hint = "; an evaluation with the memory zeroed is log_eval(step, split=\"valid\", zero_memory=True)"
+            raise ValueError("log_eval(): split must be one of %s, got %r%s" % (", ".join(EVAL_SPLITS), split, hint))
+        rec = {"type": "eval", "step": _check_step(step), "split": split}
+        if zero_memory:
+            rec["zero_memory"] = True
+        if final:
+            rec["final"] = True
         rec.update({k: json_value(v, k) for k, v in metrics.items()})
         self._log.append(dump_record(rec), sync)
 

@@ -10,6 +10,7 @@ harness.require_numpy()
 if not harness.have_torch():
     harness.skip_all("PyTorch is not installed for this python3; install python3-torch (bash .ci/setup does)")
 
+import csv
 import json
 import os
 import resource
@@ -56,10 +57,35 @@ class Example(unittest.TestCase):
     def test_the_model_uses_its_memory(self):
         m = ms.open_session(self.dir).metrics
         final = m.column("accuracy", type="eval", split="valid", final=True).value[-1]
-        reset = m.column("accuracy", type="eval", split="valid_zero_memory").value[-1]
+        reset = m.column("accuracy", type="eval", split="valid", zero_memory=True, final=True).value[-1]
         print("final valid accuracy %.3f; with the memory reset between segments %.3f" % (final, reset))
         self.assertGreater(final, 0.9)
         self.assertLess(reset, final - 0.2)
+
+    def test_export_draws_every_evaluation(self):
+        # The valid curves reach the last step, with memory and with it zeroed, and the end-of-run
+        # evaluations are exported (they were missing when the script named its own split).
+        exe = harness.tool("MNEMOSCOPE_BIN")
+        if not exe:
+            self.skipTest("mnemoscope is not built (run through ctest)")
+        out = os.path.join(harness.temp_dir("example-export"), "figs")
+        r = subprocess.run([exe, "export", "--session", self.dir, "--figure", "accuracy", "--out", out, "--format", "csv"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(out, "accuracy.csv"), newline="") as f:
+            rows = list(csv.reader(f))[1:]
+        last = {}
+        for series, step, _ in rows:
+            last[series] = max(last.get(series, 0), int(step))
+        self.assertEqual(last.get("valid"), 300, last)
+        self.assertEqual(last.get("valid, memory zeroed"), 300, last)
+        with open(os.path.join(out, "final_evaluation.csv"), newline="") as f:
+            final = list(csv.reader(f))
+        self.assertEqual(final[0], ["split", "zero_memory", "step", "loss", "accuracy", "bits_per_token"])
+        self.assertEqual([row[:3] for row in final[1:]], [["valid", "false", "300"], ["valid", "true", "300"]])
+        m = ms.open_session(self.dir).metrics
+        acc = m.column("accuracy", type="eval", split="valid", final=True).value[-1]
+        self.assertAlmostEqual(float(final[1][4]), acc, places=5)
 
     def test_the_cpp_readers_and_the_apps_replay_read_it(self):
         dump, replay = harness.tool("MNEMO_SESSION_DUMP"), harness.tool("MNEMO_SESSION_REPLAY")

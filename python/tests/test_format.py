@@ -370,6 +370,20 @@ class WriteThenRead(unittest.TestCase):
     def setUp(self):
         self.dir = os.path.join(harness.temp_dir("sess"), "run")
 
+    def test_log_eval_writes_the_apps_eval_contract(self):
+        with ms.SessionWriter(self.dir, config={"model": RMT_MODEL}) as w:
+            w.log_eval(2, split="valid", loss=0.5, accuracy=0.75)
+            w.log_eval(2, split="valid", zero_memory=True, final=True, loss=0.9, accuracy=0.25)
+            with self.assertRaisesRegex(ValueError, r"split must be one of train, valid, test, got 'valid_zero_memory'; "
+                                                    r"an evaluation with the memory zeroed is .*zero_memory=True"):
+                w.log_eval(2, split="valid_zero_memory", loss=0.9)
+            with self.assertRaisesRegex(ValueError, r"split must be one of train, valid, test, got 'dev'$"):
+                w.log_eval(2, split="dev", loss=0.9)
+        m = ms.open_session(self.dir).metrics
+        self.assertEqual(m.column("accuracy", type="eval", split="valid").value.tolist(), [0.75])
+        self.assertEqual(m.column("accuracy", type="eval", split="valid", zero_memory=True, final=True).value.tolist(), [0.25])
+        self.assertEqual(m.column("accuracy", type="eval", split="valid", final=False, zero_memory=None).value.tolist(), [0.75])
+
     def test_session_round_trip(self):
         rng = np.random.default_rng(4)
         doc = "abcdefghij"  # 10 bytes in segments of 4: 3 segments

@@ -404,6 +404,30 @@ TEST_CASE("cli: gui takes --segment-len with a checkpoint as the segmentation - 
   CHECK(r.output.find("--segment-len 99 is out of range 1..37") != std::string::npos);
 }
 
+TEST_CASE("cli: step on a synthetic task's episode gives the loss over the tokens the task scores beside the mean over all") {
+  const std::string dir = mnemo::test::temp_dir("step-scored");
+  const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/tours/rmt-copy.txt";
+  const std::string ckpt = std::string(MNEMO_SOURCE_DIR) + "/assets/models/rmt-copy.safetensors";
+  auto r = run_cli("step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/s --to 2 --format csv");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("'scored' is the mean over the tokens the task scores") != std::string::npos);
+  // Segment 0 predicts only random source symbols; segment 1 two copied ones among them.
+  CHECK(r.output.find("segment 0  loss(next token) 6.") != std::string::npos);
+  CHECK(r.output.find("  scored: none") != std::string::npos);
+  const auto at = r.output.find("segment 1  loss(next token) 6.");
+  REQUIRE(at != std::string::npos);
+  const auto sc = r.output.find("scored ", at);
+  REQUIRE(sc != std::string::npos);
+  CHECK(std::stod(r.output.substr(sc + 7)) < 0.01);
+  CHECK(r.output.find("(2 tokens)", sc) < r.output.find('\n', sc));
+  // Re-cut at another length: no episode layout to name, no scored column.
+  r = run_cli("step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/t --to 1 --format csv --segment-len 20");
+  CHECK(r.code == 0);
+  CHECK(r.output.find("  scored") == std::string::npos);
+  CHECK(r.output.find("'scored' is") == std::string::npos);
+}
+
 TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by step and gui alike, naming fields and flags") {
   mnemo::test::EnvGuard no_display("DISPLAY", "");
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");

@@ -8,6 +8,7 @@
 #include "core/io/session.h"
 #include "core/models/factory.h"
 #include "core/platform/blas.h"
+#include "core/train/recorder.h"
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
 #include "core/train/zoo.h"
@@ -346,6 +347,76 @@ TEST_CASE("copy-recall with 2 facts: written in segments 0 and 1, asked in the l
   many["facts"] = 65;
   many["segments"] = 200;
   CHECK_THROWS_WITH_AS(RecallTask{many}, doctest::Contains("task.facts"), ConfigError);
+}
+
+TEST_CASE("scored tokens of an episode: a generated task's fixed layout, for a prefix; none for text or a longer document") {
+  // ">abcd>efgh.XXXX?abcd?efgh": the answers (16..19, 21..24) are scored, nothing else.
+  const nlohmann::json two = {{"name", "copy-recall"}, {"segments", 5}, {"source_len", 4}, {"symbols", 6}, {"facts", 2}};
+  std::vector<uint8_t> want(25, 0);
+  for (int i = 16; i < 25; ++i) want[static_cast<size_t>(i)] = i != 20;
+  CHECK(episode_scored_tokens(two, 25) == want);
+  CHECK(episode_scored_tokens(*make_task(two), 25) == want);
+  // A prefix (a probe cut to fewer segments): the same positions, cut.
+  CHECK(episode_scored_tokens(two, 18) == std::vector<uint8_t>(want.begin(), want.begin() + 18));
+  CHECK(episode_scored_tokens(two, 26).empty());  // longer than an episode: no layout to name
+  CHECK(episode_scored_tokens(two, 0).empty());
+  // The built-in copy task agrees with its own examples' scored flags.
+  TaskConfig copy;
+  copy.name = "copy";
+  copy.segments = 3;
+  copy.source_len = 5;
+  Task t(copy);
+  CHECK(episode_scored_tokens(copy.to_json(), t.length()) == t.example(Split::kTest, 3).scored);
+  // A quadratic's episodes are padded to one layout too: its answer step.
+  TaskConfig quad = copy;
+  quad.name = "quadratic";
+  CHECK(episode_scored_tokens(quad.to_json(), Task(quad).length()) == Task(quad).example(Split::kTest, 5).scored);
+  // Text and data sets score every token; an unreadable task config names nothing.
+  CHECK(episode_scored_tokens(nlohmann::json{{"name", "text"}, {"length", 64}, {"segments", 2}}, 64).empty());
+  CHECK(episode_scored_tokens(nlohmann::json{{"name", "copy-recall"}, {"segments", -4}}, 10).empty());
+  CHECK(episode_scored_tokens(nlohmann::json(), 10).empty());
+}
+
+TEST_CASE("probe recordings: scored_loss averages the losses of the tokens the task scores, by the trace contract") {
+  const nlohmann::json task = {{"name", "copy-recall"}, {"segments", 5}, {"source_len", 4}, {"symbols", 6}, {"facts", 2}};
+  auto src = make_task(task);
+  const Document probe = probe_document(*src, 5);
+  const auto scored = episode_scored_tokens(*src, probe.size());
+  for (const std::string kind : {"memformer", "rmt"}) {
+    CAPTURE(kind);
+    ModelConfig mc;
+    mc.model = kind;
+    mc.slots = 4;
+    mc.dim = 16;
+    mc.heads = 2;
+    mc.layers = 1;
+    mc.dec_layers = 1;
+    mc.segment_len = src->segment_len();
+    MemoryModel m = make_model(mc, 3);
+    ProbeRecording r = record_probe(m, probe, src->segment_len(), 7, recording_trace_spec(), scored);
+    // Independently: segment s's lm.loss value j predicts token (s+1)L + j (Memformer) or
+    // sL + j + 1 (RMT) (docs/formats.md); average those of the scored tokens.
+    const int64_t L = src->segment_len();
+    double sum = 0;
+    int64_t n = 0;
+    for (const auto& [name, t] : r.tensors) {
+      const auto slash = name.find('/');
+      if (slash == std::string::npos || name.substr(slash + 1) != "lm.loss") continue;
+      const int64_t seg = std::stoll(name.substr(name.find_first_of("0123456789")));
+      for (int64_t j = 0; j < t.size(1); ++j) {
+        const int64_t tok = kind == "memformer" ? (seg + 1) * L + j : seg * L + j + 1;
+        if (tok < static_cast<int64_t>(scored.size()) && scored[static_cast<size_t>(tok)]) {
+          sum += t[0][j].item<double>();
+          ++n;
+        }
+      }
+    }
+    CHECK(n == 8);  // both answers' 4 symbols
+    CHECK(r.scored_tokens == n);
+    CHECK(r.scored_loss == doctest::Approx(sum / static_cast<double>(n)).epsilon(1e-6));
+    // Without a layout: no scored loss.
+    CHECK(std::isnan(record_probe(m, probe, L, 7).scored_loss));
+  }
 }
 
 TEST_CASE("copy-recall: a Memformer trains on it, scored on the source bytes of the last segment only") {

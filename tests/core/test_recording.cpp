@@ -207,6 +207,44 @@ TEST_CASE("run log: a resume at a step drops that step's final evaluations and k
   CHECK(log.steps.size() == 4);
 }
 
+TEST_CASE("run log: final evaluations - one row per split and ablation, and a curve point only where no periodic one was made") {
+  std::vector<nlohmann::json> recs;
+  for (int s = 1; s <= 5; ++s) recs.push_back({{"type", "step"}, {"step", s}, {"loss", 1.0}});
+  recs.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 0.5}, {"accuracy", 0.6}});
+  recs.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"zero_memory", true}, {"loss", 0.9}, {"accuracy", 0.2}});
+  // The run ends at step 5 (not a multiple of eval_every): its final evaluations end the curves.
+  recs.push_back({{"type", "eval"}, {"step", 5}, {"split", "test"}, {"loss", 0.45}, {"accuracy", 0.7}, {"final", true}});
+  recs.push_back({{"type", "eval"}, {"step", 5}, {"split", "valid"}, {"zero_memory", true}, {"loss", 0.8}, {"accuracy", 0.3},
+                  {"final", true}});
+  recs.push_back({{"type", "eval"}, {"step", 5}, {"split", "valid"}, {"loss", 0.4}, {"accuracy", 0.75}, {"final", true},
+                  {"bits_per_token", 0.577}});
+  RunLog log = parse_run_log(recs);
+  auto acc = log.curves("accuracy");  // the steps carry no accuracy: valid, then memory zeroed
+  REQUIRE(acc.size() == 2);
+  CHECK(acc[0].name == "valid");
+  CHECK(acc[0].x == std::vector<double>{4, 5});
+  CHECK(acc[0].y == std::vector<double>{0.6, 0.75});
+  CHECK(acc[1].name == kValidZeroMemoryCurve);
+  CHECK(acc[1].x == std::vector<double>{4, 5});
+  CHECK(acc[1].y == std::vector<double>{0.2, 0.3});
+  auto f = log.final_results();
+  REQUIRE(f.size() == 3);  // valid, valid zeroed, test: in that order whatever the log's order
+  CHECK((f[0].split == "valid" && !f[0].zero_memory && f[0].step == 5 && f[0].accuracy == 0.75));
+  CHECK(f[0].bits_per_token == doctest::Approx(0.577));
+  CHECK((f[1].split == "valid" && f[1].zero_memory && f[1].loss == 0.8));
+  CHECK((f[2].split == "test" && !f[2].zero_memory));
+  CHECK(f[2].bits_per_token == doctest::Approx(0.45 / std::log(2.0)));  // from the loss when not recorded
+  CHECK(describe_final(f[1]) == "valid (memory zeroed): loss 0.8000, accuracy 0.3000");
+
+  // A periodic evaluation at the final step keeps the final one off the curve (no double point).
+  recs.push_back({{"type", "eval"}, {"step", 5}, {"split", "valid"}, {"loss", 0.41}, {"accuracy", 0.74}});
+  RunLog both = parse_run_log(recs);
+  auto acc2 = both.curves("accuracy");
+  CHECK(acc2[0].x == std::vector<double>{4, 5});
+  CHECK(acc2[0].y == std::vector<double>{0.6, 0.74});
+  CHECK(both.final_results().size() == 3);
+}
+
 TEST_CASE("run log follower: reads only what was appended, sees new recordings, rebuilds after a resume") {
   const std::string dir = test::temp_dir("follow-run") + "/s";
   auto s = io::Session::create(dir, {{"kind", "test"}});
@@ -312,6 +350,13 @@ TEST_CASE("cli: train records probe traces - export writes curves and maps witho
   RunLog log = parse_run_log(session.read_metrics());
   CHECK(log.probes.size() == 4);
   CHECK(log.curves("block-mass").size() == 3);  // one layer: reading, writing, rewriting
+  // The copy task scores the copied symbols: the probe's loss over those is its own curve.
+  auto probe_loss = log.curves("probe-loss");
+  REQUIRE(probe_loss.size() == 2);
+  CHECK(probe_loss[0].name == "probe loss");
+  CHECK(probe_loss[1].name == "probe loss, scored tokens");
+  CHECK(probe_loss[1].x == std::vector<double>{0, 2, 4, 6});
+  CHECK(log.probes[0]["scored_tokens"] == 6);  // "abc>abcabc": the two copies of the 3 symbols
   CHECK(log.steps.back()["peak_rss_mib"].get<double>() > 1.0);
 
   auto e = run_cli("export --session " + out + " --figure loss,block-mass,maps --steps 2-4 --format csv,svg --out " + dir + "/fig");
@@ -333,6 +378,20 @@ TEST_CASE("cli: train records probe traces - export writes curves and maps witho
     while (std::getline(in, row)) ++rows;
     // train steps 2, 3, 4, the valid evaluations at 2 and 4, and the same with memory zeroed
     CHECK(rows == 3 + 2 + 2);
+  }
+  CHECK_FALSE(exists(dir + "/fig/final_evaluation.csv"));  // the run ended at step 6, outside --steps 2-4
+  {
+    // The whole run: its end-of-run evaluations, valid and test, each with the memory zeroed.
+    auto all = run_cli("export --session " + out + " --figure loss --format csv --out " + dir + "/fig-all");
+    INFO(all.output);
+    CHECK(all.code == 0);
+    CHECK(all.output.find("final evaluation (4 rows)") != std::string::npos);
+    std::ifstream in(dir + "/fig-all/final_evaluation.csv");
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line.substr(0, line.find(',', line.find(',', line.find(',') + 1) + 1)));
+    CHECK(lines == std::vector<std::string>{"split,zero_memory,step", "valid,false,6", "valid,true,6", "test,false,6",
+                                            "test,true,6"});
   }
 
   // Without --out the session goes under --sessions (default: the user data directory).

@@ -3,6 +3,7 @@
 // file that is not text, the window title, and short curves drawn as bare lines.
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
+#include "app/commands/gui.h"
 #include "app/gui/model/session.h"
 #include "app/gui/panels/panels.h"
 #include "viz/charts.h"
@@ -11,6 +12,7 @@
 
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <unistd.h>
 
 #ifdef MNEMO_WITH_GUI
@@ -130,5 +132,19 @@ TEST_CASE("viz: a short curve marks its points (a few probe recordings are not a
   l.series.push_back({"train", {}, std::vector<float>(500, 1.f), viz::Rgb{200, 10, 10}});
   for (size_t i = 0; i < 500; ++i) l.series[0].y[i] = 1.f + 0.001f * static_cast<float>(i);
   CHECK(count_marks(viz::make_lines(l)) == 0);
+}
+TEST_CASE("gui: the demo opens at segment 1 of the zoo model's episode with slot 0 followed, not on empty panels") {
+  std::ostringstream log;
+  GuiOptions o = demo_gui_options(log);
+  CAPTURE(log.str());
+  const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/memformer-two-facts-ft";
+  CHECK(o.checkpoint == zoo + ".safetensors");
+  CHECK(o.doc == zoo + ".txt");
+  // Two steps (segments 0 and 1: both facts written) and a slot selected: every panel has
+  // something to draw, as in the README's first screenshot.
+  CHECK(o.steps == 2);
+  CHECK(o.select_slot == 0);
+  CHECK_FALSE(o.quit);
+  CHECK(log.str().find("demo: the trained zoo model") != std::string::npos);
 }
 #endif

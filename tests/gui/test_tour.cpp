@@ -19,6 +19,7 @@
 #include <imgui.h>
 #include <imgui_internal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -328,6 +329,16 @@ TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segm
   REQUIRE(s->step);
   CHECK(s->step->segment_len == 13);
   CHECK(s->step->first_token == 26);
+  // The copy task's episode: the copied symbols (25..72) are what it scores; the random
+  // source (0..23) and the '>' (24) are not. Segment 2 predicts tokens 27..39: all scored.
+  REQUIRE(s->info->scored_tokens.size() == 73);
+  CHECK(s->info->scored_tokens[23] == 0);
+  CHECK(s->info->scored_tokens[24] == 0);
+  CHECK(s->info->scored_tokens[25] == 1);
+  CHECK(std::count(s->info->scored_tokens.begin(), s->info->scored_tokens.end(), 1) == 48);
+  const ScoredLoss sl = scored_loss(s->step->token_losses, s->info->scored_tokens);
+  CHECK(sl.tokens == 13);
+  CHECK(sl.mean == doctest::Approx(s->step->loss).epsilon(1e-4));
   // Asked for 37: labelled; another document keeps the asked-for length.
   w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 37);
   w.open_document(kZoo + "/memformer-copy.txt");
@@ -338,6 +349,7 @@ TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segm
   CHECK(s->info->segment_len == 37);
   CHECK_FALSE(s->info->stepping.as_trained());
   CHECK(s->info->stepping.describe() == "segments of 37 tokens (trained on segments of 13)");
+  CHECK(s->info->scored_tokens.empty());  // not stepped as trained: no episode layout to name
   // More than the model takes: a problem popup, the session before stays.
   w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 38);
   while (w.finished() < 5 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))

@@ -68,6 +68,10 @@ bool ReplayController::select_recording(int64_t train_step) {
   info->num_segments = static_cast<int64_t>(probe_->segments.size());
   info->line_starts = line_starts_of(probe_->doc);
   info->not_text = probe_->doc.looks_binary();
+  // The probe is the training task's test episode 0: the tokens that task scores.
+  const auto& m = session_->manifest();
+  if (m.contains("config") && m["config"].is_object() && m["config"].contains("task"))
+    info->scored_tokens = episode_scored_tokens(m["config"]["task"], probe_->doc.size());
   info_ = info;
   visited_.clear();
   ++visited_version_;

@@ -29,7 +29,12 @@ struct SessionInfo {
   // kMaxDocumentBytes tokens (a large text has a line start every few dozen bytes).
   std::vector<uint32_t> line_starts;
   bool not_text = false;             // the document holds NUL or bytes that are not UTF-8
+  // 1 on the tokens the checkpoint's training task scores when the document is (a prefix of)
+  // one of its episodes stepped as trained (core/data/tasks.h episode_scored_tokens); empty:
+  // every token counts. Controls shows the loss over these beside the mean over every token.
+  std::vector<uint8_t> scored_tokens;
 };
+
 
 struct SessionView {
   uint64_t version = 0;                       // bumps on every publication

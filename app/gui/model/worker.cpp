@@ -1,6 +1,7 @@
 #include "app/gui/model/worker.h"
 
 #include "app/figures/extract.h"
+#include "core/data/tasks.h"
 #include "core/engine/engine.h"
 
 #include "core/io/safetensors.h"
@@ -33,7 +34,7 @@ std::vector<std::string> gui_trace_keys() {
 namespace {
 constexpr const char* kOomHint = "; choose a smaller segment length or model, or free memory";
 MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& checkpoint, std::string* note,
-                            int64_t* trained_len) {
+                            int64_t* trained_len, nlohmann::json* trained_task = nullptr) {
   std::optional<WeightsFile> file;
   *trained_len = 0;
   if (!checkpoint.empty()) {
@@ -41,6 +42,8 @@ MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& 
     file = read_weights_file(checkpoint);
     if (file->has_model_config()) *cfg = ModelConfig::from_json(file->model_config);
     *trained_len = trained_segment_len(*file);
+    if (trained_task && file->training_config.is_object() && file->training_config.contains("task"))
+      *trained_task = file->training_config["task"];
   }
   if (cfg->heads > 0 && cfg->dim % cfg->heads != 0)
     throw ConfigError("heads: dim " + std::to_string(cfg->dim) + " must be divisible by heads " +
@@ -181,9 +184,10 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   std::string note;
   MemoryModel model;
   Stepping stepping;
+  nlohmann::json task;
   try {
     int64_t trained = 0;
-    model = build_gui_model(&cfg, seed, checkpoint, &note, &trained);
+    model = build_gui_model(&cfg, seed, checkpoint, &note, &trained, &task);
     // As the checkpoint was trained unless a segment length was asked for.
     stepping = choose_stepping(cfg, trained, segment_len);
   } catch (const io::SafetensorsError& e) {
@@ -223,6 +227,8 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->num_segments = engine->num_segments();
   info->line_starts = (info_ && info_->doc == doc) ? info_->line_starts : line_starts_of(*doc);
   info->not_text = (info_ && info_->doc == doc) ? info_->not_text : doc->looks_binary();
+  // Stepped as trained, a synthetic task's episode: the tokens its task scores (Controls).
+  if (stepping.as_trained()) info->scored_tokens = episode_scored_tokens(task, doc->size());
   // Provenance needs every step, also the ones a jump computes untraced: the engine hands
   // their writer / attention traces to the chain (docs/models.md#provenance).
   chain_.reset();

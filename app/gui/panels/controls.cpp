@@ -114,6 +114,21 @@ void ControlsPanel::draw(PanelContext& ctx) {
     else if (std::isnan(st.loss) && !st.non_finite)
       ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
                                                : "loss: none (no token to predict here)");
+    // A synthetic task's episode: the loss above averages every predicted token, random
+    // symbols too; what the task scores (and the memory is for) is said beside it.
+    if (std::isfinite(st.loss) && !s.info->scored_tokens.empty() && !st.token_losses.empty()) {
+      const ScoredLoss sl = scored_loss(st.token_losses, s.info->scored_tokens);
+      if (sl.tokens > 0)
+        ImGui::Text("scored by its task: %.4f nats/token (%lld of %zu tokens)", sl.mean, static_cast<long long>(sl.tokens),
+                    st.token_losses.values.size());
+      else
+        ImGui::TextDisabled("its task scores none of these tokens");
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The loss above is the mean over every token this step predicts. The checkpoint's training "
+                          "task scores only some positions of its episodes (a copy's recalled symbols, not the random "
+                          "source or distractors, which no model can predict), and this document is stepped as one of "
+                          "them: this line is the mean over those. Tint: loss shows each token's loss.");
+    }
     if (st.non_finite)
       ImGui::TextColored(ImVec4(1.f, 0.3f, 0.8f, 1.f), "NaN/Inf in '%s' at segment %lld", st.non_finite_key.c_str(),
                          static_cast<long long>(st.segment));

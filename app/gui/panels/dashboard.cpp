@@ -29,6 +29,24 @@ void DashboardPanel::draw_header(PanelContext& ctx) {
       ImGui::SetTooltip("A distributed run (rank 0's session): each rank's tokens/s over its forward/backward at the "
                         "newest step, the rank that took longest, and the gradient allreduce's share of rank 0's step");
   }
+  // The end-of-run evaluations: one line, each split with and without the memory.
+  const auto finals = log.final_results();
+  if (!finals.empty()) {
+    std::string line = "final (step " + std::to_string(finals.front().step) + "): ";
+    std::string tip;
+    char buf[96];
+    for (size_t i = 0; i < finals.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s%s%s loss %.4f, acc %.3f", i ? " \xC2\xB7 " : "", finals[i].split.c_str(),
+                    finals[i].zero_memory ? " (memory zeroed)" : "", finals[i].loss, finals[i].accuracy);
+      line += buf;
+      tip += describe_final(finals[i]) + "\n";
+    }
+    ImGui::TextWrapped("%s", line.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("The run's end-of-run evaluations (metrics.log records with \"final\": true); memory zeroed: the "
+                        "same weights with every memory tensor zeroed between segments\n%s",
+                        tip.c_str());
+  }
   for (const auto& e : log.errors)
     ImGui::TextColored(ImVec4(0.9f, 0.2f, 0.2f, 1.f), "%s", e.value("message", std::string("error")).c_str());
   // Damage the reader skipped (the curves show each gap as an orange band) and a tail that

@@ -110,6 +110,8 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
                                        r.compare_log.get());
       out.insert(out.end(), paths.begin(), paths.end());
     }
+    auto finals = write_final_evaluations(*r.run_log, cd, FigureFormats::all());
+    out.insert(out.end(), finals.begin(), finals.end());
   }
   if (curves_only) return out;
   char prefix[48];
