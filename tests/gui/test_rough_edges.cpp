@@ -6,12 +6,14 @@
 #include "app/commands/gui.h"
 #include "app/gui/model/session.h"
 #include "app/gui/panels/panels.h"
+#include "app/gui/panels/widgets/heatmap.h"
 #include "viz/charts.h"
 #endif
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -92,6 +94,16 @@ TEST_CASE("gui: the window title names the document and model, and a replay's se
   CHECK(t.find("step-000000300") == std::string::npos);
   CHECK(t.find("safetensors") == std::string::npos);
   CHECK(window_title(SessionView{}) == "Mnemoscope");
+  // The menu bar's status names the same: the document for a live model, the session and the
+  // recording's training step for a replay - never the trace file.
+  live.position = 4;
+  info->num_segments = 6;
+  CHECK(status_text(live) == "moby.txt  |  segment 4 of 6 (0..5)");
+  rinfo->checkpoint = "recorded at training step 300";
+  rinfo->num_segments = 2;
+  replay.position = -1;
+  CHECK(status_text(replay) == "session copy, probe recorded at training step 300  |  not stepped yet");
+  CHECK(status_text(SessionView{}).empty());
 }
 
 TEST_CASE("viz: a thinned column axis keeps the first and the last label (the writer map's self and last token)") {
@@ -146,5 +158,45 @@ TEST_CASE("gui: the demo opens at segment 1 of the zoo model's episode with slot
   CHECK(o.select_slot == 0);
   CHECK_FALSE(o.quit);
   CHECK(log.str().find("demo: the trained zoo model") != std::string::npos);
+}
+TEST_CASE("gui: the writer map's axis keeps the segment's first and last token labels beside self and <cls>, never touching") {
+  // 1 self + 64 tokens + 1 cls at 9 px per cell: "self" (28 px) and "<cls>" (35 px) cannot fit
+  // beside the first and last token (8 px); the tokens win (the groups above name self and cls).
+  const int cols = 66;
+  auto width = [](int c) { return c == 0 ? 28.f : c == 65 ? 35.f : 8.f; };
+  // The writer panel's axes (app/gui/panels/writer_attention.cpp): tokens first, then self and <cls>.
+  std::vector<std::string> labels(cols, "t");
+  ui::HeatmapAxes axes;
+  axes.col_labels = &labels;
+  axes.always_label_cols = {1, 64};
+  const std::vector<int> priority = ui::col_label_priority(axes, cols);
+  CHECK(priority == std::vector<int>{1, 64, 0, 65});
+  axes.highlight_col = 7;
+  CHECK(ui::col_label_priority(axes, cols) == std::vector<int>{7, 1, 64, 0, 65});
+  const float gap = 4.f;
+  auto placed = ui::place_col_labels(cols, width, 100.f, 9.f, 60.f, 100.f + 9.f * cols, priority, 2, gap);
+  std::set<int> cols_placed;
+  for (const auto& l : placed) cols_placed.insert(l.col);
+  CHECK(cols_placed.count(1) == 1);
+  CHECK(cols_placed.count(64) == 1);
+  for (size_t i = 0; i < placed.size(); ++i)
+    for (size_t j = i + 1; j < placed.size(); ++j) {
+      const auto& a = placed[i];
+      const auto& b = placed[j];
+      CAPTURE(a.col);
+      CAPTURE(b.col);
+      CHECK((a.x + a.w + gap <= b.x || b.x + b.w + gap <= a.x));  // a gap, never touching
+    }
+  // Every label within the widget, centred under its cell where it fits.
+  for (const auto& l : placed) {
+    CHECK(l.x >= 60.f);
+    CHECK(l.x + l.w <= 100.f + 9.f * cols);
+  }
+  // Wide cells: all four named columns.
+  auto wide = ui::place_col_labels(cols, width, 100.f, 40.f, 60.f, 100.f + 40.f * cols, priority, 1, gap);
+  std::set<int> all;
+  for (const auto& l : wide) all.insert(l.col);
+  for (int c : {0, 1, 64, 65}) CHECK(all.count(c) == 1);
+  CHECK(wide.size() == static_cast<size_t>(cols));
 }
 #endif

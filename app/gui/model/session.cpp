@@ -32,6 +32,22 @@ std::string window_title(const SessionView& s) {
   return t;
 }
 
+std::string status_text(const SessionView& s) {
+  if (!s.info || !s.info->doc) return "";
+  auto base = [](std::string p) {
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    const auto slash = p.find_last_of('/');
+    return slash == std::string::npos ? p : p.substr(slash + 1);
+  };
+  std::string t;
+  if (!s.session_dir.empty())
+    t = "session " + base(s.session_dir) + ", probe " + s.info->checkpoint;  // "recorded at training step N"
+  else
+    t = base(s.info->doc->path);
+  t += s.position >= 0 ? "  |  " + position_text(s.position, s.info->num_segments) : "  |  not stepped yet";
+  return t;
+}
+
 static_assert(kMaxDocumentBytes <= UINT32_MAX, "line starts are stored in 32 bits");
 
 std::vector<uint32_t> line_starts_of(const Document& doc) {

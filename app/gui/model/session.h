@@ -60,6 +60,10 @@ using SessionPtr = std::shared_ptr<const SessionView>;
 // The window title: "Mnemoscope — <document> — <model>" for a live model; for a replay the
 // session directory (never the recording file the probe was read from).
 std::string window_title(const SessionView& s);
+// The menu bar's right side: "<document>  |  segment 4 of 6 (0..5)"; a replay names its session
+// and the training step of the recording ("session run, probe recorded at training step 120"),
+// never the trace file the probe was read from. "" without a document.
+std::string status_text(const SessionView& s);
 
 // "segment 4 of 262 (0..261)": the position as the Document panel and the CLI count segments.
 std::string position_text(int64_t segment, int64_t num_segments);

@@ -192,9 +192,7 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
   // Right side: where we are.
   std::string status;
   if (s.info && s.info->doc) {
-    const std::string& p = s.info->doc->path;
-    status = p.substr(p.find_last_of('/') == std::string::npos ? 0 : p.find_last_of('/') + 1);
-    status += s.position >= 0 ? "  |  " + position_text(s.position, s.info->num_segments) : "  |  not stepped yet";
+    status = status_text(s);
     if (compare_) status += "  |  side by side: " + label_a_ + " vs " + label_b_;
   }
   if (control.busy()) status += "  |  computing...";

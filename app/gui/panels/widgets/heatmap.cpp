@@ -39,6 +39,41 @@ float widest(const std::vector<std::string>* labels, int offset, int from, int t
 }
 float widest(const std::vector<std::string>* labels, int offset, int n) { return widest(labels, offset, 0, n); }
 
+}  // namespace
+
+std::vector<int> col_label_priority(const HeatmapAxes& axes, int cols) {
+  std::vector<int> priority;
+  if (axes.highlight_col >= 0 && axes.highlight_col < cols) priority.push_back(axes.highlight_col);
+  if (axes.col_labels) {
+    for (int c : axes.always_label_cols)
+      if (c > 0 && c < cols - 1) priority.push_back(c);
+    priority.push_back(0);
+    if (cols > 1) priority.push_back(cols - 1);
+  }
+  return priority;
+}
+
+std::vector<ColLabel> place_col_labels(int cols, const std::function<float(int)>& width, float x0, float cw, float lo,
+                                       float hi, const std::vector<int>& priority, int stride, float gap) {
+  std::vector<ColLabel> out;
+  std::vector<char> tried(static_cast<size_t>(cols), 0);
+  auto try_place = [&](int c) {
+    if (c < 0 || c >= cols || tried[static_cast<size_t>(c)]) return;
+    tried[static_cast<size_t>(c)] = 1;
+    const float w = width(c);
+    float x = x0 + cw * (static_cast<float>(c) + 0.5f) - 0.5f * w;
+    x = std::max(lo, std::min(x, hi - w));
+    for (const ColLabel& f : out)
+      if (x < f.x + f.w + gap && f.x < x + w + gap) return;
+    out.push_back({c, x, w});
+  };
+  for (int c : priority) try_place(c);
+  for (int c = 0; c < cols; c += std::max(1, stride)) try_place(c);
+  return out;
+}
+
+namespace {
+
 const ImU32 kLabel = IM_COL32(200, 200, 205, 255);
 const ImU32 kHighlight = IM_COL32(255, 214, 10, 255);
 const ImU32 kSeparator = IM_COL32(255, 255, 255, 200);
@@ -256,42 +291,15 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
     const float lw = (axes.col_labels && cols > 2 ? widest(axes.col_labels, 0, 1, cols - 1)
                                                   : widest(axes.col_labels, axes.col_label_offset, cols)) + 4.f;
     const int stride = nice_stride(lw / std::max(cw, 1e-3f));
-    struct Span {
-      float x0, x1;
-    };
-    std::vector<Span> fixed;
-    auto place = [&](int c) {
-      const std::string s = label_of(axes.col_labels, axes.col_label_offset, c);
-      const float tw = ImGui::CalcTextSize(s.c_str()).x;
-      float x = pmin.x + cw * (static_cast<float>(c) + 0.5f) - 0.5f * tw;
-      x = std::max(origin.x, std::min(x, origin.x + size.x - tw));
-      return std::make_pair(s, Span{x, x + tw});
-    };
-    auto collides = [&](const Span& a) {
-      for (const Span& f : fixed)
-        if (a.x0 < f.x1 + 3.f && f.x0 < a.x1 + 3.f) return true;
-      return false;
-    };
-    std::vector<int> always;
-    if (hc >= 0 && hc < cols) always.push_back(hc);
-    if (axes.col_labels) {
-      always.push_back(0);
-      if (cols > 1) always.push_back(cols - 1);
-      for (int c : axes.always_label_cols)
-        if (c > 0 && c < cols - 1) always.push_back(c);
-    }
-    for (int c : always) {
-      auto [s, sp] = place(c);
-      if (c != hc && collides(sp)) continue;
-      dl->AddText(ImVec2(sp.x0, pmax.y + 2.f), c == hc ? kHighlight : kLabel, s.c_str());
-      fixed.push_back(sp);
-    }
-    for (int c = 0; c < cols; c += stride) {
-      if (std::find(always.begin(), always.end(), c) != always.end()) continue;
-      auto [s, sp] = place(c);
-      if (collides(sp)) continue;
-      dl->AddText(ImVec2(sp.x0, pmax.y + 2.f), kLabel, s.c_str());
-    }
+    // Priority: the highlighted column, the ones the caller names (a segment's first and last
+    // token), then the first and last columns ("self", "<cls>"), then every stride-th one.
+    const std::vector<int> priority = col_label_priority(axes, cols);
+    auto width = [&](int c) { return ImGui::CalcTextSize(label_of(axes.col_labels, axes.col_label_offset, c).c_str()).x; };
+    // A gap of a space's width (scales with the UI) between neighbouring labels.
+    const float gap = std::max(3.f, ImGui::CalcTextSize(" ").x);
+    for (const ColLabel& l : place_col_labels(cols, width, pmin.x, cw, origin.x, origin.x + size.x, priority, stride, gap))
+      dl->AddText(ImVec2(l.x, pmax.y + 2.f), l.col == hc ? kHighlight : kLabel,
+                  label_of(axes.col_labels, axes.col_label_offset, l.col).c_str());
   }
   if (!axes.x_title.empty()) {
     const float tw = ImGui::CalcTextSize(axes.x_title.c_str()).x;

@@ -8,6 +8,7 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,6 +80,18 @@ class ColorbarImage {
 // What draw_heatmap shows besides the image. Labels are optional (null -> indices, empty
 // vector -> none); they are thinned to every n-th when cells are too small, but a
 // highlighted row / column always gets its label.
+// Which column labels fit under a map, and where (no ImGui: `width(c)` gives label c's text
+// width; only the columns tried are measured). Columns
+// in `priority` are tried first, in that order, then every `stride`-th column; a label is
+// centred under its cell (x0 + cw * (c + 0.5)), kept within [lo, hi], and dropped when it
+// would come closer than `gap` to one already placed. Returns (column, left x) pairs.
+struct ColLabel {
+  int col = 0;
+  float x = 0.f, w = 0.f;
+};
+std::vector<ColLabel> place_col_labels(int cols, const std::function<float(int)>& width, float x0, float cw, float lo,
+                                       float hi, const std::vector<int>& priority, int stride, float gap);
+
 struct HeatmapAxes {
   const std::vector<std::string>* row_labels = nullptr;
   const std::vector<std::string>* col_labels = nullptr;
@@ -89,8 +102,9 @@ struct HeatmapAxes {
   std::vector<int> row_separators;                  // horizontal lines before these rows
   std::vector<std::pair<int, std::string>> row_groups;  // (first row, caption) left of the row labels
   int highlight_row = -1, highlight_col = -1;
-  // Columns whose labels are always drawn (besides the first, the last and the highlighted),
-  // e.g. the first and last token of a segment between "self" and "<cls>".
+  // Columns whose labels are placed right after the highlighted one and before the first and
+  // last columns, e.g. the first and last token of a segment between "self" and "<cls>" (which
+  // the column groups above name anyway): where they do not all fit, these win.
   std::vector<int> always_label_cols;
   // Colorbar right of the map when non-null.
   ColorbarImage* colorbar = nullptr;
@@ -98,6 +112,10 @@ struct HeatmapAxes {
   float vmin = 0.f, vmax = 1.f;
   std::string colorbar_label;
 };
+
+// The order place_col_labels tries the named columns in: the highlighted one, always_label_cols,
+// then the first and the last column (the rest follow by stride).
+std::vector<int> col_label_priority(const HeatmapAxes& axes, int cols);
 
 struct HeatmapHit {
   bool hovered = false;   // the mouse is over a cell (row, col valid)
