@@ -78,6 +78,14 @@ TEST_CASE("model picker: Open applies the model from its file first, then opens 
   p.set_path("/runs/x/checkpoints/step-000000010.safetensors");
   REQUIRE(p.open_selected(control));
   CHECK(control.last == "apply seed 0 checkpoint /runs/x/checkpoints/step-000000010.safetensors");
+  // "Keep the open document": the model only, its episode not opened.
+  p.set_path("");
+  p.select(0);
+  p.set_keep_document(true);
+  const int before = control.calls;
+  REQUIRE(p.open_selected(control));
+  CHECK(control.calls == before + 1);
+  CHECK(control.last == "apply seed 0 checkpoint /zoo/m.safetensors");
 }
 
 TEST_CASE("model picker: the shell draws the popup over an empty session and with a zoo, without asserting") {

@@ -11,7 +11,7 @@ void ModelPicker::open(const std::string& checkpoint, const std::string& documen
   // The model first (a file with a config brings it; one without keeps the current model's),
   // then its document, if it has one.
   control.apply_model(current_, 0, checkpoint);
-  if (!document.empty()) control.open_document(document);
+  if (!document.empty() && !keep_document_) control.open_document(document);
 }
 
 bool ModelPicker::open_selected(Controller& control) {
@@ -25,7 +25,7 @@ bool ModelPicker::open_selected(Controller& control) {
   return true;
 }
 
-bool ModelPicker::draw(Controller& control, float width, const ModelConfig* current) {
+bool ModelPicker::draw(Controller& control, float width, const ModelConfig* current, const std::string& open_doc) {
   bool close = false;
   current_ = current ? *current : ModelConfig{};
   if (zoo_.empty()) {
@@ -33,9 +33,11 @@ bool ModelPicker::draw(Controller& control, float width, const ModelConfig* curr
                        dir_.empty() ? "" : " in ", dir_.c_str());
   } else {
     ImGui::Text("Trained models (%s):", dir_.c_str());
-    const float rows = static_cast<float>(zoo_.size() < 8 ? zoo_.size() : 8);
+    // Summaries wrap within their column (two lines each, about), so the table is taller than
+    // one line per model; it scrolls past about 12 lines.
+    const float lines = static_cast<float>(zoo_.size() < 6 ? 2 * zoo_.size() : 12);
     const ImGuiTableFlags tf = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY;
-    if (ImGui::BeginTable("##zoo", 3, tf, ImVec2(width, ImGui::GetTextLineHeightWithSpacing() * (rows + 1.5f)))) {
+    if (ImGui::BeginTable("##zoo", 3, tf, ImVec2(width, ImGui::GetTextLineHeightWithSpacing() * (lines + 1.5f)))) {
       ImGui::TableSetupScrollFreeze(0, 1);
       ImGui::TableSetupColumn("model", ImGuiTableColumnFlags_WidthFixed);
       ImGui::TableSetupColumn("kind / task", ImGuiTableColumnFlags_WidthFixed);
@@ -54,19 +56,35 @@ bool ModelPicker::draw(Controller& control, float width, const ModelConfig* curr
             close = true;
           }
         }
-        if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("%s\ncard: %s\ntrained %lld steps, %.2f MiB\n%s", m.path.c_str(), m.card.c_str(),
-                            static_cast<long long>(m.step), static_cast<double>(m.bytes) / (1024.0 * 1024.0),
-                            m.document.empty() ? "no document of its own: the open document stays"
-                                               : ("opens its document " + m.document).c_str());
+        if (ImGui::IsItemHovered()) {
+          const std::string doc_line = m.document.empty() ? "no document of its own: the open document stays"
+                                       : keep_document_     ? "keeps the open document (its own: " + m.document + ")"
+                                                            : "opens its document " + m.document;
+          ImGui::BeginTooltip();
+          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.f);
+          ImGui::TextUnformatted(m.summary.c_str());
+          ImGui::Text("%s\ncard: %s\ntrained %lld steps, %.2f MiB\n%s", m.path.c_str(), m.card.c_str(),
+                      static_cast<long long>(m.step), static_cast<double>(m.bytes) / (1024.0 * 1024.0), doc_line.c_str());
+          ImGui::PopTextWrapPos();
+          ImGui::EndTooltip();
+        }
         ImGui::PopID();
         ImGui::TableSetColumnIndex(1);
         ImGui::Text("%s / %s", m.model.c_str(), m.task.c_str());
         ImGui::TableSetColumnIndex(2);
-        ImGui::TextUnformatted(m.summary.c_str());
+        ImGui::TextWrapped("%s", m.summary.c_str());  // whole, wrapped in its column (never clipped)
       }
       ImGui::EndTable();
     }
+  }
+  if (!open_doc.empty()) {
+    const auto slash = open_doc.find_last_of('/');
+    const std::string name = slash == std::string::npos ? open_doc : open_doc.substr(slash + 1);
+    ImGui::Checkbox(("Keep the open document (" + name + ") instead of the model's episode").c_str(), &keep_document_);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A zoo model comes with an episode of its task (assets/models/NAME.txt), the one its card "
+                        "describes; tick this to step the model through %s instead",
+                        open_doc.c_str());
   }
   ImGui::TextDisabled("Or the path of any weights file (a `train` checkpoint, export-weights):");
   ImGui::SetNextItemWidth(width);

@@ -459,7 +459,10 @@ void Shell::draw_modals(const SessionPtr& session, Controller& control) {
     centre_next_window();
     if (ImGui::BeginPopupModal("Open model", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
       const ModelConfig* current = session && session->info ? &session->info->cfg : nullptr;
-      if (picker_.draw(control, wrap * 1.6f, current)) {
+      const std::string open_doc = session && session->info && session->info->doc && session->session_dir.empty()
+                                       ? session->info->doc->path
+                                       : std::string();
+      if (picker_.draw(control, wrap * 1.6f, current, open_doc)) {
         transport_.playing = false;
         modal_ = Modal::kNone;
         ImGui::CloseCurrentPopup();
