@@ -228,6 +228,40 @@ TEST_CASE("tour layout: the caption across the bottom, the stop's panels tiled a
   }
   // Every tour panel name is a panel of the app.
   for (const auto& name : tour_panel_names()) CHECK(panel_of_tour_name(name) >= 0);
+
+  // A caption whose text wants more (a large UI scale): taller, up to half the work area; the
+  // panels stay above it.
+  TourLayout how;
+  how.caption_wanted = 330.f;
+  const PanelRect tall = tour_caption_rect(p, s, how.caption_wanted);
+  CHECK(tall.size.y == doctest::Approx(330.f));
+  CHECK(tour_caption_rect(p, s, 5000.f).size.y == doctest::Approx(s.y * 0.5f));
+  CHECK(tour_caption_rect(p, s, 10.f).size.y == doctest::Approx(cap.size.y));  // never below the default
+  CHECK(tour_panel_rect(0, 2, p, s, how).pos.y + tour_panel_rect(0, 2, p, s, how).size.y <= tall.pos.y + 0.5f);
+
+  // A short document (its text wants 120 px of a 330 px tile): a strip across the whole width
+  // on top, the other panels tiled in the rest; all of it covered, nothing overlapping.
+  how.document_index = 1;
+  how.document_wanted = 120.f;
+  for (int n = 2; n <= 5; ++n) {
+    CAPTURE(n);
+    const PanelRect d = tour_panel_rect(1, n, p, s, how);
+    CHECK(d.pos.y == doctest::Approx(p.y));
+    CHECK(d.size.x == doctest::Approx(s.x));
+    CHECK(d.size.y == doctest::Approx(120.f));
+    float area = d.size.x * d.size.y;
+    for (int i = 0; i < n; ++i) {
+      if (i == 1) continue;
+      const PanelRect r = tour_panel_rect(i, n, p, s, how);
+      CHECK(r.pos.y >= d.pos.y + d.size.y - 0.5f);
+      CHECK(r.pos.y + r.size.y <= tall.pos.y + 0.5f);
+      area += r.size.x * r.size.y;
+    }
+    CHECK(area == doctest::Approx(s.x * (tall.pos.y - p.y)).epsilon(0.01));
+  }
+  // A long document keeps its tile.
+  how.document_wanted = 2000.f;
+  CHECK(tour_panel_rect(1, 2, p, s, how).size.x == doctest::Approx(s.x / 2.f));
 }
 
 TEST_CASE("tours: the shipped tours load, and each plays in the null-backend GUI through every stop") {

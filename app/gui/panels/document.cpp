@@ -253,6 +253,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
   std::snprintf(gutter_buf, sizeof gutter_buf, "%lld ", static_cast<long long>(std::max<int64_t>(info.num_segments - 1, 0)));
   const float gutter_w = font->CalcTextSizeA(fs, FLT_MAX, 0.f, gutter_buf).x + 4.f;
 
+  const float header_h = ImGui::GetCursorPosY();  // title bar and the lines above the text
   if (!ImGui::BeginChild("##doctext", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
     ImGui::EndChild();
     return;
@@ -297,6 +298,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
     }
   }
   const int64_t total_rows = row_prefix_.back();
+  wanted_h_ = header_h + static_cast<float>(std::min<int64_t>(total_rows, 100000)) * row_h + 2.f * ImGui::GetStyle().WindowPadding.y;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ui::ColorLut lut(viz::Colormap::Magma);

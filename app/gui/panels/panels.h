@@ -109,8 +109,12 @@ class DocumentPanel {
   static float loss_tint_position(float loss_nats);
   static constexpr float kMaxLossScale = 6.f;   // ~ ln(vocabulary): the loss of a uniform guess
   static constexpr float kLossTintFloor = 0.2f;
+  // The window height that shows the whole document without scrolling at the width it was
+  // last drawn (title bar, header lines and every text row); 0 before the first draw.
+  float wanted_height() const { return wanted_h_; }
 
  private:
+  float wanted_h_ = 0.f;
   uint64_t layout_info_ = 0;
   int layout_cols_ = 0;
   std::vector<uint32_t> row_prefix_;  // visual rows before each line (size lines + 1; < 2^32 under kMaxDocumentBytes)

@@ -62,7 +62,15 @@ void TimelinePanel::draw(PanelContext& ctx) {
   }
   ImVec2 map_size = ImGui::GetContentRegionAvail();
   const bool show_holds = holds_ && any_prov && s.info && s.info->doc;
-  if (show_holds) map_size.y = std::max(map_size.y * 0.55f, map_size.y - ImGui::GetTextLineHeightWithSpacing() * 9.f);
+  // The list under the map gets a line per visited step (up to 8) and its headings; the map
+  // keeps at least 45 % of the panel (a short panel, a large UI scale).
+  if (show_holds) {
+    const float rows = static_cast<float>(std::min<size_t>(s.visited.size(), 8));
+    const ImGuiStyle& st = ImGui::GetStyle();
+    const float row_h = ImGui::GetTextLineHeight() + 2.f * st.CellPadding.y;
+    const float list_h = row_h * (rows + 1.f) + ImGui::GetTextLineHeightWithSpacing() + 2.f * st.ItemSpacing.y;
+    map_size.y = std::max(map_size.y * 0.45f, map_size.y - list_h);
+  }
 
   if (static_cast<int>(ctx.seq_cmap) != last_cmap_) {
     last_cmap_ = static_cast<int>(ctx.seq_cmap);

@@ -55,25 +55,46 @@ PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
 }
 
 namespace {
-float caption_height(ImVec2 s) { return std::round(std::min(s.y * 0.5f, std::max(150.f, s.y * 0.24f))); }
-}  // namespace
-
-PanelRect tour_caption_rect(ImVec2 p, ImVec2 s) {
-  const float h = caption_height(s);
-  return PanelRect{ImVec2(p.x, p.y + s.y - h), ImVec2(s.x, h)};
+float caption_height(ImVec2 s, float wanted) {
+  const float base = std::max(150.f, s.y * 0.24f);
+  return std::round(std::min(s.y * 0.5f, std::max(base, wanted)));
 }
 
-PanelRect tour_panel_rect(int index, int count, ImVec2 p, ImVec2 s) {
-  const float h = s.y - caption_height(s);
+// `count` panels tiled in the rectangle (p, s): one row up to three, else two.
+PanelRect tile(int index, int count, ImVec2 p, ImVec2 s) {
   count = std::max(1, count);
   index = std::max(0, std::min(index, count - 1));
   const int rows = count <= 3 ? 1 : 2;
   const int per_row = (count + rows - 1) / rows;
   const int row = index / per_row, col = index % per_row;
   const int in_row = row + 1 < rows ? per_row : count - per_row * (rows - 1);
-  const float w = std::floor(s.x / static_cast<float>(in_row)), rh = std::floor(h / static_cast<float>(rows));
+  const float w = std::floor(s.x / static_cast<float>(in_row)), rh = std::floor(s.y / static_cast<float>(rows));
   return PanelRect{ImVec2(p.x + w * static_cast<float>(col), p.y + rh * static_cast<float>(row)),
-                   ImVec2(col + 1 == in_row ? s.x - w * static_cast<float>(col) : w, rh)};
+                   ImVec2(col + 1 == in_row ? s.x - w * static_cast<float>(col) : w,
+                          row + 1 == rows ? s.y - rh * static_cast<float>(row) : rh)};
+}
+}  // namespace
+
+PanelRect tour_caption_rect(ImVec2 p, ImVec2 s, float caption_wanted) {
+  const float h = caption_height(s, caption_wanted);
+  return PanelRect{ImVec2(p.x, p.y + s.y - h), ImVec2(s.x, h)};
+}
+
+PanelRect tour_panel_rect(int index, int count, ImVec2 p, ImVec2 s, const TourLayout& how) {
+  const ImVec2 area(s.x, s.y - caption_height(s, how.caption_wanted));
+  count = std::max(1, count);
+  index = std::max(0, std::min(index, count - 1));
+  const int doc = how.document_index;
+  if (count > 1 && doc >= 0 && doc < count && how.document_wanted > 0.f) {
+    const PanelRect tiled = tile(doc, count, p, area);
+    const float strip = std::round(std::max(90.f, how.document_wanted));
+    if (strip < 0.5f * tiled.size.y) {
+      if (index == doc) return PanelRect{p, ImVec2(area.x, strip)};
+      const int k = index < doc ? index : index - 1;
+      return tile(k, count - 1, ImVec2(p.x, p.y + strip), ImVec2(area.x, area.y - strip));
+    }
+  }
+  return tile(index, count, p, area);
 }
 
 PanelRect rescale_rect(const PanelRect& r, ImVec2 old_d, ImVec2 new_d, ImVec2 work_pos) {

@@ -238,12 +238,18 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
     if (stop) {
       // A tour stop: its panels in the order listed, above the caption.
       int k = 0, n = 0;
+      TourLayout how;
+      how.caption_wanted = caption_wanted_;
       for (const auto& name : stop->panels) {
         const bool shown = panel_of_tour_name(name) >= 0 && panel_applies(static_cast<PanelId>(panel_of_tour_name(name)), s);
         if (panel_of_tour_name(name) == i) k = n;
+        if (shown && panel_of_tour_name(name) == static_cast<int>(PanelId::kDocument)) how.document_index = n;
         n += shown ? 1 : 0;
       }
-      def = tour_panel_rect(k, n, work_pos, work_size);
+      // The Document panel as tall as its text wants (last frame's measure): a short episode
+      // is a strip across the top, not one line in a tall empty panel.
+      how.document_wanted = document_.wanted_height();
+      def = tour_panel_rect(k, n, work_pos, work_size, how);
       if (tour_layout_) cond = ImGuiCond_Always;
     }
     if (display_changed && have_rect_[i] && !reset_layout_ && !stop) {

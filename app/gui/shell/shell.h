@@ -160,6 +160,7 @@ class Shell {
   std::vector<std::string> tour_paths_;
   std::string zoo_dir_, tour_path_;
   bool open_tour_ = false, tour_layout_ = false;
+  float caption_wanted_ = 0.f;  // the tour caption's height for its whole text (draw_caption, last frame)
   uint64_t applied_tour_ = 0;
   int tour_selected_ = -1;  // -1: the stop's selection is still to be applied
   bool saved_open_[kPanelCount] = {};

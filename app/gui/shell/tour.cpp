@@ -117,7 +117,9 @@ void Shell::draw_caption(Controller&) {
   if (!st) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float menu_h = ImGui::GetFrameHeight();
-  const PanelRect r = tour_caption_rect(ImVec2(vp->Pos.x, vp->Pos.y + menu_h), ImVec2(vp->Size.x, vp->Size.y - menu_h));
+  // As tall as the caption's text wanted last frame (at this width and UI scale), within limits.
+  const PanelRect r = tour_caption_rect(ImVec2(vp->Pos.x, vp->Pos.y + menu_h), ImVec2(vp->Size.x, vp->Size.y - menu_h),
+                                        caption_wanted_);
   ImGui::SetNextWindowPos(r.pos, tour_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(r.size, tour_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
   bool open = true;
@@ -125,6 +127,7 @@ void Shell::draw_caption(Controller&) {
   if (ImGui::Begin(title.c_str(), &open)) {
     // Left: the caption. Right: the outline of every stop (click to go there).
     const float outline_w = std::min(ImGui::GetContentRegionAvail().x * 0.3f, ImGui::GetFontSize() * 22.f);
+    float content_h = 0.f;  // what the caption and the outline need (caption_wanted_ for the next frame)
     if (ImGui::BeginChild("##caption", ImVec2(ImGui::GetContentRegionAvail().x - outline_w - 8.f, 0), false)) {
       ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
                           tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
@@ -169,6 +172,7 @@ void Shell::draw_caption(Controller&) {
         }
         if (b.kind != CaptionBlock::kBullet) ImGui::Spacing();
       }
+      content_h = ImGui::GetCursorPosY();  // content space: the whole text, scrolled or not
     }
     ImGui::EndChild();
     ImGui::SameLine();
@@ -185,8 +189,10 @@ void Shell::draw_caption(Controller&) {
         if (head.size() > 60) head = head.substr(0, 57) + "...";
         if (ImGui::Selectable((head + "##stop" + std::to_string(i)).c_str(), i == tour_.index())) tour_.go(i);
       }
+      content_h = std::max(content_h, ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y);
     }
     ImGui::EndChild();
+    caption_wanted_ = content_h + ImGui::GetFrameHeight() + 2.f * ImGui::GetStyle().WindowPadding.y + 4.f;
   }
   ImGui::End();
   if (!open) stop_tour();
