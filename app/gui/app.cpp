@@ -58,6 +58,8 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   float applied_ui_scale = std::max(1.f, std::min(2.5f, o.ui_scale));
   setup_style(scale * applied_ui_scale);
   const ui::UiFonts fonts = ui::load_fonts(15.f, scale * applied_ui_scale);
+  // Glyphs a document needs beyond the built-in ranges, merged in from the fallback font.
+  std::vector<char32_t> extra_glyphs;
   if (!w.start_backends(&why)) {
     std::fprintf(stderr, "mnemoscope: error: %s\n", why.c_str());
     return 1;
@@ -135,10 +137,14 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
     while (!w.should_close() && !shell->quit_requested() && !g_stop_signal) {
       // Presenter mode: full screen, and fonts rebuilt at the UI scale (crisp, not stretched).
       if (shell->presenter().fullscreen != w.fullscreen()) w.set_fullscreen(shell->presenter().fullscreen);
-      if (shell->presenter().ui_scale != applied_ui_scale) {
+      // A document's characters no font has yet: rebuilt with them from the fallback font
+      // (the panel shows their code points meanwhile, and for good where none has them).
+      std::vector<char32_t> more = shell->document_panel().take_missing_glyphs();
+      if (fonts.fallback && !more.empty()) extra_glyphs.insert(extra_glyphs.end(), more.begin(), more.end());
+      if (shell->presenter().ui_scale != applied_ui_scale || (fonts.fallback && !more.empty())) {
         applied_ui_scale = shell->presenter().ui_scale;
         io.Fonts->Clear();
-        shell->set_fonts(ui::load_fonts(15.f, scale * applied_ui_scale));
+        shell->set_fonts(ui::load_fonts(15.f, scale * applied_ui_scale, extra_glyphs));
         w.reload_fonts();
         setup_style(scale * applied_ui_scale);
       }

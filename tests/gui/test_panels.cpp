@@ -14,6 +14,7 @@
 #include "core/models/factory.h"
 #endif
 #include "tests/support/helpers.h"
+#include "tests/support/skip.h"
 #ifdef MNEMO_WITH_GUI
 #include "tests/support/null_imgui.h"
 #endif
@@ -27,6 +28,7 @@
 #include "app/gui/panels/widgets/fonts.h"
 
 #include <imgui.h>
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <stdexcept>
@@ -456,5 +458,62 @@ TEST_CASE("slot timeline: skipped segments show as a gap column, never as consec
   CHECK(TimelinePanel::columns_of({0, 5, 6, 9}) == std::vector<int64_t>{0, -1, 5, 6, -1, 9});
   CHECK(TimelinePanel::columns_of({4}) == std::vector<int64_t>{4});
   CHECK(TimelinePanel::columns_of({}).empty());
+}
+#endif
+
+#ifdef MNEMO_WITH_GUI
+TEST_CASE("gui document: characters no font has are reported once and merged in from the fallback font") {
+  // "d\xE9j\xE0 中文 ok": two bytes that are not UTF-8, two CJK characters of 3 bytes each.
+  const std::string text = "d\xE9j\xE0 \xE4\xB8\xAD\xE6\x96\x87 ok";
+  auto doc = std::make_shared<const Document>(make_document(text, "/tmp/mixed.txt"));
+  CHECK(DocumentPanel::continues_character(*doc, 6));   // the 2nd and 3rd bytes of 中
+  CHECK(DocumentPanel::continues_character(*doc, 7));
+  CHECK_FALSE(DocumentPanel::continues_character(*doc, 5));  // its first byte
+  CHECK_FALSE(DocumentPanel::continues_character(*doc, 1));  // \xE9: not UTF-8, drawn escaped
+  CHECK(DocumentPanel::cell_text(*doc, 1) == "\\xE9");
+  Document stray = make_document(std::string("\x80\x80a"), "/tmp/stray.txt");
+  CHECK_FALSE(DocumentPanel::continues_character(stray, 1));  // no lead byte: escaped, not hidden
+  auto info = std::make_shared<SessionInfo>();
+  info->id = 3;
+  info->doc = doc;
+  info->segment_len = 8;
+  info->num_segments = 3;
+  info->line_starts = line_starts_of(*doc);
+  auto view = std::make_shared<SessionView>();
+  view->info = info;
+  ui::NullTextureApi textures;
+  RecordingController control;
+  std::vector<char32_t> missing;
+  try {
+    test::NullImGui ui(1280.f, 720.f);
+    {
+      Shell shell(&textures, ui.fonts, nullptr, nullptr);
+      for (int f = 0; f < 3; ++f) ui.frame(shell, view, control);
+      missing = shell.document_panel().take_missing_glyphs();
+      std::sort(missing.begin(), missing.end());
+      CHECK(missing == std::vector<char32_t>{0x4E2D, 0x6587});  // DejaVu has neither
+      for (int f = 0; f < 3; ++f) ui.frame(shell, view, control);
+      CHECK(shell.document_panel().take_missing_glyphs().empty());  // each reported once
+    }
+    // The app then rebuilds the fonts with them: from the fallback font when it is installed.
+    if (ui::fallback_font_path().empty()) {
+      MNEMO_SKIP("fonts-droid-fallback is not installed (bash .ci/setup installs it): no CJK glyphs to merge");
+    } else {
+      ImGui::GetIO().Fonts->Clear();
+      ui::UiFonts f = ui::load_fonts(15.f, 1.f, missing);
+      unsigned char* px = nullptr;
+      int tw = 0, th = 0;
+      ImGui::GetIO().Fonts->GetTexDataAsRGBA32(&px, &tw, &th);
+      REQUIRE(f.fallback);
+      CHECK(f.mono->FindGlyphNoFallback(0x4E2D) != nullptr);
+      CHECK(f.ui->FindGlyphNoFallback(0x6587) != nullptr);
+      CHECK(f.mono->FindGlyphNoFallback(0x65E5) == nullptr);  // 日: not asked for, not in the atlas
+      REQUIRE(f.small_mono != nullptr);
+      CHECK(f.small_mono->FontSize < f.mono->FontSize);
+    }
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
 }
 #endif

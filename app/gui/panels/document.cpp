@@ -26,6 +26,7 @@ const ImU32 kUnderline = IM_COL32(255, 255, 255, 45);
 const ImU32 kText = IM_COL32(230, 230, 230, 255);
 const ImU32 kDim = IM_COL32(140, 140, 150, 255);
 const ImU32 kEscape = IM_COL32(240, 150, 110, 255);  // escaped bytes stand out from text
+const ImU32 kEscapeBg = IM_COL32(240, 150, 110, 48);
 const ImU32 kGutter = IM_COL32(255, 186, 8, 200);  // like the segment bars
 constexpr float kMaxLossScale = DocumentPanel::kMaxLossScale;
 
@@ -34,7 +35,8 @@ struct Cell {
   std::string glyph;  // UTF-8 of one character, "" for blank
   bool dim = false;
   int span = 1;       // cells covered (a multi-byte character's tokens)
-  std::string hex;    // a byte that is not UTF-8 text: its two hex digits, drawn as \x over HH
+  std::string hex;    // a byte that is not UTF-8 text: its two hex digits, drawn stacked in the cell
+  char32_t cp = 0;    // the code point of a multi-byte UTF-8 character (0 otherwise)
 };
 
 Cell cell_of(const Document& doc, int64_t t) {
@@ -67,11 +69,12 @@ Cell cell_of(const Document& doc, int64_t t) {
     if (viz::decode_utf8(doc.bytes, i, cp) && cp >= 0xA0) {
       c.glyph = doc.bytes.substr(static_cast<size_t>(b), i - static_cast<size_t>(b));
       c.span = static_cast<int>(i - static_cast<size_t>(b));
+      c.cp = cp;
       return c;
     }
   }
   // A control byte, or a byte that is not part of valid UTF-8: escaped as \xHH (as the
-  // figure axes do, viz::token_label), drawn small in its one cell.
+  // figure axes do, viz::token_label), drawn as its two hex digits stacked in its one cell.
   char hex[4];
   std::snprintf(hex, sizeof hex, "%02X", ch);
   c.hex = hex;
@@ -84,6 +87,32 @@ bool is_continuation(const Document& doc, int64_t t) {
   if (e - b != 1) return false;
   return (static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]) & 0xC0) == 0x80;
 }
+
+}  // namespace
+
+bool DocumentPanel::continues_character(const Document& doc, int64_t t) {
+  if (!is_continuation(doc, t)) return false;
+  for (int64_t k = 1; k <= 3 && t - k >= 0; ++k) {
+    const auto [b, e] = doc.offset(t - k);
+    if (e - b != 1) return false;
+    const unsigned char ch = static_cast<unsigned char>(doc.bytes[static_cast<size_t>(b)]);
+    if ((ch & 0xC0) == 0x80) continue;
+    if (ch < 0xC0) return false;
+    size_t i = static_cast<size_t>(b);
+    char32_t cp = 0;
+    return viz::decode_utf8(doc.bytes, i, cp) && static_cast<int64_t>(i) > doc.offset(t).first;
+  }
+  return false;
+}
+
+namespace {
+
+// Whether `font` draws code point `cp` itself (not as its fallback "?").
+bool has_glyph(ImFont* font, char32_t cp) {
+  if (cp > IM_UNICODE_CODEPOINT_MAX) return false;
+  return font->FindGlyphNoFallback(static_cast<ImWchar>(cp)) != nullptr;
+}
+
 
 std::string describe_bytes(const Document& doc, int64_t t) {
   const auto [b, e] = doc.offset(t);
@@ -106,7 +135,8 @@ std::string DocumentPanel::cell_text(const Document& doc, int64_t t) {
 
 std::string DocumentPanel::notice(const SessionInfo& info) {
   if (!info.not_text) return "";
-  return "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown escaped as \\xHH";
+  return "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown as their two hex digits, "
+         "stacked on an orange cell (\\xHH; hover for the byte)";
 }
 
 std::string DocumentPanel::changed_notice(const Document& doc) {
@@ -115,6 +145,17 @@ std::string DocumentPanel::changed_notice(const Document& doc) {
          "' changed on disk since it was opened (a large file is read in place, not copied): what is shown and "
          "stepped may mix its old and new bytes, and bytes past a shortened end read as \\x00. Open it again "
          "(Ctrl+O) to see it as it is now.";
+}
+
+void DocumentPanel::note_missing_glyph(char32_t cp) {
+  if (cp > IM_UNICODE_CODEPOINT_MAX || missing_seen_.size() >= kMaxMissingGlyphs) return;
+  if (missing_seen_.insert(cp).second) missing_new_.push_back(cp);
+}
+
+std::vector<char32_t> DocumentPanel::take_missing_glyphs() {
+  std::vector<char32_t> out;
+  out.swap(missing_new_);
+  return out;
 }
 
 void DocumentPanel::draw(PanelContext& ctx) {
@@ -249,6 +290,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
   const float fs = font->FontSize;
   const float cw = font->CalcTextSizeA(fs, FLT_MAX, 0.f, "M").x;
   const float row_h = fs + 5.f;
+  // The hex digits of escaped bytes and glyph-less code points: a font rasterized small.
+  ImFont* small = ctx.small_mono ? ctx.small_mono : font;
   char gutter_buf[32];
   std::snprintf(gutter_buf, sizeof gutter_buf, "%lld ", static_cast<long long>(std::max<int64_t>(info.num_segments - 1, 0)));
   const float gutter_w = font->CalcTextSizeA(fs, FLT_MAX, 0.f, gutter_buf).x + 4.f;
@@ -379,25 +422,53 @@ void DocumentPanel::draw(PanelContext& ctx) {
       // Text: two strings per row (normal and dim glyphs), one cell per token.
       text.clear();
       dim.clear();
+      bool leading = true;  // the row's first bytes may continue a character begun on the previous row
       for (int64_t t = start; t < end;) {
-        if (t == start && is_continuation(doc, t)) {  // a character begun on the previous row
+        if (leading && continues_character(doc, t)) {
           text += ' ';
           dim += ' ';
           ++t;
           continue;
         }
+        leading = false;
         const Cell c = cell_of(doc, t);
         const int span = static_cast<int>(std::min<int64_t>(c.span, end - t));
+        const float hx = x0 + static_cast<float>(t - start) * cw;
+        const bool no_glyph = c.cp != 0 && !has_glyph(font, c.cp);
+        if (no_glyph) note_missing_glyph(c.cp);
         if (!c.hex.empty()) {
-          // \x on top, the two hex digits below, each at half size: one cell.
-          const float hx = x0 + static_cast<float>(t - start) * cw;
-          const float hs = fs * 0.5f;
-          dl->AddText(font, hs, ImVec2(hx + 0.5f * cw - font->CalcTextSizeA(hs, FLT_MAX, 0.f, "\\x").x * 0.5f, y + 0.5f), kEscape, "\\x");
-          dl->AddText(font, hs, ImVec2(hx + 0.5f * cw - font->CalcTextSizeA(hs, FLT_MAX, 0.f, c.hex.c_str()).x * 0.5f,
-                                       y + 0.5f + hs), kEscape, c.hex.c_str());
+          // The byte's two hex digits stacked on a tinted cell, each as large as the row allows
+          // (the tooltip and the legend say it is a byte that is not UTF-8: \xHH).
+          const float hs = std::min(small->FontSize, 0.5f * (row_h - 1.f));
+          dl->AddRectFilled(ImVec2(hx + 0.5f, y + 0.5f), ImVec2(hx + cw - 0.5f, y + row_h - 0.5f), kEscapeBg, 2.f);
+          const char d0[2] = {c.hex[0], 0}, d1[2] = {c.hex[1], 0};
+          const float top = y + 0.5f * (row_h - 2.f * hs) - 0.5f;
+          dl->AddText(small, hs, ImVec2(hx + 0.5f * cw - small->CalcTextSizeA(hs, FLT_MAX, 0.f, d0).x * 0.5f, top), kEscape, d0);
+          dl->AddText(small, hs, ImVec2(hx + 0.5f * cw - small->CalcTextSizeA(hs, FLT_MAX, 0.f, d1).x * 0.5f, top + hs),
+                      kEscape, d1);
+          text += ' ';
+          dim += ' ';
+        } else if (no_glyph) {
+          // A character no loaded font has (until the fallback font is merged in, or where it
+          // has none either): its code point in hex across its cells, never "?".
+          char code[12];
+          std::snprintf(code, sizeof code, "%X", static_cast<unsigned>(c.cp));
+          const float room = static_cast<float>(span) * cw - 2.f;
+          float hs = small->FontSize;
+          const float w = small->CalcTextSizeA(hs, FLT_MAX, 0.f, code).x;
+          if (w > room) hs *= room / w;
+          const float tw = small->CalcTextSizeA(hs, FLT_MAX, 0.f, code).x;
+          dl->AddRect(ImVec2(hx + 0.5f, y + 1.5f), ImVec2(hx + static_cast<float>(span) * cw - 0.5f, y + row_h - 1.5f), kDim, 2.f);
+          dl->AddText(small, hs, ImVec2(hx + 0.5f * (static_cast<float>(span) * cw - tw), y + 0.5f * (row_h - hs)), kDim, code);
           text += ' ';
           dim += ' ';
         } else if (c.glyph.empty()) {
+          text += ' ';
+          dim += ' ';
+        } else if (c.cp != 0 && font->FindGlyphNoFallback(static_cast<ImWchar>(c.cp))->AdvanceX * fs / font->FontSize > 1.05f * cw) {
+          // A wide glyph (CJK, from the fallback font): drawn on its own from its first cell so
+          // the row's grid stays one cell per token.
+          dl->AddText(font, fs, ImVec2(hx, y + 1.f), kText, c.glyph.c_str());
           text += ' ';
           dim += ' ';
         } else if (c.dim) {

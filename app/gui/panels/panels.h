@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ struct PanelContext {
   float shared_max = NAN;
   // A token to outline in the Document panel (a tour stop's selection; -1 none).
   int64_t highlight_token = -1;
+  // Monospace at 62 % of the size, rasterized at that size (crisp, not a scaled-down bitmap):
+  // the hex digits of bytes that are not UTF-8 and of code points without a glyph. Null: mono, scaled.
+  ImFont* small_mono = nullptr;
 };
 
 // Slot-type colours shared by every panel (retain blue, mix grey, overwrite red, as the CLI figures).
@@ -98,6 +102,9 @@ class DocumentPanel {
   // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
   // is not UTF-8 text (as the figure axes escape it).
   static std::string cell_text(const Document& doc, int64_t t);
+  // Whether token t is a byte inside a valid UTF-8 character that begins at an earlier token
+  // (its first cell draws it; a row that starts inside it leaves these cells blank).
+  static bool continues_character(const Document& doc, int64_t t);
   // The notice shown above a document that is not text ("" for text).
   static std::string notice(const SessionInfo& info);
   // The red line shown when the (memory-mapped) document changed on disk since it was opened;
@@ -112,8 +119,15 @@ class DocumentPanel {
   // The window height that shows the whole document without scrolling at the width it was
   // last drawn (title bar, header lines and every text row); 0 before the first draw.
   float wanted_height() const { return wanted_h_; }
+  // Code points the panel drew but no loaded font has (shown as their hex code meanwhile),
+  // each reported once: the app merges them in from the fallback font (ui::load_fonts).
+  std::vector<char32_t> take_missing_glyphs();
+  static constexpr size_t kMaxMissingGlyphs = 8192;  // bounds the font atlas
 
  private:
+  void note_missing_glyph(char32_t cp);
+  std::set<char32_t> missing_seen_;
+  std::vector<char32_t> missing_new_;
   float wanted_h_ = 0.f;
   uint64_t layout_info_ = 0;
   int layout_cols_ = 0;

@@ -47,6 +47,7 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   const float gap = ImGui::GetStyle().ItemSpacing.x;
   const float w = std::max(40.f, (ImGui::GetContentRegionAvail().x - gap * static_cast<float>(n - 1)) / static_cast<float>(n));
   PanelContext ctx_b{b, side_b_.vm, *textures_, control, transport_, requests_, fonts_.mono, true};
+  ctx_b.small_mono = fonts_.small_mono;
   ctx_b.seq_cmap = ctx_a.seq_cmap;
   ctx_b.highlight_token = ctx_a.highlight_token;
   ctx_a.shared_max = ctx_b.shared_max = shared;

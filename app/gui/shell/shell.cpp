@@ -224,6 +224,7 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
   have_hint_ = s.info != nullptr;
 
   PanelContext ctx{s, vm_, *textures_, control, transport_, requests_, fonts_.mono, false};
+  ctx.small_mono = fonts_.small_mono;
   ctx.seq_cmap = presenter_.high_contrast ? viz::Colormap::Gray : viz::Colormap::Viridis;
   const TourStop* stop = tour_.current();
   if (stop) {
