@@ -42,6 +42,7 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   const Stepping stepping = mf.stepping(cfg);  // as the checkpoint was trained, unless --segment-len
   const int64_t L = stepping.segment_len;
   FigureFormats fm = parse_formats(so.format);
+  if (mf.checkpoint.empty()) fm.stamp = random_weights_stamp(cfg.model, mf.seed);  // every figure says so
   check_out_dir(so.out);
   Segmenter seg(&doc, L);
   const int64_t n = seg.num_segments();

@@ -148,7 +148,7 @@ void write_side_by_side(const StepData& a, const StepData& b, const std::string&
   std::vector<viz::Figure> figs = {viz::make_heatmap(sa), viz::make_heatmap(sb)};
   if (d.ok) figs.push_back(viz::make_heatmap(difference_spec(d, "A - B (" + what + ")")));
   write_figure(side_by_side(figs, "Side by side: " + label_a + " vs " + label_b + ", segment " + std::to_string(a.segment)),
-               base, FigureFormats{fm.png, fm.svg, false}, out);
+               base, FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   if (fm.csv) {
     write_heatmap(sa, base + "_a", FigureFormats{false, false, true}, out);
     write_heatmap(sb, base + "_b", FigureFormats{false, false, true}, out);

@@ -27,13 +27,32 @@ std::string fmt_value(double v) {
   return buf;
 }
 
-void write_figure(const viz::Figure& fig, const std::string& base, const FigureFormats& fm, std::vector<std::string>& out) {
+std::string random_weights_stamp(const std::string& model_kind, uint64_t seed) {
+  return "randomly initialised " + model_kind + " (seed " + std::to_string(seed) + "): not a trained model";
+}
+
+void write_figure(const viz::Figure& fig_in, const std::string& base, const FigureFormats& fm, std::vector<std::string>& out) {
+  const viz::Figure* fig = &fig_in;
+  viz::Figure stamped;
+  if (!fm.stamp.empty() && (fm.png || fm.svg)) {
+    // One line under the figure, in red: grown by its height, nothing else moved.
+    stamped = fig_in;
+    stamped.height += 18.f;
+    viz::Text t;
+    t.x = 6.f;
+    t.y = stamped.height - 5.f;
+    t.text = fm.stamp;
+    t.size = 11.f;
+    t.color = viz::Rgb{190, 30, 30};
+    stamped.prims.push_back(t);
+    fig = &stamped;
+  }
   if (fm.png) {
-    viz::write_png(fig, base + ".png", 2.0f);
+    viz::write_png(*fig, base + ".png", 2.0f);
     out.push_back(base + ".png");
   }
   if (fm.svg) {
-    viz::write_svg(fig, base + ".svg");
+    viz::write_svg(*fig, base + ".svg");
     out.push_back(base + ".svg");
   }
 }

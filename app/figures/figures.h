@@ -19,8 +19,14 @@ namespace mnemo::app {
 
 struct FigureFormats {
   bool png = false, svg = false, csv = false;
-  static FigureFormats all() { return {true, true, true}; }
+  // A line written under every PNG / SVG figure when non-empty: random_weights_stamp() for a
+  // model that was never trained, so no figure of one passes for a trained model's.
+  std::string stamp;
+  static FigureFormats all() { return {true, true, true, {}}; }
 };
+
+// "randomly initialised memformer (seed 0): not a trained model"
+std::string random_weights_stamp(const std::string& model_kind, uint64_t seed);
 
 // Label of document token `t` (bytes escaped for display); "-" outside the document.
 std::string token_text(const Document& doc, int64_t t);

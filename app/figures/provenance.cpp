@@ -73,7 +73,7 @@ void write_provenance(const ProvenanceState& p, int slot, const Document& doc, i
   if (slot < 0 || slot >= p.slots) return;
   const viz::HeatmapSpec map = provenance_map_spec(p, slot, segment_len, doc.size());
   if (map.rows > 0 && map.cols > 0) write_heatmap(map, base + "_map", fm, out);
-  write_figure(viz::make_bars(provenance_top_spec(p, slot, doc)), base + "_top", FigureFormats{fm.png, fm.svg, false}, out);
+  write_figure(viz::make_bars(provenance_top_spec(p, slot, doc)), base + "_top", FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   std::vector<std::vector<std::string>> rows;
   const int64_t n = std::min<int64_t>(p.tokens, doc.size());
   for (int64_t t = 0; t < n; ++t) {

@@ -428,6 +428,26 @@ TEST_CASE("cli: step on a synthetic task's episode gives the loss over the token
   CHECK(r.output.find("'scored' is") == std::string::npos);
 }
 
+TEST_CASE("cli: step --random stamps every figure as a randomly initialised model; a checkpoint's figures have no stamp") {
+  const std::string dir = mnemo::test::temp_dir("step-random-stamp");
+  auto r = run_cli("step --random --seed 3 --doc " + std::string(kSampleDocument) + " --out " + dir + "/r --to 0 --format svg,csv");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  int svgs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/r/step-0000"))
+    if (e.path().extension() == ".svg") {
+      CAPTURE(e.path().string());
+      CHECK(mnemo::test::read_file(e.path().string()).find("randomly initialised memformer (seed 3): not a trained model") !=
+            std::string::npos);
+      ++svgs;
+    }
+  CHECK(svgs >= 3);
+  r = run_cli("step --doc " + std::string(MNEMO_SOURCE_DIR) + "/assets/models/memformer-copy.txt --checkpoint " +
+              std::string(MNEMO_SOURCE_DIR) + "/assets/models/memformer-copy.safetensors --out " + dir + "/c --to 0 --format svg");
+  REQUIRE(r.code == 0);
+  CHECK(mnemo::test::read_file(dir + "/c/step-0000/slot_types.svg").find("not a trained model") == std::string::npos);
+}
+
 TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by step and gui alike, naming fields and flags") {
   mnemo::test::EnvGuard no_display("DISPLAY", "");
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");

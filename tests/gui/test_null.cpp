@@ -175,6 +175,31 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   CHECK(one.size() == 3);
   CHECK(test::file_exists(req.dir + "/seg-0003-writer_attention_head1.csv"));
 
+  // A randomly initialised live model: every figure says so under it, the CSVs are data only.
+  CHECK(test::read_file(req.dir + "/seg-0003-slot_types.svg").find("not a trained model") == std::string::npos);
+  {
+    ExportRequest random = req;
+    auto view = std::make_shared<SessionView>(*req.session);
+    auto info = std::make_shared<SessionInfo>(*view->info);
+    info->random_weights = true;
+    info->cfg.model = "memformer";
+    info->seed = 7;
+    view->info = info;
+    random.session = view;
+    random.panel = PanelId::kControls;
+    random.dir = test::temp_dir("gui-export-random") + "/out";
+    auto files = export_panel(random);
+    int svgs = 0;
+    for (const auto& f : files)
+      if (f.size() > 4 && f.substr(f.size() - 4) == ".svg") {
+        CAPTURE(f);
+        CHECK(test::read_file(f).find("randomly initialised memformer (seed 7): not a trained model") != std::string::npos);
+        ++svgs;
+      }
+    CHECK(svgs >= 5);
+    CHECK(test::read_file(random.dir + "/seg-0003-slot_types.csv").find("random") == std::string::npos);
+  }
+
   ExportRequest bad = req;
   bad.dir = "/proc/no-such-dir/x";
   CHECK_THROWS_WITH_AS(export_panel(bad), doctest::Contains("export folder"), InputError);

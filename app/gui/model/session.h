@@ -23,6 +23,7 @@ struct SessionInfo {
   ModelConfig cfg;
   uint64_t seed = 0;
   std::string checkpoint;  // "" = randomly initialised under `seed`
+  bool random_weights = false;  // a live model built without a checkpoint (exported figures say so)
   int64_t segment_len = 0, num_segments = 0;  // segment_len: tokens per segment stepped (stepping.segment_len)
   Stepping stepping;  // how the document is cut, against how the checkpoint was trained
   // Token index of each line's first token (after '\n'); 32 bits, as a document has at most

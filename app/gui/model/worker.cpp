@@ -222,6 +222,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->cfg = cfg;
   info->seed = seed;
   info->checkpoint = checkpoint;
+  info->random_weights = checkpoint.empty();
   info->segment_len = stepping.segment_len;
   info->stepping = stepping;
   info->num_segments = engine->num_segments();

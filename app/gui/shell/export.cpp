@@ -28,11 +28,18 @@ std::string default_export_dir(const SessionView& s) {
 
 namespace {
 
+// Every format; a live model without a checkpoint stamps each figure as randomly initialised.
+FigureFormats figure_formats(const SessionView& v) {
+  FigureFormats fm = FigureFormats::all();
+  if (v.info && v.info->random_weights) fm.stamp = random_weights_stamp(v.info->cfg.model, v.info->seed);
+  return fm;
+}
+
 void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, std::vector<std::string>& out) {
   const SessionView& v = *r.session;
   const StepData& st = *v.step;
   const Document& doc = *v.info->doc;
-  const FigureFormats fm = FigureFormats::all();
+  const FigureFormats fm = figure_formats(v);
   const std::string base = prefix + panel_file_name(id);
   switch (id) {
     case PanelId::kDocument:
@@ -122,7 +129,7 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
       (r.panel == PanelId::kControls || r.panel == PanelId::kWriterAttention || r.panel == PanelId::kAttention))
     write_side_by_side(*r.session->step, *r.compare->step, r.label_a, r.label_b,
                        r.panel == PanelId::kAttention ? r.attn_head : r.head, r.attn_layer, r.same_scale, p + "side_by_side",
-                       FigureFormats::all(), out);
+                       figure_formats(*r.session), out);
   if (r.panel == PanelId::kControls) {
     for (PanelId id : {PanelId::kDocument, PanelId::kWriterAttention, PanelId::kSlotTypes, PanelId::kForgetting,
                        PanelId::kMemory, PanelId::kTimeline, PanelId::kAttention, PanelId::kHashBuckets,
