@@ -268,6 +268,18 @@ class CppWritesPythonReads(unittest.TestCase):
                 rec = s.recording(p["step"])
                 mine = ms.summarize_recording(rec.segments, [None if math.isnan(x) else x for x in rec.loss])
                 mine.update({"type": "probe", "step": p["step"]})
+                # scored_loss / scored_tokens come from the trainer, which knows which probe
+                # tokens its task scores (core/train/recorder.h; tested there against the trace
+                # contract); here: a mean of some of the recording's own per-token losses.
+                p = dict(p)
+                scored, n = p.pop("scored_loss", None), p.pop("scored_tokens", None)
+                if scored is not None:
+                    losses = np.concatenate([np.asarray(seg["lm.loss"], dtype=np.float64).ravel()
+                                             for seg in rec.segments if "lm.loss" in seg])
+                    self.assertGreater(n, 0)
+                    self.assertLessEqual(n, losses.size)
+                    self.assertGreaterEqual(scored, losses.min() - 1e-9)
+                    self.assertLessEqual(scored, losses.max() + 1e-9)
                 self.assertEqual(sorted(mine), sorted(p))
                 flat_mine, flat_cpp = {}, {}
                 from mnemoscope.session import _flatten
