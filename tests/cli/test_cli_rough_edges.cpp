@@ -428,7 +428,7 @@ TEST_CASE("cli: step on a synthetic task's episode gives the loss over the token
   CHECK(r.output.find("'scored' is") == std::string::npos);
 }
 
-TEST_CASE("cli: step --random stamps every figure as a randomly initialised model; a checkpoint's figures have no stamp") {
+TEST_CASE("cli: step --random stamps every figure as a randomly initialised model - a checkpoint's figures have no stamp") {
   const std::string dir = mnemo::test::temp_dir("step-random-stamp");
   auto r = run_cli("step --random --seed 3 --doc " + std::string(kSampleDocument) + " --out " + dir + "/r --to 0 --format svg,csv");
   CAPTURE(r.output);

@@ -349,7 +349,7 @@ TEST_CASE("copy-recall with 2 facts: written in segments 0 and 1, asked in the l
   CHECK_THROWS_WITH_AS(RecallTask{many}, doctest::Contains("task.facts"), ConfigError);
 }
 
-TEST_CASE("scored tokens of an episode: a generated task's fixed layout, for a prefix; none for text or a longer document") {
+TEST_CASE("scored tokens of an episode: a generated task's fixed layout, for a prefix - none for text or a longer document") {
   // ">abcd>efgh.XXXX?abcd?efgh": the answers (16..19, 21..24) are scored, nothing else.
   const nlohmann::json two = {{"name", "copy-recall"}, {"segments", 5}, {"source_len", 4}, {"symbols", 6}, {"facts", 2}};
   std::vector<uint8_t> want(25, 0);
