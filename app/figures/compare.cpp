@@ -150,9 +150,9 @@ void write_side_by_side(const StepData& a, const StepData& b, const std::string&
   write_figure(side_by_side(figs, "Side by side: " + label_a + " vs " + label_b + ", segment " + std::to_string(a.segment)),
                base, FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   if (fm.csv) {
-    write_heatmap(sa, base + "_a", FigureFormats{false, false, true}, out);
-    write_heatmap(sb, base + "_b", FigureFormats{false, false, true}, out);
-    if (d.ok) write_heatmap(difference_spec(d, "A - B"), base + "_diff", FigureFormats{false, false, true}, out);
+    write_heatmap(sa, base + "_a", FigureFormats{false, false, true, {}}, out);
+    write_heatmap(sb, base + "_b", FigureFormats{false, false, true, {}}, out);
+    if (d.ok) write_heatmap(difference_spec(d, "A - B"), base + "_diff", FigureFormats{false, false, true, {}}, out);
   }
 }
 
