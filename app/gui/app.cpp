@@ -60,6 +60,10 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   const ui::UiFonts fonts = ui::load_fonts(15.f, scale * applied_ui_scale);
   // Glyphs a document needs beyond the built-in ranges, merged in from the fallback font.
   std::vector<char32_t> extra_glyphs;
+  // Scrolling through such a document meets new characters every few frames: the atlas is
+  // rebuilt with the ones gathered at most twice a second, not on every frame that finds one.
+  std::vector<char32_t> pending_glyphs;
+  auto last_glyph_rebuild = std::chrono::steady_clock::now() - std::chrono::seconds(1);
   if (!w.start_backends(&why)) {
     std::fprintf(stderr, "mnemoscope: error: %s\n", why.c_str());
     return 1;
@@ -139,9 +143,18 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       if (shell->presenter().fullscreen != w.fullscreen()) w.set_fullscreen(shell->presenter().fullscreen);
       // A document's characters no font has yet: rebuilt with them from the fallback font
       // (the panel shows their code points meanwhile, and for good where none has them).
-      std::vector<char32_t> more = shell->document_panel().take_missing_glyphs();
-      if (fonts.fallback && !more.empty()) extra_glyphs.insert(extra_glyphs.end(), more.begin(), more.end());
-      if (shell->presenter().ui_scale != applied_ui_scale || (fonts.fallback && !more.empty())) {
+      if (fonts.fallback) {
+        std::vector<char32_t> more = shell->document_panel().take_missing_glyphs();
+        pending_glyphs.insert(pending_glyphs.end(), more.begin(), more.end());
+      }
+      const auto now = std::chrono::steady_clock::now();
+      const bool add_glyphs = !pending_glyphs.empty() && now - last_glyph_rebuild >= std::chrono::milliseconds(500);
+      if (add_glyphs) {
+        extra_glyphs.insert(extra_glyphs.end(), pending_glyphs.begin(), pending_glyphs.end());
+        pending_glyphs.clear();
+        last_glyph_rebuild = now;
+      }
+      if (shell->presenter().ui_scale != applied_ui_scale || add_glyphs) {
         applied_ui_scale = shell->presenter().ui_scale;
         io.Fonts->Clear();
         shell->set_fonts(ui::load_fonts(15.f, scale * applied_ui_scale, extra_glyphs));

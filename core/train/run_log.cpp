@@ -294,6 +294,17 @@ std::vector<RunLog::CurriculumMark> RunLog::curriculum_marks() const {
   return out;
 }
 
+bool RunLog::final_shadowed(const nlohmann::json& r) const {
+  if (!r.value("final", false)) return false;
+  const std::string split = r.value("split", std::string());
+  const bool zero = r.value("zero_memory", false);
+  const int64_t at = step_of(r);
+  return std::any_of(evals.begin(), evals.end(), [&](const nlohmann::json& o) {
+    return !o.value("final", false) && step_of(o) == at && o.value("split", std::string()) == split &&
+           o.value("zero_memory", false) == zero;
+  });
+}
+
 std::vector<FinalEval> RunLog::final_results() const {
   std::vector<FinalEval> out;
   for (const auto& r : evals) {
@@ -329,20 +340,10 @@ std::string describe_final(const FinalEval& f) {
 
 std::vector<Curve> RunLog::curves(const std::string& name) const {
   std::vector<Curve> out;
-  // A curve's points are the periodic evaluations; an end-of-run ("final") one joins it only
-  // at a step where no periodic evaluation of the same split was made (a run whose last
-  // step is not a multiple of eval_every, or a writer that marks its last evaluation final).
+  // A curve's points are the periodic evaluations, and the final ones no periodic one stands for.
   auto split_is = [this](const char* s, bool zero_memory) {
     return [this, s, zero_memory](const nlohmann::json& r) {
-      auto same = [&](const nlohmann::json& o) {
-        return o.value("split", std::string()) == s && o.value("zero_memory", false) == zero_memory;
-      };
-      if (!same(r)) return false;
-      if (!r.value("final", false)) return true;
-      const int64_t at = step_of(r);
-      return std::none_of(evals.begin(), evals.end(), [&](const nlohmann::json& o) {
-        return &o != &r && same(o) && step_of(o) == at && !o.value("final", false);
-      });
+      return r.value("split", std::string()) == s && r.value("zero_memory", false) == zero_memory && !final_shadowed(r);
     };
   };
   if (name == "loss" || name == "perplexity" || name == "accuracy") {

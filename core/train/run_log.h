@@ -95,6 +95,10 @@ struct RunLog {
   // The end-of-run evaluations ({"final": true} records): valid, then test, each without and
   // then with the memory zeroed; one per split and ablation (a later record replaces an earlier).
   std::vector<FinalEval> final_results() const;
+  // Whether eval record `r` is a final evaluation that a periodic one of this log (same split
+  // and ablation, same step) stands for: the curves leave it out, so a run whose last step is
+  // an eval_every multiple has one point there; a final one at any other step ends its curve.
+  bool final_shadowed(const nlohmann::json& r) const;
 };
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records);

@@ -350,7 +350,8 @@ TEST_CASE("copy-recall with 2 facts: written in segments 0 and 1, asked in the l
 }
 
 TEST_CASE("scored tokens of an episode: a generated task's fixed layout, for a prefix - none for text or a longer document") {
-  // ">abcd>efgh.XXXX?abcd?efgh": the answers (16..19, 21..24) are scored, nothing else.
+  // An episode such as ">abcd>efgh.QKZM?abcd?efgh" (facts, a distractor, the two questions):
+  // the answers (16..19, 21..24) are scored, nothing else.
   const nlohmann::json two = {{"name", "copy-recall"}, {"segments", 5}, {"source_len", 4}, {"symbols", 6}, {"facts", 2}};
   std::vector<uint8_t> want(25, 0);
   for (int i = 16; i < 25; ++i) want[static_cast<size_t>(i)] = i != 20;
@@ -384,14 +385,8 @@ TEST_CASE("probe recordings: scored_loss averages the losses of the tokens the t
   const auto scored = episode_scored_tokens(*src, probe.size());
   for (const std::string kind : {"memformer", "rmt"}) {
     CAPTURE(kind);
-    ModelConfig mc;
-    mc.model = kind;
-    mc.slots = 4;
-    mc.dim = 16;
-    mc.heads = 2;
-    mc.layers = 1;
-    mc.dec_layers = 1;
-    mc.segment_len = src->segment_len();
+    const ModelConfig mc = kind == "memformer" ? test::tiny_memformer(4, src->segment_len())
+                                               : test::tiny_decoder(kind, 4, src->segment_len());
     MemoryModel m = make_model(mc, 3);
     ProbeRecording r = record_probe(m, probe, src->segment_len(), 7, recording_trace_spec(), scored);
     // Independently: segment s's lm.loss value j predicts token (s+1)L + j (Memformer) or

@@ -471,7 +471,7 @@ TEST_CASE("gui document: characters no font has are reported once and merged in 
   CHECK_FALSE(DocumentPanel::continues_character(*doc, 5));  // its first byte
   CHECK_FALSE(DocumentPanel::continues_character(*doc, 1));  // \xE9: not UTF-8, drawn escaped
   CHECK(DocumentPanel::cell_text(*doc, 1) == "\\xE9");
-  Document stray = make_document(std::string("\x80\x80a"), "/tmp/stray.txt");
+  Document stray = make_document(std::string("\x80\x80" "a"), "/tmp/stray.txt");
   CHECK_FALSE(DocumentPanel::continues_character(stray, 1));  // no lead byte: escaped, not hidden
   auto info = std::make_shared<SessionInfo>();
   info->id = 3;

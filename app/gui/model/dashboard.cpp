@@ -186,7 +186,10 @@ void DashboardModel::sync(Source& s) {
   const RunLog& log = f.log();
   RunLog fresh;
   fresh.steps.assign(log.steps.begin() + static_cast<std::ptrdiff_t>(std::min(s.steps, log.steps.size())), log.steps.end());
-  fresh.evals.assign(log.evals.begin() + static_cast<std::ptrdiff_t>(std::min(s.evals, log.evals.size())), log.evals.end());
+  // New evaluations, less the final ones a periodic one of the whole log (maybe drawn at an
+  // earlier poll) stands for: `fresh` alone cannot tell.
+  for (auto it = log.evals.begin() + static_cast<std::ptrdiff_t>(std::min(s.evals, log.evals.size())); it != log.evals.end(); ++it)
+    if (!log.final_shadowed(*it)) fresh.evals.push_back(*it);
   fresh.probes.assign(log.probes.begin() + static_cast<std::ptrdiff_t>(std::min(s.probes, log.probes.size())), log.probes.end());
   s.steps = log.steps.size();
   s.evals = log.evals.size();

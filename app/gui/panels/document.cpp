@@ -107,10 +107,10 @@ bool DocumentPanel::continues_character(const Document& doc, int64_t t) {
 
 namespace {
 
-// Whether `font` draws code point `cp` itself (not as its fallback "?").
-bool has_glyph(ImFont* font, char32_t cp) {
-  if (cp > IM_UNICODE_CODEPOINT_MAX) return false;
-  return font->FindGlyphNoFallback(static_cast<ImWchar>(cp)) != nullptr;
+// The glyph `font` draws code point `cp` with itself (null: none, it would draw "?").
+const ImFontGlyph* glyph_of(ImFont* font, char32_t cp) {
+  if (cp == 0 || cp > IM_UNICODE_CODEPOINT_MAX) return nullptr;
+  return font->FindGlyphNoFallback(static_cast<ImWchar>(cp));
 }
 
 
@@ -434,7 +434,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
         const Cell c = cell_of(doc, t);
         const int span = static_cast<int>(std::min<int64_t>(c.span, end - t));
         const float hx = x0 + static_cast<float>(t - start) * cw;
-        const bool no_glyph = c.cp != 0 && !has_glyph(font, c.cp);
+        const ImFontGlyph* glyph = glyph_of(font, c.cp);  // one lookup per cell (drawn every frame)
+        const bool no_glyph = c.cp != 0 && !glyph;
         if (no_glyph) note_missing_glyph(c.cp);
         if (!c.hex.empty()) {
           // The byte's two hex digits stacked on a tinted cell, each as large as the row allows
@@ -465,7 +466,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
         } else if (c.glyph.empty()) {
           text += ' ';
           dim += ' ';
-        } else if (c.cp != 0 && font->FindGlyphNoFallback(static_cast<ImWchar>(c.cp))->AdvanceX * fs / font->FontSize > 1.05f * cw) {
+        } else if (glyph && glyph->AdvanceX * fs / font->FontSize > 1.05f * cw) {
           // A wide glyph (CJK, from the fallback font): drawn on its own from its first cell so
           // the row's grid stays one cell per token.
           dl->AddText(font, fs, ImVec2(hx, y + 1.f), kText, c.glyph.c_str());
