@@ -61,5 +61,9 @@ for f in core/io/atomic_file core/io/framed_log core/io/json_file core/io/safete
   check "$f.cpp" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
 done
 check app/gui/model/zoo_catalog.h "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
+# One path from a step to the screen (docs/architecture.md#data-flow): only the publisher turns a
+# Snapshot into StepData; live stepping, replay, the gallery and the commands call publish_step.
+check app 'make_step_data\(' "only app/gui/model/publisher.cpp builds StepData (call publish_step)" \
+  --exclude='extract.cpp' --exclude='extract.h' --exclude='publisher.cpp'
 if ((fail)); then exit 1; fi
 echo "include directions OK"

@@ -8,11 +8,11 @@
 //     --step-range limits curves and maps to training steps A..B (either side may be left out:
 //     "100-", "-500"; the old name --steps is accepted with a deprecation note). OUT defaults to
 //     DIR/export. Nothing is recomputed: no model is built.
+#include "app/gui/model/publisher.h"
 #include "app/commands/commands.h"
 
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
-#include "app/figures/extract.h"
 #include "app/figures/figures.h"
 #include "app/figures/session.h"
 #include "core/io/atomic_file.h"
@@ -159,7 +159,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
         std::snprintf(seg, sizeof seg, "/segment-%04lld", static_cast<long long>(snap->segment));
         const std::string sd = dir + name + seg;
         make_dirs(sd);
-        files += static_cast<int64_t>(write_step_figures(make_step_data(*snap, probe.doc, kind), probe.doc, sd, fm).size());
+        files += static_cast<int64_t>(write_step_figures(*publish_step(*snap, probe.doc, kind).step, probe.doc, sd, fm).size());
       }
       ++recorded;
     }

@@ -15,12 +15,12 @@
 // evaluations, with and without memory), pseudo_f1 / choice_accuracy / valid_loss /
 // answer_prob figures (PNG + SVG), <model>.safetensors weights (with the config), and
 // example-mtn/: the trained MTN's memory figures on test example 0 after reading.
+#include "app/gui/model/publisher.h"
 #include "app/commands/commands.h"
 #include "app/commands/train.h"
 
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
-#include "app/figures/extract.h"
 #include "app/figures/figures.h"
 #include "core/data/qa_metrics.h"
 #include "core/data/qa_task.h"
@@ -109,7 +109,7 @@ void example_figures(MtnImpl& model, const QaTask& task, const std::string& dir)
       viz::write_png(fig, dir + name + "/answer_prob.png", 2.0f);
       viz::write_svg(fig, dir + name + "/answer_prob.svg");
     }
-    write_step_figures(make_step_data(snap, doc, model.kind()), doc, dir + name, fm);
+    write_step_figures(*publish_step(snap, doc, model.kind()).step, doc, dir + name, fm);
   }
   std::ofstream(dir + "/example.txt") << "document: " << ex.document << "\nquery: " << ex.query << "\nanswer: " << ex.answer
                                       << "\n";

@@ -1,3 +1,4 @@
+#include "app/gui/model/publisher.h"
 #include "app/commands/step.h"
 
 #include "app/cli/owned_dir.h"
@@ -101,7 +102,8 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
                          {{"segment", std::to_string(i)}, {"model", cfg.to_json().dump()},
                           {"segment_len", std::to_string(L)}});
     manifest.add_written(dir + "/trace.safetensors");
-    const StepData st = make_step_data(*snap, engine.document(), cfg.model);
+    const PublishedStep pub = publish_step(*snap, engine.document(), cfg.model);
+    const StepData& st = *pub.step;
     auto files = write_step_figures(st, engine.document(), dir, fm);
     for (const auto& f : files) manifest.add_written(f);
     manifest.save(false);

@@ -53,7 +53,7 @@ TraceSpec recording_trace_spec() {
   // a handful of segments, so this stays small (see docs/formats.md "traces/").
   return TraceSpec::of({"input.*", "lm.*", "memformer.writer_attn", "memformer.memory_prev", "memformer.memory",
                         "memformer.forget_norm", "memformer.slot_type", "memformer.read_attn.*", "rmt.*", "trxl.*",
-                        "hash.*", "mtn.importance", "mtn.candidate_source", "mtn.importance_prev", "mtn.kept_source",
+                        "hash.*", "mtn.joint_attn.*", "mtn.importance", "mtn.candidate_source", "mtn.importance_prev", "mtn.kept_source",
                         "mtn.kept_index", "mtn.kept_importance", "mtn.age", "mtn.blocks", "qa.*"});
 }
 

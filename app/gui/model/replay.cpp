@@ -1,6 +1,7 @@
 #include "app/gui/model/replay.h"
 
-#include "app/figures/extract.h"
+#include "core/data/tasks.h"
+#include "core/engine/engine.h"
 #include "core/io/session.h"
 #include "core/train/recorder.h"
 
@@ -29,8 +30,8 @@ ReplayController& ReplayController::operator=(ReplayController&&) noexcept = def
 
 void ReplayController::reopen(const std::string& dir) {
   ReplayController fresh(dir);
-  fresh.next_info_id_ = next_info_id_;
-  fresh.version_ = version_;
+  fresh.publisher_ = std::move(publisher_);  // versions and info ids keep counting up
+  fresh.publisher_.open(nullptr);
   *this = std::move(fresh);
   publish();
 }
@@ -42,7 +43,7 @@ std::vector<std::string> ReplayController::take_errors() {
 }
 
 bool ReplayController::select_recording(int64_t train_step) {
-  if (train_step == step_ && info_) return true;
+  if (train_step == step_ && publisher_.info()) return true;
   const std::string path = session_->trace_path(train_step);
   auto p = std::make_shared<ReplayedProbe>();
   try {
@@ -56,7 +57,6 @@ bool ReplayController::select_recording(int64_t train_step) {
   probe_ = std::move(p);
   step_ = train_step;
   auto info = std::make_shared<SessionInfo>();
-  info->id = next_info_id_++;
   info->doc = std::make_shared<const Document>(probe_->doc);
   info->cfg = cfg_;
   // The probe is recorded at the training task's segment length: as trained.
@@ -72,10 +72,11 @@ bool ReplayController::select_recording(int64_t train_step) {
   const auto& m = session_->manifest();
   if (m.contains("config") && m["config"].is_object() && m["config"].contains("task"))
     info->scored_tokens = episode_scored_tokens(m["config"]["task"], probe_->doc.size());
-  info_ = info;
-  visited_.clear();
-  ++visited_version_;
-  const int64_t keep = position_ < 0 ? 0 : std::min<int64_t>(position_, info->num_segments - 1);
+  publisher_.open(std::move(info));
+  // Provenance: the recording holds every probe segment from the first, each with the traces
+  // a chain reads (recording_trace_spec), so the chain is fed as when stepping live.
+  for (const auto& snap : probe_->segments) publisher_.observe(snap->segment, snap->trace);
+  const int64_t keep = position_ < 0 ? 0 : std::min<int64_t>(position_, publisher_.info()->num_segments - 1);
   show(keep);
   return true;
 }
@@ -89,45 +90,33 @@ void ReplayController::apply_model(const ModelConfig&, uint64_t, const std::stri
 }
 
 void ReplayController::step(int delta) {
-  if (!info_) return;
-  const int64_t n = info_->num_segments;
+  if (!publisher_.info()) return;
+  const int64_t n = publisher_.info()->num_segments;
   const int64_t to = std::clamp<int64_t>(position_ + delta, 0, n - 1);
   if (to != position_) show(to);
 }
 
 void ReplayController::jump(int64_t segment) {
-  if (!info_) return;
-  show(std::clamp<int64_t>(segment, 0, info_->num_segments - 1));
+  if (!publisher_.info()) return;
+  show(std::clamp<int64_t>(segment, 0, publisher_.info()->num_segments - 1));
 }
 
 void ReplayController::reset() {
   position_ = -1;
-  shown_.reset();
+  publisher_.clear_shown(false);
   publish();
 }
 
 void ReplayController::show(int64_t segment) {
-  if (!info_ || segment < 0 || segment >= static_cast<int64_t>(probe_->segments.size())) return;
-  auto data =
-      std::make_shared<StepData>(make_step_data(*probe_->segments[static_cast<size_t>(segment)], probe_->doc, cfg_.model));
-  visited_[segment] = std::make_shared<SegmentRecord>(segment_record_of(*data, nullptr));
-  ++visited_version_;
-  shown_ = data;
+  if (!publisher_.info() || segment < 0 || segment >= static_cast<int64_t>(probe_->segments.size())) return;
+  publisher_.show(*probe_->segments[static_cast<size_t>(segment)]);
   position_ = segment;
   publish();
 }
 
 void ReplayController::publish() {
-  auto v = std::make_shared<SessionView>();
-  v->version = ++version_;
-  v->info = info_;
-  v->step = shown_;
-  v->position = shown_ ? position_ : -1;
-  v->visited = visited_;
-  v->visited_version = visited_version_;
-  v->session_dir = dir_;
-  v->model_note = "replay of " + dir_ + (step_ >= 0 ? " at training step " + std::to_string(step_) : "");
-  latest_ = v;
+  latest_ = publisher_.view(position_, "replay of " + dir_ + (step_ >= 0 ? " at training step " + std::to_string(step_) : ""),
+                            dir_);
 }
 
 }  // namespace mnemo::app

@@ -6,6 +6,7 @@
 // small file (a probe of at most 64 segments), read in milliseconds.
 #pragma once
 #include "app/gui/model/controller.h"
+#include "app/gui/model/publisher.h"
 #include "app/gui/model/session.h"
 
 #include <map>
@@ -63,11 +64,8 @@ class ReplayController : public Controller {
   ModelConfig cfg_;
   int64_t step_ = -1;
   std::shared_ptr<const ReplayedProbe> probe_;
-  std::shared_ptr<const SessionInfo> info_;
-  std::shared_ptr<const StepData> shown_;
+  ViewPublisher publisher_;  // the recording as a document and model, the shown segment, visited ones, provenance
   int64_t position_ = -1;
-  std::map<int64_t, std::shared_ptr<const SegmentRecord>> visited_;
-  uint64_t version_ = 0, visited_version_ = 0, next_info_id_ = 1;
   SessionPtr latest_;
   std::vector<std::string> errors_;
 };

@@ -1,6 +1,7 @@
 #include "app/gui/model/synthetic.h"
 
-#include "app/figures/extract.h"
+#include "app/gui/model/publisher.h"
+#include "core/engine/engine.h"
 
 #include "core/models/rmt.h"
 #include "core/trace/analysis.h"
@@ -148,16 +149,15 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   info->stepping.segment_len = info->stepping.model_len = L;
   info->num_segments = segments;
   info->line_starts = line_starts_of(*doc);
+  const std::string model_kind = info->cfg.model;
 
-  auto view = std::make_shared<SessionView>();
-  view->version = 1;
-  view->info = info;
-  auto step = std::make_shared<StepData>(make_step_data(*snap, *doc, info->cfg.model));
-  view->step = step;
-  view->position = shown;
-  view->model_note = "synthetic traces (no model)";
+  // The same path as a live step; the earlier segments and the provenance are made up below.
+  ViewPublisher publisher;
+  publisher.open(std::move(info), /*chain=*/false);
+  auto step = publisher.show(*snap).step;
   // Earlier segments: each slot's self mass drifts around its tendency.
   auto base = attn.select(3, 0).mean(1)[0];  // the shown step's self mass [k]
+  std::vector<std::shared_ptr<SegmentRecord>> records;
   for (int64_t s = 0; s < sp.visited; ++s) {
     auto rec = std::make_shared<SegmentRecord>();
     if (s == shown) {
@@ -167,9 +167,9 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
       rec->self_mass.assign(m.data_ptr<float>(), m.data_ptr<float>() + k);
     }
     auto l = (torch::rand({L}, gen) * 4.0 + 1.5).to(torch::kFloat32).contiguous();
-    rec->token_losses.first = predicted_token(loss_target_of(info->cfg.model), s, L, 0);
+    rec->token_losses.first = predicted_token(loss_target_of(model_kind), s, L, 0);
     rec->token_losses.values.assign(l.data_ptr<float>(), l.data_ptr<float>() + L);
-    view->visited[s] = rec;
+    records.push_back(rec);
   }
   // Provenance (docs/models.md#provenance): each visited step keeps its slots' self mass and
   // spreads the rest over its tokens like the shown step's writer rows. The chain covers the
@@ -180,7 +180,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
   ProvenanceState state = initial_provenance(static_cast<int>(k), 5, chain_start * L);
   const float* w = step->writer_block(-1);
   for (int64_t s = chain_start; s < sp.visited; ++s) {
-    auto rec = std::const_pointer_cast<SegmentRecord>(view->visited[s]);
+    const auto& rec = records[static_cast<size_t>(s)];
     ProvenanceStep p;
     p.segment = s;
     p.slots = static_cast<int>(k);
@@ -205,9 +205,9 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
     rec->prov_top = state.top;
     rec->prov_initial = state.initial;
   }
-  view->provenance = std::make_shared<const ProvenanceState>(std::move(state));
-  view->visited_version = 1;
-  return view;
+  for (int64_t s = 0; s < sp.visited; ++s) publisher.remember(s, records[static_cast<size_t>(s)]);
+  publisher.set_provenance(std::make_shared<const ProvenanceState>(std::move(state)));
+  return publisher.view(shown, "synthetic traces (no model)");
 }
 
 }  // namespace mnemo::app

@@ -22,7 +22,7 @@ struct SyntheticSpec {
 
 // Deterministic for a spec. The writer attention mixes retaining, mixing and overwriting
 // slots; memory, forgetting norms and losses are random but plausible. The shown step goes
-// through make_step_data like a real one (other_models: with the other models' traces too). Throws std::invalid_argument for sizes < 1.
+// through publish_step like a real one (other_models: with the other models' traces too). Throws std::invalid_argument for sizes < 1.
 SessionPtr make_synthetic_session(const SyntheticSpec& spec);
 
 }  // namespace mnemo::app

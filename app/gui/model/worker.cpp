@@ -1,6 +1,5 @@
 #include "app/gui/model/worker.h"
 
-#include "app/figures/extract.h"
 #include "core/data/tasks.h"
 #include "core/engine/engine.h"
 
@@ -9,7 +8,6 @@
 #include "core/platform/memory.h"
 #include "core/trace/keys.h"
 #include "core/trace/hash_stats.h"
-#include "core/trace/provenance_trace.h"
 #include "core/train/checkpoint.h"
 
 #include <algorithm>
@@ -217,7 +215,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
     return !cancel_.load() && !stop_.load();
   };
   auto info = std::make_shared<SessionInfo>();
-  info->id = next_info_id_++;
+  const auto& prev = publisher_.info();
   info->doc = doc;
   info->cfg = cfg;
   info->seed = seed;
@@ -226,40 +224,16 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->segment_len = stepping.segment_len;
   info->stepping = stepping;
   info->num_segments = engine->num_segments();
-  info->line_starts = (info_ && info_->doc == doc) ? info_->line_starts : line_starts_of(*doc);
-  info->not_text = (info_ && info_->doc == doc) ? info_->not_text : doc->looks_binary();
+  info->line_starts = (prev && prev->doc == doc) ? prev->line_starts : line_starts_of(*doc);
+  info->not_text = (prev && prev->doc == doc) ? prev->not_text : doc->looks_binary();
   // Stepped as trained, a synthetic task's episode: the tokens its task scores (Controls).
   if (stepping.as_trained()) info->scored_tokens = episode_scored_tokens(task, doc->size());
+  publisher_.open(std::move(info));
   // Provenance needs every step, also the ones a jump computes untraced: the engine hands
-  // their writer / attention traces to the chain (docs/models.md#provenance).
-  chain_.reset();
-  provenance_.reset();
-  provenance_note_.clear();
-  if (has_provenance_chain(cfg.model)) {
-    chain_ = std::make_unique<ProvenanceChain>(static_cast<int>(cfg.slots));
-    Engine* e = engine.get();
-    ProvenanceChain* chain = chain_.get();
-    const std::string kind = cfg.model;
-    engine->set_step_observer(provenance_trace_keys(kind), [this, e, chain, kind](int64_t i, const Trace& tr) {
-      const int64_t len = e->segmenter().segment_len();
-      const int64_t first = i * len;
-      try {
-        auto p = provenance_step_from_trace(tr, kind, i, first, std::min(len, e->document().size() - first), len);
-        if (p) chain->record(std::move(*p));
-      } catch (const std::exception& ex) {
-        provenance_note_ = std::string("provenance unavailable: ") + ex.what();
-      }
-    });
-  } else if (cfg.model == "mtn") {
-    provenance_note_.clear();
-  } else {
-    provenance_note_ = "the " + cfg.model + " model has no memory provenance (memformer, rmt, trxl-rmt and mtn have)";
-  }
+  // their writer / attention traces to the publisher's chain (docs/models.md#provenance).
+  if (auto keys = publisher_.observed_keys(); !keys.empty())
+    engine->set_step_observer(std::move(keys), [this](int64_t i, const Trace& tr) { publisher_.observe(i, tr); });
   engine_ = std::move(engine);
-  info_ = info;
-  step_.reset();
-  visited_.clear();
-  ++visited_version_;
   model_note_ = note;
   return true;
 }
@@ -269,42 +243,39 @@ void Worker::execute(const Command& c) {
     install(s->path, s->cfg, s->seed, s->checkpoint, nullptr, s->segment_len);
     return;
   }
+  const std::shared_ptr<const SessionInfo> cur = publisher_.info();  // kept alive while install replaces it
   if (auto* o = std::get_if<Open>(&c)) {
-    if (!info_) {
+    if (!cur) {
       error("Cannot open '" + o->path + "': no model is set up yet");
       return;
     }
     // Another document, cut as the one before (a length asked for stays asked for).
-    install(o->path, info_->cfg, info_->seed, info_->checkpoint, nullptr,
-            info_->stepping.requested ? info_->stepping.segment_len : 0);
+    install(o->path, cur->cfg, cur->seed, cur->checkpoint, nullptr, cur->stepping.requested ? cur->stepping.segment_len : 0);
     return;
   }
   if (auto* a = std::get_if<Apply>(&c)) {
-    if (!info_) {
+    if (!cur) {
       error("Open a document before applying a model config");
       return;
     }
-    install(info_->doc->path, a->cfg, a->seed, a->checkpoint, info_->doc, 0);
+    install(cur->doc->path, a->cfg, a->seed, a->checkpoint, cur->doc, 0);
     return;
   }
   if (!engine_) return;
   if (std::holds_alternative<Reset>(c)) {
     engine_->reset();
-    step_.reset();
-    provenance_.reset();
-    visited_.clear();
-    ++visited_version_;
+    publisher_.clear_shown(true);
     return;
   }
   int64_t target = engine_->position();
   if (auto* s = std::get_if<Step>(&c)) target += s->delta;
   if (auto* j = std::get_if<Jump>(&c)) target = j->segment;
   target = std::max<int64_t>(0, std::min<int64_t>(target, engine_->num_segments() - 1));
-  if (target == engine_->position() && step_) return;
+  if (target == engine_->position() && publisher_.shown()) return;
   SnapshotPtr snap;
   try {
-    platform::MemoryActivity activity("segment " + std::to_string(target) + " (" + info_->cfg.model + ", " +
-                                      std::to_string(info_->segment_len) + " tokens per segment)");
+    platform::MemoryActivity activity("segment " + std::to_string(target) + " (" + cur->cfg.model + ", " +
+                                      std::to_string(cur->segment_len) + " tokens per segment)");
     snap = engine_->jump(target);
   } catch (const std::exception& e) {
     if (auto oom = platform::out_of_memory_message(e)) error(*oom + kOomHint);
@@ -312,37 +283,11 @@ void Worker::execute(const Command& c) {
     return;
   }
   if (!snap) return;  // cancelled; the kept states computed so far stay
-  show(*snap);
-}
-
-void Worker::show(const Snapshot& snap) {
-  auto data = std::make_shared<StepData>(make_step_data(snap, *info_->doc, info_->cfg.model));
-  provenance_.reset();
-  if (chain_) {
-    provenance_ = chain_->at(snap.segment);
-  } else if (data->mtn.present) {
-    std::vector<int64_t> src;
-    for (const auto& e : data->mtn.entries) src.push_back(e.source);
-    provenance_ = std::make_shared<const ProvenanceState>(
-        kept_entry_provenance(snap.segment, src, snap.first_token + snap.length, 5));
-  }
-  visited_[snap.segment] = std::make_shared<SegmentRecord>(segment_record_of(*data, provenance_.get()));
-  ++visited_version_;
-  step_ = data;
+  publisher_.show(*snap);
 }
 
 void Worker::publish() {
-  auto v = std::make_shared<SessionView>();
-  v->version = ++version_;
-  v->info = info_;
-  v->step = step_;
-  v->position = engine_ ? engine_->position() : -1;
-  if (!step_) v->position = -1;
-  v->visited = visited_;
-  v->visited_version = visited_version_;
-  v->model_note = model_note_;
-  v->provenance = step_ ? provenance_ : nullptr;
-  v->provenance_note = provenance_note_;
+  SessionPtr v = publisher_.view(engine_ ? engine_->position() : -1, model_note_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = v;

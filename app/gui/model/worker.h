@@ -3,6 +3,7 @@
 // ever waits for the other beyond a short mutex-protected pointer swap.
 #pragma once
 #include "app/gui/model/controller.h"
+#include "app/gui/model/publisher.h"
 #include "app/gui/model/session.h"
 
 #include <atomic>
@@ -15,8 +16,6 @@
 
 namespace mnemo {
 class Engine;
-struct Snapshot;
-class ProvenanceChain;
 }  // namespace mnemo
 
 namespace mnemo::app {
@@ -67,7 +66,6 @@ class Worker : public Controller {
   void post(Command c);
   void run();
   void execute(const Command& c);
-  void show(const Snapshot& snap);
   void publish();
   void error(const std::string& message);
   bool install(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
@@ -85,14 +83,8 @@ class Worker : public Controller {
 
   // Worker-thread state.
   std::unique_ptr<Engine> engine_;
-  std::shared_ptr<const SessionInfo> info_;
-  std::shared_ptr<const StepData> step_;
-  std::map<int64_t, std::shared_ptr<const SegmentRecord>> visited_;
-  uint64_t visited_version_ = 0, version_ = 0, next_info_id_ = 1;
+  ViewPublisher publisher_;  // the opened document and model, the shown step, visited segments, provenance
   std::string model_note_;
-  std::unique_ptr<ProvenanceChain> chain_;  // null when the model has no provenance chain
-  ProvenanceStatePtr provenance_;
-  std::string provenance_note_;
   std::thread thread_;  // last: starts after every member above exists
 };
 

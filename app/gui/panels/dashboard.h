@@ -15,11 +15,11 @@
 
 namespace mnemo::app {
 
-class DashboardPanel {
+class DashboardPanel : public Panel {
  public:
   DashboardModel& model() { return model_; }
   const DashboardModel& model() const { return model_; }
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   void draw_header(PanelContext& ctx);

@@ -1,10 +1,13 @@
 // Gallery: every panel drawn on synthetic traces of a chosen size, with a line on what it
 // shows. It is the living documentation of the panels and what the null-backend test draws.
 #include "app/gui/panels/panels.h"
+#include "app/gui/panels/registry.h"
 
 #include "app/gui/model/synthetic.h"
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace mnemo::app {
 
@@ -30,20 +33,14 @@ struct GalleryPanel::Impl {
   RecordingController control;
   Transport transport;
   ShellRequests requests;
-  ControlsPanel controls;
-  DocumentPanel document;
-  WriterAttentionPanel writer;
-  SlotTypesPanel types;
-  ForgettingPanel forgetting;
-  MemoryPanel memory;
-  TimelinePanel timeline;
-  AttentionPanel attention;
-  HashBucketsPanel hash;
-  MtnMemoryPanel mtn;
+  // The registry's gallery panels, in their order, each its own instance.
+  std::vector<std::pair<const PanelDef*, std::unique_ptr<Panel>>> panels;
   std::shared_ptr<const StepData> synced;
 };
 
-GalleryPanel::GalleryPanel() : impl_(new Impl) {}
+GalleryPanel::GalleryPanel() : impl_(new Impl) {
+  for (const PanelDef* d : gallery_panels()) impl_->panels.emplace_back(d, d->make());
+}
 GalleryPanel::~GalleryPanel() { delete impl_; }
 int GalleryPanel::size_count() { return kSizeCount; }
 const char* GalleryPanel::size_name(int i) { return i >= 0 && i < kSizeCount ? kSizes[i].name : "?"; }
@@ -83,44 +80,15 @@ void GalleryPanel::draw(PanelContext& outer) {
   }
 
   PanelContext ctx{*g.session, g.vm, outer.textures, g.control, g.transport, g.requests, outer.mono, true};
-  struct Entry {
-    const char* title;
-    const char* about;
-    float height;
-    void (*draw)(Impl&, PanelContext&);
-  };
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const Entry entries[] = {
-      {"Writer attention", "Each slot's attention over [itself | the segment's tokens | cls]; rows sum to 1. Hover for exact values.",
-       18.f * line, [](Impl& i, PanelContext& c) { i.writer.draw(c); }},
-      {"Slot types", "Retain / mix / overwrite by self-attention mass; move the thresholds to re-classify.", 14.f * line,
-       [](Impl& i, PanelContext& c) { i.types.draw(c); }},
-      {"Slot timeline", "Self-attention mass per slot over visited segments: long bright rows hold information.", 16.f * line,
-       [](Impl& i, PanelContext& c) { i.timeline.draw(c); }},
-      {"Forgetting", "||v_bias|| per slot, sortable: larger pulls the slot harder towards its bias (faster forgetting).",
-       12.f * line, [](Impl& i, PanelContext& c) { i.forgetting.draw(c); }},
-      {"Memory", "The memory after the step (slots x d) with per-slot norm and drift from the previous step.", 20.f * line,
-       [](Impl& i, PanelContext& c) { i.memory.draw(c); }},
-      {"Attention (RMT, Transformer-XL, MTN)",
-       "RMT: queries over [read | tokens | write], blocks outlined; reading / writing / rewriting per layer below.",
-       24.f * line, [](Impl& i, PanelContext& c) { i.attention.draw(c); }},
-      {"Hash buckets", "MemoryFormer tables of a projection: bucket loads, one table vs uniform, p(z), stats per table.",
-       26.f * line, [](Impl& i, PanelContext& c) { i.hash.draw(c); }},
-      {"MTN memory", "MTN's kept tokens: candidates' importance (kept outlined), entries with age, and the document.",
-       22.f * line, [](Impl& i, PanelContext& c) { i.mtn.draw(c); }},
-      {"Document", "The text, one cell per token (underlined); current segment highlighted, visited ones tinted. Hover: id, bytes, loss.",
-       10.f * line, [](Impl& i, PanelContext& c) { i.document.draw(c); }},
-      {"Controls", "Step, play, jump, reset; the model config with Apply; checkpoint and document loading (disabled here).",
-       16.f * line, [](Impl& i, PanelContext& c) { i.controls.draw(c); }},
-  };
-
   ImGui::Separator();
   if (ImGui::BeginChild("##gallery_scroll", ImVec2(0, 0), false)) {
-    for (const Entry& e : entries) {
-      ImGui::PushID(e.title);
-      if (ImGui::CollapsingHeader(e.title, ImGuiTreeNodeFlags_DefaultOpen)) {
-        ImGui::TextDisabled("%s", e.about);
-        if (ImGui::BeginChild("##panel", ImVec2(0, e.height), true)) e.draw(g, ctx);
+    for (auto& [def, panel] : g.panels) {
+      const char* title = def->gallery_title ? def->gallery_title : def->title;
+      ImGui::PushID(title);
+      if (ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen)) {
+        ImGui::TextDisabled("%s", def->about);
+        if (ImGui::BeginChild("##panel", ImVec2(0, def->gallery_lines * line), true)) panel->draw(ctx);
         ImGui::EndChild();
       }
       ImGui::PopID();

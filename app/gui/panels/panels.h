@@ -22,18 +22,27 @@
 
 namespace mnemo::app {
 
+// Every panel draws into the current window from a PanelContext (the registry makes them:
+// app/gui/panels/registry.h).
+struct PanelContext;
+class Panel {
+ public:
+  virtual ~Panel() = default;
+  virtual void draw(PanelContext& ctx) = 0;
+};
+
 enum class PanelId {
   kControls, kDocument, kWriterAttention, kSlotTypes, kForgetting, kMemory, kTimeline, kGallery,
   kAttention, kHashBuckets, kMtnMemory, kDashboard
 };
 inline constexpr int kPanelCount = 12;
-// Window title (also its imgui.ini key) and the base name of its exported files.
+// From the registry (app/gui/panels/registry.h): the window title (also its imgui.ini key),
+// the base name of its exported files, and whether it applies to the session's model
+// (Memformer panels to "memformer" and to no session yet, Attention to the RMT /
+// Transformer-XL / MTN families, Hash buckets to "linear": "hashed", MTN memory to "mtn");
+// when not, *why (if non-null) says what the panel needs.
 const char* panel_title(PanelId id);
 const char* panel_file_name(PanelId id);
-// Whether a panel applies to the session's model: Memformer panels to "memformer" (and to
-// no session yet), Attention to the RMT / Transformer-XL / MTN families, Hash buckets to
-// models built with "linear": "hashed", MTN memory to "mtn". When not, *why (if non-null)
-// says what the panel needs.
 bool panel_applies(PanelId id, const SessionView& s, std::string* why = nullptr);
 
 // Play state shared by the Controls panel and the keyboard (Space).
@@ -80,9 +89,9 @@ void scroll_selected_row_into_view(const PanelContext& ctx, const std::vector<in
 // Tooltip lines for a slot (its type and self mass) appended to the current tooltip.
 void slot_tooltip_lines(const PanelContext& ctx, int slot);
 
-class ControlsPanel {
+class ControlsPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   void sync_fields(const SessionInfo& info);
@@ -96,9 +105,9 @@ class ControlsPanel {
   bool slider_active_ = false;
 };
 
-class DocumentPanel {
+class DocumentPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
   // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
   // is not UTF-8 text (as the figure axes escape it).
   static std::string cell_text(const Document& doc, int64_t t);
@@ -150,9 +159,9 @@ class DocumentPanel {
   static constexpr float kBenefitScale = 2.f;
 };
 
-class WriterAttentionPanel {
+class WriterAttentionPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   ui::HeatmapImage image_;
@@ -166,9 +175,9 @@ class WriterAttentionPanel {
   float last_shared_ = -1.f;
 };
 
-class SlotTypesPanel {
+class SlotTypesPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   ui::HeatmapImage strip_;
@@ -176,9 +185,9 @@ class SlotTypesPanel {
   std::vector<uint8_t> rgba_;
 };
 
-class ForgettingPanel {
+class ForgettingPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   SortOrder order_ = SortOrder::kSlot;
@@ -188,9 +197,9 @@ class ForgettingPanel {
   uint64_t scrolled_selection_ = 0;
 };
 
-class MemoryPanel {
+class MemoryPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   ui::HeatmapImage image_;
@@ -207,9 +216,9 @@ class MemoryPanel {
   uint64_t scrolled_selection_ = 0;
 };
 
-class TimelinePanel {
+class TimelinePanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
   // The columns for visited segments (ascending): one per segment, and a gap column (-1)
   // wherever segments were skipped (a jump from 1 to 3 shows 1, gap, 3), so columns never
   // suggest consecutive steps that were not.
@@ -235,9 +244,9 @@ class TimelinePanel {
 // Attention of an RMT-family model over [read | tokens | write] (Transformer-XL: token rows
 // over [cache | tokens]; MTN family: its joint layers), one layer and head (or the mean),
 // blocks outlined and labelled, hover values, and the block masses as bars.
-class AttentionPanel {
+class AttentionPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
   int layer_index() const { return layer_; }  // index into AttentionData::layers
   int head() const { return head_; }          // -1 = mean over heads
   // Clamped to what the shown step has (an out-of-range value falls back to 0 / the mean).
@@ -260,9 +269,9 @@ class AttentionPanel {
 
 // MemoryFormer hash tables of one projection: heat strip of every table's bucket loads, one
 // table's bars against the uniform line, the stats table and the p(z) distribution.
-class HashBucketsPanel {
+class HashBucketsPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
   const std::string& path() const { return path_; }  // selected projection ("" before a step)
   int table() const { return table_; }
   // Selects a projection by group (layer) and index within it; clamped when drawn.
@@ -283,9 +292,9 @@ class HashBucketsPanel {
 
 // The MTN memory as the document's own words: the kept entries (token in context, importance,
 // age) beside the document with kept tokens highlighted in their age colour.
-class MtnMemoryPanel {
+class MtnMemoryPanel : public Panel {
  public:
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
 
  private:
   ui::HeatmapImage strip_;
@@ -296,13 +305,13 @@ class MtnMemoryPanel {
 };
 
 // Every panel on synthetic traces of a chosen size: the living documentation.
-class GalleryPanel {
+class GalleryPanel : public Panel {
  public:
   GalleryPanel();
   ~GalleryPanel();
   GalleryPanel(const GalleryPanel&) = delete;  // owns impl_
   GalleryPanel& operator=(const GalleryPanel&) = delete;
-  void draw(PanelContext& ctx);
+  void draw(PanelContext& ctx) override;
   // Sizes offered (slots x tokens); index into them.
   static int size_count();
   static const char* size_name(int i);

@@ -27,7 +27,7 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   side_b_.seen_selection = side_b_.vm.selection_version();
   if (b.step) side_b_.vm.set_head(vm_.head(), b.step->heads);
   side_b_.vm.set_thresholds(vm_.thresholds());
-  side_b_.attention.select(attention_.layer_index(), attention_.head());
+  side_b_.panel<AttentionPanel>(PanelId::kAttention).select(attention().layer_index(), attention().head());
 
   const bool diff = show_diff_ && (id == PanelId::kWriterAttention || id == PanelId::kAttention);
   float shared = NAN;
@@ -39,8 +39,8 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
       };
       shared = shared_max(mx(*a.step), mx(*b.step));
     } else if (id == PanelId::kAttention && !a.step->attention.empty() && !b.step->attention.empty()) {
-      shared = shared_max(a.step->attention.map_max(attention_.layer_index(), attention_.head()),
-                          b.step->attention.map_max(attention_.layer_index(), attention_.head()));
+      shared = shared_max(a.step->attention.map_max(attention().layer_index(), attention().head()),
+                          b.step->attention.map_max(attention().layer_index(), attention().head()));
     }
   }
   const int n = diff ? 3 : 2;
@@ -59,23 +59,12 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
         panel_applies(id, ctx.session, &why);
         ImGui::TextDisabled("%s", why.c_str());
       } else {
-        switch (id) {
-          case PanelId::kDocument: side_b ? side_b_.document.draw(ctx) : document_.draw(ctx); break;
-          case PanelId::kWriterAttention: side_b ? side_b_.writer.draw(ctx) : writer_.draw(ctx); break;
-          case PanelId::kSlotTypes: side_b ? side_b_.types.draw(ctx) : types_.draw(ctx); break;
-          case PanelId::kForgetting: side_b ? side_b_.forgetting.draw(ctx) : forgetting_.draw(ctx); break;
-          case PanelId::kMemory: side_b ? side_b_.memory.draw(ctx) : memory_.draw(ctx); break;
-          case PanelId::kTimeline: side_b ? side_b_.timeline.draw(ctx) : timeline_.draw(ctx); break;
-          case PanelId::kAttention: side_b ? side_b_.attention.draw(ctx) : attention_.draw(ctx); break;
-          case PanelId::kHashBuckets: side_b ? side_b_.hash.draw(ctx) : hash_.draw(ctx); break;
-          case PanelId::kMtnMemory: side_b ? side_b_.mtn.draw(ctx) : mtn_.draw(ctx); break;
-          default: break;
-        }
+        (side_b ? side_b_.panels : panels_)[static_cast<size_t>(id)]->draw(ctx);
       }
     }
     ImGui::EndChild();
   };
-  if (id == PanelId::kDocument) side_b_.document.set_tint(document_.tint());
+  if (id == PanelId::kDocument) side_b_.panel<DocumentPanel>(id).set_tint(document_panel().tint());
   column("##side_a", "A: " + label_a_, ctx_a, false);
   ImGui::SameLine(0.f, gap);
   column("##side_b", "B: " + label_b_, ctx_b, true);
@@ -94,8 +83,8 @@ void Shell::draw_difference(PanelId id, const SessionView& a, const SessionView&
     ImGui::TextDisabled("Step both models to see their difference.");
     return;
   }
-  const int head = id == PanelId::kWriterAttention ? vm_.head() : attention_.head();
-  const int layer = attention_.layer_index();
+  const int head = id == PanelId::kWriterAttention ? vm_.head() : attention().head();
+  const int layer = attention().layer_index();
   DiffMap& d = diff_;  // rebuilt when its inputs change
   if (a.step != diff_a_ || b.step != diff_b_ || head != diff_head_ || layer != diff_layer_ || id != diff_panel_) {
     diff_a_ = a.step;

@@ -1,11 +1,6 @@
 #include "app/gui/shell/export.h"
 
-#include "app/figures/attention.h"
 #include "app/figures/compare.h"
-#include "app/figures/hash.h"
-#include "app/figures/memformer.h"
-#include "app/figures/mtn.h"
-#include "app/figures/provenance.h"
 #include "app/figures/session.h"
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
@@ -36,58 +31,11 @@ FigureFormats figure_formats(const SessionView& v) {
 }
 
 void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, std::vector<std::string>& out) {
-  const SessionView& v = *r.session;
-  const StepData& st = *v.step;
-  const Document& doc = *v.info->doc;
-  const FigureFormats fm = figure_formats(v);
-  const std::string base = prefix + panel_file_name(id);
-  switch (id) {
-    case PanelId::kDocument:
-      write_token_losses(v.visited, doc, v.info->segment_len, base, fm, out);
-      if (v.provenance && r.selected_slot >= 0)
-        write_provenance(*v.provenance, r.selected_slot, doc, v.info->segment_len,
-                         base + "_provenance_slot" + std::to_string(r.selected_slot), fm, out);
-      break;
-    case PanelId::kWriterAttention:
-      write_writer_attention(st, r.head, r.selected_slot, base + (r.head < 0 ? "_mean" : "_head" + std::to_string(r.head)),
-                             fm, out);
-      break;
-    case PanelId::kSlotTypes:
-      write_slot_types(st, r.thresholds, base, fm, out);
-      break;
-    case PanelId::kForgetting:
-      write_forgetting(st, base, fm, out);
-      break;
-    case PanelId::kMemory:
-      write_memory(st, r.selected_slot, base, fm, out);
-      break;
-    case PanelId::kTimeline:
-      write_timeline(v.visited, r.selected_slot, base, fm, out);
-      write_slot_holdings(v.visited, r.selected_slot, doc, base + "_holds_slot" + std::to_string(r.selected_slot), fm, out);
-      break;
-    case PanelId::kAttention: {
-      const AttentionData& a = st.attention;
-      if (a.empty()) break;
-      const int li = r.attn_layer >= 0 && r.attn_layer < static_cast<int>(a.layers.size()) ? r.attn_layer : 0;
-      const int head = r.attn_head >= 0 && r.attn_head < a.heads ? r.attn_head : -1;
-      const int layer = a.layers[static_cast<size_t>(li)];
-      write_attention_map(a, st.segment, li, head,
-                          base + "_l" + std::to_string(layer) + (head < 0 ? "_mean" : "_head" + std::to_string(head)), fm, out);
-      write_attention_masses(a, st.segment, head, base + "_mass", fm, out);
-      break;
-    }
-    case PanelId::kHashBuckets:
-      write_hash_projection(st.hash, r.hash_path, r.hash_table, base, base + "_stats.csv",
-                            "segment " + std::to_string(st.segment), fm, out);
-      break;
-    case PanelId::kMtnMemory:
-      write_mtn_memory(st, doc, base, base + "_document", base + "_importance", fm, out);
-      break;
-    case PanelId::kControls:
-    case PanelId::kGallery:
-    case PanelId::kDashboard:  // curves, written by export_panel itself
-      break;
-  }
+  const PanelDef& def = panel_def(id);
+  if (!def.write) return;  // Controls, Gallery, Dashboard (its curves: export_panel itself)
+  const FigureFormats fm = figure_formats(*r.session);
+  const std::string base = prefix + def.file_name;
+  def.write(PanelExport{*r.session, r, base, fm, out});
 }
 
 }  // namespace
@@ -131,10 +79,8 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
                        r.panel == PanelId::kAttention ? r.attn_head : r.head, r.attn_layer, r.same_scale, p + "side_by_side",
                        figure_formats(*r.session), out);
   if (r.panel == PanelId::kControls) {
-    for (PanelId id : {PanelId::kDocument, PanelId::kWriterAttention, PanelId::kSlotTypes, PanelId::kForgetting,
-                       PanelId::kMemory, PanelId::kTimeline, PanelId::kAttention, PanelId::kHashBuckets,
-                       PanelId::kMtnMemory})
-      export_one(id, r, p, out);
+    for (const PanelDef& d : panel_registry())
+      if (d.per_model) export_one(d.id, r, p, out);
   } else {
     export_one(r.panel, r, p, out);
   }

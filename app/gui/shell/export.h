@@ -2,7 +2,7 @@
 // the CLI uses (app/figures/), on a background thread (large maps take a while to rasterise).
 #pragma once
 #include "app/gui/model/session.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/registry.h"
 #include "core/train/run_log.h"
 
 #include <atomic>
@@ -13,16 +13,11 @@
 
 namespace mnemo::app {
 
-struct ExportRequest {
-  PanelId panel = PanelId::kControls;  // kControls exports every panel
+// The panel, the session and every panel's selections (PanelSelections: head, thresholds,
+// selected slot, attention layer and head, hash projection and table).
+struct ExportRequest : PanelSelections {
+  PanelId panel = PanelId::kControls;  // kControls exports every panel (each registry entry with an Export)
   SessionPtr session;
-  int head = -1;                       // writer attention head (-1 mean)
-  SlotThresholds thresholds;
-  int selected_slot = -1;              // highlighted in the heatmaps
-  int attn_layer = 0;                  // Attention: index into StepData::attention.layers
-  int attn_head = -1;                  // Attention: head (-1 mean)
-  std::string hash_path;               // Hash buckets: projection ("" = the first)
-  int hash_table = 0;                  // Hash buckets: the table drawn as bars
   std::shared_ptr<const RunLog> run_log;      // Training dashboard: the session's curves
   std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
   // Side by side (docs/gui.md#side-by-side): the second model's session, the column names and

@@ -21,37 +21,18 @@ PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
     hint.dashboard = false;
     return default_panel_rect(id, p, ImVec2(s.x, top), hint);
   }
-  const float left = std::round(s.x * 0.26f), mid = std::round(s.x * 0.46f);
-  const float right = s.x - left - mid;
-  auto r = [&](float x, float y, float w, float h) { return PanelRect{ImVec2(p.x + x, p.y + y), ImVec2(w, h)}; };
-  const float controls_h = std::round(std::max(s.y * 0.42f, std::min(s.y * 0.6f, 380.f)));
-  const float writer_h = std::round(s.y * 0.56f);
-  const float types_h = std::round(s.y * 0.31f), forget_h = std::round(s.y * 0.25f);
-  switch (id) {
-    case PanelId::kControls: return r(0, 0, left, controls_h);
-    case PanelId::kDocument: return r(0, controls_h, left, s.y - controls_h);
-    case PanelId::kWriterAttention: return r(left, 0, mid, writer_h);
-    case PanelId::kTimeline:
-      return r(left, writer_h, hint.memformer && hint.hashed ? std::round(mid * 0.4f) : mid, s.y - writer_h);
-    case PanelId::kSlotTypes: return r(left + mid, 0, right, types_h);
-    case PanelId::kForgetting: return r(left + mid, types_h, right, forget_h);
-    case PanelId::kMemory: return r(left + mid, types_h + forget_h, right, s.y - types_h - forget_h);
-    case PanelId::kAttention:
-      if (hint.mtn) return hint.hashed ? r(left + mid, 0, right, std::round(s.y * 0.55f)) : r(left + mid, 0, right, s.y);
-      return hint.hashed ? r(left, 0, mid, s.y) : r(left, 0, mid + right, s.y);
-    case PanelId::kMtnMemory: return r(left, 0, mid, s.y);
-    case PanelId::kHashBuckets: {
-      if (hint.memformer) {
-        const float tw = std::round(mid * 0.4f);
-        return r(left + tw, writer_h, mid - tw, s.y - writer_h);
-      }
-      const float top = hint.mtn ? std::round(s.y * 0.55f) : 0.f;
-      return r(left + mid, top, right, s.y - top);
-    }
-    case PanelId::kGallery: return r(std::round(s.x * 0.12f), std::round(s.y * 0.04f), std::round(s.x * 0.76f), std::round(s.y * 0.92f));
-    case PanelId::kDashboard: return r(std::round(s.x * 0.08f), std::round(s.y * 0.06f), std::round(s.x * 0.84f), std::round(s.y * 0.88f));
-  }
-  return r(0, 0, s.x * 0.5f, s.y * 0.5f);
+  LayoutGrid g;
+  g.p = p;
+  g.s = s;
+  g.hint = hint;
+  g.left = std::round(s.x * 0.26f);
+  g.mid = std::round(s.x * 0.46f);
+  g.right = s.x - g.left - g.mid;
+  g.controls_h = std::round(std::max(s.y * 0.42f, std::min(s.y * 0.6f, 380.f)));
+  g.writer_h = std::round(s.y * 0.56f);
+  g.types_h = std::round(s.y * 0.31f);
+  g.forget_h = std::round(s.y * 0.25f);
+  return panel_def(id).place(g);
 }
 
 namespace {

@@ -2,35 +2,17 @@
 // so the panels tile 1920x1080 and still fit 1280x720. Used with ImGuiCond_FirstUseEver
 // (imgui.ini wins afterwards) and by View > Reset layout.
 #pragma once
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/registry.h"  // PanelRect, LayoutHint, each panel's place
 
 #include <imgui.h>
 
 namespace mnemo::app {
 
-struct PanelRect {
-  ImVec2 pos, size;
-};
-
-// Which model-specific panels the layout makes room for.
-struct LayoutHint {
-  bool memformer = true;  // Memformer panels (otherwise Attention, and MTN memory when mtn)
-  bool hashed = false;    // Hash buckets
-  bool mtn = false;       // MTN memory
-  bool dashboard = false; // a training session is followed: the dashboard takes the lower part
-  bool operator==(const LayoutHint& o) const {
-    return memformer == o.memformer && hashed == o.hashed && mtn == o.mtn && dashboard == o.dashboard;
-  }
-  bool operator!=(const LayoutHint& o) const { return !(*this == o); }
-};
 LayoutHint layout_hint(const SessionView& s);
 
-// Columns: left 26% (Controls over Document), middle 46%, right 28%. Memformer: Writer
-// attention over Slot timeline in the middle (Slot timeline | Hash buckets when hashed),
-// Slot types, Forgetting, Memory on the right. Other models: Attention over the middle and
-// right columns; with MTN memory, that in the middle and Attention on the right; Hash
-// buckets take the right column (its lower part under MTN's Attention). The Gallery floats
-// in the middle.
+// Columns: left 26% (Controls over Document), middle 46%, right 28%; each panel's place in
+// them is its registry entry's (app/gui/panels/registry.cpp). With a followed training
+// session the Dashboard takes the lower 46 % and the rest tile the top as usual.
 PanelRect default_panel_rect(PanelId id, ImVec2 work_pos, ImVec2 work_size, LayoutHint hint = {});
 
 // A tour stop's layout: the caption across the bottom (a quarter of the work area, at least

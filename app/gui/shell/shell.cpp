@@ -12,22 +12,6 @@ namespace mnemo::app {
 
 namespace {
 
-const PanelId kOrder[] = {PanelId::kControls,   PanelId::kDocument,  PanelId::kWriterAttention, PanelId::kTimeline,
-                          PanelId::kSlotTypes,  PanelId::kForgetting, PanelId::kMemory,         PanelId::kAttention,
-                          PanelId::kMtnMemory,  PanelId::kHashBuckets, PanelId::kDashboard,      PanelId::kGallery};
-
-ImGuiWindowFlags panel_flags(PanelId id) {
-  switch (id) {
-    case PanelId::kWriterAttention:
-    case PanelId::kTimeline:
-    case PanelId::kMemory:
-    case PanelId::kAttention:
-      // These fill their window exactly; a scrollbar would only flicker.
-      return ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse;
-    default: return 0;
-  }
-}
-
 void centre_next_window() {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x * 0.5f, vp->Pos.y + vp->Size.y * 0.5f), ImGuiCond_Appearing,
@@ -40,7 +24,16 @@ bool ctrl_key(char upper) { return ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed
 }  // namespace
 
 Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log)
-    : textures_(textures), fonts_(fonts), settings_(settings), log_(log) {}
+    : textures_(textures), fonts_(fonts), settings_(settings), log_(log) {
+  panels_.resize(static_cast<size_t>(kPanelCount));
+  side_b_.panels.resize(static_cast<size_t>(kPanelCount));
+  for (const PanelDef& d : panel_registry()) {
+    const auto i = static_cast<size_t>(d.id);
+    panels_[i] = d.make();
+    if (d.per_model) side_b_.panels[i] = d.make();
+    open_[i] = d.open_by_default;
+  }
+}
 
 void Shell::frame(const SessionPtr& session, Controller& control, const SessionPtr& compare) {
   static const SessionView kEmpty;
@@ -65,7 +58,7 @@ void Shell::frame(const SessionPtr& session, Controller& control, const SessionP
     synced_info_ = s.info->id;
     if (settings_ && s.info->doc && !s.info->doc->path.empty() && s.info->doc->path != "synthetic")
       settings_->add_recent(absolute_path(s.info->doc->path));
-    export_dir_ = dashboard_.model().is_open() ? dashboard_.model().dir() + "/export" : default_export_dir(s);
+    export_dir_ = dashboard().model().is_open() ? dashboard().model().dir() + "/export" : default_export_dir(s);
   }
   if (!dropped_.empty()) {
     open_path(dropped_, control);
@@ -92,7 +85,7 @@ void Shell::frame(const SessionPtr& session, Controller& control, const SessionP
 }
 
 void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
-  dashboard_.model().open(dir, replay);
+  dashboard().model().open(dir, replay);
   open_[static_cast<int>(PanelId::kDashboard)] = true;
   export_dir_ = dir + "/export";
   reset_layout_ = true;
@@ -105,14 +98,14 @@ ExportRequest Shell::export_request(PanelId panel, const SessionPtr& session, co
   req.head = vm_.head();
   req.thresholds = vm_.thresholds();
   req.selected_slot = vm_.selected_slot();
-  req.attn_layer = attention_.layer_index();
-  req.attn_head = attention_.head();
-  req.hash_path = hash_.path();
-  req.hash_table = hash_.table();
+  req.attn_layer = attention().layer_index();
+  req.attn_head = attention().head();
+  req.hash_path = hash_buckets().path();
+  req.hash_table = hash_buckets().table();
   // A followed training session: its curves too (the dashboard's charts).
-  if (dashboard_.model().run_log()) {
-    req.run_log = std::make_shared<const RunLog>(*dashboard_.model().run_log());
-    if (dashboard_.model().compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard_.model().compare_log());
+  if (dashboard().model().run_log()) {
+    req.run_log = std::make_shared<const RunLog>(*dashboard().model().run_log());
+    if (dashboard().model().compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard().model().compare_log());
   }
   req.compare = compare_;
   req.label_a = label_a_;
@@ -144,7 +137,7 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
       ImGui::EndMenu();
     }
     ImGui::Separator();
-    const bool can_export = s.step != nullptr || dashboard_.model().is_open();
+    const bool can_export = s.step != nullptr || dashboard().model().is_open();
     if (ImGui::MenuItem("Export focused panel...", "Ctrl+E", false, can_export)) requests_.export_panel = static_cast<int>(focused_);
     if (ImGui::MenuItem("Export all panels...", nullptr, false, can_export))
       requests_.export_panel = static_cast<int>(PanelId::kControls);
@@ -161,7 +154,8 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    for (PanelId id : kOrder) {
+    for (const PanelDef& d : panel_registry()) {
+      const PanelId id = d.id;
       std::string why;
       const bool applies = panel_applies(id, s, &why);
       ImGui::MenuItem(panel_title(id), nullptr, &open_[static_cast<int>(id)], applies);
@@ -218,7 +212,7 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
 
   // A model with other panels (another kind, hashed or not) gets their default places.
   LayoutHint hint = layout_hint(s);
-  hint.dashboard = dashboard_.model().is_open() && open_[static_cast<int>(PanelId::kDashboard)];
+  hint.dashboard = dashboard().model().is_open() && open_[static_cast<int>(PanelId::kDashboard)];
   if (have_hint_ && hint != hint_) reset_layout_ = true;
   hint_ = hint;
   have_hint_ = s.info != nullptr;
@@ -231,7 +225,8 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
     ctx.highlight_token = stop->select.token;
     draw_caption(control);
   }
-  for (PanelId id : kOrder) {
+  for (const PanelDef& d : panel_registry()) {
+    const PanelId id = d.id;
     const int i = static_cast<int>(id);
     if (!open_[i] || !panel_applies(id, s)) continue;
     PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
@@ -249,7 +244,7 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
       }
       // The Document panel as tall as its text wants (last frame's measure): a short episode
       // is a strip across the top, not one line in a tall empty panel.
-      how.document_wanted = document_.wanted_height();
+      how.document_wanted = document_panel().wanted_height();
       def = tour_panel_rect(k, n, work_pos, work_size, how);
       if (tour_layout_) cond = ImGuiCond_Always;
     }
@@ -262,7 +257,7 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
       ImGui::SetNextWindowSize(def.size, cond);
     }
     ImGui::SetNextWindowSizeConstraints(ImVec2(160.f, 90.f), ImVec2(FLT_MAX, FLT_MAX));
-    const bool visible = ImGui::Begin(panel_title(id), &open_[i], panel_flags(id));
+    const bool visible = ImGui::Begin(d.title, &open_[i], d.window_flags);
     // Keep a window reachable when the display shrank since imgui.ini was written.
     ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     if (pos.x > display.x - 60.f || pos.y > display.y - 40.f || pos.x + size.x < 60.f || pos.y < work_pos.y - 1.f) {
@@ -273,24 +268,8 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
     last_rect_[i] = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
     have_rect_[i] = true;
     if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) focused_ = id;
-    if (visible && compare_ && id != PanelId::kControls && id != PanelId::kGallery && id != PanelId::kDashboard) {
-      draw_compare(id, ctx, control);
-    } else if (visible) {
-      switch (id) {
-        case PanelId::kControls: controls_.draw(ctx); break;
-        case PanelId::kDocument: document_.draw(ctx); break;
-        case PanelId::kWriterAttention: writer_.draw(ctx); break;
-        case PanelId::kSlotTypes: types_.draw(ctx); break;
-        case PanelId::kForgetting: forgetting_.draw(ctx); break;
-        case PanelId::kMemory: memory_.draw(ctx); break;
-        case PanelId::kTimeline: timeline_.draw(ctx); break;
-        case PanelId::kGallery: gallery_.draw(ctx); break;
-        case PanelId::kAttention: attention_.draw(ctx); break;
-        case PanelId::kHashBuckets: hash_.draw(ctx); break;
-        case PanelId::kMtnMemory: mtn_.draw(ctx); break;
-        case PanelId::kDashboard: dashboard_.draw(ctx); break;
-      }
-    }
+    if (visible && compare_ && d.per_model) draw_compare(id, ctx, control);
+    else if (visible) panels_[static_cast<size_t>(i)]->draw(ctx);
     ImGui::End();
   }
   last_display_ = display;
@@ -306,7 +285,7 @@ void Shell::handle_keys(const SessionView& s, Controller& control) {
   const int64_t n = s.info ? s.info->num_segments : 0;
   if (ctrl_key('O')) requests_.open_dialog = true;
   if (ctrl_key('M')) open_model_ = true;
-  if (ctrl_key('E') && (s.step || (dashboard_.model().is_open() && focused_ == PanelId::kDashboard)))
+  if (ctrl_key('E') && (s.step || (dashboard().model().is_open() && focused_ == PanelId::kDashboard)))
     requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
   if (ctrl_key('Q')) quit_ = true;
   if (io.KeyCtrl) return;

@@ -14,13 +14,16 @@
 #include "app/gui/platform/settings.h"
 #include "app/gui/panels/dashboard.h"
 #include "app/gui/panels/panels.h"
+#include "app/gui/panels/registry.h"
 #include "app/gui/model/view_model.h"
 #include "app/gui/panels/widgets/fonts.h"
 #include "app/gui/panels/widgets/texture.h"
 
 #include <deque>
+#include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace mnemo::app {
 
@@ -47,12 +50,20 @@ class Shell {
   ViewModel& view_model() { return vm_; }
   Transport& transport() { return transport_; }
   void set_panel_open(PanelId id, bool open) { open_[static_cast<int>(id)] = open; }
-  GalleryPanel& gallery() { return gallery_; }
-  AttentionPanel& attention() { return attention_; }
-  DocumentPanel& document_panel() { return document_; }
-  TimelinePanel& timeline() { return timeline_; }
-  HashBucketsPanel& hash_buckets() { return hash_; }
-  DashboardPanel& dashboard() { return dashboard_; }
+  // The panels by their type (each made by its registry entry, app/gui/panels/registry.h).
+  template <class P>
+  P& panel(PanelId id) { return static_cast<P&>(*panels_[static_cast<size_t>(id)]); }
+  template <class P>
+  const P& panel(PanelId id) const { return static_cast<const P&>(*panels_[static_cast<size_t>(id)]); }
+  GalleryPanel& gallery() { return panel<GalleryPanel>(PanelId::kGallery); }
+  AttentionPanel& attention() { return panel<AttentionPanel>(PanelId::kAttention); }
+  const AttentionPanel& attention() const { return panel<AttentionPanel>(PanelId::kAttention); }
+  DocumentPanel& document_panel() { return panel<DocumentPanel>(PanelId::kDocument); }
+  TimelinePanel& timeline() { return panel<TimelinePanel>(PanelId::kTimeline); }
+  HashBucketsPanel& hash_buckets() { return panel<HashBucketsPanel>(PanelId::kHashBuckets); }
+  const HashBucketsPanel& hash_buckets() const { return panel<HashBucketsPanel>(PanelId::kHashBuckets); }
+  DashboardPanel& dashboard() { return panel<DashboardPanel>(PanelId::kDashboard); }
+  const DashboardPanel& dashboard() const { return panel<DashboardPanel>(PanelId::kDashboard); }
   // Follows a training session in the dashboard (opened and laid out across the bottom);
   // replay (may be null) shows its recordings in the map panels.
   void open_dashboard(const std::string& dir, ReplayController* replay);
@@ -122,20 +133,9 @@ class Shell {
   std::shared_ptr<const StepData> synced_step_;
   uint64_t synced_info_ = 0;
 
-  ControlsPanel controls_;
-  DocumentPanel document_;
-  WriterAttentionPanel writer_;
-  SlotTypesPanel types_;
-  ForgettingPanel forgetting_;
-  MemoryPanel memory_;
-  TimelinePanel timeline_;
-  GalleryPanel gallery_;
-  AttentionPanel attention_;
-  HashBucketsPanel hash_;
-  MtnMemoryPanel mtn_;
-  DashboardPanel dashboard_;
+  std::vector<std::unique_ptr<Panel>> panels_;  // by PanelId, from the registry
 
-  bool open_[kPanelCount] = {true, true, true, true, true, true, true, false, true, true, true, false};
+  bool open_[kPanelCount] = {};  // the registry's open_by_default at start
   LayoutHint hint_;
   bool have_hint_ = false;
   PanelRect last_rect_[kPanelCount] = {};
@@ -166,17 +166,12 @@ class Shell {
   bool saved_open_[kPanelCount] = {};
   Presenter presenter_;
 
-  // Side by side: panel instances of side B, its view model, the difference view.
+  // Side by side: panel instances of side B (the registry's per-model panels; null for the
+  // others), its view model, the difference view.
   struct SideB {
-    DocumentPanel document;
-    WriterAttentionPanel writer;
-    SlotTypesPanel types;
-    ForgettingPanel forgetting;
-    MemoryPanel memory;
-    TimelinePanel timeline;
-    AttentionPanel attention;
-    HashBucketsPanel hash;
-    MtnMemoryPanel mtn;
+    std::vector<std::unique_ptr<Panel>> panels;
+    template <class P>
+    P& panel(PanelId id) { return static_cast<P&>(*panels[static_cast<size_t>(id)]); }
     ViewModel vm;
     std::shared_ptr<const StepData> synced;
     uint64_t seen_selection = 0;

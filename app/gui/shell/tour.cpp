@@ -13,11 +13,8 @@ namespace mnemo::app {
 
 int panel_of_tour_name(const std::string& name) {
   if (name == "controls") return static_cast<int>(PanelId::kControls);
-  for (int i = 0; i < kPanelCount; ++i) {
-    const auto id = static_cast<PanelId>(i);
-    if (id == PanelId::kControls || id == PanelId::kGallery || id == PanelId::kDashboard) continue;
-    if (name == panel_file_name(id)) return i;
-  }
+  for (const PanelDef& d : panel_registry())
+    if (d.per_model && name == d.file_name) return static_cast<int>(d.id);
   return -1;
 }
 
@@ -65,7 +62,7 @@ void Shell::apply_tour(const SessionView& s, Controller& control) {
       const int i = panel_of_tour_name(name);
       if (i >= 0) open_[i] = true;
     }
-    document_.set_tint(st->tint == "loss"         ? DocumentPanel::kTintLoss
+    document_panel().set_tint(st->tint == "loss"         ? DocumentPanel::kTintLoss
                        : st->tint == "provenance" ? DocumentPanel::kTintProvenance
                        : st->tint == "benefit"    ? DocumentPanel::kTintBenefit
                                                   : DocumentPanel::kTintVisited);
@@ -75,7 +72,7 @@ void Shell::apply_tour(const SessionView& s, Controller& control) {
   if (tour_selected_ != tour_.index() && stop_on_screen(*st, s)) {
     vm_.select_slot(st->select.slot);
     vm_.set_head(st->select.head, s.step->heads);
-    attention_.select(st->select.layer, st->select.head);
+    attention().select(st->select.layer, st->select.head);
     tour_selected_ = tour_.index();
   }
 }
