@@ -65,5 +65,12 @@ check app/gui/model/zoo_catalog.h "$inc$plain_heavy" "fuzzed plain layers compil
 # Snapshot into StepData; live stepping, replay, the gallery and the commands call publish_step.
 check app 'make_step_data\(' "only app/gui/model/publisher.cpp builds StepData (call publish_step)" \
   --exclude='extract.cpp' --exclude='extract.h' --exclude='publisher.cpp'
+# Models say what they can do (core/models/capabilities.h): only the factory, config parsing and
+# the capability table name model kinds in comparisons.
+check app '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
+  "compare capabilities (core/models/capabilities.h), not model-kind strings"
+check core '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
+  "compare capabilities (core/models/capabilities.h), not model-kind strings" \
+  --exclude='factory.cpp' --exclude='config.cpp' --exclude='config.h' --exclude='capabilities.cpp'
 if ((fail)); then exit 1; fi
 echo "include directions OK"

@@ -11,6 +11,7 @@
 #include "core/models/factory.h"
 #include "core/train/checkpoint.h"
 
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -53,7 +54,7 @@ int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const Memo
       }
     });
     if (r < 0)
-      mem = pass.memory_before(nseg).tensors.at(cfg.model == "rmt" ? "memory" : "slots").reshape({-1}).to(torch::kFloat64);
+      mem = pass.memory_before(nseg).tensors.at(model->capabilities().memory_state).reshape({-1}).to(torch::kFloat64);
     else {
       wall.push_back(t.wall_ms / static_cast<double>(nseg));
       cpu.push_back(t.cpu_ms / static_cast<double>(nseg));
@@ -133,7 +134,9 @@ int run_bench_step(const BenchStepOptions& o, std::ostream& out) {
     throw UsageError(e.what());
   }
   if (o.segments < 1 || o.repeats < 1) throw UsageError("--segments and --repeats must be >= 1");
-  if (o.against_python && ((cfg.model != "memformer" && cfg.model != "rmt") || cfg.linear != "dense"))
+  // The kinds the Python reference (app/bench/python/step_eager.py) implements.
+  static const std::set<std::string> kPythonReference = {"memformer", "rmt"};
+  if (o.against_python && (!kPythonReference.count(cfg.model) || cfg.linear != "dense"))
     throw UsageError("--against-python: the Python reference has Memformer and RMT with dense projections; " +
                      cfg_path + " is '" + cfg.model + "' with linear '" + cfg.linear + "'");
   MemoryModel model = make_model(cfg, 0);

@@ -22,6 +22,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "app/figures/figures.h"
+#include "core/models/capabilities.h"
 #include "core/data/qa_metrics.h"
 #include "core/data/qa_task.h"
 #include "core/io/atomic_file.h"
@@ -52,9 +53,18 @@ struct MtnQaCommand {
 namespace {
 
 viz::Rgb model_color(const std::string& kind) {
-  if (kind == "mtn") return {214, 39, 140};         // the paper's pink
-  if (kind == "mtn-naive") return {255, 127, 14};   // orange
-  return {44, 160, 44};                             // green
+  const MemoryKind m = capabilities_of(kind).memory;
+  if (m == MemoryKind::kKeptTokens) return {214, 39, 140};      // MTN: the paper's pink
+  if (m == MemoryKind::kLearnedVectors) return {255, 127, 14};  // mtn-naive: orange
+  return {44, 160, 44};                                         // no memory: green
+}
+
+bool is_mtn_family(const std::string& kind) {
+  try {
+    return capabilities_of(kind).mtn_family;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
 }
 
 // The trained MTN on one test example: memory figures after the last reading chunk.
@@ -150,7 +160,7 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   auto kinds = split_list(c.models);
   if (kinds.empty()) throw UsageError("--models: no model given; use a comma list of mtn, mtn-naive, no-memory");
   for (const auto& k : kinds)
-    if (k != "mtn" && k != "mtn-naive" && k != "no-memory")
+    if (!is_mtn_family(k))
       throw UsageError("--models: '" + k + "' is not an MTN-family model; use mtn, mtn-naive, no-memory");
   if (c.o_steps && c.o_steps->count() && c.steps < 1) throw UsageError("--steps must be >= 1");
   for (const auto& k : kinds) {
@@ -230,7 +240,7 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
     WeightsFile wf = read_weights_file(latest->path);
     io::save_safetensors(c.out + "/" + kind + ".safetensors", wf.weights,
                          {{"config", wf.training_config.dump()}, {"model", wf.model_config.dump()}});
-    if (kind == "mtn") {
+    if (capabilities_of(kind).memory == MemoryKind::kKeptTokens) {  // the kept tokens' figures
       TrainingConfig tc = TrainingConfig::from_json(wf.training_config);
       MemoryModel m = make_model(tc.model, tc.train.seed);
       load_weights(*m, wf.weights, latest->path);

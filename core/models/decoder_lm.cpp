@@ -43,14 +43,15 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
 
 DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg) {
   cfg_.validate();
-  const auto& k = cfg_.model;
-  TORCH_CHECK(k == "transformer" || k == "trxl" || k == "rmt" || k == "rmt-write-only" || k == "trxl-rmt",
-              "DecoderLm: model kind '", k, "' is not a decoder-only kind");
+  const ModelCapabilities& caps = capabilities_of(cfg_.model);
+  const MemoryKind mk = caps.memory;
+  TORCH_CHECK(!caps.mtn_family && caps.panels == PanelFamily::kAttention,
+              "DecoderLm: model kind '", cfg_.model, "' is not a decoder-only kind");
   TORCH_CHECK(cfg_.dim % 2 == 0, "DecoderLm: dim must be even (sinusoid position table)");
-  if (k == "trxl") c_ = cfg_.slots;
-  if (k == "trxl-rmt") c_ = cfg_.cache_len < 0 ? cfg_.segment_len : cfg_.cache_len;
-  if (k == "rmt" || k == "rmt-write-only" || k == "trxl-rmt") m_ = cfg_.slots;
-  read_block_ = k == "rmt" || k == "trxl-rmt";
+  if (mk == MemoryKind::kCache) c_ = cfg_.slots;  // Transformer-XL: a cache of `slots` positions
+  if (mk == MemoryKind::kCacheAndTokens) c_ = cfg_.cache_len < 0 ? cfg_.segment_len : cfg_.cache_len;
+  if (mk == MemoryKind::kMemoryTokens || mk == MemoryKind::kCacheAndTokens) m_ = cfg_.slots;
+  read_block_ = caps.rmt_read_block;
 
   const int64_t d = cfg_.dim;
   tok_emb = register_module("tok_emb", torch::nn::Embedding(ByteTokenizer::kVocabSize, d));

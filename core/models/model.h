@@ -1,5 +1,6 @@
 // The interface every memory model implements (docs/architecture.md#data-flow).
 #pragma once
+#include "core/models/capabilities.h"
 #include "core/trace/tracer.h"
 
 #include <torch/torch.h>
@@ -60,6 +61,8 @@ class MemoryModelImpl : public torch::nn::Module {
  public:
   virtual ~MemoryModelImpl() = default;
   virtual std::string kind() const = 0;
+  // What this kind of model can do (core/models/capabilities.h).
+  const ModelCapabilities& capabilities() const { return capabilities_of(kind()); }
   virtual MemoryState initial_memory(int64_t batch) = 0;
   virtual SegmentOutput step(const SegmentInput& in, const MemoryState& mem, Tracer* tracer) = 0;
   // Whether `targets` are token ids (language modelling: a plain document supplies them as

@@ -1,5 +1,6 @@
 #include "core/trace/provenance_trace.h"
 
+#include "core/models/capabilities.h"
 #include "core/trace/keys.h"
 
 #include <algorithm>
@@ -7,13 +8,16 @@
 namespace mnemo {
 
 bool has_provenance_chain(const std::string& model) {
-  return model == "memformer" || model == "rmt" || model == "trxl-rmt";
+  const ProvenanceKind p = capabilities_of(model).provenance;
+  return p == ProvenanceKind::kWriterAttention || p == ProvenanceKind::kAttentionRollout;
 }
 
 std::vector<std::string> provenance_trace_keys(const std::string& model) {
-  if (model == "memformer") return {keys::kWriterAttn};
-  if (model == "rmt" || model == "trxl-rmt") return {std::string(keys::kRmtAttnPrefix) + "*"};
-  return {};
+  switch (capabilities_of(model).provenance) {
+    case ProvenanceKind::kWriterAttention: return {keys::kWriterAttn};
+    case ProvenanceKind::kAttentionRollout: return {std::string(keys::kRmtAttnPrefix) + "*"};
+    default: return {};
+  }
 }
 
 namespace {
@@ -81,8 +85,9 @@ std::optional<ProvenanceStep> rmt_step(const Trace& tr, int64_t segment, int64_t
 std::optional<ProvenanceStep> provenance_step_from_trace(const Trace& trace, const std::string& model,
                                                          int64_t segment, int64_t first_token, int64_t length,
                                                          int64_t padded_len) {
-  if (model == "memformer") return memformer_step(trace, segment, first_token, length, padded_len);
-  if (model == "rmt" || model == "trxl-rmt") return rmt_step(trace, segment, first_token, length, padded_len);
+  const ProvenanceKind p = capabilities_of(model).provenance;
+  if (p == ProvenanceKind::kWriterAttention) return memformer_step(trace, segment, first_token, length, padded_len);
+  if (p == ProvenanceKind::kAttentionRollout) return rmt_step(trace, segment, first_token, length, padded_len);
   return std::nullopt;
 }
 

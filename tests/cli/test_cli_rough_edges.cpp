@@ -453,7 +453,7 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
   const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/";
   const std::string dir = mnemo::test::temp_dir("flags-vs-checkpoint");
-  for (const std::string cmd : {"step --out " + dir + "/s --to 0", std::string("gui --quit")}) {
+  for (const std::string& cmd : {"step --out " + dir + "/s --to 0", std::string("gui --quit")}) {
     CAPTURE(cmd);
     // A field the weights depend on.
     auto r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --slots 4");

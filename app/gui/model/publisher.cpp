@@ -2,6 +2,7 @@
 
 #include "app/figures/extract.h"
 #include "core/engine/engine.h"
+#include "core/models/capabilities.h"
 #include "core/trace/provenance_trace.h"
 
 #include <algorithm>
@@ -46,7 +47,7 @@ void ViewPublisher::open(std::shared_ptr<SessionInfo> info, bool chain) {
   const std::string& kind = info_->cfg.model;
   if (has_provenance_chain(kind))
     chain_ = std::make_unique<ProvenanceChain>(static_cast<int>(info_->cfg.slots), kProvenanceTopK);
-  else if (kind != "mtn")  // MTN's kept entries carry their sources in the trace
+  else if (capabilities_of(kind).provenance != ProvenanceKind::kKeptEntries)  // MTN's: in the trace
     provenance_note_ = "the " + kind + " model has no memory provenance (memformer, rmt, trxl-rmt and mtn have)";
 }
 

@@ -1,5 +1,6 @@
 // Controls: stepping (previous / next / play with speed / jump / reset), the model config
 // with Apply, checkpoint and document loading, and the progress of a long jump (cancellable).
+#include "core/models/capabilities.h"
 #include "app/gui/panels/panels.h"
 
 #include "app/gui/panels/widgets/widgets.h"
@@ -156,8 +157,9 @@ void ControlsPanel::draw(PanelContext& ctx) {
     auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
     // Fields the model does not use are greyed out (they keep their value for Apply).
     const std::string model = have ? s.info->cfg.model : std::string("memformer");
-    const bool memformer = model == "memformer";
-    const bool mtn_family = model == "mtn" || model == "mtn-naive" || model == "no-memory";
+    const ModelCapabilities& caps = capabilities_of(model);
+    const bool memformer = caps.panels == PanelFamily::kMemformer;
+    const bool mtn_family = caps.mtn_family;
     const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
     auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {
       ImGui::BeginDisabled(!used);

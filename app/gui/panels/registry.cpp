@@ -8,6 +8,7 @@
 #include "app/figures/mtn.h"
 #include "app/figures/provenance.h"
 #include "app/gui/panels/dashboard.h"
+#include "core/models/capabilities.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,7 @@ namespace mnemo::app {
 namespace {
 
 std::string model_of(const SessionView& s) { return s.info ? s.info->cfg.model : ""; }
+const ModelCapabilities& caps(const SessionView& s) { return capabilities_of(s.info->cfg.model); }
 bool no(std::string* why, const std::string& reason) {
   if (why) *why = reason;
   return false;
@@ -25,12 +27,12 @@ bool no(std::string* why, const std::string& reason) {
 
 // Which models a panel applies to.
 bool memformer_only(const SessionView& s, std::string* why) {
-  if (!s.info || model_of(s) == "memformer") return true;
+  if (!s.info || caps(s).panels == PanelFamily::kMemformer) return true;
   return no(why, "A Memformer panel (writer attention, slots); this model is " + model_of(s) +
                      ". Start with --model memformer to see it.");
 }
 bool attention_models(const SessionView& s, std::string* why) {
-  if (s.info && model_of(s) != "memformer") return true;
+  if (s.info && caps(s).panels == PanelFamily::kAttention) return true;
   return no(why, s.info ? "Attention maps with memory blocks are drawn for rmt, rmt-write-only, trxl, trxl-rmt, transformer "
                           "and the MTN models; Memformer's is the Writer attention panel."
                         : "Open a document first.");
@@ -41,7 +43,7 @@ bool hashed_models(const SessionView& s, std::string* why) {
                  "\"linear\": \"hashed\" in the config.");
 }
 bool mtn_only(const SessionView& s, std::string* why) {
-  if (s.info && model_of(s) == "mtn") return true;
+  if (s.info && caps(s).memory == MemoryKind::kKeptTokens) return true;
   return no(why, "Kept tokens exist only in the Memory Transformer Network: start with --model mtn "
                  "(mtn-naive's memory is learned vectors, no-memory has none).");
 }
