@@ -72,13 +72,13 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   spec.visited = o.segments;
   spec.heads = 4;
   spec.dim = 64;
-  SessionPtr a = make_synthetic_session(spec);
+  ViewPtr a = make_synthetic_session(spec);
   spec.seed = 2;
-  auto b_mut = std::make_shared<SessionView>(*make_synthetic_session(spec));
+  auto b_mut = std::make_shared<PublishedView>(*make_synthetic_session(spec));
   b_mut->info = a->info;  // same document: only the step and the timeline change
   b_mut->version = 2;
   b_mut->visited_version = 2;
-  SessionPtr b = b_mut;
+  ViewPtr b = b_mut;
 
   Window w;
   if (!w.open(1920, 1080, "Mnemoscope bench ui", false, &why)) throw UsageError("bench ui: " + why);
@@ -96,7 +96,7 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   // timeline's "what the slot holds") and a second model side by side (every panel twice and
   // the writer attention's A - B).
   spec.seed = 3;
-  SessionPtr other = dash ? nullptr : make_synthetic_session(spec);
+  ViewPtr other = dash ? nullptr : make_synthetic_session(spec);
   struct Run {
     const char* name;
     std::vector<double> ui_ms, frame_ms, change_ms, build_ms, upload_ms, submit_ms, cpu_ms;
@@ -135,7 +135,7 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   for (int f = 0; f < o.frames + warmup; ++f) {
     glfwPollEvents();
     const bool change = f % o.change_every == 0;
-    const SessionPtr& s = (f / o.change_every) % 2 == 0 ? a : b;
+    const ViewPtr& s = (f / o.change_every) % 2 == 0 ? a : b;
     if (contender && f == 1) shell->view_model().select_slot(o.slots / 2);
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = bench::thread_cpu_ms();

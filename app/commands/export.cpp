@@ -14,7 +14,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "app/figures/figures.h"
-#include "app/figures/session.h"
+#include "app/figures/run_curves.h"
 #include "core/io/atomic_file.h"
 #include "core/io/session.h"
 #include "core/train/recorder.h"
@@ -101,7 +101,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
   // error (exit 2) and leaves no folder behind.
   std::vector<std::string> plotted;
   for (const auto& name : curves)
-    if (!session_curve_spec(log, name, lo, hi).series.empty()) plotted.push_back(name);
+    if (!run_curve_spec(log, name, lo, hi).series.empty()) plotted.push_back(name);
   std::vector<int64_t> map_steps;
   if (maps)
     for (int64_t step : session->trace_steps())
@@ -128,7 +128,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
 
   int64_t files = 0;
   for (const auto& name : plotted) {
-    const auto written = write_session_curve(log, name, lo, hi, dir, fm);
+    const auto written = write_run_curve(log, name, lo, hi, dir, fm);
     files += static_cast<int64_t>(written.size());
     out << "  " << name << " -> " << dir << "/" << name << " (" << log.curves(name).size() << " series)\n";
   }

@@ -91,15 +91,17 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     // there is judged at once.
     {
       namespace fs = std::filesystem;
-      // Pending: no such path yet, or a directory holding nothing but a manifest being
-      // written (a folder with other files and no manifest is not a session: said at once).
+      // Pending: no such path yet, or a directory holding nothing but what Session::create
+      // makes before its manifest (checkpoints/, traces/) and the manifest being written (a
+      // folder with other files and no manifest is not a session: said at once).
       auto pending = [&] {
         std::error_code ec;
         if (!fs::exists(c.session, ec)) return true;
         if (!fs::is_directory(c.session, ec) || fs::exists(fs::path(c.session) / "manifest.json", ec)) return false;
         for (const auto& e : fs::directory_iterator(c.session, ec)) {
           const std::string name = e.path().filename().string();
-          if (name.rfind("manifest", 0) != 0 && name.rfind(".", 0) != 0) return false;
+          if (name.rfind("manifest", 0) != 0 && name.rfind(".", 0) != 0 && name != "checkpoints" && name != "traces")
+            return false;
         }
         return true;
       };
@@ -345,7 +347,7 @@ int check_tour(const Tour& tour, std::ostream& out) {
   };
   out << "tour " << tour.path << ": " << tour.stops.size() << " stops\n";
   for (const auto& st : tour.stops) {
-    SessionPtr s = w.latest();
+    ViewPtr s = w.latest();
     if (!stop_session_open(st, *s)) {
       w.open_session(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
       ++posted;

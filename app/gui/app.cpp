@@ -167,7 +167,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
         worker_b.reset();
         shell->set_compare_labels("A", "B");
         if (!cmp.empty()) {
-          SessionPtr a = worker->latest();
+          ViewPtr a = worker->latest();
           std::string label;
           ModelConfig cfg = a->info ? a->info->cfg : o.cfg;
           std::string ckpt;
@@ -202,7 +202,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
           shell->push_error("Side B (" + o.compare_label + "): " + e);
           if (scripted) rc = 1;
         }
-      SessionPtr s = worker ? worker->latest() : replay->latest();
+      ViewPtr s = worker ? worker->latest() : replay->latest();
       if (const std::string title = window_title(*s); title != shown_title) {
         w.set_title(title);
         shown_title = title;

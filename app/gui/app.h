@@ -1,10 +1,10 @@
 // app/gui — the desktop app, split as Tracy splits its server from its profiler UI:
 //   model/     what the app shows and controls, as plain C++ (no ImGui, no LibTorch in its
-//              headers): the published SessionView, the Worker thread that owns the model,
+//              headers): the published PublishedView, the Worker thread that owns the model,
 //              the replay of recorded sessions, the dashboard's data, the view model;
 //   platform/  the GLFW + OpenGL window, textures, screenshots, settings;
 //   shell/     the frame: menus, panel windows and layout, keys, dialogs, the export job;
-//   panels/    one file per panel, drawing a SessionView (widgets/: the ImGui helpers).
+//   panels/    one file per panel, drawing a PublishedView (widgets/: the ImGui helpers).
 // This header is the entry point that wires them: run_gui opens the window, starts the
 // worker (or the replay of a session) and runs the frame loop until the window closes.
 #pragma once

@@ -5,7 +5,7 @@
 #include "app/figures/extract.h"
 #include "app/figures/figures.h"
 #include "app/figures/hash.h"
-#include "app/figures/session.h"
+#include "app/figures/run_curves.h"
 #include "core/engine/engine.h"
 #include "core/models/factory.h"
 #include "core/trace/hash_stats.h"
@@ -126,12 +126,12 @@ TEST_CASE("session figures: every curve but 'segments' marks each curriculum cha
   rec.push_back({{"type", "curriculum"}, {"step", 4}, {"from", 2}, {"to", 3}, {"segments", 3}, {"reason", "every 4 steps"}});
   rec.push_back({{"type", "curriculum"}, {"step", 8}, {"from", 3}, {"to", 4}, {"segments", 4}, {"reason", "every 4 steps"}});
   const RunLog log = parse_run_log(rec);
-  auto loss = app::session_curve_spec(log, "loss", 0, 100);
+  auto loss = app::run_curve_spec(log, "loss", 0, 100);
   REQUIRE(loss.markers.size() == 2);
   CHECK(loss.markers[0].x == 4.f);
   CHECK(loss.markers[0].label == "2\u21923 segments");
   CHECK(loss.markers[1].x == 8.f);
-  CHECK(app::session_curve_spec(log, "loss", 5, 100).markers.size() == 1);  // only the change at 8
-  CHECK(app::session_curve_spec(log, "segments", 0, 100).markers.empty());
+  CHECK(app::run_curve_spec(log, "loss", 5, 100).markers.size() == 1);  // only the change at 8
+  CHECK(app::run_curve_spec(log, "segments", 0, 100).markers.empty());
   CHECK_NOTHROW(viz::make_lines(loss));
 }

@@ -131,9 +131,9 @@ TEST_CASE("side by side: the shell draws both columns and A - B at every gallery
     spec.visited = 3;
     spec.dim = slots >= 1024 ? 64 : 16;
     spec.other_models = slots <= 16;
-    SessionPtr sa = make_synthetic_session(spec);
+    ViewPtr sa = make_synthetic_session(spec);
     spec.seed = 7;
-    SessionPtr sb = make_synthetic_session(spec);
+    ViewPtr sb = make_synthetic_session(spec);
     ui::NullTextureApi textures;
     RecordingController control;
     try {

@@ -91,7 +91,7 @@ TEST_CASE("replay: a recorded session steps through its probe with no model - ba
   CHECK(r.latest());
   CHECK_FALSE(r.latest()->info);  // nothing selected yet
   REQUIRE(r.select_recording(4));
-  SessionPtr v = r.latest();
+  ViewPtr v = r.latest();
   REQUIRE(v->info);
   REQUIRE(v->step);
   CHECK(v->info->num_segments == 2);
@@ -223,6 +223,16 @@ TEST_CASE("cli: gui --session and --compare reject what is not a session before 
   CHECK(a.second.find("gui: waiting up to 0.3 s for a training session in " + dir + "/missing") != std::string::npos);
   CHECK(a.second.find("--session: no training session appeared in '" + dir + "/missing' within 0.3 s; start `mnemoscope "
                       "train --out " + dir + "/missing`") != std::string::npos);
+  // What Session::create makes before its manifest (checkpoints/, traces/) is a session being
+  // created: waited for, not refused as "not a session" (a race seen under load).
+  {
+    const std::string half = dir + "/half";
+    test::run_shell("mkdir -p " + half + "/checkpoints " + half + "/traces");
+    auto h = run("gui --session " + half + " --session-wait 0.3 --quit");
+    CHECK(h.first == 2);
+    CHECK(h.second.find("gui: waiting up to 0.3 s for a training session in " + half) != std::string::npos);
+    CHECK(h.second.find("no training session appeared in '" + half + "'") != std::string::npos);
+  }
   // A session that appears while it waits is opened: with no display the next check (the
   // window) is what fails, so the session's were passed.
   {

@@ -94,7 +94,7 @@ TEST_CASE("model picker: the shell draws the popup over an empty session and wit
   try {
     test::NullImGui ui(1280.f, 720.f);
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
-    auto empty = std::make_shared<SessionView>();
+    auto empty = std::make_shared<PublishedView>();
     shell.request_model_picker();
     for (int f = 0; f < 5; ++f) ui.frame(shell, empty, control);
     CHECK(shell.has_popup());

@@ -53,12 +53,12 @@ TEST_CASE("gui null backend: every panel draws 100 frames on synthetic traces of
     spec.tokens = sz.tokens;
     spec.visited = sz.visited;
     spec.dim = sz.slots >= 1024 ? 64 : 16;
-    SessionPtr s = make_synthetic_session(spec);
+    ViewPtr s = make_synthetic_session(spec);
     REQUIRE(s->step);
     REQUIRE(s->step->slots == sz.slots);
     REQUIRE(s->step->cols == 1 + sz.tokens + 1);
     spec.seed = 9;
-    SessionPtr s2 = make_synthetic_session(spec);
+    ViewPtr s2 = make_synthetic_session(spec);
 
     ui::NullTextureApi textures;
     RecordingController control;
@@ -116,7 +116,7 @@ TEST_CASE("gui null backend: the panels draw an empty session (no document, no s
     test::NullImGui ui(1280.f, 720.f);
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
     shell.set_panel_open(PanelId::kGallery, true);
-    auto empty = std::make_shared<SessionView>();
+    auto empty = std::make_shared<PublishedView>();
     for (int f = 0; f < 20; ++f) ui.frame(shell, empty, control);
     ui.frame(shell, nullptr, control);
   } catch (const test::ImGuiAssertFailure& e) {
@@ -179,8 +179,8 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   CHECK(test::read_file(req.dir + "/seg-0003-slot_types.svg").find("not a trained model") == std::string::npos);
   {
     ExportRequest random = req;
-    auto view = std::make_shared<SessionView>(*req.session);
-    auto info = std::make_shared<SessionInfo>(*view->info);
+    auto view = std::make_shared<PublishedView>(*req.session);
+    auto info = std::make_shared<ViewSource>(*view->info);
     info->random_weights = true;
     info->cfg.model = "memformer";
     info->seed = 7;
@@ -204,7 +204,7 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   bad.dir = "/proc/no-such-dir/x";
   CHECK_THROWS_WITH_AS(export_panel(bad), doctest::Contains("export folder"), InputError);
   bad = req;
-  bad.session = std::make_shared<SessionView>();
+  bad.session = std::make_shared<PublishedView>();
   CHECK_THROWS_AS(export_panel(bad), InputError);
 }
 
@@ -228,7 +228,7 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   w.start(sample, cfg, 3, "");
   for (int i = 0; i < 3; ++i) w.step(+1);
   wait_for(w, 4);
-  SessionPtr s = w.latest();
+  ViewPtr s = w.latest();
   REQUIRE(s->info);
   REQUIRE(s->step);
   CHECK(s->position == 2);
@@ -255,7 +255,7 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   CHECK(errors[0].find("/no/such/file.txt") != std::string::npos);
   CHECK(errors[1].find("heads") != std::string::npos);
   CHECK(errors[2].find("checkpoint") != std::string::npos);
-  SessionPtr after = w.latest();
+  ViewPtr after = w.latest();
   CHECK(after->info->id == info_id);
   CHECK(after->position == 2);
   CHECK(s->position == 2);  // a published view never changes

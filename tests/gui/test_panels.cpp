@@ -58,17 +58,17 @@ ModelConfig tiny(const std::string& model, const std::string& linear = "dense") 
 }
 
 // A session as the worker publishes it, after `steps` steps of a small model on the sample document.
-SessionPtr stepped_session(const ModelConfig& cfg, int steps) {
+ViewPtr stepped_session(const ModelConfig& cfg, int steps) {
   auto doc = std::make_shared<const Document>(load_document(std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt"));
   Engine engine(make_model(cfg, 1), *doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));
-  auto info = std::make_shared<SessionInfo>();
+  auto info = std::make_shared<ViewSource>();
   info->id = 1;
   info->doc = doc;
   info->cfg = cfg;
   info->segment_len = cfg.segment_len;
   info->num_segments = engine.num_segments();
   info->line_starts = line_starts_of(*doc);
-  auto v = std::make_shared<SessionView>();
+  auto v = std::make_shared<PublishedView>();
   v->info = info;
   for (int i = 0; i < steps; ++i) {
     auto snap = engine.jump(i);
@@ -83,7 +83,7 @@ SessionPtr stepped_session(const ModelConfig& cfg, int steps) {
 }
 
 // 100 frames with the mouse sweeping the display, selectors pushed out of range on the way.
-void draw_frames(const SessionPtr& s, const SessionPtr& other) {
+void draw_frames(const ViewPtr& s, const ViewPtr& other) {
   ui::NullTextureApi textures;
   RecordingController control;
   try {
@@ -262,8 +262,8 @@ TEST_CASE("gui panels: hashed projections and the MTN memory reach StepData") {
 
 TEST_CASE("gui panels: which panels apply to which model") {
   auto view = [](const std::string& model, const std::string& linear) {
-    auto v = std::make_shared<SessionView>();
-    auto info = std::make_shared<SessionInfo>();
+    auto v = std::make_shared<PublishedView>();
+    auto info = std::make_shared<ViewSource>();
     info->cfg.model = model;
     info->cfg.linear = linear;
     v->info = info;
@@ -281,7 +281,7 @@ TEST_CASE("gui panels: which panels apply to which model") {
   CHECK(panel_applies(PanelId::kMtnMemory, *view("mtn", "dense")));
   CHECK_FALSE(panel_applies(PanelId::kMtnMemory, *view("mtn-naive", "dense")));
   CHECK(panel_applies(PanelId::kDocument, *view("mtn-naive", "dense")));
-  SessionView empty;
+  PublishedView empty;
   CHECK(panel_applies(PanelId::kWriterAttention, empty));
   CHECK_FALSE(panel_applies(PanelId::kAttention, empty));
 
@@ -335,7 +335,7 @@ TEST_CASE("gui panels: empty and absent traces draw without asserting") {
   auto doc = std::make_shared<const Document>(load_document(std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt"));
   for (const char* model : {"rmt", "trxl", "mtn"}) {
     CAPTURE(model);
-    auto info = std::make_shared<SessionInfo>();
+    auto info = std::make_shared<ViewSource>();
     info->id = 7;
     info->doc = doc;
     info->cfg = tiny(model, "hashed");
@@ -347,14 +347,14 @@ TEST_CASE("gui panels: empty and absent traces draw without asserting") {
     snap->segment = 0;
     snap->num_segments = 4;
     snap->length = 8;
-    auto stepped = std::make_shared<SessionView>();
+    auto stepped = std::make_shared<PublishedView>();
     stepped->info = info;
     stepped->step = std::make_shared<StepData>(make_step_data(*snap, *doc, model));
     stepped->position = 0;
     CHECK(stepped->step->attention.empty());
     CHECK(stepped->step->hash.empty());
     CHECK_FALSE(stepped->step->mtn.present);
-    auto unstepped = std::make_shared<SessionView>();
+    auto unstepped = std::make_shared<PublishedView>();
     unstepped->info = info;
     draw_frames(stepped, unstepped);
 
@@ -473,13 +473,13 @@ TEST_CASE("gui document: characters no font has are reported once and merged in 
   CHECK(DocumentPanel::cell_text(*doc, 1) == "\\xE9");
   Document stray = make_document(std::string("\x80\x80" "a"), "/tmp/stray.txt");
   CHECK_FALSE(DocumentPanel::continues_character(stray, 1));  // no lead byte: escaped, not hidden
-  auto info = std::make_shared<SessionInfo>();
+  auto info = std::make_shared<ViewSource>();
   info->id = 3;
   info->doc = doc;
   info->segment_len = 8;
   info->num_segments = 3;
   info->line_starts = line_starts_of(*doc);
-  auto view = std::make_shared<SessionView>();
+  auto view = std::make_shared<PublishedView>();
   view->info = info;
   ui::NullTextureApi textures;
   RecordingController control;

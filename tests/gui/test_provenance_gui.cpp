@@ -52,7 +52,7 @@ TEST_CASE("provenance in the worker: published per step, exact after a jump, MTN
     jumped.jump(5);
     wait_idle(stepped, 7);
     wait_idle(jumped, 2);
-    SessionPtr a = stepped.latest(), b = jumped.latest();
+    ViewPtr a = stepped.latest(), b = jumped.latest();
     REQUIRE(a->provenance);
     REQUIRE(b->provenance);
     CHECK(a->provenance->segment == 5);
@@ -79,7 +79,7 @@ TEST_CASE("provenance in the worker: published per step, exact after a jump, MTN
   m.start(doc, mtn, 1, "");
   m.jump(3);
   wait_idle(m, 2);
-  SessionPtr s = m.latest();
+  ViewPtr s = m.latest();
   REQUIRE(s->step);
   REQUIRE(s->step->mtn.present);
   REQUIRE(s->provenance);
@@ -107,7 +107,7 @@ TEST_CASE("provenance in the app: Document tint and the timeline's list draw at 
     spec.tokens = tokens;
     spec.visited = 12;
     spec.dim = slots >= 1024 ? 64 : 16;
-    SessionPtr s = make_synthetic_session(spec);
+    ViewPtr s = make_synthetic_session(spec);
     REQUIRE(s->provenance);
     CHECK(s->provenance->slots == slots);
     for (int sl = 0; sl < slots; sl += std::max(1, slots / 7))

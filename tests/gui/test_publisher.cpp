@@ -188,7 +188,7 @@ TEST_CASE("publisher: live - replayed - exported steps of every model family agr
       live.jump(seg);
       wait_for(live, 2 + seg);
       replay.jump(seg);
-      SessionPtr a = live.latest(), b = replay.latest();
+      ViewPtr a = live.latest(), b = replay.latest();
       REQUIRE(a->step);
       REQUIRE(b->step);
       same_step(*a->step, *b->step);
@@ -250,7 +250,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   w.step(+1);
   w.step(+1);
   wait_for(w, 3);
-  SessionPtr v = w.latest();
+  ViewPtr v = w.latest();
   REQUIRE(v->step);
   CHECK(v->position == 1);
   CHECK(v->visited.size() == 2);
@@ -260,7 +260,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   const uint64_t id = v->info->id;
   w.reset();
   wait_for(w, 4);
-  SessionPtr r = w.latest();
+  ViewPtr r = w.latest();
   CHECK_FALSE(r->step);
   CHECK(r->position == -1);
   CHECK(r->visited.empty());
@@ -271,7 +271,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   w.apply_model(test::tiny_decoder("trxl", 3, 8), 1, "");
   w.step(+1);
   wait_for(w, 6);
-  SessionPtr t = w.latest();
+  ViewPtr t = w.latest();
   CHECK(t->info->id != id);
   CHECK_FALSE(t->provenance);
   CHECK(t->provenance_note.find("has no memory provenance") != std::string::npos);

@@ -100,7 +100,7 @@ TEST_CASE("panel registry: the shell opens a window for every open entry that ap
   test::NullImGui ui(1600.f, 1000.f);
   {
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
-    SessionPtr session = std::make_shared<SessionView>();  // no document: the Memformer panels apply
+    ViewPtr session = std::make_shared<PublishedView>();  // no document: the Memformer panels apply
     for (const PanelDef& d : panel_registry()) shell.set_panel_open(d.id, true);
     for (int f = 0; f < 3; ++f) ui.frame(shell, session, control);
     for (const PanelDef& d : panel_registry()) {

@@ -4,7 +4,7 @@
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
 #include "app/commands/gui.h"
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/widgets/heatmap.h"
 #include "viz/charts.h"
@@ -35,7 +35,7 @@ TEST_CASE("gui: the Document panel escapes bytes that are not UTF-8 as \\xHH - a
   CHECK(DocumentPanel::cell_text(doc, 7) == "\\xE9");     // a Latin-1 byte: escaped, not "·"
   CHECK(DocumentPanel::cell_text(doc, 9) == "\\xE0");
   CHECK(DocumentPanel::cell_text(doc, 11) == "\\x01");    // a control byte
-  SessionInfo info;
+  ViewSource info;
   info.doc = std::make_shared<const Document>(doc);
   info.not_text = doc.looks_binary();
   CHECK(info.not_text);
@@ -76,16 +76,16 @@ TEST_CASE("gui: a large document cut short on disk while open gets a red line na
 }
 
 TEST_CASE("gui: the window title names the document and model, and a replay's session, not its trace file") {
-  SessionView live;
-  auto info = std::make_shared<SessionInfo>();
+  PublishedView live;
+  auto info = std::make_shared<ViewSource>();
   info->doc = std::make_shared<const Document>(make_document("x", "/home/u/texts/moby.txt"));
   info->cfg.model = "rmt";
   live.info = info;
   CHECK(window_title(live) == "Mnemoscope \xE2\x80\x94 moby.txt \xE2\x80\x94 rmt (random weights)");
   info->checkpoint = "/zoo/rmt-text.safetensors";
   CHECK(window_title(live) == "Mnemoscope \xE2\x80\x94 moby.txt \xE2\x80\x94 rmt");
-  SessionView replay = live;
-  auto rinfo = std::make_shared<SessionInfo>(*info);
+  PublishedView replay = live;
+  auto rinfo = std::make_shared<ViewSource>(*info);
   rinfo->doc = std::make_shared<const Document>(make_document("x", "/runs/copy/traces/step-000000300.safetensors"));
   replay.info = rinfo;
   replay.session_dir = "/runs/copy/";
@@ -93,7 +93,7 @@ TEST_CASE("gui: the window title names the document and model, and a replay's se
   CHECK(t.find("session /runs/copy") != std::string::npos);
   CHECK(t.find("step-000000300") == std::string::npos);
   CHECK(t.find("safetensors") == std::string::npos);
-  CHECK(window_title(SessionView{}) == "Mnemoscope");
+  CHECK(window_title(PublishedView{}) == "Mnemoscope");
   // The menu bar's status names the same: the document for a live model, the session and the
   // recording's training step for a replay - never the trace file.
   live.position = 4;
@@ -103,7 +103,7 @@ TEST_CASE("gui: the window title names the document and model, and a replay's se
   rinfo->num_segments = 2;
   replay.position = -1;
   CHECK(status_text(replay) == "session copy, probe recorded at training step 300  |  not stepped yet");
-  CHECK(status_text(SessionView{}).empty());
+  CHECK(status_text(PublishedView{}).empty());
 }
 
 TEST_CASE("viz: a thinned column axis keeps the first and the last label (the writer map's self and last token)") {

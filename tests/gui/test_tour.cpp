@@ -280,7 +280,7 @@ TEST_CASE("tours: the shipped tours load, and each plays in the null-backend GUI
     const auto t0 = std::chrono::steady_clock::now();
     int settled = 0;
     while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
-      SessionPtr s = w.latest();
+      ViewPtr s = w.latest();
       ui.frame(shell, s, w);
       REQUIRE(w.take_errors().empty());
       REQUIRE_FALSE(shell.has_popup());
@@ -354,7 +354,7 @@ TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segm
   while (w.finished() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   REQUIRE(w.take_errors().empty());
-  SessionPtr s = w.latest();
+  ViewPtr s = w.latest();
   REQUIRE(s->info);
   CHECK(s->info->cfg.segment_len == 37);
   CHECK(s->info->segment_len == 13);

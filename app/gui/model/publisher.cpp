@@ -35,7 +35,7 @@ ViewPublisher::~ViewPublisher() = default;
 ViewPublisher::ViewPublisher(ViewPublisher&&) noexcept = default;
 ViewPublisher& ViewPublisher::operator=(ViewPublisher&&) noexcept = default;
 
-void ViewPublisher::open(std::shared_ptr<SessionInfo> info, bool chain) {
+void ViewPublisher::open(std::shared_ptr<ViewSource> info, bool chain) {
   chain_.reset();
   provenance_note_.clear();
   shown_ = PublishedStep{};
@@ -88,8 +88,8 @@ void ViewPublisher::clear_shown(bool forget_visited) {
   }
 }
 
-SessionPtr ViewPublisher::view(int64_t position, const std::string& model_note, const std::string& session_dir) {
-  auto v = std::make_shared<SessionView>();
+ViewPtr ViewPublisher::view(int64_t position, const std::string& model_note, const std::string& session_dir) {
+  auto v = std::make_shared<PublishedView>();
   v->version = ++version_;
   v->info = info_;
   v->step = shown_.step;

@@ -8,11 +8,11 @@
 //    provenance chain's state; MTN: its kept entries' source tokens) and the record kept of
 //    it (SegmentRecord: self mass, token losses, provenance).
 //  * ViewPublisher: what a producer publishes between steps — the opened document and model
-//    (SessionInfo), the shown step, the visited segments and the provenance chain fed by every
-//    step of the model — assembled into one immutable SessionView.
+//    (ViewSource), the shown step, the visited segments and the provenance chain fed by every
+//    step of the model — assembled into one immutable PublishedView.
 // Compiled in every build (the commands use publish_step); the header needs no LibTorch.
 #pragma once
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 
 #include <memory>
 #include <string>
@@ -50,8 +50,8 @@ class ViewPublisher {
   // provenance chain. `info` without an id (0) gets the next one. With `chain`, a model kind
   // that has a provenance chain (core/trace/provenance_trace.h) gets a new one, fed by
   // observe(); the provenance note says why a model has none.
-  void open(std::shared_ptr<SessionInfo> info, bool chain = true);
-  const std::shared_ptr<const SessionInfo>& info() const { return info_; }
+  void open(std::shared_ptr<ViewSource> info, bool chain = true);
+  const std::shared_ptr<const ViewSource>& info() const { return info_; }
 
   // Provenance: the trace keys observe() needs at every step (empty without a chain), and one
   // step of the model, in order, traced or not (an engine's step observer; a recording's
@@ -70,10 +70,10 @@ class ViewPublisher {
   const StepData* shown() const { return shown_.step.get(); }
 
   // The published view: the shown step at `position` (-1 when none is shown).
-  SessionPtr view(int64_t position, const std::string& model_note, const std::string& session_dir = "");
+  ViewPtr view(int64_t position, const std::string& model_note, const std::string& session_dir = "");
 
  private:
-  std::shared_ptr<const SessionInfo> info_;
+  std::shared_ptr<const ViewSource> info_;
   std::unique_ptr<ProvenanceChain> chain_;
   std::string provenance_note_;
   PublishedStep shown_;

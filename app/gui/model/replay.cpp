@@ -21,7 +21,7 @@ ReplayController::ReplayController(std::string dir)
       // An unreadable model config only costs the labels that come from it.
     }
   }
-  latest_ = std::make_shared<SessionView>();
+  latest_ = std::make_shared<PublishedView>();
 }
 
 ReplayController::~ReplayController() = default;
@@ -56,7 +56,7 @@ bool ReplayController::select_recording(int64_t train_step) {
   }
   probe_ = std::move(p);
   step_ = train_step;
-  auto info = std::make_shared<SessionInfo>();
+  auto info = std::make_shared<ViewSource>();
   info->doc = std::make_shared<const Document>(probe_->doc);
   info->cfg = cfg_;
   // The probe is recorded at the training task's segment length: as trained.

@@ -7,7 +7,7 @@
 #pragma once
 #include "app/gui/model/controller.h"
 #include "app/gui/model/publisher.h"
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 
 #include <map>
 #include <memory>
@@ -42,7 +42,7 @@ class ReplayController : public Controller {
   const ModelConfig& model_config() const { return cfg_; }
 
   // The latest publication (never null).
-  SessionPtr latest() const { return latest_; }
+  ViewPtr latest() const { return latest_; }
   std::vector<std::string> take_errors();
 
   // Controller: stepping moves through the probe's segments; there is no model to change.
@@ -66,7 +66,7 @@ class ReplayController : public Controller {
   std::shared_ptr<const ReplayedProbe> probe_;
   ViewPublisher publisher_;  // the recording as a document and model, the shown segment, visited ones, provenance
   int64_t position_ = -1;
-  SessionPtr latest_;
+  ViewPtr latest_;
   std::vector<std::string> errors_;
 };
 

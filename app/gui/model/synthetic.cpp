@@ -42,7 +42,7 @@ std::string make_text(size_t bytes, uint64_t seed) {
 
 }  // namespace
 
-SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
+ViewPtr make_synthetic_session(const SyntheticSpec& sp) {
   if (sp.slots < 1 || sp.tokens < 1 || sp.heads < 1 || sp.dim < 1 || sp.visited < 1 || sp.n_cls < 0)
     throw std::invalid_argument("synthetic session: every size must be >= 1");
   torch::NoGradGuard no_grad;
@@ -136,7 +136,7 @@ SessionPtr make_synthetic_session(const SyntheticSpec& sp) {
     tr[keys::kMtnAge] = torch::tensor(age).view({1, m2});
   }
 
-  auto info = std::make_shared<SessionInfo>();
+  auto info = std::make_shared<ViewSource>();
   info->id = sp.seed * 1000003ull + static_cast<uint64_t>(k * 7919 + L);
   info->doc = doc;
   info->cfg.slots = k;

@@ -1,7 +1,7 @@
 // Synthetic sessions: what a stepped Memformer would publish, generated without a model.
 // They feed the gallery (living documentation), the null-backend test and `bench ui`.
 #pragma once
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 
 #include <cstdint>
 
@@ -23,6 +23,6 @@ struct SyntheticSpec {
 // Deterministic for a spec. The writer attention mixes retaining, mixing and overwriting
 // slots; memory, forgetting norms and losses are random but plausible. The shown step goes
 // through publish_step like a real one (other_models: with the other models' traces too). Throws std::invalid_argument for sizes < 1.
-SessionPtr make_synthetic_session(const SyntheticSpec& spec);
+ViewPtr make_synthetic_session(const SyntheticSpec& spec);
 
 }  // namespace mnemo::app

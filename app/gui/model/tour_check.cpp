@@ -57,12 +57,12 @@ CheckResult judge(const TourCheck& c, const std::vector<double>& values, const s
 
 }  // namespace
 
-bool stop_session_open(const TourStop& stop, const SessionView& s) {
+bool stop_session_open(const TourStop& stop, const PublishedView& s) {
   return s.info && s.info->doc && s.info->checkpoint == stop.checkpoint && s.info->doc->path == stop.document &&
          s.info->segment_len == stop.segment_len;
 }
 
-std::vector<CheckResult> check_stop(const TourStop& stop, const SessionView& s) {
+std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s) {
   std::vector<CheckResult> out;
   for (const auto& c : stop.checks) {
     CheckResult r;

@@ -1,9 +1,9 @@
 // Tour claims checked against what the app shows (docs/formats.md#tours): each stop's
-// "checks" measured on the SessionView the worker publishes at that stop — the same values
+// "checks" measured on the PublishedView the worker publishes at that stop — the same values
 // the panels draw — so a caption says only what its checks verify. `mnemoscope tour FILE
 // --check` runs them; ctest runs it on every shipped tour. Plain C++ (no LibTorch, no ImGui).
 #pragma once
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 #include "app/gui/model/tour.h"
 
 #include <string>
@@ -19,10 +19,10 @@ struct CheckResult {
 
 // Whether `s` shows the stop's model (checkpoint), document and segmentation: playing a stop
 // opens them only when not (app/gui/shell/tour.cpp, `tour --check`).
-bool stop_session_open(const TourStop& stop, const SessionView& s);
+bool stop_session_open(const TourStop& stop, const PublishedView& s);
 
 // Measures every check of `stop` on `s` (the stop's step shown: s.step->segment == stop.segment).
-std::vector<CheckResult> check_stop(const TourStop& stop, const SessionView& s);
+std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s);
 
 // "[pass] self_mass 0.9997..0.9999 in [0.9997, 1] - says 'self mass 0.9997 and more'".
 std::string describe_result(const CheckResult& r);

@@ -67,7 +67,7 @@ std::string check_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& 
 }
 
 Worker::Worker(std::function<void()> on_publish) : on_publish_(std::move(on_publish)) {
-  latest_ = std::make_shared<SessionView>();
+  latest_ = std::make_shared<PublishedView>();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -114,7 +114,7 @@ bool Worker::busy() const {
   return !queue_.empty();
 }
 
-SessionPtr Worker::latest() const {
+ViewPtr Worker::latest() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_;
 }
@@ -214,7 +214,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
     progress_ = total > 0 ? static_cast<float>(done) / static_cast<float>(total) : -1.f;
     return !cancel_.load() && !stop_.load();
   };
-  auto info = std::make_shared<SessionInfo>();
+  auto info = std::make_shared<ViewSource>();
   const auto& prev = publisher_.info();
   info->doc = doc;
   info->cfg = cfg;
@@ -243,7 +243,7 @@ void Worker::execute(const Command& c) {
     install(s->path, s->cfg, s->seed, s->checkpoint, nullptr, s->segment_len);
     return;
   }
-  const std::shared_ptr<const SessionInfo> cur = publisher_.info();  // kept alive while install replaces it
+  const std::shared_ptr<const ViewSource> cur = publisher_.info();  // kept alive while install replaces it
   if (auto* o = std::get_if<Open>(&c)) {
     if (!cur) {
       error("Cannot open '" + o->path + "': no model is set up yet");
@@ -287,7 +287,7 @@ void Worker::execute(const Command& c) {
 }
 
 void Worker::publish() {
-  SessionPtr v = publisher_.view(engine_ ? engine_->position() : -1, model_note_);
+  ViewPtr v = publisher_.view(engine_ ? engine_->position() : -1, model_note_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = v;

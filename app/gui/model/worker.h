@@ -1,10 +1,10 @@
 // The model side of the desktop app: a thread that owns the Engine (docs/architecture.md#data-flow). The UI
-// posts commands (Controller) and reads the latest published SessionView; neither side
+// posts commands (Controller) and reads the latest published PublishedView; neither side
 // ever waits for the other beyond a short mutex-protected pointer swap.
 #pragma once
 #include "app/gui/model/controller.h"
 #include "app/gui/model/publisher.h"
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -48,7 +48,7 @@ class Worker : public Controller {
   float progress() const override { return progress_.load(); }
 
   // The latest publication (never null; empty before the first document opens).
-  SessionPtr latest() const;
+  ViewPtr latest() const;
   // Problems since the last call, each a message for a popup ("what, where, how to fix").
   std::vector<std::string> take_errors();
   // Number of commands finished so far (for --steps: wait until N are done).
@@ -75,7 +75,7 @@ class Worker : public Controller {
   mutable std::mutex mu_;               // guards queue_, latest_, errors_
   std::condition_variable cv_;
   std::deque<Command> queue_;
-  SessionPtr latest_;
+  ViewPtr latest_;
   std::vector<std::string> errors_;
   std::atomic<bool> stop_{false}, cancel_{false}, running_{false};
   std::atomic<float> progress_{-1.f};

@@ -12,7 +12,7 @@
 
 namespace mnemo::app {
 
-void ControlsPanel::sync_fields(const SessionInfo& info) {
+void ControlsPanel::sync_fields(const ViewSource& info) {
   synced_info_ = info.id;
   slots_ = info.cfg.slots;
   segment_len_ = info.cfg.segment_len;
@@ -27,7 +27,7 @@ void ControlsPanel::sync_fields(const SessionInfo& info) {
 }
 
 void ControlsPanel::draw(PanelContext& ctx) {
-  const SessionView& s = ctx.session;
+  const PublishedView& s = ctx.session;
   const bool have = s.info != nullptr;
   const int64_t n = have ? s.info->num_segments : 0;
   if (have && s.info->id != synced_info_) sync_fields(*s.info);

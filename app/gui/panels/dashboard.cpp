@@ -1,7 +1,7 @@
 #include "app/gui/panels/dashboard.h"
 
 #include "app/figures/palette.h"
-#include "app/figures/session.h"
+#include "app/figures/run_curves.h"
 #include "app/gui/panels/widgets/widgets.h"
 
 #include <imgui_stdlib.h>
@@ -256,7 +256,7 @@ void DashboardPanel::draw(PanelContext& ctx) {
     auto& view = views_[names[i]];
     if (names[i] == "perplexity") view.log_y = true;
     if (i % static_cast<size_t>(cols) != 0) ImGui::SameLine();
-    ui::draw_curves(names[i].c_str(), session_curve_info(names[i]).short_title, series, ImVec2(w, h), &view,
+    ui::draw_curves(names[i].c_str(), run_curve_info(names[i]).short_title, series, ImVec2(w, h), &view,
                     names[i] == "segments" ? std::vector<ui::CurveMarker>{} : marks, &bands);
   }
   ImGui::EndChild();

@@ -133,7 +133,7 @@ std::string DocumentPanel::cell_text(const Document& doc, int64_t t) {
   return c.hex.empty() ? c.glyph : "\\x" + c.hex;
 }
 
-std::string DocumentPanel::notice(const SessionInfo& info) {
+std::string DocumentPanel::notice(const ViewSource& info) {
   if (!info.not_text) return "";
   return "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown as their two hex digits, "
          "stacked on an orange cell (\\xHH; hover for the byte)";
@@ -159,12 +159,12 @@ std::vector<char32_t> DocumentPanel::take_missing_glyphs() {
 }
 
 void DocumentPanel::draw(PanelContext& ctx) {
-  const SessionView& s = ctx.session;
+  const PublishedView& s = ctx.session;
   if (!s.info || !s.info->doc) {
     ImGui::TextDisabled("No document. Open one with Ctrl+O or drop a file on the window.");
     return;
   }
-  const SessionInfo& info = *s.info;
+  const ViewSource& info = *s.info;
   const Document& doc = *info.doc;
   const int64_t L = std::max<int64_t>(1, info.segment_len);
   const int64_t cur_first = s.position >= 0 ? s.position * L : -1;

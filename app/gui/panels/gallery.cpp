@@ -28,7 +28,7 @@ constexpr int kSizeCount = static_cast<int>(sizeof kSizes / sizeof kSizes[0]);
 
 struct GalleryPanel::Impl {
   int size = 0;
-  SessionPtr session;
+  ViewPtr session;
   ViewModel vm;
   RecordingController control;
   Transport transport;

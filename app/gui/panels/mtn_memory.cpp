@@ -72,7 +72,7 @@ int utf8_joined_len(const Document& doc, int64_t t, int64_t end) {
 void MtnMemoryPanel::draw(PanelContext& ctx) {
   strip_.set_api(&ctx.textures);
   const auto& step = ctx.session.step;
-  const SessionView& s = ctx.session;
+  const PublishedView& s = ctx.session;
   if (!step || !step->mtn.present || !s.info || !s.info->doc) {
     ImGui::TextDisabled(step ? "This model's trace has no MTN memory (mtn.kept_source)." : "Step to a chunk to see the MTN memory.");
     return;

@@ -6,7 +6,7 @@
 // ImGui::NewFrame and ImGui::Render, inside a window; it never blocks on the model.
 #pragma once
 #include "app/gui/model/controller.h"
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 #include "app/gui/model/view_model.h"
 #include "app/gui/panels/widgets/heatmap.h"
 #include "app/gui/panels/widgets/texture.h"
@@ -43,7 +43,7 @@ inline constexpr int kPanelCount = 12;
 // when not, *why (if non-null) says what the panel needs.
 const char* panel_title(PanelId id);
 const char* panel_file_name(PanelId id);
-bool panel_applies(PanelId id, const SessionView& s, std::string* why = nullptr);
+bool panel_applies(PanelId id, const PublishedView& s, std::string* why = nullptr);
 
 // Play state shared by the Controls panel and the keyboard (Space).
 struct Transport {
@@ -59,7 +59,7 @@ struct ShellRequests {
 };
 
 struct PanelContext {
-  const SessionView& session;
+  const PublishedView& session;
   ViewModel& vm;
   ui::TextureApi& textures;
   Controller& control;
@@ -94,7 +94,7 @@ class ControlsPanel : public Panel {
   void draw(PanelContext& ctx) override;
 
  private:
-  void sync_fields(const SessionInfo& info);
+  void sync_fields(const ViewSource& info);
   uint64_t synced_info_ = 0;
   int64_t slots_ = 0, segment_len_ = 0, heads_ = 0, layers_ = 0, dec_layers_ = 0, dim_ = 0;
   float temperature_ = 0.f;
@@ -115,7 +115,7 @@ class DocumentPanel : public Panel {
   // (its first cell draws it; a row that starts inside it leaves these cells blank).
   static bool continues_character(const Document& doc, int64_t t);
   // The notice shown above a document that is not text ("" for text).
-  static std::string notice(const SessionInfo& info);
+  static std::string notice(const ViewSource& info);
   // The red line shown when the (memory-mapped) document changed on disk since it was opened;
   // "" when it did not (Document::changed_on_disk).
   static std::string changed_notice(const Document& doc);

@@ -18,31 +18,31 @@ namespace mnemo::app {
 
 namespace {
 
-std::string model_of(const SessionView& s) { return s.info ? s.info->cfg.model : ""; }
-const ModelCapabilities& caps(const SessionView& s) { return capabilities_of(s.info->cfg.model); }
+std::string model_of(const PublishedView& s) { return s.info ? s.info->cfg.model : ""; }
+const ModelCapabilities& caps(const PublishedView& s) { return capabilities_of(s.info->cfg.model); }
 bool no(std::string* why, const std::string& reason) {
   if (why) *why = reason;
   return false;
 }
 
 // Which models a panel applies to.
-bool memformer_only(const SessionView& s, std::string* why) {
+bool memformer_only(const PublishedView& s, std::string* why) {
   if (!s.info || caps(s).panels == PanelFamily::kMemformer) return true;
   return no(why, "A Memformer panel (writer attention, slots); this model is " + model_of(s) +
                      ". Start with --model memformer to see it.");
 }
-bool attention_models(const SessionView& s, std::string* why) {
+bool attention_models(const PublishedView& s, std::string* why) {
   if (s.info && caps(s).panels == PanelFamily::kAttention) return true;
   return no(why, s.info ? "Attention maps with memory blocks are drawn for rmt, rmt-write-only, trxl, trxl-rmt, transformer "
                           "and the MTN models; Memformer's is the Writer attention panel."
                         : "Open a document first.");
 }
-bool hashed_models(const SessionView& s, std::string* why) {
+bool hashed_models(const PublishedView& s, std::string* why) {
   if (s.info && s.info->cfg.linear == "hashed") return true;
   return no(why, "Needs a model with hashed projections (MemoryFormer): start with --linear hashed, or set "
                  "\"linear\": \"hashed\" in the config.");
 }
-bool mtn_only(const SessionView& s, std::string* why) {
+bool mtn_only(const PublishedView& s, std::string* why) {
   if (s.info && caps(s).memory == MemoryKind::kKeptTokens) return true;
   return no(why, "Kept tokens exist only in the Memory Transformer Network: start with --model mtn "
                  "(mtn-naive's memory is learned vectors, no-memory has none).");
@@ -57,7 +57,7 @@ constexpr ImGuiWindowFlags kFills = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFl
 
 // Export of each panel (the figure builders of app/figures/, as `step` and `export` use them).
 void write_document(const PanelExport& e) {
-  const SessionView& v = e.view;
+  const PublishedView& v = e.view;
   write_token_losses(v.visited, *v.info->doc, v.info->segment_len, e.base, e.fm, e.out);
   if (v.provenance && e.sel.selected_slot >= 0)
     write_provenance(*v.provenance, e.sel.selected_slot, *v.info->doc, v.info->segment_len,
@@ -199,7 +199,7 @@ std::vector<const PanelDef*> gallery_panels() {
 
 const char* panel_title(PanelId id) { return panel_def(id).title; }
 const char* panel_file_name(PanelId id) { return panel_def(id).file_name; }
-bool panel_applies(PanelId id, const SessionView& s, std::string* why) {
+bool panel_applies(PanelId id, const PublishedView& s, std::string* why) {
   const auto f = panel_def(id).applies;
   return f ? f(s, why) : true;
 }

@@ -6,7 +6,7 @@
 // layout all iterate this table; nothing else lists the panels.
 #pragma once
 #include "app/figures/figures.h"
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 #include "app/gui/panels/panels.h"
 #include "core/trace/slot_types.h"
 
@@ -58,7 +58,7 @@ struct PanelSelections {
 
 // One panel's files: <base>*.{png,svg,csv} of the shown step of `view` (which has a step).
 struct PanelExport {
-  const SessionView& view;
+  const PublishedView& view;
   const PanelSelections& sel;
   const std::string& base;
   const FigureFormats& fm;
@@ -76,7 +76,7 @@ struct PanelDef {
   bool per_model;
   // Whether it applies to the session's model (null: always); when not, *why (if non-null)
   // says what it needs.
-  bool (*applies)(const SessionView& s, std::string* why);
+  bool (*applies)(const PublishedView& s, std::string* why);
   std::unique_ptr<Panel> (*make)();
   void (*write)(const PanelExport& e);   // its Export (null: nothing of its own)
   PanelRect (*place)(const LayoutGrid& g);  // its window in the default layout

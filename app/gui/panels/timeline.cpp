@@ -13,7 +13,7 @@ namespace mnemo::app {
 void TimelinePanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
   colorbar_.set_api(&ctx.textures);
-  const SessionView& s = ctx.session;
+  const PublishedView& s = ctx.session;
   const uint64_t info_id = s.info ? s.info->id : 0;
   if (s.visited_version != last_visited_ || info_id != last_info_) {
     last_visited_ = s.visited_version;
@@ -122,7 +122,7 @@ std::vector<int64_t> TimelinePanel::columns_of(const std::vector<int64_t>& visit
 }
 
 void TimelinePanel::draw_holds(PanelContext& ctx, int slot) {
-  const SessionView& s = ctx.session;
+  const PublishedView& s = ctx.session;
   if (slot < 0) {
     ImGui::TextDisabled("Select a slot to see what it holds after each visited step.");
     return;

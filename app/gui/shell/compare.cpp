@@ -19,8 +19,8 @@ bool Shell::take_compare_request(std::string* model) {
 }
 
 void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
-  const SessionView& a = ctx_a.session;
-  const SessionView& b = *compare_;
+  const PublishedView& a = ctx_a.session;
+  const PublishedView& b = *compare_;
   // One selection: a click in B selects there and in A; A's selection shows in B.
   if (side_b_.vm.selection_version() != side_b_.seen_selection) vm_.select_slot(side_b_.vm.selected_slot());
   side_b_.vm.select_slot(vm_.selected_slot());
@@ -75,7 +75,7 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   }
 }
 
-void Shell::draw_difference(PanelId id, const SessionView& a, const SessionView& b) {
+void Shell::draw_difference(PanelId id, const PublishedView& a, const PublishedView& b) {
   diff_image_.set_api(textures_);
   diff_colorbar_.set_api(textures_);
   ImGui::TextColored(ImVec4(0.9f, 0.9f, 0.9f, 1.f), "A - B");

@@ -1,7 +1,7 @@
 #include "app/gui/shell/export.h"
 
 #include "app/figures/compare.h"
-#include "app/figures/session.h"
+#include "app/figures/run_curves.h"
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
 
@@ -11,7 +11,7 @@
 
 namespace mnemo::app {
 
-std::string default_export_dir(const SessionView& s) {
+std::string default_export_dir(const PublishedView& s) {
   std::string dir = ".";
   if (s.info && s.info->doc && !s.info->doc->path.empty()) {
     const std::string& p = s.info->doc->path;
@@ -24,7 +24,7 @@ std::string default_export_dir(const SessionView& s) {
 namespace {
 
 // Every format; a live model without a checkpoint stamps each figure as randomly initialised.
-FigureFormats figure_formats(const SessionView& v) {
+FigureFormats figure_formats(const PublishedView& v) {
   FigureFormats fm = FigureFormats::all();
   if (v.info && v.info->random_weights) fm.stamp = random_weights_stamp(v.info->cfg.model, v.info->seed);
   return fm;
@@ -61,7 +61,7 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
     const std::string cd = r.dir + "/dashboard";
     io::make_dirs(cd);
     for (const auto& name : RunLog::curve_names()) {
-      auto paths = write_session_curve(*r.run_log, name, 0, std::numeric_limits<int64_t>::max(), cd, FigureFormats::all(),
+      auto paths = write_run_curve(*r.run_log, name, 0, std::numeric_limits<int64_t>::max(), cd, FigureFormats::all(),
                                        r.compare_log.get());
       out.insert(out.end(), paths.begin(), paths.end());
     }

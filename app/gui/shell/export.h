@@ -1,7 +1,7 @@
 // Export from the desktop app: each panel as PNG (2x), SVG and CSV, with the figure builders
 // the CLI uses (app/figures/), on a background thread (large maps take a while to rasterise).
 #pragma once
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 #include "app/gui/panels/registry.h"
 #include "core/train/run_log.h"
 
@@ -17,12 +17,12 @@ namespace mnemo::app {
 // selected slot, attention layer and head, hash projection and table).
 struct ExportRequest : PanelSelections {
   PanelId panel = PanelId::kControls;  // kControls exports every panel (each registry entry with an Export)
-  SessionPtr session;
+  ViewPtr session;
   std::shared_ptr<const RunLog> run_log;      // Training dashboard: the session's curves
   std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
   // Side by side (docs/gui.md#side-by-side): the second model's session, the column names and
   // whether both share one colour scale; Export then also writes seg-NNNN-side_by_side.*.
-  SessionPtr compare;
+  ViewPtr compare;
   std::string label_a = "A", label_b = "B";
   bool same_scale = false;
   std::string dir;
@@ -34,7 +34,7 @@ struct ExportRequest : PanelSelections {
 std::vector<std::string> export_panel(const ExportRequest& req);
 
 // Default folder for exports: "<document's directory>/mnemoscope-export".
-std::string default_export_dir(const SessionView& s);
+std::string default_export_dir(const PublishedView& s);
 
 // One export at a time on a background thread (large maps take a while to rasterise).
 class ExportJob {

@@ -5,7 +5,7 @@
 
 namespace mnemo::app {
 
-LayoutHint layout_hint(const SessionView& s) {
+LayoutHint layout_hint(const PublishedView& s) {
   LayoutHint h;
   h.memformer = panel_applies(PanelId::kWriterAttention, s);
   h.hashed = panel_applies(PanelId::kHashBuckets, s);

@@ -8,7 +8,7 @@
 
 namespace mnemo::app {
 
-LayoutHint layout_hint(const SessionView& s);
+LayoutHint layout_hint(const PublishedView& s);
 
 // Columns: left 26% (Controls over Document), middle 46%, right 28%; each panel's place in
 // them is its registry entry's (app/gui/panels/registry.cpp). With a followed training

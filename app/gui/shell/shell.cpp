@@ -35,13 +35,13 @@ Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, st
   }
 }
 
-void Shell::frame(const SessionPtr& session, Controller& control, const SessionPtr& compare) {
-  static const SessionView kEmpty;
-  const SessionView& s = session ? *session : kEmpty;
+void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& compare) {
+  static const PublishedView kEmpty;
+  const PublishedView& s = session ? *session : kEmpty;
   compare_ = compare;
   if (compare_ && compare_->step != side_b_.synced) {
     side_b_.synced = compare_->step;
-    const SessionView& b = *compare_;
+    const PublishedView& b = *compare_;
     const int entries = b.step && b.step->slots == 0 && b.provenance ? b.provenance->slots : 0;
     if (b.step) side_b_.vm.set_step(b.step->slots > 0 ? b.step->slots : entries, b.step->self_mass);
     else side_b_.vm.set_step(0, {});
@@ -91,7 +91,7 @@ void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
   reset_layout_ = true;
 }
 
-ExportRequest Shell::export_request(PanelId panel, const SessionPtr& session, const std::string& dir) const {
+ExportRequest Shell::export_request(PanelId panel, const ViewPtr& session, const std::string& dir) const {
   ExportRequest req;
   req.panel = panel;
   req.session = session;
@@ -124,7 +124,7 @@ void Shell::open_path(const std::string& path, Controller& control) {
   control.open_document(absolute_path(path));
 }
 
-void Shell::draw_menu(const SessionView& s, Controller& control) {
+void Shell::draw_menu(const PublishedView& s, Controller& control) {
   if (!ImGui::BeginMainMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open...", "Ctrl+O")) requests_.open_dialog = true;
@@ -201,7 +201,7 @@ void Shell::draw_menu(const SessionView& s, Controller& control) {
   ImGui::EndMainMenuBar();
 }
 
-void Shell::draw_panels(const SessionView& s, Controller& control) {
+void Shell::draw_panels(const PublishedView& s, Controller& control) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float menu_h = ImGui::GetFrameHeight();
   const ImVec2 work_pos(vp->Pos.x, vp->Pos.y + menu_h);
@@ -279,7 +279,7 @@ void Shell::draw_panels(const SessionView& s, Controller& control) {
   if (stop && tour_selected_ == tour_.index()) tour_layout_ = false;
 }
 
-void Shell::handle_keys(const SessionView& s, Controller& control) {
+void Shell::handle_keys(const PublishedView& s, Controller& control) {
   const ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput || ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId)) return;
   const int64_t n = s.info ? s.info->num_segments : 0;
@@ -308,7 +308,7 @@ void Shell::handle_keys(const SessionView& s, Controller& control) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) transport_.playing = !transport_.playing;
 }
 
-void Shell::draw_modals(const SessionPtr& session, Controller& control) {
+void Shell::draw_modals(const ViewPtr& session, Controller& control) {
   for (auto& e : requests_.errors) errors_.push_back(std::move(e));
   requests_.errors.clear();
   if (modal_ == Modal::kNone) {

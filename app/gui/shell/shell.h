@@ -9,7 +9,7 @@
 #include "app/gui/shell/export.h"
 #include "app/gui/shell/layout.h"
 #include "app/gui/shell/model_picker.h"
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 #include "app/gui/model/tour.h"
 #include "app/gui/platform/settings.h"
 #include "app/gui/panels/dashboard.h"
@@ -37,7 +37,7 @@ class Shell {
 
   // `compare` (may be null): a second model's session stepped in lockstep (docs/gui.md#side-by-side);
   // `control` then steps both (a LockstepController).
-  void frame(const SessionPtr& session, Controller& control, const SessionPtr& compare = nullptr);
+  void frame(const ViewPtr& session, Controller& control, const ViewPtr& compare = nullptr);
 
   // A file dropped on the window: opened like File > Open.
   void drop_file(const std::string& path) { dropped_ = path; }
@@ -71,7 +71,7 @@ class Shell {
   void request_export(PanelId id) { requests_.export_panel = static_cast<int>(id); }
   // What Export (and File > Export all panels, or `gui --export`) asks for: the panel, the
   // selections of every panel, and a followed session's curves.
-  ExportRequest export_request(PanelId panel, const SessionPtr& session, const std::string& dir) const;
+  ExportRequest export_request(PanelId panel, const ViewPtr& session, const std::string& dir) const;
   // File > Open model...: the zoo it lists (app/gui/model/zoo_catalog.h), and opening it.
   ModelPicker& model_picker() { return picker_; }
   void request_model_picker() { open_model_ = true; }
@@ -86,7 +86,7 @@ class Shell {
   TourPlayer& tour() { return tour_; }
   // The shown stop is complete: its model, document and segment are on screen and its
   // selection applied (tour export takes the screenshot then).
-  bool tour_stop_shown(const SessionView& s) const;
+  bool tour_stop_shown(const PublishedView& s) const;
 
   // --- Presenter mode: full screen, UI scale 1.0-2.5, high-contrast colour map ---
   struct Presenter {
@@ -112,15 +112,15 @@ class Shell {
 
  private:
   enum class Modal { kNone, kError, kOpen, kExport, kModel, kTour, kCompare };
-  void draw_menu(const SessionView& s, Controller& control);
-  void draw_panels(const SessionView& s, Controller& control);
+  void draw_menu(const PublishedView& s, Controller& control);
+  void draw_panels(const PublishedView& s, Controller& control);
   void draw_tour_menu();
   void draw_caption(Controller& control);
-  void apply_tour(const SessionView& s, Controller& control);
+  void apply_tour(const PublishedView& s, Controller& control);
   void draw_compare(PanelId id, PanelContext& ctx_a, Controller& control);
-  void draw_difference(PanelId id, const SessionView& a, const SessionView& b);
-  void handle_keys(const SessionView& s, Controller& control);
-  void draw_modals(const SessionPtr& session, Controller& control);
+  void draw_difference(PanelId id, const PublishedView& a, const PublishedView& b);
+  void handle_keys(const PublishedView& s, Controller& control);
+  void draw_modals(const ViewPtr& session, Controller& control);
   void open_path(const std::string& path, Controller& control);
 
   ui::TextureApi* textures_;
@@ -177,7 +177,7 @@ class Shell {
     uint64_t seen_selection = 0;
   };
   SideB side_b_;
-  SessionPtr compare_;
+  ViewPtr compare_;
   std::string label_a_ = "A", label_b_ = "B", compare_model_;
   bool same_scale_ = false, show_diff_ = true, open_compare_ = false, compare_requested_ = false;
   ui::HeatmapImage diff_image_;

@@ -39,17 +39,17 @@ void Shell::stop_tour() {
 }
 
 namespace {
-bool stop_on_screen(const TourStop& st, const SessionView& s) {
+bool stop_on_screen(const TourStop& st, const PublishedView& s) {
   return stop_session_open(st, s) && s.step && s.step->segment == st.segment;
 }
 }  // namespace
 
-bool Shell::tour_stop_shown(const SessionView& s) const {
+bool Shell::tour_stop_shown(const PublishedView& s) const {
   const TourStop* st = tour_.current();
   return st && tour_selected_ == tour_.index() && stop_on_screen(*st, s);
 }
 
-void Shell::apply_tour(const SessionView& s, Controller& control) {
+void Shell::apply_tour(const PublishedView& s, Controller& control) {
   const TourStop* st = tour_.current();
   if (!st) return;
   if (tour_.version() != applied_tour_) {

@@ -1,4 +1,5 @@
-// What the UI draws, published by the worker thread as immutable shared_ptr<const ...>
+// What the UI draws (the published view; a "session" in this project is always a training
+// session directory, core/io/session.h), published by the worker thread as immutable shared_ptr<const ...>
 // (docs/architecture.md#data-flow): the opened document and model, plain arrays of the shown step (so the UI
 // thread never runs LibTorch), and what is remembered of every visited segment.
 #pragma once
@@ -17,7 +18,7 @@
 namespace mnemo::app {
 
 // The opened document and model. Replaced (with a new id) whenever either changes.
-struct SessionInfo {
+struct ViewSource {
   uint64_t id = 0;
   std::shared_ptr<const Document> doc;
   ModelConfig cfg;
@@ -37,9 +38,9 @@ struct SessionInfo {
 };
 
 
-struct SessionView {
+struct PublishedView {
   uint64_t version = 0;                       // bumps on every publication
-  std::shared_ptr<const SessionInfo> info;    // null until a document is open
+  std::shared_ptr<const ViewSource> info;    // null until a document is open
   std::shared_ptr<const StepData> step;       // null before the first step
   int64_t position = -1;
   uint64_t visited_version = 0;               // bumps when `visited` changes
@@ -56,15 +57,15 @@ struct SessionView {
   float token_loss(int64_t t) const;
   bool is_visited(int64_t segment) const { return visited.count(segment) != 0; }
 };
-using SessionPtr = std::shared_ptr<const SessionView>;
+using ViewPtr = std::shared_ptr<const PublishedView>;
 
 // The window title: "Mnemoscope — <document> — <model>" for a live model; for a replay the
 // session directory (never the recording file the probe was read from).
-std::string window_title(const SessionView& s);
+std::string window_title(const PublishedView& s);
 // The menu bar's right side: "<document>  |  segment 4 of 6 (0..5)"; a replay names its session
 // and the training step of the recording ("session run, probe recorded at training step 120"),
 // never the trace file the probe was read from. "" without a document.
-std::string status_text(const SessionView& s);
+std::string status_text(const PublishedView& s);
 
 // "segment 4 of 262 (0..261)": the position as the Document panel and the CLI count segments.
 std::string position_text(int64_t segment, int64_t num_segments);

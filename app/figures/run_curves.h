@@ -13,19 +13,19 @@ namespace mnemo::app {
 
 // Titles and axis label of a curve name (RunLog::curve_names()): the figure's title and the
 // dashboard chart's short one.
-struct SessionCurveInfo {
+struct RunCurveInfo {
   const char* title;
   const char* short_title;
   const char* y_label;
   bool log_y;
 };
-SessionCurveInfo session_curve_info(const std::string& name);
+RunCurveInfo run_curve_info(const std::string& name);
 
 // Line chart of curve `name` for training steps lo..hi: at most two points (min/max) per
 // column of the figure, NaN/Inf points kept (drawn as markers), a dashed vertical line at
 // every curriculum change of `log` (not on the "segments" curve itself). With `compare`, that
 // session's curves are added with "(B)" after their names. Empty series when no data.
-viz::LineSpec session_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
+viz::LineSpec run_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
                                  const RunLog* compare = nullptr);
 
 // "3→4 segments": the label of a curriculum change on a chart (figures and the dashboard).
@@ -34,7 +34,7 @@ std::string curriculum_mark_label(const RunLog::CurriculumMark& m);
 // Writes <dir>/<name>.png/.svg (the chart) and .csv (every point: series,step,value) in the
 // chosen formats; returns the paths, empty when the log has no such data. Throws
 // viz::ExportError naming the path when a write fails.
-std::vector<std::string> write_session_curve(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
+std::vector<std::string> write_run_curve(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
                                              const std::string& dir, const FigureFormats& fm,
                                              const RunLog* compare = nullptr);
 

@@ -1,11 +1,11 @@
-#include "app/gui/model/session.h"
+#include "app/gui/model/published_view.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace mnemo::app {
 
-float SessionView::token_loss(int64_t t) const {
+float PublishedView::token_loss(int64_t t) const {
   return info ? app::token_loss(visited, info->segment_len, t) : NAN;
 }
 
@@ -14,7 +14,7 @@ std::string position_text(int64_t segment, int64_t num_segments) {
          std::to_string(std::max<int64_t>(0, num_segments - 1)) + ")";
 }
 
-std::string window_title(const SessionView& s) {
+std::string window_title(const PublishedView& s) {
   std::string t = "Mnemoscope";
   if (!s.session_dir.empty()) {
     std::string dir = s.session_dir;
@@ -32,7 +32,7 @@ std::string window_title(const SessionView& s) {
   return t;
 }
 
-std::string status_text(const SessionView& s) {
+std::string status_text(const PublishedView& s) {
   if (!s.info || !s.info->doc) return "";
   auto base = [](std::string p) {
     while (p.size() > 1 && p.back() == '/') p.pop_back();

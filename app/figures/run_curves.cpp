@@ -1,4 +1,4 @@
-#include "app/figures/session.h"
+#include "app/figures/run_curves.h"
 
 #include "app/figures/palette.h"
 
@@ -60,7 +60,7 @@ viz::LineSeries downsample(const Curve& c, int64_t lo, int64_t hi, viz::Rgb colo
 
 }  // namespace
 
-SessionCurveInfo session_curve_info(const std::string& name) {
+RunCurveInfo run_curve_info(const std::string& name) {
   if (name == "loss") return {"Loss (train steps, valid evaluations)", "Loss", "loss (nats/token)", false};
   if (name == "perplexity") return {"Perplexity", "Perplexity", "perplexity", true};
   if (name == "accuracy") return {"Per-character accuracy", "Accuracy", "accuracy", false};
@@ -85,8 +85,8 @@ SessionCurveInfo session_curve_info(const std::string& name) {
   return {"", "", "", false};
 }
 
-viz::LineSpec session_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi, const RunLog* compare) {
-  const SessionCurveInfo info = session_curve_info(name);
+viz::LineSpec run_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi, const RunLog* compare) {
+  const RunCurveInfo info = run_curve_info(name);
   viz::LineSpec spec;
   spec.title = info.title;
   spec.x_label = "training step";
@@ -113,10 +113,10 @@ std::string curriculum_mark_label(const RunLog::CurriculumMark& m) {
   return std::to_string(m.from) + "\u2192" + std::to_string(m.to) + " segments";
 }
 
-std::vector<std::string> write_session_curve(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
+std::vector<std::string> write_run_curve(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
                                              const std::string& dir, const FigureFormats& fm, const RunLog* compare) {
   std::vector<std::string> out;
-  viz::LineSpec spec = session_curve_spec(log, name, lo, hi, compare);
+  viz::LineSpec spec = run_curve_spec(log, name, lo, hi, compare);
   if (spec.series.empty()) return out;
   const std::string base = dir + "/" + name;
   write_figure(viz::make_lines(spec), base, fm, out);
