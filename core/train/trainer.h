@@ -16,6 +16,8 @@
 // and bad values throw ConfigError naming the field ("train.lr", "task.segments", ...).
 // model.segment_len must be at least the task's segment length ceil(length / segments).
 //
+// Evaluation (evaluate_model, eval_metrics) is core/train/evaluate.h.
+//
 // Threads: a Trainer is driven by one thread (e.g. a worker); run() calls the callbacks on
 // that thread and polls the stop flag between steps, so another thread (UI, SIGINT handler)
 // stops it by setting the flag. Nothing is printed.
@@ -24,6 +26,7 @@
 #include "core/models/config.h"
 #include "core/models/model.h"
 #include "core/train/checkpoint.h"
+#include "core/train/evaluate.h"
 #include "core/train/metrics.h"
 #include "core/train/optim.h"
 #include "core/train/rollout.h"
@@ -125,19 +128,6 @@ struct StepMetrics {
   bool stop_agreed = false;  // some rank's stop flag was set: every rank stops after this step
 };
 
-struct EvalMetrics {
-  int64_t step = 0;
-  Split split = Split::kValid;
-  bool zero_memory = false;   // the ablation run: memory zeroed between segments
-  int64_t segments = 0;       // segments per example of the task evaluated (curriculum)
-  double loss = 0, accuracy = 0, exact_match = 0;
-  double bits_per_token = 0, perplexity = 0;  // from loss (nats per predicted token); MNIST: bits per pixel
-  double tokens = 0;                          // predicted tokens the loss averages over
-  int64_t examples = 0;
-  double chars = 0;
-  std::map<std::string, double> extra;        // the task's own metrics (TaskSource::finish_metrics)
-};
-
 struct EvalOptions {
   int64_t batches = -2;       // -2: the config's eval_batches; -1: the whole split
   bool zero_memory = false;   // ablation: every memory tensor zeroed between segments
@@ -237,26 +227,6 @@ class Trainer {
   dist::ProcessGroup* pg_ = nullptr;
   const std::atomic<bool>* stop_flag_ = nullptr;  // run()'s, read by train_step when distributed
 };
-
-// Forward-only evaluation of `model` on `batches` batches (-1 = all) of `batch` examples
-// of a split (the first ones, in order): loss, per-character accuracy and exact match on
-// scored positions.
-// zero_memory: every floating-point memory tensor is zeroed before each segment but the
-// first; integer ones (indices, e.g. MTN's "source", -1 = empty) are reset to the initial
-// memory's, so the model sees an empty memory rather than one pointing at token 0.
-// shard/shards: only the batches whose index i has i % shards == shard (a rank's share of a
-// distributed evaluation; the totals of all shards are those of the whole).
-// by_position: also the scored losses by segment index and position (PositionLosses).
-// reset_memory: every memory tensor set back to the initial memory before each segment but
-// the first (what the model holds at the start of a document: no earlier text, and nothing
-// it never saw in training, unlike zeros where the initial memory is learnt).
-ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
-                           bool zero_memory = false, int64_t shard = 0, int64_t shards = 1,
-                           PositionLosses* by_position = nullptr, bool reset_memory = false);
-
-// The evaluation record of `s` (task metrics finished by `task`), as the trainer logs it and
-// `mnemoscope eval` prints it.
-EvalMetrics eval_metrics(const ScoreTotals& s, const TaskSource& task, int64_t step, Split split, bool zero_memory);
 
 // The training config with task.segments set to `segments` (what a curriculum trains on).
 nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments);
