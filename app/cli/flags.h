@@ -38,14 +38,10 @@ void prepare_out_dir(const std::string& out, bool force, const std::string& flag
 // (/proc, a read-only mount, root's access() that always says yes) is refused before any
 // work: UsageError "<what>: cannot write in '<dir>': <reason>".
 void check_can_write_in(const std::string& dir, const std::string& what);
-// A number as a user typed it: 0 -> "0", 0.25 -> "0.25", 1e-07 -> "1e-07" (never "0.000000").
-std::string number_text(double v);
-// The command-line flag(s) that set a model config field ("hash_bits" -> "--hash-bits"),
-// for messages; "" when the field has no flag.
-std::string flag_of_config_field(const std::string& field);
-// A ConfigError's message with the flags that set its field in front
-// ("--dim / --hash-bits: config field 'hash_bits' = 8 does not divide ..."), else `fallback`.
-std::string config_error_with_flags(const std::string& what, const std::string& fallback);
+// A model ConfigError's message with the flag that sets its field (e.field(), the flag from
+// ModelConfig::fields()) in front ("--slots: config field 'slots' = 0 is out of range
+// 1..65536"), else `fallback` ("--config: ..."). Numbers in messages: mnemo::number_text.
+std::string config_error_with_flags(const ConfigError& e, const std::string& fallback);
 // Loads --doc; a missing, empty or unreadable file throws UsageError naming --doc.
 Document load_doc_flag(const std::string& path);
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
