@@ -158,24 +158,19 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.segments=4");
-    std::string ptr;
-    std::stringstream keys(s.substr(0, eq));
-    for (std::string part; std::getline(keys, part, '.');) ptr += "/" + part;
-    nlohmann::json value;
     try {
-      value = nlohmann::json::parse(s.substr(eq + 1));
-    } catch (const nlohmann::json::exception&) {
-      value = s.substr(eq + 1);  // a bare word: a string
-    }
-    try {
-      j[nlohmann::json::json_pointer(ptr)] = value;
-    } catch (const nlohmann::json::exception& e) {
+      apply_config_set(j, s.substr(0, eq), s.substr(eq + 1));
+    } catch (const ConfigError& e) {
       throw UsageError("--set '" + s + "': " + e.what());
     }
   }
   try {
     return TrainingConfig::from_json(j);
   } catch (const ConfigError& e) {
+    // The --set that gave the field at fault, if one did (the last one wins, as in the config).
+    for (auto it = sets.rbegin(); it != sets.rend(); ++it)
+      if (!e.field().empty() && it->substr(0, it->find('=')) == e.field())
+        throw UsageError("--set '" + *it + "': " + e.what());
     throw UsageError(source + (sets.empty() ? "" : " with --set") + ": " + e.what());
   }
 }

@@ -51,8 +51,9 @@ FigureFormats parse_formats(const std::string& list);
 // "A-B", "A-", "-B", "A" -> [lo, hi] (inclusive; hi = INT64_MAX when open); UsageError naming `flag`.
 void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std::string& flag = "--steps");
 
-// A training config file with --set overrides (key.path=value, the value read as JSON, a
-// bare word a string), validated. UsageError naming --config / --set and the field.
+// A training config file with --set overrides (key.path=value, the value read as the field's
+// kind: core/train/train_config.h apply_config_set), validated. UsageError naming --config,
+// and the --set whose field is at fault ("--set 'train.lr=0': config field 'train.lr' = 0 ...").
 TrainingConfig load_training_config(const std::string& path, const std::vector<std::string>& sets);
 // The same for a config already read (`source` names where it came from in messages).
 TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source);

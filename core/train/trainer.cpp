@@ -1,310 +1,15 @@
 #include "core/train/trainer.h"
 
-#include "core/io/json_file.h"
-
 #include "core/dist/process_group.h"
 #include "core/models/factory.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
 namespace mnemo {
-
-namespace {
-
-void check_int(const char* field, int64_t v, int64_t lo, int64_t hi) {
-  if (v < lo || v > hi)
-    throw ConfigError("config field 'train." + std::string(field) + "' = " + std::to_string(v) + " is out of range " +
-                      std::to_string(lo) + ".." + std::to_string(hi));
-}
-
-void check_real(const char* field, double v, double lo, double hi, bool lo_open = false) {
-  if (!std::isfinite(v) || v < lo || v > hi || (lo_open && v == lo)) {
-    std::ostringstream os;
-    os << "config field 'train." << field << "' = " << v << " is out of range " << (lo_open ? "(" : "[") << lo << ", "
-       << hi << "]";
-    throw ConfigError(os.str());
-  }
-}
-
-std::string number_label(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-
-}  // namespace
-
-// ---- config ----
-
-void CurriculumConfig::validate() const {
-  if (!enabled) return;
-  auto field = [](const char* f) { return std::string("config field 'train.curriculum.") + f + "'"; };
-  if (start < 0 || start > 4096) throw ConfigError(field("start") + " = " + std::to_string(start) + " is out of range 1..4096");
-  if (max < 0 || max > 4096) throw ConfigError(field("max") + " = " + std::to_string(max) + " is out of range 1..4096");
-  if (start > 0 && max > 0 && max < start)
-    throw ConfigError(field("max") + " = " + std::to_string(max) + " is below 'start' = " + std::to_string(start));
-  if (rule != "accuracy" && rule != "every")
-    throw ConfigError(field("rule") + " = '" + rule + "' must be \"accuracy\" or \"every\"");
-  if (!std::isfinite(threshold) || threshold < 0.0 || threshold > 1.0)
-    throw ConfigError(field("threshold") + " = " + number_label(threshold) + " is out of range [0, 1]");
-  if (min_steps < 0) throw ConfigError(field("min_steps") + " = " + std::to_string(min_steps) + " must be >= 0");
-  if (rule == "every" && every < 1)
-    throw ConfigError(field("every") + " = " + std::to_string(every) + " must be >= 1 with rule \"every\"");
-  if (every < 0) throw ConfigError(field("every") + " = " + std::to_string(every) + " must be >= 0");
-}
-
-nlohmann::json CurriculumConfig::to_json() const {
-  if (!enabled) return nullptr;
-  nlohmann::json j = {{"start", start}, {"max", max}, {"rule", rule}};
-  if (rule == "accuracy") {
-    j["threshold"] = threshold;
-    j["min_steps"] = min_steps;
-  } else {
-    j["every"] = every;
-  }
-  return j;
-}
-
-CurriculumConfig CurriculumConfig::from_json(const nlohmann::json& j) {
-  CurriculumConfig c;
-  if (j.is_null()) return c;
-  if (!j.is_object())
-    throw ConfigError("config field 'train.curriculum' must be a JSON object, e.g. {\"start\": 2, \"max\": 6, "
-                      "\"rule\": \"accuracy\", \"threshold\": 0.99}");
-  c.enabled = true;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const auto& v = it.value();
-    auto need_int = [&](int64_t& dst) {
-      if (!v.is_number_integer())
-        throw ConfigError("config field 'train.curriculum." + k + "' must be an integer, got " + v.dump());
-      dst = v.get<int64_t>();
-    };
-    if (k == "start") need_int(c.start);
-    else if (k == "max") need_int(c.max);
-    else if (k == "min_steps") need_int(c.min_steps);
-    else if (k == "every") need_int(c.every);
-    else if (k == "threshold") {
-      if (!v.is_number()) throw ConfigError("config field 'train.curriculum.threshold' must be a number, got " + v.dump());
-      c.threshold = v.get<double>();
-    } else if (k == "rule") {
-      if (!v.is_string()) throw ConfigError("config field 'train.curriculum.rule' must be a string, got " + v.dump());
-      c.rule = v.get<std::string>();
-    } else {
-      throw ConfigError("config field 'train.curriculum." + k + "' is unknown; known fields: start, max, rule, threshold, "
-                        "min_steps, every");
-    }
-  }
-  c.validate();
-  return c;
-}
-
-void TrainConfig::validate() const {
-  check_int("steps", steps, 1, int64_t{1} << 40);
-  check_int("batch", batch, 1, 1 << 20);
-  check_real("lr", lr, 0.0, 10.0, true);
-  check_int("warmup", warmup, 0, int64_t{1} << 40);
-  const auto& ks = known_schedules();
-  if (std::find(ks.begin(), ks.end(), schedule) == ks.end())
-    throw ConfigError("config field 'train.schedule' = '" + schedule + "' must be constant, linear or cosine");
-  check_real("min_lr_ratio", min_lr_ratio, 0.0, 1.0);
-  check_real("weight_decay", weight_decay, 0.0, 10.0);
-  check_real("clip", clip, 0.0, 1e9);
-  check_int("bptt_depth", bptt_depth, -1, 1 << 20);
-  Strategy st = Strategy::kBptt;
-  try {
-    st = parse_strategy(strategy);
-  } catch (const ConfigError&) {
-    throw ConfigError("config field 'train.strategy' = '" + strategy + "' must be bptt, checkpoint or mrbp");
-  }
-  if (st != Strategy::kBptt && bptt_depth != -1)
-    throw ConfigError("config field 'train.strategy' = '" + strategy + "' always back-propagates through every " +
-                      "segment; set 'train.bptt_depth' to -1 or use \"bptt\"");
-  check_int("eval_every", eval_every, 0, int64_t{1} << 40);
-  check_int("eval_batches", eval_batches, -1, 1 << 30);
-  if (eval_batches == 0) throw ConfigError("config field 'train.eval_batches' = 0; use >= 1, or -1 for the whole split");
-  check_int("save_every", save_every, 0, int64_t{1} << 40);
-  check_real("save_every_seconds", save_every_seconds, 0.0, 1e9);
-  check_int("record_every", record_every, 0, int64_t{1} << 40);
-  check_int("record_segments", record_segments, 1, 64);
-  curriculum.validate();
-}
-
-nlohmann::json TrainConfig::to_json() const {
-  nlohmann::json j = {{"steps", steps},           {"batch", batch},     {"lr", lr},
-          {"warmup", warmup},         {"schedule", schedule}, {"min_lr_ratio", min_lr_ratio},
-          {"weight_decay", weight_decay}, {"clip", clip},   {"bptt_depth", bptt_depth}, {"strategy", strategy},
-          {"eval_every", eval_every}, {"eval_batches", eval_batches}, {"save_every", save_every},
-          {"save_at_eval", save_at_eval}, {"save_every_seconds", save_every_seconds}, {"record_every", record_every}, {"record_segments", record_segments},
-          {"eval_zero_memory", eval_zero_memory}, {"seed", seed}};
-  if (curriculum.enabled) j["curriculum"] = curriculum.to_json();
-  return j;
-}
-
-TrainConfig TrainConfig::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw ConfigError("config field 'train' must be a JSON object, got " + std::string(j.type_name()));
-  TrainConfig c;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const auto& v = it.value();
-    auto need_int = [&](int64_t& dst) {
-      if (!v.is_number_integer()) throw ConfigError("config field 'train." + k + "' must be an integer, got " + v.dump());
-      dst = v.get<int64_t>();
-    };
-    auto need_real = [&](double& dst) {
-      if (!v.is_number()) throw ConfigError("config field 'train." + k + "' must be a number, got " + v.dump());
-      dst = v.get<double>();
-    };
-    if (k == "steps") need_int(c.steps);
-    else if (k == "batch") need_int(c.batch);
-    else if (k == "lr") need_real(c.lr);
-    else if (k == "warmup") need_int(c.warmup);
-    else if (k == "schedule") {
-      if (!v.is_string()) throw ConfigError("config field 'train.schedule' must be a string, got " + v.dump());
-      c.schedule = v.get<std::string>();
-    } else if (k == "min_lr_ratio") need_real(c.min_lr_ratio);
-    else if (k == "weight_decay") need_real(c.weight_decay);
-    else if (k == "clip") need_real(c.clip);
-    else if (k == "bptt_depth") need_int(c.bptt_depth);
-    else if (k == "strategy") {
-      if (!v.is_string()) throw ConfigError("config field 'train.strategy' must be a string, got " + v.dump());
-      c.strategy = v.get<std::string>();
-    }
-    else if (k == "eval_every") need_int(c.eval_every);
-    else if (k == "eval_batches") need_int(c.eval_batches);
-    else if (k == "save_every") need_int(c.save_every);
-    else if (k == "save_every_seconds") need_real(c.save_every_seconds);
-    else if (k == "save_at_eval") {
-      if (!v.is_boolean()) throw ConfigError("config field 'train.save_at_eval' must be true or false, got " + v.dump());
-      c.save_at_eval = v.get<bool>();
-    }
-    else if (k == "record_every") need_int(c.record_every);
-    else if (k == "record_segments") need_int(c.record_segments);
-    else if (k == "eval_zero_memory") {
-      if (!v.is_boolean()) throw ConfigError("config field 'train.eval_zero_memory' must be true or false, got " + v.dump());
-      c.eval_zero_memory = v.get<bool>();
-    } else if (k == "curriculum") {
-      c.curriculum = CurriculumConfig::from_json(v);
-    }
-    else if (k == "seed") {
-      if (!v.is_number_integer() || v.get<int64_t>() < 0)
-        throw ConfigError("config field 'train.seed' must be a non-negative integer, got " + v.dump());
-      c.seed = v.get<uint64_t>();
-    } else {
-      throw ConfigError("config field 'train." + k + "' is unknown; known fields: steps, batch, lr, warmup, schedule, "
-                        "min_lr_ratio, weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, "
-                        "save_at_eval, save_every_seconds, record_every, record_segments, eval_zero_memory, curriculum, seed");
-    }
-  }
-  c.validate();
-  return c;
-}
-
-void TrainingConfig::validate() const {
-  try {
-    model.validate();
-  } catch (const ConfigError& e) {
-    std::string msg = e.what();
-    const std::string pre = "config field '";
-    if (msg.compare(0, pre.size(), pre) == 0) msg = pre + "model." + msg.substr(pre.size());
-    throw ConfigError(msg);
-  }
-  train.validate();
-  auto t = make_task();
-  auto check_len = [&](const TaskSource& task, const std::string& what) {
-    if (model.segment_len < task.segment_len())
-      throw ConfigError("config field 'model.segment_len' = " + std::to_string(model.segment_len) + " is shorter than the " +
-                        "task's segments" + what + ": " + task.name() + " examples of " + std::to_string(task.length()) +
-                        " tokens in " + std::to_string(task.segments()) + " segments need " +
-                        std::to_string(task.segment_len()));
-  };
-  const auto& cu = train.curriculum;
-  if (!cu.enabled) {
-    check_len(*t, "");
-    return;
-  }
-  const int64_t first = cu.start > 0 ? cu.start : t->segments();
-  const int64_t last = cu.max > 0 ? cu.max : first;
-  if (last < first)
-    throw ConfigError("config field 'train.curriculum.max' = " + std::to_string(last) + " is below the start (" +
-                      std::to_string(first) + " segments)");
-  for (int64_t n = first; n <= last; ++n) {
-    std::shared_ptr<TaskSource> tn;
-    try {
-      tn = mnemo::make_task(task_with_segments(task, n));
-    } catch (const ConfigError& e) {
-      throw ConfigError("config field 'train.curriculum': the task with " + std::to_string(n) + " segments is invalid: " +
-                        e.what());
-    }
-    check_len(*tn, " at curriculum count " + std::to_string(n));
-  }
-}
-
-nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments) {
-  nlohmann::json t = task;
-  t["segments"] = segments;
-  return t;
-}
-
-std::shared_ptr<TaskSource> TrainingConfig::make_task() const { return mnemo::make_task(task); }
-
-nlohmann::json TrainingConfig::to_json() const {
-  nlohmann::json j = {{"model", model.to_json()}, {"task", make_task()->to_json()}, {"train", train.to_json()}};
-  if (!description.empty()) j["description"] = description;
-  return j;
-}
-
-TrainingConfig TrainingConfig::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw ConfigError("training config must be a JSON object, got " + std::string(j.type_name()));
-  TrainingConfig c;
-  bool has_model = false, has_task = false;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    if (k == "description") {
-      if (!it.value().is_string()) throw ConfigError("config field 'description' must be a string");
-      c.description = it.value().get<std::string>();
-    } else if (k == "model") {
-      try {
-        c.model = ModelConfig::from_json(it.value());
-      } catch (const ConfigError& e) {
-        std::string msg = e.what();
-        const std::string pre = "config field '";
-        if (msg.compare(0, pre.size(), pre) == 0) msg = pre + "model." + msg.substr(pre.size());
-        throw ConfigError(msg);
-      }
-      has_model = true;
-    } else if (k == "task") {
-      c.task = mnemo::make_task(it.value())->to_json();
-      has_task = true;
-    } else if (k == "train") {
-      c.train = TrainConfig::from_json(it.value());
-    } else {
-      throw ConfigError("config field '" + k + "' is unknown; a training config has model, task, train, description");
-    }
-  }
-  if (!has_model) throw ConfigError("config field 'model' is missing; add the model config object");
-  if (!has_task) throw ConfigError("config field 'task' is missing; add e.g. \"task\": {\"name\": \"copy\"}");
-  c.validate();
-  return c;
-}
-
-TrainingConfig TrainingConfig::load(const std::string& path) {
-  const nlohmann::json j = io::read_json_config(path);
-  try {
-    return from_json(j);
-  } catch (const ConfigError& e) {
-    throw ConfigError("config file '" + path + "': " + e.what());
-  }
-}
-
-// ---- trainer ----
 
 Trainer::Trainer(TrainingConfig cfg, torch::Device device)
     : cfg_(std::move(cfg)), task_((cfg_.validate(), cfg_.make_task())), device_(device) {
@@ -422,9 +127,9 @@ StepMetrics Trainer::train_step() {
 
 void Trainer::set_process_group(dist::ProcessGroup* pg) {
   if (pg && pg->world_size() > cfg_.train.batch)
-    throw ConfigError("config field 'train.batch' = " + std::to_string(cfg_.train.batch) + " is smaller than the " +
-                      std::to_string(pg->world_size()) + " ranks: every rank trains on a share of each global batch; "
-                      "use a batch of at least the number of ranks");
+    throw field_error("train.batch", "= " + std::to_string(cfg_.train.batch) + " is smaller than the " +
+                                         std::to_string(pg->world_size()) + " ranks: every rank trains on a share of "
+                                         "each global batch; use a batch of at least the number of ranks");
   pg_ = pg;
 }
 
@@ -569,7 +274,7 @@ TrainOutcome Trainer::run(const TrainCallbacks& cb, const std::atomic<bool>* sto
     if (m.non_finite) {
       o.non_finite = true;
       o.message = std::string(std::isfinite(m.loss) ? "gradient norm" : "loss") + " is " +
-                  number_label(std::isfinite(m.loss) ? m.grad_norm : m.loss) + " at step " + std::to_string(step_ + 1) +
+                  number_text(std::isfinite(m.loss) ? m.grad_norm : m.loss) + " at step " + std::to_string(step_ + 1) +
                   "; the weights are those after step " + std::to_string(step_) +
                   " (lower train.lr or set train.clip)";
       break;

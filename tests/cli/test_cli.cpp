@@ -185,3 +185,38 @@ TEST_CASE("cli: train validates every flag before it writes: a bad value leaves 
   ::stat((dir + "/run/metrics.log").c_str(), &after);
   CHECK(after.st_size == before.st_size);
 }
+
+TEST_CASE("cli: a config error names the flag or the --set that set the field in front") {
+  const std::string dir = mnemo::test::temp_dir("cli-field-flags");
+  const std::string good = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  Run r = run("step --doc " + good + " --out " + dir + "/out" + kTiny + " --slots 0");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.rfind("mnemoscope: error: --slots: config field 'slots' = 0 is out of range 1..65536\n", 0) == 0);
+  CHECK_FALSE(exists(dir + "/out"));
+  r = run("step --doc " + good + " --out " + dir + "/out" + kTiny + " --layers 300");
+  CAPTURE(r.output);
+  CHECK(r.output.rfind("mnemoscope: error: --layers: config field 'layers' = 300 is out of range 1..256\n", 0) == 0);
+
+  const std::string cfg = dir + "/tiny.json";
+  mnemo::test::write_file(cfg, R"({"model": {"model": "rmt", "slots": 2, "segment_len": 8, "dim": 16, "heads": 2, "layers": 1},
+                                   "task": {"name": "copy", "source_len": 4, "symbols": 4, "segments": 2},
+                                   "train": {"steps": 2, "batch": 2}})");
+  r = run("train --config " + cfg + " --out " + dir + "/run --set train.eval_every=0 --set train.lr=0");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.rfind("mnemoscope: error: --set 'train.lr=0': config field 'train.lr' = 0 is out of range (0, 10]\n", 0) ==
+        0);
+  r = run("train --config " + cfg + " --out " + dir + "/run --set model.slots=many");
+  CAPTURE(r.output);
+  CHECK(r.output.rfind("mnemoscope: error: --set 'model.slots=many': config field 'model.slots' must be an integer, got "
+                       "\"many\"\n",
+                       0) == 0);
+  // A field no --set gave is the config's.
+  r = run("train --config " + cfg + " --out " + dir + "/run --set task.segments=1");
+  CAPTURE(r.output);
+  CHECK(r.output.rfind("mnemoscope: error: --config: '" + cfg + "' with --set: config field 'model.segment_len' = 8 is "
+                       "shorter than the task's segments",
+                       0) == 0);
+  CHECK_FALSE(exists(dir + "/run"));
+}
