@@ -7,6 +7,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mnemo {
 
@@ -15,9 +16,17 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A configuration problem: what() names the field, the value and the allowed range.
+// A configuration problem: what() names the field, the value and the allowed range, and
+// field() the field itself as a dotted path ("slots", "model.slots", "train.lr",
+// "task.segments"; "" when no one field is at fault), so the command line can name the
+// flag that set it without reading the message (core/io/config_fields.h builds these).
 struct ConfigError : Error {
   using Error::Error;
+  ConfigError(const std::string& what, std::string field) : Error(what), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
 };
 
 // A value or file the user gave cannot be used as asked (a document, a data set, a range

@@ -14,7 +14,6 @@
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
 #include "core/train/checkpoint.h"
-#include "kernels/limits.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,33 +74,9 @@ void check_can_write_in(const std::string& dir, const std::string& what) {
   ::unlink(tmpl.c_str());
 }
 
-std::string number_text(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
-
-std::string flag_of_config_field(const std::string& field) {
-  static const std::map<std::string, std::string> flags = {
-      {"model", "--model"},           {"slots", "--slots"},        {"segment_len", "--segment-len"},
-      {"heads", "--heads"},           {"layers", "--layers"},      {"dec_layers", "--dec-layers"},
-      {"dim", "--dim"},               {"temperature", "--temperature"}, {"forgetting", "--no-forgetting"},
-      {"linear", "--linear"},         {"hash_bits", "--dim / --hash-bits"}};
-  auto it = flags.find(field);
-  return it == flags.end() ? std::string() : it->second;
-}
-
-std::string config_error_with_flags(const std::string& what, const std::string& fallback) {
-  const std::string key = "config field '";
-  const auto p = what.find(key);
-  if (p != std::string::npos) {
-    const auto q = what.find('\'', p + key.size());
-    if (q != std::string::npos) {
-      const std::string flag = flag_of_config_field(what.substr(p + key.size(), q - p - key.size()));
-      if (!flag.empty()) return flag + ": " + what;
-    }
-  }
-  return fallback + ": " + what;
+std::string config_error_with_flags(const ConfigError& e, const std::string& fallback) {
+  const std::string flag = ModelConfig::flag_of(e.field());
+  return (flag.empty() ? fallback : flag) + ": " + e.what();
 }
 
 std::vector<std::string> ModelFlags::given() const {
@@ -183,24 +158,19 @@ TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0)
       throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.segments=4");
-    std::string ptr;
-    std::stringstream keys(s.substr(0, eq));
-    for (std::string part; std::getline(keys, part, '.');) ptr += "/" + part;
-    nlohmann::json value;
     try {
-      value = nlohmann::json::parse(s.substr(eq + 1));
-    } catch (const nlohmann::json::exception&) {
-      value = s.substr(eq + 1);  // a bare word: a string
-    }
-    try {
-      j[nlohmann::json::json_pointer(ptr)] = value;
-    } catch (const nlohmann::json::exception& e) {
+      apply_config_set(j, s.substr(0, eq), s.substr(eq + 1));
+    } catch (const ConfigError& e) {
       throw UsageError("--set '" + s + "': " + e.what());
     }
   }
   try {
     return TrainingConfig::from_json(j);
   } catch (const ConfigError& e) {
+    // The --set that gave the field at fault, if one did (the last one wins, as in the config).
+    for (auto it = sets.rbegin(); it != sets.rend(); ++it)
+      if (!e.field().empty() && it->substr(0, it->find('=')) == e.field())
+        throw UsageError("--set '" + *it + "': " + e.what());
     throw UsageError(source + (sets.empty() ? "" : " with --set") + ": " + e.what());
   }
 }
@@ -223,20 +193,21 @@ void ModelFlags::add_to(CLI::App* c) {
   // A flag given twice takes its last value (handy for overriding a scripted command line).
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   o_config = c->add_option("--config", config, "model config JSON (sessions/*.json)");
-  o_model = c->add_option("--model", model,
-                          "model kind: memformer, rmt, rmt-write-only, trxl, trxl-rmt, transformer, mtn, mtn-naive, no-memory");
-  o_slots = c->add_option("--slots", slots, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)");
+  // The flags that set a model field take their help from its row (ModelConfig::fields()).
+  auto help = [](const char* field) { return ModelConfig::fields().find(field)->help; };
+  o_model = c->add_option("--model", model, help("model"));
+  o_slots = c->add_option("--slots", slots, help("slots"));
   o_len = c->add_option("--segment-len", segment_len,
                         "tokens per segment (1..65536); with --checkpoint: how the document is cut (default: as the "
                         "model was trained; at most its segment_len)");
-  o_heads = c->add_option("--heads", heads, "attention heads");
-  o_layers = c->add_option("--layers", layers, "(encoder) layers");
-  o_dec = c->add_option("--dec-layers", dec_layers, "decoder layers (Memformer)");
-  o_dim = c->add_option("--dim", dim, "model width d");
-  o_temp = c->add_option("--temperature", temperature, "Memformer writer temperature tau (> 0)");
+  o_heads = c->add_option("--heads", heads, help("heads"));
+  o_layers = c->add_option("--layers", layers, help("layers"));
+  o_dec = c->add_option("--dec-layers", dec_layers, help("dec_layers"));
+  o_dim = c->add_option("--dim", dim, help("dim"));
+  o_temp = c->add_option("--temperature", temperature, help("temperature"));
   o_forget = c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
-  o_linear = c->add_option("--linear", linear, "every attention / FFN Linear: dense or hashed (MemoryFormer)");
-  o_bits = c->add_option("--hash-bits", hash_bits, "MemoryFormer tau, bits per hashed chunk (1..16; dim must be a multiple)");
+  o_linear = c->add_option("--linear", linear, help("linear"));
+  o_bits = c->add_option("--hash-bits", hash_bits, help("hash_bits"));
   o_seed = c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
   o_checkpoint = c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
   o_random = c->add_flag("--random", random,
@@ -266,71 +237,37 @@ ModelConfig ModelFlags::resolve() const {
   } else {
     cfg = ModelConfig::from_json(nlohmann::json::parse(R"({})"));
   }
-  auto range = [](const char* flag, int64_t v, int64_t lo, int64_t hi) {
-    if (v < lo || v > hi)
-      throw UsageError(std::string(flag) + " " + std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
-                       std::to_string(hi));
-  };
-  if (o_model && o_model->count()) {
-    const auto& known = ModelConfig::known_models();
-    if (std::find(known.begin(), known.end(), model) == known.end()) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw UsageError("--model '" + model + "' is not available; known models: " + list);
-    }
-    cfg.model = model;
-  }
-  if (o_slots && o_slots->count()) {
-    range("--slots", slots, 1, 65536);
-    cfg.slots = slots;
-  }
-  if (o_len && o_len->count()) {
-    range("--segment-len", segment_len, 1, 65536);
-    // With trained weights --segment-len chooses how the document is cut (stepping()), not
-    // the model: its positions are fixed by the weights.
-    if (checkpoint.empty()) cfg.segment_len = segment_len;
-  }
-  if (o_heads && o_heads->count()) {
-    range("--heads", heads, 1, 1024);
-    cfg.heads = heads;
-  }
-  if (o_layers && o_layers->count()) {
-    range("--layers", layers, 1, 256);
-    cfg.layers = layers;
-  }
-  if (o_dec && o_dec->count()) {
-    range("--dec-layers", dec_layers, 1, 256);
-    cfg.dec_layers = dec_layers;
-  }
-  if (o_dim && o_dim->count()) {
-    range("--dim", dim, 1, 65536);
-    cfg.dim = dim;
-  }
-  if (o_temp && o_temp->count()) {
-    if (!(temperature > 0.0) || temperature > 100.0)
-      throw UsageError("--temperature " + number_text(temperature) + " must be > 0 (and <= 100)");
-    cfg.temperature = temperature;
-  }
+  // The flags set their fields; ModelConfig::fields() checks them, and a message names the
+  // flag of the field at fault (config_error_with_flags).
+  if (o_model && o_model->count()) cfg.model = model;
+  if (o_slots && o_slots->count()) cfg.slots = slots;
+  // With trained weights --segment-len chooses how the document is cut (stepping(), which
+  // checks it), not the model: its positions are fixed by the weights.
+  if (o_len && o_len->count() && checkpoint.empty()) cfg.segment_len = segment_len;
+  if (o_heads && o_heads->count()) cfg.heads = heads;
+  if (o_layers && o_layers->count()) cfg.layers = layers;
+  if (o_dec && o_dec->count()) cfg.dec_layers = dec_layers;
+  if (o_dim && o_dim->count()) cfg.dim = dim;
+  if (o_temp && o_temp->count()) cfg.temperature = temperature;
   if (no_forgetting) cfg.forgetting = false;
-  if (o_linear && o_linear->count()) {
-    if (linear != "dense" && linear != "hashed")
-      throw UsageError("--linear '" + linear + "' is not available; use dense or hashed");
-    cfg.linear = linear;
-  }
-  if (o_bits && o_bits->count()) {
-    range("--hash-bits", hash_bits, kernels::kMinHashBits, kernels::kMaxHashBits);
-    cfg.hash_bits = hash_bits;
+  if (o_linear && o_linear->count()) cfg.linear = linear;
+  if (o_bits && o_bits->count()) cfg.hash_bits = hash_bits;
+  const std::string fallback = config.empty() ? "the model flags" : "--config";
+  try {
+    ModelConfig::fields().validate(cfg);  // every field in range before the checks below divide by them
+  } catch (const ConfigError& e) {
+    throw UsageError(config_error_with_flags(e, fallback));
   }
   if (cfg.dim % cfg.heads != 0)
     throw UsageError("--dim " + std::to_string(cfg.dim) + " must be divisible by --heads " + std::to_string(cfg.heads));
-  if (cfg.linear == "hashed" && cfg.hash_bits > 0 && cfg.dim % cfg.hash_bits != 0)
+  if (cfg.linear == "hashed" && cfg.dim % cfg.hash_bits != 0)
     throw UsageError("--dim " + std::to_string(cfg.dim) + " must be a multiple of --hash-bits " + std::to_string(cfg.hash_bits) +
                      " with --linear hashed (each projection's input is cut into chunks of hash_bits); change --dim or "
                      "--hash-bits");
   try {
     cfg.validate();
   } catch (const ConfigError& e) {
-    throw UsageError(config_error_with_flags(e.what(), config.empty() ? "the model flags" : "--config"));
+    throw UsageError(config_error_with_flags(e, fallback));
   }
   if (!checkpoint.empty()) check_against_checkpoint(cfg);
   return cfg;
@@ -356,14 +293,14 @@ void ModelFlags::check_against_checkpoint(const ModelConfig& cfg) const {
   }
   const auto diff = config_differences(theirs, cfg.to_json(), "model");
   if (diff.empty()) return;
-  std::vector<std::string> flags;
   std::string fields;
-  for (const auto& d : diff) {
-    fields += (fields.empty() ? "" : "; ") + d;
-    const auto dot = d.find('.'), colon = d.find(':');
-    const std::string flag = dot == std::string::npos || colon == std::string::npos
-                                 ? std::string()
-                                 : flag_of_config_field(d.substr(dot + 1, colon - dot - 1));
+  for (const auto& d : diff) fields += (fields.empty() ? "" : "; ") + d;
+  // The flags of the differing fields, in the order of the fields' names (as `diff` lists them).
+  std::vector<std::string> flags;
+  const nlohmann::json ours = cfg.to_json();
+  for (auto it = theirs.begin(); it != theirs.end(); ++it) {
+    if (config_differences(it.value(), ours.value(it.key(), nlohmann::json()), "").empty()) continue;
+    const std::string flag = ModelConfig::flag_of(it.key());
     if (!flag.empty() && std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
   }
   std::string asked = config.empty() ? std::string() : "--config " + config;
@@ -386,7 +323,7 @@ MemoryModel ModelFlags::build(const ModelConfig& cfg, std::ostream& log) const {
   try {
     m = make_model(cfg, seed);
   } catch (const ConfigError& e) {
-    throw UsageError(config_error_with_flags(e.what(), "--model"));
+    throw UsageError(config_error_with_flags(e, "--model"));
   }
   if (!checkpoint.empty()) {
     try {

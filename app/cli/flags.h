@@ -38,14 +38,10 @@ void prepare_out_dir(const std::string& out, bool force, const std::string& flag
 // (/proc, a read-only mount, root's access() that always says yes) is refused before any
 // work: UsageError "<what>: cannot write in '<dir>': <reason>".
 void check_can_write_in(const std::string& dir, const std::string& what);
-// A number as a user typed it: 0 -> "0", 0.25 -> "0.25", 1e-07 -> "1e-07" (never "0.000000").
-std::string number_text(double v);
-// The command-line flag(s) that set a model config field ("hash_bits" -> "--hash-bits"),
-// for messages; "" when the field has no flag.
-std::string flag_of_config_field(const std::string& field);
-// A ConfigError's message with the flags that set its field in front
-// ("--dim / --hash-bits: config field 'hash_bits' = 8 does not divide ..."), else `fallback`.
-std::string config_error_with_flags(const std::string& what, const std::string& fallback);
+// A model ConfigError's message with the flag that sets its field (e.field(), the flag from
+// ModelConfig::fields()) in front ("--slots: config field 'slots' = 0 is out of range
+// 1..65536"), else `fallback` ("--config: ..."). Numbers in messages: mnemo::number_text.
+std::string config_error_with_flags(const ConfigError& e, const std::string& fallback);
 // Loads --doc; a missing, empty or unreadable file throws UsageError naming --doc.
 Document load_doc_flag(const std::string& path);
 // "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
@@ -55,8 +51,9 @@ FigureFormats parse_formats(const std::string& list);
 // "A-B", "A-", "-B", "A" -> [lo, hi] (inclusive; hi = INT64_MAX when open); UsageError naming `flag`.
 void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std::string& flag = "--steps");
 
-// A training config file with --set overrides (key.path=value, the value read as JSON, a
-// bare word a string), validated. UsageError naming --config / --set and the field.
+// A training config file with --set overrides (key.path=value, the value read as the field's
+// kind: core/train/train_config.h apply_config_set), validated. UsageError naming --config,
+// and the --set whose field is at fault ("--set 'train.lr=0': config field 'train.lr' = 0 ...").
 TrainingConfig load_training_config(const std::string& path, const std::vector<std::string>& sets);
 // The same for a config already read (`source` names where it came from in messages).
 TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source);

@@ -50,15 +50,15 @@ TaskBatch flat_batch(const torch::Tensor& z, const torch::Tensor& zvalid, const 
 void ByteWindowTask::read_window_fields(const nlohmann::json& cfg, const std::string& kind,
                                         const std::vector<std::string>& handled) {
   read_task_fields(cfg, kind,
-                   {{"length", &length_}, {"segments", &segments_}, {"valid_size", &valid_size_}, {"test_size", &test_size_}},
+                   {{"length", &length_, 2, 65536},
+                    {"segments", &segments_, 1, 65536},
+                    {"valid_size", &valid_size_, 0, int64_t{1} << 40},
+                    {"test_size", &test_size_, 0, int64_t{1} << 40}},
                    &seed_, handled);
-  check_task_range("length", length_, 2, 65536);
-  check_task_range("segments", segments_, 1, length_);
-  check_task_range("valid_size", valid_size_, 0, int64_t{1} << 40);
-  check_task_range("test_size", test_size_, 0, int64_t{1} << 40);
+  check_range("task.segments", segments_, 1, length_);
   if (length_ % segments_ != 0)
-    throw ConfigError("config field 'task.length' = " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
-                      std::to_string(segments_));
+    throw field_error("task.length", "= " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
+                                         std::to_string(segments_));
 }
 
 int64_t ByteWindowTask::capped_split_size(Split s, int64_t fit) const {
@@ -111,12 +111,11 @@ std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task) {
 // ---- mnist ----
 
 MnistTask::MnistTask(const nlohmann::json& cfg, const std::vector<MnistImage>* images) {
-  read_task_fields(cfg, "mnist", {{"segments", &segments_}}, &seed_);
-  check_task_range("segments", segments_, 1, kMnistPixels);
+  read_task_fields(cfg, "mnist", {{"segments", &segments_, 1, kMnistPixels}}, &seed_);
   len_ = (kMnistPixels + segments_ - 1) / segments_;
   if ((segments_ - 1) * len_ >= kMnistPixels)
-    throw ConfigError("config field 'task.segments' = " + std::to_string(segments_) +
-                      " leaves the last segment of the 784 pixels empty; use fewer segments");
+    throw field_error("task.segments", "= " + std::to_string(segments_) +
+                                           " leaves the last segment of the 784 pixels empty; use fewer segments");
   std::vector<MnistImage> loaded;
   if (!images) loaded = with_data("mnist", [] { return load_mnist(); });
   const auto& all = images ? *images : loaded;

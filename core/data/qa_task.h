@@ -13,7 +13,12 @@
 // Everything is deterministic under the seed: example(split, i) depends only on the
 // options, the split and i (its own splitmix64 stream; no std:: distributions, whose
 // output differs between standard libraries).
+//
+// Files: the options and their field table core/data/qa_options.h, the words
+// core/data/qa_words.h, the generator (QaTask) core/data/qa_task.cpp, the TaskSource
+// (QaTaskSource) core/data/qa_task_source.cpp.
 #pragma once
+#include "core/data/qa_options.h"
 #include "core/data/tasks.h"
 #include "core/errors.h"
 #include "core/models/model.h"
@@ -28,32 +33,6 @@
 namespace mnemo {
 
 struct QaRng;
-
-struct QaTaskOptions {
-  uint64_t seed = 1;
-  int64_t chunk_len = 48;   // bytes per chunk (the paper's 48 tokens)
-  int64_t doc_chunks = 4;   // reading-phase chunks per document
-  int64_t facts = 3;        // "<name> lives in <city>." sentences per document
-  int64_t candidates = 3;   // cities listed in the query (1 answer + distractors)
-  // 0: facts anywhere among the fillers. k >= 1: the facts lie in the first k chunks only
-  // (each sentence inside one chunk, the chunks padded with spaces); the later chunks are
-  // fillers, so the answer's fact is read at least doc_chunks - k chunks before the query.
-  int64_t fact_chunks = 0;
-  // Label warm-up (not in the paper; QaTaskSource only): train examples whose index is below
-  // this are labelled by byte membership instead: a byte of a listed city is tagged 1 when
-  // that byte occurs anywhere in the document. Training reads train examples in index order
-  // (step * batch + i), so this is the first byte_label_warmup / batch steps. Valid and test
-  // always have the task's labels. 0 = off.
-  int64_t byte_label_warmup = 0;
-  int64_t train_size = 4096, valid_size = 256, test_size = 256;
-
-  // Throws ConfigError naming the field: counts out of range, or sizes for which the facts
-  // cannot fit the document or the longest query cannot fit one chunk.
-  void validate() const;
-  nlohmann::json to_json() const;
-  // Unknown keys are rejected; the result is validated.
-  static QaTaskOptions from_json(const nlohmann::json& j);
-};
 
 enum class QaSplit { kTrain, kValid, kTest };
 const char* qa_split_name(QaSplit s);
@@ -105,19 +84,6 @@ class QaTask {
                     int64_t asked) const;
   QaTaskOptions opt_;
 };
-
-// Reading then inference with memory fixed (paper §2.2.1): starting from
-// model.initial_memory(B), steps through batch.reading carrying memory (skipped when the
-// initial memory is empty: the no-memory baseline "simply skips the reading phase"), then
-// steps every query chunk with the memory after reading. The model must tag answers
-// (logits [B, L, 2], e.g. MtnImpl with MtnTask::Kind::kAnswerTagging).
-struct QaForward {
-  torch::Tensor loss;         // sum of loss_sum / sum of loss_count over query chunks (graph kept)
-  torch::Tensor answer_prob;  // [B, Lq] P(answer) for the query tokens, detached
-  torch::Tensor labels;       // [B, Lq] int64
-  torch::Tensor valid;        // [B, Lq] bool
-};
-QaForward qa_forward(MemoryModelImpl& model, const QaBatch& batch);
 
 // The QA task as a TaskSource (task name "qa"), so MTN and its baselines train through
 // core/train like every other model: {"name": "qa", <QaTaskOptions fields>} (a "segments"

@@ -30,43 +30,34 @@ std::shared_ptr<TaskSource> make_recall_task(const nlohmann::json& task) {
 }
 
 RecallTask::RecallTask(const nlohmann::json& cfg) {
-  if (!cfg.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(cfg.type_name()));
+  if (!cfg.is_object()) throw field_error("task", "must be a JSON object, got " + std::string(cfg.type_name()));
   kind_ = cfg.at("name").get<std::string>();
   const bool copy = kind_ == "copy-recall";
   if (!copy) symbols_ = 26;
-  std::vector<std::pair<std::string, int64_t*>> fields = {{"segments", &segments_}};
+  std::vector<TaskField> fields = {{"segments", &segments_, 3, 4096}};
   if (copy) {
-    fields.emplace_back("source_len", &source_len_);
-    fields.emplace_back("facts", &facts_);
+    fields.push_back({"source_len", &source_len_, 1, 1024});
+    fields.push_back({"facts", &facts_, 1, 64});
   } else {
-    fields.emplace_back("pairs", &pairs_);
+    fields.push_back({"pairs", &pairs_, 1, 26});
   }
-  fields.insert(fields.end(), {{"symbols", &symbols_},
-                               {"train_size", &sizes_[0]},
-                               {"valid_size", &sizes_[1]},
-                               {"test_size", &sizes_[2]}});
+  fields.insert(fields.end(), {{"symbols", &symbols_, copy ? 2 : 1, 26},
+                               {"train_size", &sizes_[0], 1, int64_t{1} << 40},
+                               {"valid_size", &sizes_[1], 1, int64_t{1} << 40},
+                               {"test_size", &sizes_[2], 1, int64_t{1} << 40}});
   read_task_fields(cfg, kind_, fields, &seed_);
-  check_task_range("segments", segments_, 3, 4096);
   if (copy) {
-    check_task_range("source_len", source_len_, 1, 1024);
-    check_task_range("symbols", symbols_, 2, 26);
-    check_task_range("facts", facts_, 1, 64);
     if (segments_ < 2 * facts_ + 1)
-      throw ConfigError("config field 'task.segments' = " + std::to_string(segments_) + " leaves no distractor segment for " +
-                        std::to_string(facts_) + " facts (each is written once and asked once); use at least " +
-                        std::to_string(2 * facts_ + 1) + " segments");
+      throw field_error("task.segments", "= " + std::to_string(segments_) + " leaves no distractor segment for " +
+                                             std::to_string(facts_) + " facts (each is written once and asked once); "
+                                             "use at least " + std::to_string(2 * facts_ + 1) + " segments");
     len_ = source_len_ + 1;
   } else {
-    check_task_range("pairs", pairs_, 1, 26);
     if (symbols_ < pairs_)
-      throw ConfigError("config field 'task.symbols' = " + std::to_string(symbols_) + " gives fewer keys than 'task.pairs' = " +
-                        std::to_string(pairs_) + "; raise symbols to at least " + std::to_string(pairs_));
-    check_task_range("symbols", symbols_, pairs_, 26);
+      throw field_error("task.symbols", "= " + std::to_string(symbols_) + " gives fewer keys than 'task.pairs' = " +
+                                            std::to_string(pairs_) + "; raise symbols to at least " + std::to_string(pairs_));
     len_ = 2 * pairs_ + 1;
   }
-  check_task_range("train_size", sizes_[0], 1, int64_t{1} << 40);
-  check_task_range("valid_size", sizes_[1], 1, int64_t{1} << 40);
-  check_task_range("test_size", sizes_[2], 1, int64_t{1} << 40);
 }
 
 nlohmann::json RecallTask::to_json() const {

@@ -1,9 +1,12 @@
 // What every synthetic task and data-set task shares: the SplitMix64 generator (the same
 // numbers on every platform, unlike std:: distributions, so "exact examples for a fixed seed"
 // holds everywhere) and the reading of a task's integer config fields with the project's
-// messages (docs/training.md, "Tasks").
+// messages (docs/training.md, "Tasks"). Tasks kept in a config struct (TaskConfig,
+// QaTaskOptions) use a field table (core/io/config_fields.h); the tasks that read their
+// fields into themselves declare them here, one TaskField each.
 #pragma once
 #include "core/errors.h"
+#include "core/io/config_fields.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,14 +62,20 @@ struct SplitMix64 {
   }
 };
 
-// Throws ConfigError "config field 'task.FIELD' = V is out of range LO..HI" unless lo <= v <= hi.
-void check_task_range(const std::string& field, int64_t v, int64_t lo, int64_t hi);
+// One integer field of a task: its JSON name, where it is read to, and its range.
+struct TaskField {
+  std::string name;
+  int64_t* value;
+  int64_t lo, hi;
+};
 
 // Reads a task config object: "name" and the keys in `handled` are skipped (the caller reads
 // them), "seed" must be a non-negative integer, every other key must be one of `fields`
-// (integers) — otherwise a ConfigError naming the field, the task `kind` and the known fields.
-void read_task_fields(const nlohmann::json& j, const std::string& kind,
-                      const std::vector<std::pair<std::string, int64_t*>>& fields, uint64_t* seed,
-                      const std::vector<std::string>& handled = {});
+// (integers); then every field is checked against its range (the read value or the default
+// the pointer held). Otherwise a ConfigError naming the field ("task.<name>"; the messages of
+// core/io/config_fields.h), the task `kind` and the known fields. Ranges that depend on
+// other fields are the caller's (check_range after this).
+void read_task_fields(const nlohmann::json& j, const std::string& kind, const std::vector<TaskField>& fields,
+                      uint64_t* seed, const std::vector<std::string>& handled = {});
 
 }  // namespace mnemo

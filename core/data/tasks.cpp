@@ -70,47 +70,47 @@ const std::vector<std::string>& TaskConfig::known_tasks() {
   return k;
 }
 
+const ConfigFields<TaskConfig>& TaskConfig::fields() {
+  using T = TaskConfig;
+  constexpr int64_t many = int64_t{1} << 40;
+  static const ConfigFields<TaskConfig> table(
+      "task.", {int_field("source_len", &T::source_len, 1, 4096, "copy / reverse: source symbols"),
+                int_field("symbols", &T::symbols, 2, 26, "copy / reverse: alphabet size, letters from 'a'"),
+                int_field("pairs", &T::pairs, 1, 26, "assoc: key-value pairs"),
+                int_field("segments", &T::segments, 1, 4096, "the example is split into this many segments"),
+                int_field("step_width", &T::step_width, 28, 256, "quadratic: characters per step"),
+                int_field("train_size", &T::train_size, 1, many, "distinct train examples"),
+                int_field("valid_size", &T::valid_size, 1, many, "distinct valid examples"),
+                int_field("test_size", &T::test_size, 1, many, "distinct test examples"),
+                seed_field("seed", &T::seed, "the examples' generator")});
+  return table;
+}
+
 void TaskConfig::validate() const {
   const auto& k = known_tasks();
   if (std::find(k.begin(), k.end(), name) == k.end())
-    throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: copy, reverse, assoc, quadratic");
-  check_task_range("source_len", source_len, 1, 4096);
-  check_task_range("symbols", symbols, 2, 26);
-  check_task_range("pairs", pairs, 1, 26);
+    throw field_error("task.name", "= '" + name + "' is not a task; known: copy, reverse, assoc, quadratic");
+  fields().validate(*this);
   if (name == "assoc" && pairs > symbols)
-    throw ConfigError("config field 'task.pairs' = " + std::to_string(pairs) + " needs as many distinct keys: raise " +
-                      "'task.symbols' (= " + std::to_string(symbols) + ") to at least " + std::to_string(pairs));
-  check_task_range("segments", segments, 1, 4096);
-  check_task_range("step_width", step_width, 28, 256);
-  check_task_range("train_size", train_size, 1, int64_t{1} << 40);
-  check_task_range("valid_size", valid_size, 1, int64_t{1} << 40);
-  check_task_range("test_size", test_size, 1, int64_t{1} << 40);
+    throw field_error("task.pairs", "= " + std::to_string(pairs) + " needs as many distinct keys: raise " +
+                                        "'task.symbols' (= " + std::to_string(symbols) + ") to at least " +
+                                        std::to_string(pairs));
 }
 
 nlohmann::json TaskConfig::to_json() const {
-  return {{"name", name},           {"source_len", source_len}, {"symbols", symbols},
-          {"pairs", pairs},         {"segments", segments},     {"step_width", step_width},
-          {"train_size", train_size}, {"valid_size", valid_size}, {"test_size", test_size},
-          {"seed", seed}};
+  nlohmann::json j = fields().to_json(*this);
+  j["name"] = name;
+  return j;
 }
 
 TaskConfig TaskConfig::from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(j.type_name()));
+  if (!j.is_object()) throw field_error("task", "must be a JSON object, got " + std::string(j.type_name()));
   TaskConfig c;
   if (j.contains("name")) {
-    if (!j["name"].is_string()) throw ConfigError("config field 'task.name' must be a string, got " + j["name"].dump());
+    if (!j["name"].is_string()) throw field_error("task.name", "must be a string, got " + j["name"].dump());
     c.name = j["name"].get<std::string>();
   }
-  read_task_fields(j, c.name,
-                   {{"source_len", &c.source_len},
-                    {"symbols", &c.symbols},
-                    {"pairs", &c.pairs},
-                    {"segments", &c.segments},
-                    {"step_width", &c.step_width},
-                    {"train_size", &c.train_size},
-                    {"valid_size", &c.valid_size},
-                    {"test_size", &c.test_size}},
-                   &c.seed);
+  fields().read(c, j, {{"name"}, " for task '" + c.name + "'"});
   c.validate();
   return c;
 }
@@ -125,9 +125,9 @@ std::map<std::string, TaskMaker>& task_registry() {
 void register_task_kind(const std::string& name, TaskMaker maker) { task_registry()[name] = std::move(maker); }
 
 std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
-  if (!task.is_object()) throw ConfigError("config field 'task' must be a JSON object, got " + std::string(task.type_name()));
+  if (!task.is_object()) throw field_error("task", "must be a JSON object, got " + std::string(task.type_name()));
   if (!task.contains("name") || !task["name"].is_string())
-    throw ConfigError("config field 'task.name' is missing or not a string; e.g. \"name\": \"copy\"");
+    throw field_error("task.name", "is missing or not a string; e.g. \"name\": \"copy\"");
   const std::string name = task["name"].get<std::string>();
   auto it = task_registry().find(name);
   if (it != task_registry().end()) return it->second(task);
@@ -141,7 +141,7 @@ std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
     for (const auto& k : recall_task_kinds()) known += ", " + k;
     known += ", qa";
     for (const auto& [k, v] : task_registry()) known += ", " + k;
-    throw ConfigError("config field 'task.name' = '" + name + "' is not a task; known: " + known);
+    throw field_error("task.name", "= '" + name + "' is not a task; known: " + known);
   }
   return std::make_shared<Task>(TaskConfig::from_json(task));
 }
@@ -191,10 +191,10 @@ Task::Task(TaskConfig cfg) : cfg_(std::move(cfg)) {
   else if (cfg_.name == "assoc") length_ = 2 * cfg_.pairs + 3;
   else length_ = 6 * cfg_.step_width;
   if (cfg_.segments > length_)
-    throw ConfigError("config field 'task.segments' = " + std::to_string(cfg_.segments) + " exceeds the example length " +
+    throw field_error("task.segments", "= " + std::to_string(cfg_.segments) + " exceeds the example length " +
                       std::to_string(length_));
   if ((cfg_.segments - 1) * segment_len() >= length_)
-    throw ConfigError("config field 'task.segments' = " + std::to_string(cfg_.segments) + " leaves the last segment "
+    throw field_error("task.segments", "= " + std::to_string(cfg_.segments) + " leaves the last segment "
                       "empty for examples of " + std::to_string(length_) + " tokens; use fewer segments");
 }
 

@@ -24,6 +24,7 @@
 // and so are the memory tasks "copy-recall" and "assoc-recall" (core/data/recall_tasks.h).
 #pragma once
 #include "core/errors.h"
+#include "core/io/config_fields.h"
 #include "core/models/model.h"
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,8 @@ struct TaskConfig {
   uint64_t seed = 1;
 
   static const std::vector<std::string>& known_tasks();
+  // The field table of every member but `name` (prefix "task."); core/data/tasks.cpp.
+  static const ConfigFields<TaskConfig>& fields();
   // Throws ConfigError naming the field ("task.<field>") and the allowed range.
   void validate() const;
   nlohmann::json to_json() const;

@@ -84,23 +84,23 @@ TextCorpus::TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid
   } else if (corpus.is_array() && !corpus.empty()) {
     for (const auto& e : corpus) {
       if (!e.is_string())
-        throw ConfigError(std::string("config field '") + kCorpusField + "' must hold strings (paths or names), got " + e.dump());
+        throw field_error(kCorpusField, "must hold strings (paths or names), got " + e.dump());
       entries.push_back(e.get<std::string>());
     }
   } else {
-    throw ConfigError(std::string("config field '") + kCorpusField + "' is missing or not a path, a name or a list of " +
-                      "them (got " + corpus.dump() + "); " + corpus_fix());
+    throw field_error(kCorpusField,
+                      "is missing or not a path, a name or a list of them (got " + corpus.dump() + "); " + corpus_fix());
   }
   resolved_ = nlohmann::json::array();
   for (const auto& e : entries) {
-    if (e.empty()) throw ConfigError(std::string("config field '") + kCorpusField + "' holds an empty path; " + corpus_fix());
+    if (e.empty()) throw field_error(kCorpusField, "holds an empty path; " + corpus_fix());
     add_entry(e);
   }
   if (corpus.is_string()) resolved_ = resolved_[0];
   int64_t total = 0;
   for (const auto& d : docs_) total += d.size;
   if (total == 0)
-    throw ConfigError(std::string("config field '") + kCorpusField + "' = " + corpus.dump() + " holds no text; " + corpus_fix());
+    throw field_error(kCorpusField, "= " + corpus.dump() + " holds no text; " + corpus_fix());
   assign_splits(seed, valid_fraction, test_fraction);
 }
 

@@ -11,9 +11,9 @@ namespace {
 double read_fraction(const nlohmann::json& cfg, const std::string& key, double fallback) {
   if (!cfg.contains(key)) return fallback;
   const auto& v = cfg[key];
-  if (!v.is_number()) throw ConfigError("config field 'task." + key + "' must be a number, got " + v.dump());
+  if (!v.is_number()) config_detail::throw_type("task." + key, FieldKind::kReal, v);
   const double f = v.get<double>();
-  if (!(f > 0 && f <= 0.5)) throw ConfigError("config field 'task." + key + "' = " + v.dump() + " is out of range (0, 0.5]");
+  check_range("task." + key, f, RealRange{0.0, 0.5, true, false});
   return f;
 }
 
@@ -29,7 +29,7 @@ TextTask::TextTask(const nlohmann::json& cfg) {
   valid_fraction_ = read_fraction(cfg, "valid_fraction", valid_fraction_);
   test_fraction_ = read_fraction(cfg, "test_fraction", test_fraction_);
   if (!cfg.contains("corpus"))
-    throw ConfigError("config field 'task.corpus' is missing: give a text file, a directory of text files, a list of "
+    throw field_error("task.corpus", "is missing: give a text file, a directory of text files, a list of "
                       "them or a named corpus (sotu, moby-dick), e.g. \"corpus\": \"books/\" (train --data PATH sets it)");
   corpus_ = std::make_shared<const TextCorpus>(cfg["corpus"], seed_, valid_fraction_, test_fraction_);
   if (cfg.contains("split") && !cfg["split"].is_null()) {
@@ -46,7 +46,7 @@ TextTask::TextTask(const nlohmann::json& cfg) {
                 ", now " + now[s]["ranges"].dump() + " ranges, hash " + now[s]["hash"].get<std::string>();
       }
       if (diff.empty()) diff = "the recorded list differs";
-      throw ConfigError("config field 'task.split' does not match the corpus as it is now (" + diff +
+      throw field_error("task.split", "does not match the corpus as it is now (" + diff +
                         "): its files changed since the split was recorded, so held-out text could be trained on; "
                         "restore them, or drop the record (--set task.split=null) to take the new split");
     }

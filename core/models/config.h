@@ -1,7 +1,10 @@
 // Model configuration shared by every model kind, read from JSON and CLI flags.
-// Validation messages name the field and the allowed range (docs/formats.md#sessions).
+// Validation messages name the field and the allowed range (docs/formats.md#sessions); the
+// fields are declared once, in ModelConfig::fields() (core/models/config.cpp, a table of
+// core/io/config_fields.h), which reads, checks and writes them.
 #pragma once
 #include "core/errors.h"
+#include "core/io/config_fields.h"
 #include "core/nn/linear_options.h"
 
 #include <nlohmann/json.hpp>
@@ -47,7 +50,12 @@ struct ModelConfig {
   // Projection options for attention and FFN Linears.
   LinearOptions linear_options() const { return {linear, hash_bits, hash_temperature}; }
   static const std::vector<std::string>& known_models();
-  // Throws ConfigError naming the first invalid field.
+  // The field table: one row per member above (its default is the member's initialiser).
+  static const ConfigFields<ModelConfig>& fields();
+  // The command-line flag that sets a field ("slots" or "model.slots" -> "--slots"); "" when
+  // none does.
+  static std::string flag_of(const std::string& field);
+  // Throws ConfigError naming the first invalid field (field() without a "model." prefix).
   void validate() const;
   nlohmann::json to_json() const;
   // Unknown keys are rejected (a typo must not be silently ignored).

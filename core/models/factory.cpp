@@ -27,7 +27,7 @@ MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device devi
   if (cfg.model == "mtn") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kMtn);
   if (cfg.model == "mtn-naive") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kNaive);
   if (cfg.model == "no-memory") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kNoMemory);
-  if (!m) throw ConfigError("config field 'model' = '" + cfg.model + "' is not implemented in this build yet");
+  if (!m) throw field_error("model", "= '" + cfg.model + "' is not implemented in this build yet");
   m->to(device);
   m->eval();
   return m;

@@ -107,7 +107,7 @@ torch::Tensor MtnLayerImpl::forward(const torch::Tensor& x, const torch::Tensor&
 MtnImpl::MtnImpl(const ModelConfig& cfg, MtnVariant variant, double dropout) : cfg_(cfg), variant_(variant) {
   cfg_.validate();
   if (cfg_.dim <= kReservedDims + 1)
-    throw ConfigError("config field 'dim' = " + std::to_string(cfg_.dim) + " is too small for " + kind() +
+    throw field_error("dim", "= " + std::to_string(cfg_.dim) + " is too small for " + kind() +
                       ": it needs dim >= 4 (two embedding dimensions are reserved)");
   if (!(dropout >= 0.0 && dropout < 1.0)) throw std::invalid_argument("mtn: dropout must be in [0, 1)");
   const int64_t d = cfg_.dim, ff = cfg_.ff_width(), h = cfg_.heads;

@@ -3,6 +3,7 @@
 #include "kernels/limits.h"
 
 #include "core/errors.h"
+#include "core/io/config_fields.h"
 #include "core/trace/hash_stats.h"
 #include "kernels/hashed_lookup_cpu.h"
 
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <mutex>
 #include <vector>
 
@@ -348,15 +350,12 @@ int64_t PackedTablesCache::packs() const {
 }
 
 void validate_hash_settings(int64_t in, int64_t bits, double temperature) {
-  if (bits < kernels::kMinHashBits || bits > kernels::kMaxHashBits)
-    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " is out of range " +
-                      std::to_string(kernels::kMinHashBits) + ".." + std::to_string(kernels::kMaxHashBits));
+  check_range("hash_bits", bits, kernels::kMinHashBits, kernels::kMaxHashBits);
   if (in % bits != 0)
-    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits) + " does not divide the input width " +
-                      std::to_string(in) + " of a hashed projection (d_in must be a multiple of hash_bits; "
-                      "with \"linear\": \"hashed\" pick 'dim' and 'hash_bits' so that dim % hash_bits == 0)");
-  if (!(temperature > 0.0) || !std::isfinite(temperature))
-    throw ConfigError("config field 'hash_temperature' = " + std::to_string(temperature) + " must be > 0");
+    throw field_error("hash_bits", "= " + std::to_string(bits) + " does not divide the input width " + std::to_string(in) +
+                                       " of a hashed projection (d_in must be a multiple of hash_bits; with \"linear\": "
+                                       "\"hashed\" pick 'dim' and 'hash_bits' so that dim % hash_bits == 0)");
+  check_range("hash_temperature", temperature, RealRange{0.0, std::numeric_limits<double>::infinity(), true, true});
 }
 
 MemoryLayerOutput memory_layer(const torch::Tensor& x, const torch::Tensor& tables, const MemoryLayerOptions& opt) {
@@ -437,7 +436,7 @@ MemoryBlockImpl::MemoryBlockImpl(int64_t dim_, int64_t bits_, double temperature
     : dim(dim_), bits(bits_) {
   validate_hash_settings(dim_, bits_, temperature);
   if (bits_ + 2 > kernels::kMaxHashBits)
-    throw ConfigError("config field 'hash_bits' = " + std::to_string(bits_) +
+    throw field_error("hash_bits", "= " + std::to_string(bits_) +
                       " is too large for the Memory Block (the FFN with \"linear\": \"hashed\"): its second layer "
                       "hashes chunks of hash_bits + 2 = " + std::to_string(bits_ + 2) + " bits, at most " +
                       std::to_string(kernels::kMaxHashBits) + "; use hash_bits <= " +

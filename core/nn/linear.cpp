@@ -1,6 +1,7 @@
 #include "core/nn/linear.h"
 
 #include "core/errors.h"
+#include "core/io/config_fields.h"
 #include "core/nn/hashed_linear.h"
 
 #include <cmath>
@@ -18,7 +19,8 @@ torch::Tensor DenseProjectionImpl::forward(const torch::Tensor& x) { return torc
 Projection make_projection(int64_t in, int64_t out, const LinearOptions& opt) {
   if (opt.kind == "dense") return std::make_shared<DenseProjectionImpl>(in, out);
   if (opt.kind == "hashed") return std::make_shared<HashedProjectionImpl>(in, out, opt.hash_bits, opt.hash_temperature);
-  throw ConfigError("config field 'linear' = '" + opt.kind + "' must be \"dense\" or \"hashed\"");
+  check_choice("linear", opt.kind, {"dense", "hashed"});  // throws: it is neither
+  return nullptr;
 }
 
 Projection register_projection(torch::nn::Module& parent, const std::string& name, Projection p) {

@@ -1,5 +1,7 @@
 #include "core/train/rollout.h"
 
+#include "core/io/config_fields.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -9,12 +11,17 @@
 
 namespace mnemo {
 
+const std::vector<std::string>& known_strategies() {
+  static const std::vector<std::string> k = {"bptt", "checkpoint", "mrbp"};
+  return k;
+}
+
 Strategy parse_strategy(const std::string& name) {
   if (name == "bptt") return Strategy::kBptt;
   if (name == "checkpoint") return Strategy::kCheckpoint;
   if (name == "mrbp") return Strategy::kMrbp;
-  throw ConfigError("config field 'strategy' = '" + name + "' is not a training strategy; choose \"bptt\", "
-                    "\"checkpoint\" or \"mrbp\"");
+  check_choice("strategy", name, known_strategies());  // throws: name is none of them
+  return Strategy::kBptt;
 }
 
 const char* strategy_name(Strategy s) {

@@ -42,6 +42,8 @@ enum class Strategy {
 
 // "bptt" | "checkpoint" | "mrbp". Throws ConfigError naming the field 'strategy' otherwise.
 Strategy parse_strategy(const std::string& name);
+// The names parse_strategy takes.
+const std::vector<std::string>& known_strategies();
 const char* strategy_name(Strategy s);
 
 struct RolloutOptions {

@@ -1,20 +1,7 @@
 // Trainer: every model of the project trained on a task with AdamW, warm-up + decay,
 // gradient clipping and BPTT depth k through the shared rollout (core/train/rollout.h).
-//
-// Training config JSON (sessions/*.json):
-//   {
-//     "description": "optional free text",
-//     "model": { ...ModelConfig (core/models/config.h)... },
-//     "task":  { "name": "copy", "source_len": 24, "segments": 2, ... (core/data/tasks.h make_task) },
-//     "train": { "steps": 2000, "batch": 32, "lr": 1e-3, "warmup": 100, "schedule": "cosine",
-//                "min_lr_ratio": 0.0, "weight_decay": 0.01, "clip": 1.0, "bptt_depth": -1,
-//                "strategy": "bptt", "eval_every": 200, "eval_batches": 4, "save_every": 500,
-//                "record_every": 100, "record_segments": 8, "eval_zero_memory": true,
-//                "curriculum": { ...CurriculumConfig... }, "seed": 0 }
-//   }
-// "model" and "task" are required, "train" fields default as in TrainConfig. Unknown keys
-// and bad values throw ConfigError naming the field ("train.lr", "task.segments", ...).
-// model.segment_len must be at least the task's segment length ceil(length / segments).
+// Its config is a TrainingConfig (core/train/train_config.h: the JSON of sessions/*.json);
+// evaluation is core/train/evaluate.h.
 //
 // Threads: a Trainer is driven by one thread (e.g. a worker); run() calls the callbacks on
 // that thread and polls the stop flag between steps, so another thread (UI, SIGINT handler)
@@ -24,10 +11,12 @@
 #include "core/models/config.h"
 #include "core/models/model.h"
 #include "core/train/checkpoint.h"
+#include "core/train/evaluate.h"
 #include "core/train/metrics.h"
 #include "core/train/optim.h"
 #include "core/train/rollout.h"
 #include "core/train/schedule.h"
+#include "core/train/train_config.h"
 
 #include <atomic>
 #include <functional>
@@ -39,72 +28,6 @@ namespace mnemo {
 namespace dist {
 class ProcessGroup;
 }
-
-// A curriculum over the number of segments (the practice of the RMT line of work: train
-// on few segments, add one when the model copes). The task is rebuilt with `segments` =
-// the current count; everything else (model, data order, schedule) stays as it is.
-//   "curriculum": {"start": 2, "max": 6, "rule": "accuracy", "threshold": 0.99, "min_steps": 0}
-//   "curriculum": {"start": 2, "max": 6, "rule": "every", "every": 500}
-// rule "accuracy": after a valid evaluation (train.eval_every) whose per-character accuracy
-// is >= threshold, one segment is added (if at least min_steps steps were trained at the
-// current count); rule "every": one is added after every `every`-th step (step % every == 0).
-// The current count and the step of the last change travel in the checkpoint's metadata
-// ("segments", "curriculum_since"), so --resume continues where the curriculum was.
-struct CurriculumConfig {
-  bool enabled = false;
-  int64_t start = 0;          // segments at step 0; 0 = the task's segments
-  int64_t max = 0;            // the last count; 0 = start
-  std::string rule = "accuracy";  // accuracy | every
-  double threshold = 0.99;    // rule accuracy: valid per-character accuracy that adds a segment
-  int64_t min_steps = 0;      // rule accuracy: steps at a count before the next may be added
-  int64_t every = 0;          // rule every: steps between additions (>= 1)
-
-  void validate() const;  // ConfigError naming "train.curriculum.<field>"
-  nlohmann::json to_json() const;  // null when not enabled
-  static CurriculumConfig from_json(const nlohmann::json& j);
-};
-
-struct TrainConfig {
-  int64_t steps = 1000;          // optimizer steps of the whole run
-  int64_t batch = 32;            // examples per step
-  double lr = 1e-3;              // peak learning rate
-  int64_t warmup = 100;          // linear warm-up steps
-  std::string schedule = "cosine";  // constant | linear | cosine (after warm-up)
-  double min_lr_ratio = 0.0;     // decay floor as a fraction of lr
-  double weight_decay = 0.01;    // AdamW decoupled weight decay (matrices only)
-  double clip = 1.0;             // max global gradient norm; 0 = no clipping
-  int64_t bptt_depth = -1;       // segments gradients flow back through memory; -1 = all
-  std::string strategy = "bptt";  // bptt | checkpoint | mrbp (core/train/rollout.h); the last two need bptt_depth -1
-  int64_t eval_every = 200;      // steps between evaluations on the valid split; 0 = never
-  int64_t eval_batches = 4;      // batches per evaluation; -1 = the whole split
-  int64_t save_every = 0;        // steps between checkpoints (the caller saves); 0 = none by step count
-  bool save_at_eval = true;      // a checkpoint after every evaluation (eval_every) as well
-  double save_every_seconds = 600;  // and one whenever this much wall time passed since the last; 0 = never
-  int64_t record_every = 100;    // steps between probe recordings (the caller records, core/train/recorder.h); 0 = never
-  int64_t record_segments = 8;   // at most this many segments of the probe document (1..64)
-  bool eval_zero_memory = true;  // every evaluation also runs with the memory zeroed (models with memory)
-  CurriculumConfig curriculum;   // over task.segments; off unless given
-  uint64_t seed = 0;             // model initialisation
-
-  void validate() const;  // ConfigError naming "train.<field>"
-  nlohmann::json to_json() const;
-  static TrainConfig from_json(const nlohmann::json& j);
-};
-
-struct TrainingConfig {
-  std::string description;
-  ModelConfig model;
-  nlohmann::json task = {{"name", "copy"}};  // normalised by make_task (core/data/tasks.h)
-  TrainConfig train;
-
-  // Builds the task (make_task) or throws ConfigError naming the field.
-  std::shared_ptr<TaskSource> make_task() const;
-  void validate() const;  // each part, plus model.segment_len vs the task
-  nlohmann::json to_json() const;
-  static TrainingConfig from_json(const nlohmann::json& j);
-  // Reads a JSON file; ConfigError names the file and the field.
-  static TrainingConfig load(const std::string& path);
-};
 
 // One optimizer step.
 struct StepMetrics {
@@ -123,19 +46,6 @@ struct StepMetrics {
   std::vector<double> rank_seconds, rank_tokens_per_s;
   double allreduce_seconds = 0;
   bool stop_agreed = false;  // some rank's stop flag was set: every rank stops after this step
-};
-
-struct EvalMetrics {
-  int64_t step = 0;
-  Split split = Split::kValid;
-  bool zero_memory = false;   // the ablation run: memory zeroed between segments
-  int64_t segments = 0;       // segments per example of the task evaluated (curriculum)
-  double loss = 0, accuracy = 0, exact_match = 0;
-  double bits_per_token = 0, perplexity = 0;  // from loss (nats per predicted token); MNIST: bits per pixel
-  double tokens = 0;                          // predicted tokens the loss averages over
-  int64_t examples = 0;
-  double chars = 0;
-  std::map<std::string, double> extra;        // the task's own metrics (TaskSource::finish_metrics)
 };
 
 struct EvalOptions {
@@ -237,28 +147,5 @@ class Trainer {
   dist::ProcessGroup* pg_ = nullptr;
   const std::atomic<bool>* stop_flag_ = nullptr;  // run()'s, read by train_step when distributed
 };
-
-// Forward-only evaluation of `model` on `batches` batches (-1 = all) of `batch` examples
-// of a split (the first ones, in order): loss, per-character accuracy and exact match on
-// scored positions.
-// zero_memory: every floating-point memory tensor is zeroed before each segment but the
-// first; integer ones (indices, e.g. MTN's "source", -1 = empty) are reset to the initial
-// memory's, so the model sees an empty memory rather than one pointing at token 0.
-// shard/shards: only the batches whose index i has i % shards == shard (a rank's share of a
-// distributed evaluation; the totals of all shards are those of the whole).
-// by_position: also the scored losses by segment index and position (PositionLosses).
-// reset_memory: every memory tensor set back to the initial memory before each segment but
-// the first (what the model holds at the start of a document: no earlier text, and nothing
-// it never saw in training, unlike zeros where the initial memory is learnt).
-ScoreTotals evaluate_model(MemoryModelImpl& model, const TaskSource& task, Split split, int64_t batches, int64_t batch,
-                           bool zero_memory = false, int64_t shard = 0, int64_t shards = 1,
-                           PositionLosses* by_position = nullptr, bool reset_memory = false);
-
-// The evaluation record of `s` (task metrics finished by `task`), as the trainer logs it and
-// `mnemoscope eval` prints it.
-EvalMetrics eval_metrics(const ScoreTotals& s, const TaskSource& task, int64_t step, Split split, bool zero_memory);
-
-// The training config with task.segments set to `segments` (what a curriculum trains on).
-nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments);
 
 }  // namespace mnemo

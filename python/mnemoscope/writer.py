@@ -42,6 +42,12 @@ _FIELDS = ("model, slots, segment_len, dim, heads, layers, dec_layers, ff, n_cls
            "memory_scale, cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
 
 
+def _choices(values):
+    """'"a", "b" or "c"', as the C++ side lists allowed values (core/io/config_fields.h)."""
+    quoted = ['"%s"' % v for v in values]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 def validate_model_config(model):
     """Checks a model description the way the app's ModelConfig::from_json does, so the app
     can read it (an unreadable one costs the session its model panels). Raises ValueError
@@ -65,20 +71,20 @@ def validate_model_config(model):
             raise ValueError("config field '%s' is unknown; known fields: %s" % (k, _FIELDS))
     m = dict(_DEFAULTS, **model)
     if m["model"] not in KNOWN_MODELS:
-        raise ValueError("config field 'model' = '%s' is not a known model; known: %s" % (m["model"], ", ".join(KNOWN_MODELS)))
+        raise ValueError("config field 'model' = '%s' must be %s" % (m["model"], _choices(KNOWN_MODELS)))
     for k, (lo, hi) in _INT_FIELDS.items():
         if k in m and not lo <= m[k] <= hi:
             raise ValueError("config field '%s' = %d is out of range %d..%d" % (k, m[k], lo, hi))
     if m["dim"] % m["heads"]:
         raise ValueError("config field 'dim' = %d must be divisible by 'heads' = %d" % (m["dim"], m["heads"]))
     if "temperature" in m and not 0 < m["temperature"] <= 100:
-        raise ValueError("config field 'temperature' = %s must be in (0, 100]" % m["temperature"])
+        raise ValueError("config field 'temperature' = %s is out of range (0, 100]" % m["temperature"])
     if m.get("memory_scale", "unit") not in ("unit", "sqrt_dim"):
         raise ValueError("config field 'memory_scale' = '%s' must be \"unit\" or \"sqrt_dim\"" % m["memory_scale"])
     if m.get("linear", "dense") not in ("dense", "hashed"):
         raise ValueError("config field 'linear' = '%s' must be \"dense\" or \"hashed\"" % m["linear"])
-    if "hash_temperature" in m and not m["hash_temperature"] > 0:
-        raise ValueError("config field 'hash_temperature' = %s must be > 0" % m["hash_temperature"])
+    if "hash_temperature" in m and not 0 < m["hash_temperature"] < float("inf"):
+        raise ValueError("config field 'hash_temperature' = %s is out of range (0, inf)" % m["hash_temperature"])
 
 
 # ------------------------------------------------------------------------------ values

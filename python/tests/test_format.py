@@ -466,7 +466,7 @@ class WriteThenRead(unittest.TestCase):
             ms.SessionWriter(self.dir)
         self.assertIn("exists and is not empty", str(cm.exception))
         for model, part in [({"model": "rmt", "slot": 4}, "config field 'slot' is unknown"),
-                            ({"model": "lstm"}, "is not a known model"),
+                            ({"model": "lstm"}, "config field 'model' = 'lstm' must be \"memformer\", \"rmt\""),
                             ({"model": "rmt", "dim": 10, "heads": 4}, "must be divisible by 'heads'"),
                             ({"model": "rmt", "slots": "4"}, "must be an integer"),
                             ({"model": "memformer", "memory_scale": "big"}, "'memory_scale' = 'big' must be")]:

@@ -34,26 +34,34 @@ TEST_CASE("cli: bad input exits 2 with a message naming the flag or file, and wr
       {"step --doc " + dir + "/missing.txt --out " + out + kTiny, "--doc: document '" + dir + "/missing.txt' cannot be opened"},
       {"step --doc " + dir + "/empty.txt --out " + out + kTiny, "is empty"},
       {"step --doc " + dir + " --out " + out + kTiny, "is a directory"},
-      {"step --doc " + good + " --out " + out + kTiny + " --segment-len 0", "--segment-len 0 is out of range 1..65536"},
-      {"step --doc " + good + " --out " + out + kTiny + " --segment-len 65537", "--segment-len 65537 is out of range"},
-      {"step --doc " + good + " --out " + out + kTiny + " --slots 0", "--slots 0 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --segment-len 0",
+       "--segment-len: config field 'segment_len' = 0 is out of range 1..65536"},
+      {"step --doc " + good + " --out " + out + kTiny + " --segment-len 65537",
+       "--segment-len: config field 'segment_len' = 65537 is out of range 1..65536"},
+      {"step --doc " + good + " --out " + out + kTiny + " --slots 0", "--slots: config field 'slots' = 0 is out of range 1..65536"},
       {"step --doc " + good + " --out " + out + kTiny + " --temperature 0", "--temperature"},
-      {"step --doc " + good + " --out " + out + kTiny + " --temperature -1", "must be > 0"},
+      {"step --doc " + good + " --out " + out + kTiny + " --temperature -1",
+       "--temperature: config field 'temperature' = -1 is out of range (0, 100]"},
       {"step --doc " + good + " --out " + dir + "/afile/sub" + kTiny, "--out '" + dir + "/afile/sub' cannot be created"},
       {"step --doc " + good + " --out " + dir + "/afile" + kTiny, "exists and is not a directory"},
       {"step --doc " + good + " --out " + out + kTiny + " --format png,gif", "--format: unknown format 'gif'"},
       {"step --doc " + good + " --out " + out + kTiny + " --config " + dir + "/missing.json", "--config"},
       {"step --doc " + good + " --out " + out + kTiny + " --checkpoint " + dir + "/afile", "--checkpoint"},
       {"step --doc " + good + " --out " + out + kTiny + " --from 999", "--from 999 is out of range"},
-      {"step --doc " + good + " --out " + out + kTiny + " --model nope", "--model 'nope' is not available"},
+      {"step --doc " + good + " --out " + out + kTiny + " --model nope",
+       "--model: config field 'model' = 'nope' must be \"memformer\", \"rmt\", \"rmt-write-only\", \"trxl\", "
+       "\"trxl-rmt\", \"transformer\", \"mtn\", \"mtn-naive\" or \"no-memory\""},
       {"step --out " + out, "--doc"},
-      {"step --doc " + good + " --out " + out + kTiny + " --linear sparse", "--linear 'sparse' is not available"},
-      {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 17", "--hash-bits 17 is out of range"},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear sparse",
+       "--linear: config field 'linear' = 'sparse' must be \"dense\" or \"hashed\""},
+      {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 17",
+       "--hash-bits: config field 'hash_bits' = 17 is out of range 1..16"},
       {"step --doc " + good + " --out " + out + kTiny + " --linear hashed --hash-bits 5", "hash_bits"},
 #ifdef MNEMO_WITH_GUI
       // Checked before any window opens (so also without a display).
       {"gui --doc " + good + kTiny + " --model rmt --linear hashed --hash-bits 5 --quit", "hash_bits"},
-      {"gui --doc " + good + kTiny + " --model mtn --linear dense --hash-bits 0 --quit", "--hash-bits 0 is out of range"},
+      {"gui --doc " + good + kTiny + " --model mtn --linear dense --hash-bits 0 --quit",
+       "--hash-bits: config field 'hash_bits' = 0 is out of range 1..16"},
 #endif
   };
   for (const auto& c : cases) {
@@ -176,4 +184,39 @@ TEST_CASE("cli: train validates every flag before it writes: a bad value leaves 
   struct stat after {};
   ::stat((dir + "/run/metrics.log").c_str(), &after);
   CHECK(after.st_size == before.st_size);
+}
+
+TEST_CASE("cli: a config error names the flag or the --set that set the field in front") {
+  const std::string dir = mnemo::test::temp_dir("cli-field-flags");
+  const std::string good = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  Run r = run("step --doc " + good + " --out " + dir + "/out" + kTiny + " --slots 0");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.rfind("mnemoscope: error: --slots: config field 'slots' = 0 is out of range 1..65536\n", 0) == 0);
+  CHECK_FALSE(exists(dir + "/out"));
+  r = run("step --doc " + good + " --out " + dir + "/out" + kTiny + " --layers 300");
+  CAPTURE(r.output);
+  CHECK(r.output.rfind("mnemoscope: error: --layers: config field 'layers' = 300 is out of range 1..256\n", 0) == 0);
+
+  const std::string cfg = dir + "/tiny.json";
+  mnemo::test::write_file(cfg, R"({"model": {"model": "rmt", "slots": 2, "segment_len": 8, "dim": 16, "heads": 2, "layers": 1},
+                                   "task": {"name": "copy", "source_len": 4, "symbols": 4, "segments": 2},
+                                   "train": {"steps": 2, "batch": 2}})");
+  r = run("train --config " + cfg + " --out " + dir + "/run --set train.eval_every=0 --set train.lr=0");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.rfind("mnemoscope: error: --set 'train.lr=0': config field 'train.lr' = 0 is out of range (0, 10]\n", 0) ==
+        0);
+  r = run("train --config " + cfg + " --out " + dir + "/run --set model.slots=many");
+  CAPTURE(r.output);
+  CHECK(r.output.rfind("mnemoscope: error: --set 'model.slots=many': config field 'model.slots' must be an integer, got "
+                       "\"many\"\n",
+                       0) == 0);
+  // A field no --set gave is the config's.
+  r = run("train --config " + cfg + " --out " + dir + "/run --set task.segments=1");
+  CAPTURE(r.output);
+  CHECK(r.output.rfind("mnemoscope: error: --config: '" + cfg + "' with --set: config field 'model.segment_len' = 8 is "
+                       "shorter than the task's segments",
+                       0) == 0);
+  CHECK_FALSE(exists(dir + "/run"));
 }

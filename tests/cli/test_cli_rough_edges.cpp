@@ -128,7 +128,7 @@ TEST_CASE("cli: messages name the right flag and print numbers as given") {
   auto r = run_cli("step --doc " + kSampleDocument + " --out " + dir + "/o" + kTinyModelFlags + " --temperature 0");
   CAPTURE(r.output);
   CHECK(r.code == 2);
-  CHECK(r.output.find("--temperature 0 must be > 0") != std::string::npos);
+  CHECK(r.output.find("--temperature: config field 'temperature' = 0 is out of range (0, 100]") != std::string::npos);
   CHECK(r.output.find("0.000000") == std::string::npos);
   r = run_cli("step --doc " + kSampleDocument + " --out " + dir + "/o --linear hashed --dim 60 --heads 2");
   CAPTURE(r.output);

@@ -14,6 +14,7 @@
 #include "core/train/zoo.h"
 #include "tests/support/skip.h"
 #include "tests/support/helpers.h"
+#include "tests/support/qa_forward.h"
 
 #include <doctest/doctest.h>
 
@@ -458,7 +459,7 @@ TEST_CASE("qa task through the trainer: reading chunks, a query with the memory 
     torch::NoGradGuard g;
     t.model()->eval();
     auto ex0 = task.qa().example(QaSplit::kValid, 0), ex1 = task.qa().example(QaSplit::kValid, 1);
-    auto f = qa_forward(*t.model(), task.qa().batch({ex0, ex1}));
+    auto f = test::qa_forward(*t.model(), task.qa().batch({ex0, ex1}));
     auto s = evaluate_model(*t.model(), task, Split::kValid, 1, 2);
     CHECK(s.loss() == doctest::Approx(f.loss.item<double>()).epsilon(1e-5));
   }

@@ -9,6 +9,7 @@
 #include "core/models/factory.h"
 #include "core/models/mtn.h"
 #include "tests/support/helpers.h"
+#include "tests/support/qa_forward.h"
 
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -579,10 +580,10 @@ TEST_CASE("qa_forward: reading with memory, then the query with memory fixed") {
   for (const char* kind : {"mtn", "mtn-naive", "no-memory"}) {
     CAPTURE(kind);
     auto m = make_mtn(kind, 12, cfg);
-    CHECK_THROWS(qa_forward(*m, batch));  // still a language model
+    CHECK_THROWS(test::qa_forward(*m, batch));  // still a language model
     auto [w0, w1] = task.class_weights(32);
     m->set_task({MtnTask::Kind::kAnswerTagging, w0, w1});
-    auto f = qa_forward(*m, batch);
+    auto f = test::qa_forward(*m, batch);
     CHECK(std::isfinite(f.loss.item<double>()));
     CHECK(f.answer_prob.sizes() == torch::IntArrayRef({2, 48}));
     f.loss.backward();
@@ -662,7 +663,8 @@ TEST_CASE("cli: mtn-qa trains the three models briefly and writes curves, result
   }
   auto b = run_cli("mtn-qa --config " + dir + "/bad.json --out " + dir + "/bad");
   CHECK(b.code == 2);
-  CHECK(b.output.find("'facts'") != std::string::npos);
+  CHECK(b.output.find("--config '" + dir + "/bad.json': config field 'task.facts' = 0 is out of range 1..25") !=
+        std::string::npos);
   CHECK_FALSE(test::file_exists(dir + "/bad"));
 }
 
