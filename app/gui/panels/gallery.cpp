@@ -5,6 +5,7 @@
 #include "app/gui/model/synthetic.h"
 
 #include <memory>
+#include <type_traits>
 
 namespace mnemo::app {
 
@@ -43,8 +44,10 @@ struct GalleryPanel::Impl {
   std::shared_ptr<const StepData> synced;
 };
 
-GalleryPanel::GalleryPanel() : impl_(new Impl) {}
-GalleryPanel::~GalleryPanel() { delete impl_; }
+GalleryPanel::GalleryPanel() : impl_(std::make_unique<Impl>()) {}
+GalleryPanel::~GalleryPanel() = default;
+static_assert(!std::is_copy_constructible_v<GalleryPanel> && !std::is_copy_assignable_v<GalleryPanel>,
+              "a copy would share impl_");
 int GalleryPanel::size_count() { return kSizeCount; }
 const char* GalleryPanel::size_name(int i) { return i >= 0 && i < kSizeCount ? kSizes[i].name : "?"; }
 

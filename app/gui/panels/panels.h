@@ -299,9 +299,7 @@ class MtnMemoryPanel {
 class GalleryPanel {
  public:
   GalleryPanel();
-  ~GalleryPanel();
-  GalleryPanel(const GalleryPanel&) = delete;  // owns impl_
-  GalleryPanel& operator=(const GalleryPanel&) = delete;
+  ~GalleryPanel();  // where Impl is complete
   void draw(PanelContext& ctx);
   // Sizes offered (slots x tokens); index into them.
   static int size_count();
@@ -310,7 +308,7 @@ class GalleryPanel {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;  // owned: a GalleryPanel is not copyable
 };
 
 }  // namespace mnemo::app
