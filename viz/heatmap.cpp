@@ -11,6 +11,7 @@ namespace chart {
 namespace {
 
 constexpr float kMaxMapSize = 2100;  // heatmap cell area limit per direction
+constexpr const char* kHeatmapNanLegend = "NaN/Inf";
 
 void check_heatmap(const HeatmapSpec& s) {
   const std::string kSpec = "HeatmapSpec.";
@@ -85,6 +86,76 @@ ValueRange heatmap_range(const HeatmapSpec& s) {
   return r;
 }
 
+// Cell width and height: `cell`, or less in a direction whose cells would not fit
+// kMaxMapSize (see HeatmapSpec).
+void heatmap_cell_size(const HeatmapSpec& s, float* cell_w, float* cell_h) {
+  const size_t rows = static_cast<size_t>(s.rows), cols = static_cast<size_t>(s.cols);
+  auto snap = [](float c) { return c >= 1 ? std::floor(c * 2) / 2 : c; };
+  // A direction that fits keeps `cell`; when both must shrink the cells stay square.
+  float cw = s.cell, ch = s.cell;
+  bool shrink_w = cols * cw > kMaxMapSize, shrink_h = rows * ch > kMaxMapSize;
+  if (shrink_w && shrink_h) cw = ch = kMaxMapSize / std::max(rows, cols);
+  else if (shrink_w) cw = kMaxMapSize / cols;
+  else if (shrink_h) ch = kMaxMapSize / rows;
+  *cell_w = snap(cw);
+  *cell_h = snap(ch);
+}
+
+// The map: one cell per value (row-major), the separators, the frame and the highlighted row.
+void emit_cells(Figure& f, const HeatmapSpec& s, const ValueRange& range, float map_x, float map_y, float cw,
+                float ch) {
+  const size_t rows = static_cast<size_t>(s.rows), cols = static_cast<size_t>(s.cols);
+  const float map_w = cols * cw, map_h = rows * ch;
+  const double vmin = range.vmin, inv = 1.0 / (range.vmax - range.vmin);
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      float v = s.values[r * cols + c];
+      Rgb color = std::isfinite(v) ? sample(s.cmap, static_cast<float>((v - vmin) * inv))
+                                   : nan_color(s.cmap);
+      put_rect(f, map_x + c * cw, map_y + r * ch, cw, ch, color, std::nullopt, 1.0f, true);
+    }
+  }
+  Rgb sep_color = (s.cmap == Colormap::Viridis || s.cmap == Colormap::Magma) ? Rgb{255, 255, 255}
+                  : s.cmap == Colormap::Gray                                 ? Rgb{230, 60, 30}
+                                                                             : Rgb{20, 20, 20};
+  for (int idx : s.col_separators) {
+    float sx = map_x + idx * cw;
+    put_line(f, sx, map_y, sx, map_y + map_h, sep_color, 1.5f);
+    put_line(f, sx, map_y - 5, sx, map_y, kAxisColor, 1.5f);
+  }
+  for (int idx : s.row_separators) {
+    float sy = map_y + idx * ch;
+    put_line(f, map_x, sy, map_x + map_w, sy, sep_color, 1.5f);
+    put_line(f, map_x + map_w, sy, map_x + map_w + 5, sy, kAxisColor, 1.5f);
+  }
+  put_rect(f, map_x, map_y, map_w, map_h, std::nullopt, kAxisColor, 1.0f);
+  if (s.highlight_row >= 0) {
+    float hy = map_y + s.highlight_row * ch;
+    put_rect(f, map_x, hy, map_w, ch, std::nullopt, Rgb{255, 255, 255}, 3.0f);
+    put_rect(f, map_x, hy, map_w, ch, std::nullopt, Rgb{0, 0, 0}, 1.5f);
+  }
+}
+
+// The colorbar at (x, y), w x h: 1 px bands (top = vmax), frame, ticks, its label (rotated,
+// at label_x); below it the NaN/Inf swatch at nan_y when some cell is not finite.
+void emit_colorbar(Figure& f, const HeatmapSpec& s, const Scale& scale, float x, float y, float w, float h,
+                   float label_x, float nan_y, bool non_finite) {
+  int bands = std::max(2, static_cast<int>(std::lround(h)));
+  for (int i = 0; i < bands; ++i) {
+    float t = 1.0f - (i + 0.5f) / bands;
+    put_rect(f, x, y + h * i / bands, w, h / bands, sample(s.cmap, t));
+  }
+  put_rect(f, x, y, w, h, std::nullopt, kAxisColor, 1.0f);
+  emit_value_axis(f, scale, Side::Right, x, y, w, h, false);
+  if (!s.colorbar_label.empty())
+    put_text(f, label_x, y + h / 2, fit_label(s.colorbar_label, kAxisLabelSize, h), kAxisLabelSize, kInk,
+             Anchor::Middle, -90);
+  if (non_finite) {
+    put_rect(f, x, nan_y, 12, 12, nan_color(s.cmap), kAxisColor, 1.0f);
+    put_text(f, x + 17, nan_y + 6 + kTickSize * kCapHeight / 2, kHeatmapNanLegend, kTickSize, kInk, Anchor::Start);
+  }
+}
+
 // Column groups: a bracket over each span and its label above it. A label may overhang its
 // span into free space; it is cut where it would run into the previous label or into the
 // next label (assumed centred on its own span).
@@ -135,16 +206,8 @@ Figure make_heatmap(const HeatmapSpec& s) {
   const double vmin = range.vmin, vmax = range.vmax;
   const size_t non_finite = range.non_finite;
 
-  // Cell size.
-  auto snap = [](float c) { return c >= 1 ? std::floor(c * 2) / 2 : c; };
-  // A direction that fits keeps `cell`; when both must shrink the cells stay square.
-  float cw = s.cell, ch = s.cell;
-  bool shrink_w = cols * cw > kMaxMapSize, shrink_h = rows * ch > kMaxMapSize;
-  if (shrink_w && shrink_h) cw = ch = kMaxMapSize / std::max(rows, cols);
-  else if (shrink_w) cw = kMaxMapSize / cols;
-  else if (shrink_h) ch = kMaxMapSize / rows;
-  cw = snap(cw);
-  ch = snap(ch);
+  float cw = 0, ch = 0;
+  heatmap_cell_size(s, &cw, &ch);
   const float map_w = cols * cw, map_h = rows * ch;
 
   // Labels.
@@ -157,8 +220,7 @@ Figure make_heatmap(const HeatmapSpec& s) {
   int max_cb_ticks = std::clamp(static_cast<int>(cb_h / (kTickSize * 2.4f)) + 1, 2, 11);
   Scale cb_scale = linear_scale(vmin, vmax, max_cb_ticks, false);
   float cb_tick_w = max_width(cb_scale.labels, kTickSize);
-  const std::string kNanLegend = "NaN/Inf";
-  float nan_legend_w = non_finite ? 12 + 5 + text_width(kNanLegend, kTickSize) : 0;
+  float nan_legend_w = non_finite ? 12 + 5 + text_width(kHeatmapNanLegend, kTickSize) : 0;
 
   // Horizontal layout (local x, shifted by ox at the end).
   Frame fr(s.title, s.y_label, s.x_label);
@@ -213,36 +275,7 @@ Figure make_heatmap(const HeatmapSpec& s) {
   // Cells.
   f.prims.reserve(rows * cols + 64 + 2 * (s.row_labels.size() + s.col_labels.size()) +
                   static_cast<size_t>(cb_h) + 2);
-  const double inv = 1.0 / (vmax - vmin);
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t c = 0; c < cols; ++c) {
-      float v = s.values[r * cols + c];
-      Rgb color = std::isfinite(v) ? sample(s.cmap, static_cast<float>((v - vmin) * inv))
-                                   : nan_color(s.cmap);
-      put_rect(f, map_x + c * cw, map_y + r * ch, cw, ch, color, std::nullopt, 1.0f, true);
-    }
-  }
-
-  // Separators, highlight, frame.
-  Rgb sep_color = (s.cmap == Colormap::Viridis || s.cmap == Colormap::Magma) ? Rgb{255, 255, 255}
-                  : s.cmap == Colormap::Gray                                 ? Rgb{230, 60, 30}
-                                                                             : Rgb{20, 20, 20};
-  for (int idx : s.col_separators) {
-    float sx = map_x + idx * cw;
-    put_line(f, sx, map_y, sx, map_y + map_h, sep_color, 1.5f);
-    put_line(f, sx, map_y - 5, sx, map_y, kAxisColor, 1.5f);
-  }
-  for (int idx : s.row_separators) {
-    float sy = map_y + idx * ch;
-    put_line(f, map_x, sy, map_x + map_w, sy, sep_color, 1.5f);
-    put_line(f, map_x + map_w, sy, map_x + map_w + 5, sy, kAxisColor, 1.5f);
-  }
-  put_rect(f, map_x, map_y, map_w, map_h, std::nullopt, kAxisColor, 1.0f);
-  if (s.highlight_row >= 0) {
-    float hy = map_y + s.highlight_row * ch;
-    put_rect(f, map_x, hy, map_w, ch, std::nullopt, Rgb{255, 255, 255}, 3.0f);
-    put_rect(f, map_x, hy, map_w, ch, std::nullopt, Rgb{0, 0, 0}, 1.5f);
-  }
+  emit_cells(f, s, range, map_x, map_y, cw, ch);
   if (!s.col_groups.empty()) emit_col_groups(f, s, map_x, map_y, map_w, cw, group_base);
 
   emit_categories(f, rlab, Side::Left, map_y, ch, map_x, row_label_right, s.highlight_row);
@@ -258,21 +291,7 @@ Figure make_heatmap(const HeatmapSpec& s) {
   }
   fr.draw_left_label(f, ylab_cy, ylab_room);
 
-  // Colorbar: 1 px bands (top = vmax), frame, ticks, label.
-  int bands = std::max(2, static_cast<int>(std::lround(cb_h)));
-  for (int i = 0; i < bands; ++i) {
-    float t = 1.0f - (i + 0.5f) / bands;
-    put_rect(f, cb_x, map_y + cb_h * i / bands, cb_w, cb_h / bands, sample(s.cmap, t));
-  }
-  put_rect(f, cb_x, map_y, cb_w, cb_h, std::nullopt, kAxisColor, 1.0f);
-  emit_value_axis(f, cb_scale, Side::Right, cb_x, map_y, cb_w, cb_h, false);
-  if (!s.colorbar_label.empty())
-    put_text(f, cblab_x, map_y + cb_h / 2, fit_label(s.colorbar_label, kAxisLabelSize, cb_h), kAxisLabelSize, kInk,
-             Anchor::Middle, -90);
-  if (non_finite) {
-    put_rect(f, cb_x, nan_y, 12, 12, nan_color(s.cmap), kAxisColor, 1.0f);
-    put_text(f, cb_x + 17, nan_y + 6 + kTickSize * kCapHeight / 2, kNanLegend, kTickSize, kInk, Anchor::Start);
-  }
+  emit_colorbar(f, s, cb_scale, cb_x, map_y, cb_w, cb_h, cblab_x, nan_y, non_finite > 0);
   return f;
 }
 
