@@ -176,10 +176,6 @@ torch::Device train_device(const TrainOptions& c, const std::optional<dist::Dist
   return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-}  // namespace
-
-namespace {
-
 // --data: task.corpus as the first --set, after checking that the config trains a "text" task.
 TrainOptions with_data_flag(TrainOptions c) {
   if (c.data.empty()) return c;
@@ -201,12 +197,536 @@ TrainOptions with_data_flag(TrainOptions c) {
   return c;
 }
 
+// One `train` run in this process. Rank 0 (or the only process) is the writer: it reads the
+// config and the session, writes metrics.log, checkpoints and recordings, and prints; another
+// rank trains rank 0's config and prints only errors. run() takes the parts in order: set-up
+// (options, inputs, the process group, the trainer), the session (a new one, or a resume
+// record), the loop and its callbacks, then the end (save, final evaluations) or a stop on
+// an error. Every metrics.log record is built by core/train/run_log.h.
+class TrainRun {
+ public:
+  TrainRun(const TrainOptions& c, std::optional<dist::DistOptions> dopt, torch::Device device, std::ostream& out_main)
+      : c_(c), dopt_(std::move(dopt)), device_(device), writer_(!dopt_ || dopt_->rank == 0),
+        out_(writer_ ? out_main : quiet_) {}
+  int run();
+
+ private:
+  // Set-up: nothing is written until open_session().
+  void check_options();
+  void load_config();
+  void read_init_weights();
+  void join_group();
+  void build_trainer();
+  bool final_evaluations_missing();
+  void open_session();
+  void print_start() const;
+  // The loop.
+  void prepare_loop();
+  void make_probe();
+  void record(int64_t step);
+  void record_hash_stats(int64_t step);
+  std::string save(int64_t step);
+  void end_line();
+  std::string activity_name(int64_t step) const;
+  void on_step(const StepMetrics& m);
+  void print_progress(const StepMetrics& m);
+  void on_eval(const EvalMetrics& e);
+  void on_curriculum(const CurriculumChange& ch);
+  void on_save(int64_t step);
+  std::optional<int> train(TrainOutcome& o);
+  // The end.
+  int stop_on_lost_rank(const dist::PeerError& e);
+  [[noreturn]] void stop_on_out_of_memory(const std::string& oom);
+  int finish(const TrainOutcome& o);
+  void final_evaluations();
+
+  const TrainOptions& c_;
+  const std::optional<dist::DistOptions> dopt_;
+  const torch::Device device_;
+  const bool writer_;
+  std::ostream quiet_{nullptr};
+  std::ostream& out_;
+
+  bool steps_given_ = false;
+  std::string dir_;
+  std::optional<io::Session> session_;
+  std::optional<io::LoadedCheckpoint> resume_from_;
+  TrainingConfig cfg_;
+  std::optional<WeightsFile> init_;  // rank 0 loads them; the other ranks get them by sync_from_rank0
+  std::unique_ptr<dist::ProcessGroup> pg_;
+  std::optional<Trainer> trainer_;
+  int world_ = 1;
+  bool finals_only_ = false;  // the steps are done and the end-of-run evaluations are not all written
+
+  bool tty_ = false;
+  int64_t total_ = 0, first_ = 0, log_every_ = 1, last_saved_ = 0, last_recorded_ = -1;
+  std::chrono::steady_clock::time_point t_start_, last_draw_;
+  bool line_open_ = false;
+  std::optional<Document> probe_;  // probe recordings (core/train/recorder.h): the first test example
+  std::vector<uint8_t> probe_scored_;  // the probe tokens the task scores (the "scored_loss" of probe records)
+  std::optional<TaskBatch> probe_batch_;  // --hash-stats-every's batch
+  std::string hash_csv_;
+  std::optional<platform::MemoryActivity> activity_;
+};
+
+// Validate everything before writing anything (a resume repairs metrics.log: only after).
+void TrainRun::check_options() {
+  const TrainOptions& c = c_;
+  if (writer_ && c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
+  if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
+  steps_given_ = (c.o_steps && c.o_steps->count()) || c.steps_override;
+  if (steps_given_ && c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
+  if (writer_ && c.resume && c.out.empty() && c.config.empty())
+    throw UsageError("--resume: pass the session directory with --out DIR");
+  if (!c.init_from.empty() && c.resume)
+    throw UsageError("--init-from starts a new session from a model's weights and --resume continues one: pass one of them");
+  dir_ = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
+}
+
+// Rank 0 reads the config and the session; the other ranks get the config from it
+// (join_group): another machine needs no copy of the session.
+void TrainRun::load_config() {
+  const TrainOptions& c = c_;
+  if (writer_ && c.resume) {
+    try {
+      session_ = io::Session::open(dir_);
+      resume_from_ = session_->load_latest();
+    } catch (const io::SessionError& e) {
+      throw UsageError(std::string("--out: ") + e.what());
+    }
+    if (resume_from_)
+      for (const auto& s : resume_from_->skipped) out_ << "warning: skipped damaged checkpoint " << s << "\n";
+    if (!c.config.empty()) {
+      cfg_ = load_training_config(c.config, c.sets);
+    } else {
+      if (!session_->manifest().contains("config"))
+        throw UsageError("--resume: the session's manifest has no config; pass --config");
+      cfg_ = config_with_sets(session_->manifest()["config"], c.sets, "--resume: " + dir_ + "/manifest.json");
+    }
+  } else if (writer_) {
+    cfg_ = load_training_config(c.config, c.sets);
+    check_out_dir(dir_);
+  }
+}
+
+void TrainRun::read_init_weights() {
+  if (!writer_ || c_.init_from.empty()) return;
+  try {
+    // A zoo model may be named as in the model picker and --compare-model ("memformer-copy"):
+    // a path that exists wins over the name.
+    std::string from = c_.init_from;
+    if (!app::exists(from) && from.find('/') == std::string::npos) {
+      try {
+        from = find_asset("models/" + from + ".safetensors");
+      } catch (const InputError&) {
+        // Not a zoo name either: read_weights_file names the missing file below.
+      }
+    }
+    init_ = read_weights_file(from);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--init-from: ") + e.what());
+  }
+}
+
+// Distributed: join the group (RendezvousError: exit 2, nothing written yet), then every
+// rank trains rank 0's config.
+void TrainRun::join_group() {
+  if (!dopt_) return;
+  pg_ = dist::ProcessGroup::connect(*dopt_);
+  const std::string cj = pg_->broadcast_bytes(writer_ ? cfg_.to_json().dump() : std::string(), "broadcast of the config");
+  if (!writer_) cfg_ = TrainingConfig::from_json(nlohmann::json::parse(cj));
+}
+
+// The trainer, started from --init-from's weights or the checkpoint resumed; every rank
+// starts from rank 0's weights, optimizer state and step (and curriculum).
+void TrainRun::build_trainer() {
+  trainer_.emplace(cfg_, device_);
+  Trainer& trainer = *trainer_;
+  if (pg_) trainer.set_process_group(pg_.get());  // ConfigError when train.batch < the ranks
+  for (const auto& w : trainer.task().warnings()) out_ << "warning: " << w << "\n";
+  if (const auto& t = cfg_.task; t.contains("split") && t["split"].is_object()) {
+    out_ << "split by document:";
+    for (const char* s : {"train", "valid", "test"})
+      if (t["split"].contains(s))
+        out_ << " " << s << " " << t["split"][s].value("ranges", int64_t{0}) << " ranges ("
+             << t["split"][s].value("bytes", int64_t{0}) << " bytes)";
+    out_ << "\n";
+  }
+  if (init_) {
+    try {
+      load_weights_checked(*trainer.model(), cfg_.model, *init_, c_.config,
+                           "Fine-tuning needs the model the weights were trained with: set those fields with --set "
+                           "or take that config");
+    } catch (const Error& e) {
+      throw UsageError(std::string("--init-from: ") + e.what());
+    }
+    out_ << "initialised from " << init_->path << " (a " << init_->kind;
+    if (init_->step >= 0) out_ << ", step " << init_->step;
+    out_ << "); the optimizer starts fresh\n";
+  }
+  if (resume_from_) {
+    Checkpoint ck;
+    ck.tensors = resume_from_->tensors;
+    ck.metadata = resume_from_->metadata;
+    try {
+      trainer.restore(ck, resume_from_->path);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--resume: ") + e.what());
+    }
+  }
+  try {
+    trainer.sync_from_rank0();
+  } catch (const dist::PeerError& e) {
+    throw dist::RendezvousError(e.what());  // nothing written yet
+  }
+  world_ = pg_ ? pg_->world_size() : 1;
+}
+
+// A run killed after its last step's checkpoint but before all its end-of-run evaluations
+// were written: --resume writes them (the resume record drops the partial ones).
+bool TrainRun::final_evaluations_missing() {
+  const Trainer& trainer = *trainer_;
+  if (!(c_.resume && writer_ && trainer.step() >= cfg_.train.steps)) return false;
+  const RunLog log = parse_run_log(session_->read_metrics());
+  const size_t expected = 2 * ((cfg_.train.eval_zero_memory && trainer.has_memory()) ? 2 : 1);
+  const auto have = std::count_if(log.evals.begin(), log.evals.end(), [&](const nlohmann::json& e) {
+    return e.value("final", false) && e.value("step", int64_t{-1}) == trainer.step();
+  });
+  return static_cast<size_t>(have) < expected;
+}
+
+// Everything checked: now the session may change. A resume cuts a torn tail, so records
+// appended from here on are readable, and appends its record; a new session is created. A
+// finished and complete session is left as it is (run() says "already at step").
+void TrainRun::open_session() {
+  if (!writer_) return;  // the other ranks write nothing
+  const int64_t step = trainer_->step();
+  if (!c_.resume) {
+    nlohmann::json manifest = {{"kind", "train"}, {"config", cfg_.to_json()}, {"config_path", c_.config}};
+    if (init_) manifest["init_from"] = {{"path", init_->path}, {"kind", init_->kind}, {"step", init_->step}};
+    if (world_ > 1) manifest["world_size"] = world_;
+    make_out_dir(dir_, c_.out.empty() ? "--sessions" : "--out");
+    try {
+      session_ = io::Session::create(dir_, manifest);
+    } catch (const io::SessionError& e) {
+      throw UsageError(std::string("--out: ") + e.what());
+    }
+    return;
+  }
+  if (step >= cfg_.train.steps && !finals_only_) return;
+  try {
+    if (std::string cut = session_->repair_metrics_log(); !cut.empty()) out_ << "warning: " << cut << "\n";
+  } catch (const io::IoError& e) {
+    throw UsageError(std::string("--resume: ") + e.what());
+  }
+  // A session stopped before its first checkpoint starts again from step 0 with its own
+  // config (the records before are superseded).
+  if (resume_from_)
+    out_ << "resuming " << dir_ << " from step " << step << " (" << resume_from_->path << ")";
+  else
+    out_ << "resuming " << dir_ << " from step 0 (it stopped before its first checkpoint was saved)";
+  if (world_ > 1) out_ << " on " << world_ << " ranks";
+  out_ << "\n";
+  // Records after this step (written before a crash) are superseded by what follows.
+  session_->append_metrics(resume_record(step, resume_from_ ? resume_from_->path : "", world_), true);
+}
+
+void TrainRun::print_start() const {
+  const Trainer& trainer = *trainer_;
+  const TaskSource& task = trainer.task();  // the start of a curriculum
+  const TrainingConfig& cfg = cfg_;
+  out_ << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", layers " << cfg.model.layers
+       << ", heads " << cfg.model.heads << ", memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
+       << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
+       << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
+       << cfg.train.bptt_depth << " -> " << dir_ << "\n";
+  if (world_ > 1)
+    out_ << "distributed: " << world_ << " ranks (" << pg_->backend() << ", master " << dopt_->master_addr << ":"
+         << dopt_->master_port << ", timeout " << c_.dist_timeout << " s); each trains on " << cfg.train.batch / world_
+         << (cfg.train.batch % world_ ? "-" + std::to_string(cfg.train.batch / world_ + 1) : std::string())
+         << " examples of every global batch of " << cfg.train.batch << "\n";
+  if (cfg.train.curriculum.enabled)
+    out_ << "curriculum: " << cfg.train.curriculum.to_json().dump() << ", now at " << trainer.segments() << " segments\n";
+}
+
+// The progress line's pace, the probe and --hash-stats-every's first statistics.
+void TrainRun::prepare_loop() {
+  Trainer& trainer = *trainer_;
+  tty_ = ::isatty(::fileno(stdout)) != 0 && &out_ == &std::cout;
+  total_ = cfg_.train.steps;
+  first_ = trainer.step();
+  log_every_ = std::max<int64_t>(1, (total_ - first_) / 50);
+  t_start_ = std::chrono::steady_clock::now();
+  last_draw_ = t_start_ - std::chrono::seconds(1);
+  last_saved_ = trainer.step();
+  make_probe();
+  hash_csv_ = dir_ + "/hash_stats.csv";
+  if (c_.hash_stats_every > 0 && writer_) {
+    if (probe_hash_counts(*trainer.model(), trainer.task().batch(Split::kValid, {0}, trainer.model()->device())).empty())
+      out_ << "warning: --hash-stats-every: the model has no hashed projection; no " << hash_csv_ << "\n";
+    else if (trainer.step() == 0)
+      record_hash_stats(0);
+  }
+}
+
+std::string TrainRun::save(int64_t step) {
+  Checkpoint ck = trainer_->checkpoint();
+  const std::string path = session_->save_checkpoint(step, ck.tensors, ck.metadata);
+  last_saved_ = step;
+  return path;
+}
+
+void TrainRun::end_line() {
+  if (line_open_) out_ << "\n";
+  line_open_ = false;
+}
+
+// Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
+void TrainRun::make_probe() {
+  if (cfg_.train.record_every <= 0 || !writer_) return;
+  try {
+    probe_ = probe_document(trainer_->task(), cfg_.train.record_segments);
+    probe_scored_ = episode_scored_tokens(trainer_->task(), probe_->size());
+  } catch (const std::exception& e) {
+    out_ << "warning: no probe recordings: " << e.what() << "\n";
+    probe_.reset();
+  }
+}
+
+void TrainRun::record(int64_t step) {
+  if (!probe_ || step == last_recorded_) return;
+  last_recorded_ = step;
+  try {
+    record_into_session(*session_, trainer_->model(), *probe_, trainer_->task().segment_len(), step,
+                        recording_trace_spec(), probe_scored_);
+  } catch (const io::SessionError&) {
+    throw;
+  } catch (const io::IoError&) {
+    throw;
+  } catch (const std::exception& e) {
+    end_line();
+    out_ << "warning: probe recording at step " << step << " failed and is switched off: " << e.what() << "\n";
+    probe_.reset();
+  }
+}
+
+void TrainRun::record_hash_stats(int64_t step) {
+  Trainer& trainer = *trainer_;
+  if (!probe_batch_) {
+    std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg_.train.batch, trainer.task().split_size(Split::kValid))));
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
+    probe_batch_ = trainer.task().batch(Split::kValid, idx, trainer.model()->device());
+  }
+  const HashStatsAccumulator acc = probe_hash_counts(*trainer.model(), *probe_batch_);
+  const bool fresh = ::access(hash_csv_.c_str(), F_OK) != 0;
+  std::ofstream f(hash_csv_, std::ios::app);
+  if (fresh) f << kHashStatsCsvHeader << "\n";
+  f << hash_stats_csv_rows(step, acc);
+}
+
+// What an out-of-memory error names (core/platform/memory.h).
+std::string TrainRun::activity_name(int64_t step) const {
+  return "training step " + std::to_string(step) + " (batch " + std::to_string(cfg_.train.batch) + " x " +
+         std::to_string(trainer_->segments()) + " segments of " + std::to_string(trainer_->task().segment_len()) +
+         " tokens)";
+}
+
+// The step record, hash statistics and probe recordings when due, a checkpoint when asked
+// for (SIGUSR1), the progress line.
+void TrainRun::on_step(const StepMetrics& m) {
+  if (writer_) {
+    if (pg_) pg_->set_phase(m.step, "metrics and recordings of rank 0");
+    if (c_.hash_stats_every > 0 && !m.non_finite && m.step % c_.hash_stats_every == 0) record_hash_stats(m.step);
+    const HostMemory mem = host_memory();
+    session_->append_metrics(step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0)));
+    if (!m.non_finite && cfg_.train.record_every > 0 && m.step % cfg_.train.record_every == 0) record(m.step);
+    if (!m.non_finite && g_checkpoint_requested.exchange(false)) {
+      const std::string path = save(m.step);
+      end_line();
+      out_ << "  saved " << path << " (requested)\n" << std::flush;
+    }
+    print_progress(m);
+  }
+  activity_->rename(activity_name(m.step + 1));
+}
+
+// On a TTY a line rewritten at most 5 times a second, else one line about every 2% of the run.
+void TrainRun::print_progress(const StepMetrics& m) {
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - t_start_).count();
+  const double per_step = elapsed / static_cast<double>(std::max<int64_t>(1, m.step - first_));
+  const bool last = m.step >= total_;
+  if (tty_ ? (now - last_draw_ < std::chrono::milliseconds(200) && !last) : (m.step % log_every_ != 0 && !last)) return;
+  last_draw_ = now;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "step %lld/%lld  loss %.4f  acc %.3f  lr %.2e  |g| %.2f  %s tok/s  ETA %s",
+                static_cast<long long>(m.step), static_cast<long long>(total_), m.loss, m.accuracy, m.lr, m.grad_norm,
+                fmt_rate(m.tokens_per_s).c_str(), fmt_duration(per_step * static_cast<double>(total_ - m.step)).c_str());
+  if (tty_) {
+    out_ << "\r" << buf << "\033[K" << std::flush;
+    line_open_ = true;
+  } else {
+    out_ << buf << "\n" << std::flush;
+  }
+}
+
+// Evaluations are shared by the ranks (every rank gets the whole result; the curriculum
+// moves everywhere at once); rank 0 records.
+void TrainRun::on_eval(const EvalMetrics& e) {
+  if (!writer_) return;
+  end_line();
+  out_ << "  " << eval_line(e) << "\n" << std::flush;
+  session_->append_metrics(eval_record(e, world_));
+}
+
+void TrainRun::on_curriculum(const CurriculumChange& ch) {
+  if (!writer_) return;
+  end_line();
+  out_ << "  curriculum: " << ch.from << " -> " << ch.to << " segments after step " << ch.step << " (" << ch.reason
+       << ")\n" << std::flush;
+  session_->append_metrics(curriculum_record(ch, world_));
+  make_probe();  // the probe document follows the task's new segmentation
+  probe_batch_.reset();
+}
+
+void TrainRun::on_save(int64_t step) {
+  if (!writer_) return;
+  if (pg_) pg_->set_phase(step, "checkpoint of rank 0");
+  const std::string path = save(step);
+  if (!tty_) out_ << "  saved " << path << "\n";
+}
+
+// Trains to the end, the stop flag or a non-finite loss (only the final evaluations when
+// the steps are done). Out of memory in a step (or a recording, an evaluation, a save)
+// stops training with exit code 2 and a message naming the step and the size asked for; the
+// checkpoints saved before stay as they are (each is written atomically), so `--resume`
+// continues from them. Returns the exit code when a lost rank stopped the run.
+std::optional<int> TrainRun::train(TrainOutcome& o) {
+  TrainCallbacks cb;
+  cb.on_step = [this](const StepMetrics& m) { on_step(m); };
+  cb.on_eval = [this](const EvalMetrics& e) { on_eval(e); };
+  cb.on_curriculum = [this](const CurriculumChange& ch) { on_curriculum(ch); };
+  cb.on_save = [this](int64_t step) { on_save(step); };
+  activity_.emplace("training step " + std::to_string(trainer_->step() + 1));
+  activity_->rename(activity_name(trainer_->step() + 1));
+  try {
+    if (finals_only_) {
+      out_ << "step " << trainer_->step() << " was reached before the run stopped; writing its final evaluations\n";
+    } else {
+      if (first_ == 0) record(0);
+      SigintGuard guard;
+      o = trainer_->run(cb, &g_stop_requested);
+    }
+  } catch (const dist::PeerError& e) {
+    return stop_on_lost_rank(e);
+  } catch (const std::exception& e) {
+    auto oom = platform::out_of_memory_message(e);
+    if (!oom) throw;
+    stop_on_out_of_memory(*oom);
+  }
+  return std::nullopt;
+}
+
+// A rank died or hung: every survivor stops. Rank 0's weights are those after the last
+// step every rank completed; it saves them so --resume loses nothing.
+int TrainRun::stop_on_lost_rank(const dist::PeerError& e) {
+  end_line();
+  std::cerr << "mnemoscope: error: " << e.what() << "\n" << std::flush;
+  if (!writer_) return 1;
+  const int64_t step = trainer_->step();
+  session_->append_metrics(error_record(step + 1, e.what(), world_));
+  if (step > last_saved_) out_ << "saved " << save(step) << " (the last step every rank completed)\n";
+  out_ << "training stopped at step " << step << "; continue with: mnemoscope train --out " << shell_quote(dir_)
+       << " --resume" << (world_ > 1 ? " --nproc " + std::to_string(world_) : std::string()) << "\n" << std::flush;
+  return 1;
+}
+
+void TrainRun::stop_on_out_of_memory(const std::string& oom) {
+  end_line();
+  if (!writer_) throw platform::OutOfMemoryError(oom + ": lower train.batch, model.segment_len or the model size");
+  const auto steps = session_->checkpoint_steps();
+  const std::string kept = steps.empty() ? "no checkpoint was saved yet"
+                                         : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
+  try {
+    session_->append_metrics(error_record(trainer_->step() + 1, oom, world_), true);
+  } catch (const std::exception&) {
+    // The log may not be writable with no memory left; the message still goes out below.
+  }
+  throw platform::OutOfMemoryError(oom + "; " + kept + ": lower train.batch, model.segment_len or the model size, " +
+                                   "e.g. `mnemoscope train --out " + shell_quote(dir_) + " --resume --set train.batch=" +
+                                   std::to_string(std::max<int64_t>(1, cfg_.train.batch / 2)) + "`");
+}
+
+// After the loop: the other ranks leave; rank 0 saves the last step, records the probe and,
+// unless the run was stopped, writes the final evaluations.
+int TrainRun::finish(const TrainOutcome& o) {
+  end_line();
+  if (!writer_) return o.non_finite ? 1 : o.stopped ? 130 : 0;
+  Trainer& trainer = *trainer_;
+  trainer.set_process_group(nullptr);  // the other ranks leave now: rank 0 saves and evaluates alone
+  if (o.non_finite) {
+    session_->append_metrics(error_record(trainer.step() + 1, o.message, world_));
+    out_ << "training stopped: " << o.message << "\n";
+    if (trainer.step() > last_saved_) out_ << "saved " << save(trainer.step()) << " (the last finite weights)\n";
+    return 1;
+  }
+  if (trainer.step() > last_saved_) out_ << "saved " << save(trainer.step()) << "\n";
+  if (cfg_.train.record_every > 0 && !finals_only_) record(trainer.step());
+  if (o.stopped) {
+    out_ << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir_)
+         << " --resume\n";
+    return 130;
+  }
+  final_evaluations();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count();
+  out_ << "done: " << o.steps_done << " steps in " << fmt_duration(secs) << "; checkpoints in " << dir_
+       << "/checkpoints\n";
+  return 0;
+}
+
+// valid, then test; each also with the memory zeroed when the config asks and the model has one.
+void TrainRun::final_evaluations() {
+  for (Split s : {Split::kValid, Split::kTest})
+    for (bool zero : {false, true}) {
+      if (zero && !(cfg_.train.eval_zero_memory && trainer_->has_memory())) continue;
+      EvalOptions eo;
+      eo.zero_memory = zero;
+      EvalMetrics e = trainer_->evaluate(s, eo);
+      out_ << "final " << eval_line(e) << "\n";
+      session_->append_metrics(final_eval_record(e, world_));
+    }
+}
+
+int TrainRun::run() {
+  check_options();
+  load_config();
+  read_init_weights();
+  if (writer_ && steps_given_ && c_.resume && cfg_.train.steps != c_.steps && cfg_.train.schedule != "constant")
+    out_ << "note: --steps " << c_.steps << " changes the learning-rate schedule: " << cfg_.train.schedule
+         << " decay over " << c_.steps << " steps instead of the " << cfg_.train.steps
+         << " the run started with, so the steps from here on use other rates than the original run would have\n";
+  if (writer_ && steps_given_) cfg_.train.steps = c_.steps;  // the other ranks take rank 0's config
+  join_group();
+  build_trainer();
+  finals_only_ = final_evaluations_missing();
+  open_session();
+  print_start();
+  if (trainer_->step() >= cfg_.train.steps && !finals_only_) {
+    out_ << "already at step " << trainer_->step() << " of " << cfg_.train.steps << "; pass --steps N to train longer\n";
+    return 0;
+  }
+  prepare_loop();
+  TrainOutcome o;
+  if (std::optional<int> code = train(o)) return *code;
+  return finish(o);
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& options, std::ostream& out_main) {
   const TrainOptions c = with_data_flag(options);
   if (c.nproc < 1 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
-  const std::optional<dist::DistOptions> dopt = dist_options(c);
+  std::optional<dist::DistOptions> dopt = dist_options(c);
   const torch::Device device = train_device(c, dopt);  // before anything is written or joined
   if (c.nproc > 1) {
     if (dopt)
@@ -214,402 +734,9 @@ int run_train(const TrainOptions& options, std::ostream& out_main) {
                        "(or start each rank yourself without --nproc)");
     return launch_local_ranks(c, out_main);
   }
-  // Rank 0 writes the session and prints; the other ranks print only errors.
-  const bool writer = !dopt || dopt->rank == 0;
-  std::ostream quiet(nullptr);
-  std::ostream& out = writer ? out_main : quiet;
-  // Validate everything before writing anything (a resume repairs metrics.log: only after).
-  if (writer && c.config.empty() && !c.resume) throw UsageError("train: --config is required (e.g. sessions/copy-rmt.json)");
-  if (c.hash_stats_every < 0) throw UsageError("--hash-stats-every must be >= 0");
-  const bool steps_given = (c.o_steps && c.o_steps->count()) || c.steps_override;
-  if (steps_given && c.steps < 1) throw UsageError("--steps " + std::to_string(c.steps) + " must be >= 1");
-  if (writer && c.resume && c.out.empty() && c.config.empty())
-    throw UsageError("--resume: pass the session directory with --out DIR");
-  if (!c.init_from.empty() && c.resume)
-    throw UsageError("--init-from starts a new session from a model's weights and --resume continues one: pass one of them");
-  const std::string dir = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
-  std::optional<io::Session> session;
-  std::optional<io::LoadedCheckpoint> resume_from;
-  TrainingConfig cfg;
-  // Rank 0 reads the config and the session; the other ranks get the config from it (below):
-  // another machine needs no copy of the session.
-  if (writer && c.resume) {
-    try {
-      session = io::Session::open(dir);
-      resume_from = session->load_latest();
-    } catch (const io::SessionError& e) {
-      throw UsageError(std::string("--out: ") + e.what());
-    }
-    if (resume_from)
-      for (const auto& s : resume_from->skipped) out << "warning: skipped damaged checkpoint " << s << "\n";
-    if (!c.config.empty()) {
-      cfg = load_training_config(c.config, c.sets);
-    } else {
-      if (!session->manifest().contains("config"))
-        throw UsageError("--resume: the session's manifest has no config; pass --config");
-      cfg = config_with_sets(session->manifest()["config"], c.sets, "--resume: " + dir + "/manifest.json");
-    }
-  } else if (writer) {
-    cfg = load_training_config(c.config, c.sets);
-    check_out_dir(dir);
-  }
-  std::optional<WeightsFile> init;  // rank 0 loads them; the other ranks get them by sync_from_rank0
-  if (writer && !c.init_from.empty()) {
-    try {
-      // A zoo model may be named as in the model picker and --compare-model ("memformer-copy"):
-      // a path that exists wins over the name.
-      std::string from = c.init_from;
-      if (!app::exists(from) && from.find('/') == std::string::npos) {
-        try {
-          from = find_asset("models/" + from + ".safetensors");
-        } catch (const InputError&) {
-          // Not a zoo name either: read_weights_file names the missing file below.
-        }
-      }
-      init = read_weights_file(from);
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--init-from: ") + e.what());
-    }
-  }
-  if (writer && steps_given && c.resume && cfg.train.steps != c.steps && cfg.train.schedule != "constant")
-    out << "note: --steps " << c.steps << " changes the learning-rate schedule: " << cfg.train.schedule
-        << " decay over " << c.steps << " steps instead of the " << cfg.train.steps
-        << " the run started with, so the steps from here on use other rates than the original run would have\n";
-  if (writer && steps_given) cfg.train.steps = c.steps;  // the other ranks take rank 0's config
-
-  // Distributed: join the group (RendezvousError: exit 2, nothing written yet), then every
-  // rank trains rank 0's config.
-  std::unique_ptr<dist::ProcessGroup> pg;
-  if (dopt) {
-    pg = dist::ProcessGroup::connect(*dopt);
-    const std::string cj = pg->broadcast_bytes(writer ? cfg.to_json().dump() : std::string(), "broadcast of the config");
-    if (!writer) cfg = TrainingConfig::from_json(nlohmann::json::parse(cj));
-  }
-
-  Trainer trainer(cfg, device);
-  if (pg) trainer.set_process_group(pg.get());  // ConfigError when train.batch < the ranks
-  for (const auto& w : trainer.task().warnings()) out << "warning: " << w << "\n";
-  if (const auto& t = cfg.task; t.contains("split") && t["split"].is_object()) {
-    out << "split by document:";
-    for (const char* s : {"train", "valid", "test"})
-      if (t["split"].contains(s))
-        out << " " << s << " " << t["split"][s].value("ranges", int64_t{0}) << " ranges ("
-            << t["split"][s].value("bytes", int64_t{0}) << " bytes)";
-    out << "\n";
-  }
-  if (init) {
-    try {
-      load_weights_checked(*trainer.model(), cfg.model, *init, c.config,
-                           "Fine-tuning needs the model the weights were trained with: set those fields with --set "
-                           "or take that config");
-    } catch (const Error& e) {
-      throw UsageError(std::string("--init-from: ") + e.what());
-    }
-    out << "initialised from " << init->path << " (a " << init->kind;
-    if (init->step >= 0) out << ", step " << init->step;
-    out << "); the optimizer starts fresh\n";
-  }
-  if (resume_from) {
-    Checkpoint ck;
-    ck.tensors = resume_from->tensors;
-    ck.metadata = resume_from->metadata;
-    try {
-      trainer.restore(ck, resume_from->path);
-    } catch (const ConfigError& e) {
-      throw UsageError(std::string("--resume: ") + e.what());
-    }
-  }
-  // Every rank starts from rank 0's weights, optimizer state and step (and curriculum).
-  try {
-    trainer.sync_from_rank0();
-  } catch (const dist::PeerError& e) {
-    throw dist::RendezvousError(e.what());  // nothing written yet
-  }
-  const int world = pg ? pg->world_size() : 1;
-  // A run killed after its last step's checkpoint but before all its end-of-run evaluations
-  // were written: --resume writes them (the resume record drops the partial ones).
-  bool finals_only = false;
-  if (c.resume && writer && trainer.step() >= cfg.train.steps) {
-    const RunLog log = parse_run_log(session->read_metrics());
-    const size_t expected = 2 * ((cfg.train.eval_zero_memory && trainer.has_memory()) ? 2 : 1);
-    const auto have = std::count_if(log.evals.begin(), log.evals.end(), [&](const nlohmann::json& e) {
-      return e.value("final", false) && e.value("step", int64_t{-1}) == trainer.step();
-    });
-    finals_only = static_cast<size_t>(have) < expected;
-  }
-  const bool at_end = trainer.step() >= cfg.train.steps;
-  if (c.resume && writer) {
-    if (!at_end || finals_only) {  // else finished and complete: nothing changes ("already at step" below)
-      // Everything checked: now the session may change. A torn tail is cut so records
-      // appended from here on are readable. A session stopped before its first checkpoint
-      // starts again from step 0 with its own config (the records before are superseded).
-      try {
-        if (std::string cut = session->repair_metrics_log(); !cut.empty()) out << "warning: " << cut << "\n";
-      } catch (const io::IoError& e) {
-        throw UsageError(std::string("--resume: ") + e.what());
-      }
-      const std::string from =
-          resume_from ? resume_from->path : std::string("no checkpoint: it stopped before the first");
-      if (resume_from)
-        out << "resuming " << dir << " from step " << trainer.step() << " (" << from << ")";
-      else
-        out << "resuming " << dir << " from step 0 (it stopped before its first checkpoint was saved)";
-      if (world > 1) out << " on " << world << " ranks";
-      out << "\n";
-      // Records after this step (written before a crash) are superseded by what follows.
-      session->append_metrics({{"type", "resume"},
-                               {"step", trainer.step()},
-                               {"checkpoint", resume_from ? from : ""},
-                               {"world_size", world}},
-                              true);
-    }
-  } else if (writer) {  // a new session; the other ranks write nothing
-    nlohmann::json manifest = {{"kind", "train"}, {"config", cfg.to_json()}, {"config_path", c.config}};
-    if (init) manifest["init_from"] = {{"path", init->path}, {"kind", init->kind}, {"step", init->step}};
-    if (world > 1) manifest["world_size"] = world;
-    make_out_dir(dir, c.out.empty() ? "--sessions" : "--out");
-    try {
-      session = io::Session::create(dir, manifest);
-    } catch (const io::SessionError& e) {
-      throw UsageError(std::string("--out: ") + e.what());
-    }
-  }
-
-  const TaskSource& task = trainer.task();  // the start of a curriculum; trainer.task() follows it
-  out << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", layers " << cfg.model.layers
-      << ", heads " << cfg.model.heads << ", memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
-      << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
-      << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
-      << cfg.train.bptt_depth << " -> " << dir << "\n";
-  if (world > 1)
-    out << "distributed: " << world << " ranks (" << pg->backend() << ", master " << dopt->master_addr << ":"
-        << dopt->master_port << ", timeout " << c.dist_timeout << " s); each trains on " << cfg.train.batch / world
-        << (cfg.train.batch % world ? "-" + std::to_string(cfg.train.batch / world + 1) : std::string())
-        << " examples of every global batch of " << cfg.train.batch << "\n";
-  if (cfg.train.curriculum.enabled)
-    out << "curriculum: " << cfg.train.curriculum.to_json().dump() << ", now at " << trainer.segments() << " segments\n";
-  if (at_end && !finals_only) {
-    out << "already at step " << trainer.step() << " of " << cfg.train.steps << "; pass --steps N to train longer\n";
-    return 0;
-  }
-
-  const bool tty = ::isatty(::fileno(stdout)) != 0 && &out == &std::cout;
-  const int64_t total = cfg.train.steps, first = trainer.step();
-  const int64_t log_every = std::max<int64_t>(1, (total - first) / 50);
-  const auto t_start = std::chrono::steady_clock::now();
-  auto last_draw = t_start - std::chrono::seconds(1);
-  bool line_open = false;
-  int64_t last_saved = trainer.step();
-
-  auto save = [&](int64_t step) {
-    Checkpoint ck = trainer.checkpoint();
-    const std::string path = session->save_checkpoint(step, ck.tensors, ck.metadata);
-    last_saved = step;
-    return path;
-  };
-  auto end_line = [&]() {
-    if (line_open) out << "\n";
-    line_open = false;
-  };
-
-  // Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
-  std::optional<Document> probe;
-  std::vector<uint8_t> probe_scored;  // the probe tokens the task scores (the "scored_loss" of probe records)
-  auto make_probe = [&]() {
-    if (cfg.train.record_every <= 0 || !writer) return;
-    try {
-      probe = probe_document(trainer.task(), cfg.train.record_segments);
-      probe_scored = episode_scored_tokens(trainer.task(), probe->size());
-    } catch (const std::exception& e) {
-      out << "warning: no probe recordings: " << e.what() << "\n";
-      probe.reset();
-    }
-  };
-  make_probe();
-  int64_t last_recorded = -1;
-  auto record = [&](int64_t step) {
-    if (!probe || step == last_recorded) return;
-    last_recorded = step;
-    try {
-      record_into_session(*session, trainer.model(), *probe, trainer.task().segment_len(), step, recording_trace_spec(),
-                          probe_scored);
-    } catch (const io::SessionError&) {
-      throw;
-    } catch (const io::IoError&) {
-      throw;
-    } catch (const std::exception& e) {
-      end_line();
-      out << "warning: probe recording at step " << step << " failed and is switched off: " << e.what() << "\n";
-      probe.reset();
-    }
-  };
-
-  std::optional<TaskBatch> probe_batch;
-  const std::string hash_csv = dir + "/hash_stats.csv";
-  auto record_hash_stats = [&](int64_t step) {
-    if (!probe_batch) {
-      std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg.train.batch, trainer.task().split_size(Split::kValid))));
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
-      probe_batch = trainer.task().batch(Split::kValid, idx, trainer.model()->device());
-    }
-    const HashStatsAccumulator acc = probe_hash_counts(*trainer.model(), *probe_batch);
-    const bool fresh = ::access(hash_csv.c_str(), F_OK) != 0;
-    std::ofstream f(hash_csv, std::ios::app);
-    if (fresh) f << kHashStatsCsvHeader << "\n";
-    f << hash_stats_csv_rows(step, acc);
-  };
-  if (c.hash_stats_every > 0 && writer) {
-    if (probe_hash_counts(*trainer.model(), task.batch(Split::kValid, {0}, trainer.model()->device())).empty())
-      out << "warning: --hash-stats-every: the model has no hashed projection; no " << hash_csv << "\n";
-    else if (trainer.step() == 0)
-      record_hash_stats(0);
-  }
-
-  TrainCallbacks cb;
-  cb.on_step = [&](const StepMetrics& m) {
-    if (!writer) return;
-    if (pg) pg->set_phase(m.step, "metrics and recordings of rank 0");
-    if (c.hash_stats_every > 0 && !m.non_finite && m.step % c.hash_stats_every == 0) record_hash_stats(m.step);
-    const HostMemory mem = host_memory();
-    const nlohmann::json rec = step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0));
-    session->append_metrics(rec);
-    if (!m.non_finite && cfg.train.record_every > 0 && m.step % cfg.train.record_every == 0) record(m.step);
-    if (!m.non_finite && g_checkpoint_requested.exchange(false)) {
-      const std::string path = save(m.step);
-      end_line();
-      out << "  saved " << path << " (requested)\n" << std::flush;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    const double elapsed = std::chrono::duration<double>(now - t_start).count();
-    const double per_step = elapsed / static_cast<double>(std::max<int64_t>(1, m.step - first));
-    const bool last = m.step >= total;
-    if (tty ? (now - last_draw < std::chrono::milliseconds(200) && !last) : (m.step % log_every != 0 && !last)) return;
-    last_draw = now;
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "step %lld/%lld  loss %.4f  acc %.3f  lr %.2e  |g| %.2f  %s tok/s  ETA %s",
-                  static_cast<long long>(m.step), static_cast<long long>(total), m.loss, m.accuracy, m.lr, m.grad_norm,
-                  fmt_rate(m.tokens_per_s).c_str(), fmt_duration(per_step * static_cast<double>(total - m.step)).c_str());
-    if (tty) {
-      out << "\r" << buf << "\033[K" << std::flush;
-      line_open = true;
-    } else {
-      out << buf << "\n" << std::flush;
-    }
-  };
-  // Evaluations are shared by the ranks (every rank gets the whole result; the curriculum
-  // moves everywhere at once); rank 0 records.
-  auto with_world = [&](nlohmann::json j) {
-    if (world > 1) j["world_size"] = world;
-    return j;
-  };
-  cb.on_eval = [&](const EvalMetrics& e) {
-    if (!writer) return;
-    end_line();
-    out << "  " << eval_line(e) << "\n" << std::flush;
-    session->append_metrics(with_world(eval_record(e)));
-  };
-  cb.on_curriculum = [&](const CurriculumChange& ch) {
-    if (!writer) return;
-    end_line();
-    out << "  curriculum: " << ch.from << " -> " << ch.to << " segments after step " << ch.step << " (" << ch.reason
-        << ")\n" << std::flush;
-    session->append_metrics(with_world({{"type", "curriculum"}, {"step", ch.step}, {"from", ch.from}, {"to", ch.to},
-                                        {"segments", ch.to}, {"reason", ch.reason}}));
-    make_probe();  // the probe document follows the task's new segmentation
-    probe_batch.reset();
-  };
-  cb.on_save = [&](int64_t step) {
-    if (!writer) return;
-    if (pg) pg->set_phase(step, "checkpoint of rank 0");
-    const std::string path = save(step);
-    if (!tty) out << "  saved " << path << "\n";
-  };
-
-  // Out of memory in a step (or a recording, an evaluation, a save) stops training with
-  // exit code 2 and a message naming the step and the size asked for; the checkpoints saved
-  // before stay as they are (each is written atomically), so `--resume` continues from them.
-  platform::MemoryActivity activity("training step " + std::to_string(trainer.step() + 1));
-  auto on_step = cb.on_step;
-  cb.on_step = [&, on_step](const StepMetrics& m) {
-    on_step(m);
-    activity.rename("training step " + std::to_string(m.step + 1) + " (batch " + std::to_string(cfg.train.batch) +
-                    " x " + std::to_string(trainer.segments()) + " segments of " +
-                    std::to_string(trainer.task().segment_len()) + " tokens)");
-  };
-  activity.rename("training step " + std::to_string(trainer.step() + 1) + " (batch " +
-                  std::to_string(cfg.train.batch) + " x " + std::to_string(trainer.segments()) + " segments of " +
-                  std::to_string(trainer.task().segment_len()) + " tokens)");
-  TrainOutcome o;
-  try {
-    if (finals_only) {
-      out << "step " << trainer.step() << " was reached before the run stopped; writing its final evaluations\n";
-    } else {
-      if (first == 0) record(0);
-      SigintGuard guard;
-      o = trainer.run(cb, &g_stop_requested);
-    }
-  } catch (const dist::PeerError& e) {
-    // A rank died or hung: every survivor stops. Rank 0's weights are those after the last
-    // step every rank completed; it saves them so --resume loses nothing.
-    end_line();
-    std::cerr << "mnemoscope: error: " << e.what() << "\n" << std::flush;
-    if (!writer) return 1;
-    session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", e.what()}}));
-    if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << " (the last step every rank completed)\n";
-    out << "training stopped at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir)
-        << " --resume" << (world > 1 ? " --nproc " + std::to_string(world) : std::string()) << "\n" << std::flush;
-    return 1;
-  } catch (const std::exception& e) {
-    auto oom = platform::out_of_memory_message(e);
-    if (!oom) throw;
-    end_line();
-    if (!writer) throw platform::OutOfMemoryError(*oom + ": lower train.batch, model.segment_len or the model size");
-    const auto steps = session->checkpoint_steps();
-    const std::string kept = steps.empty() ? "no checkpoint was saved yet"
-                                           : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
-    try {
-      session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", *oom}}), true);
-    } catch (const std::exception&) {
-      // The log may not be writable with no memory left; the message still goes out below.
-    }
-    throw platform::OutOfMemoryError(*oom + "; " + kept + ": lower train.batch, model.segment_len or the model size, " +
-                                     "e.g. `mnemoscope train --out " + shell_quote(dir) + " --resume --set train.batch=" +
-                                     std::to_string(std::max<int64_t>(1, cfg.train.batch / 2)) + "`");
-  }
-  end_line();
-  if (!writer) return o.non_finite ? 1 : o.stopped ? 130 : 0;
-  trainer.set_process_group(nullptr);  // the other ranks leave now: rank 0 saves and evaluates alone
-  if (o.non_finite) {
-    session->append_metrics(with_world({{"type", "error"}, {"step", trainer.step() + 1}, {"message", o.message}}));
-    out << "training stopped: " << o.message << "\n";
-    if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << " (the last finite weights)\n";
-    return 1;
-  }
-  if (trainer.step() > last_saved) out << "saved " << save(trainer.step()) << "\n";
-  if (cfg.train.record_every > 0 && !finals_only) record(trainer.step());
-  if (o.stopped) {
-    out << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir)
-        << " --resume\n";
-    return 130;
-  }
-  for (Split s : {Split::kValid, Split::kTest})
-    for (bool zero : {false, true}) {
-      if (zero && !(cfg.train.eval_zero_memory && trainer.has_memory())) continue;
-      EvalOptions eo;
-      eo.zero_memory = zero;
-      EvalMetrics e = trainer.evaluate(s, eo);
-      out << "final " << eval_line(e) << "\n";
-      auto j = with_world(eval_record(e));
-      j["final"] = true;
-      session->append_metrics(j);
-    }
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  out << "done: " << o.steps_done << " steps in " << fmt_duration(secs) << "; checkpoints in " << dir
-      << "/checkpoints\n";
-  return 0;
+  TrainRun run(c, std::move(dopt), device, out_main);
+  return run.run();
 }
-
-
 
 namespace {
 

@@ -1,6 +1,7 @@
 #include "core/train/recorder.h"
 
 #include "core/train/recording_layout.h"
+#include "core/train/run_log.h"
 
 #include "core/data/tokenizer.h"
 #include "core/errors.h"
@@ -224,13 +225,8 @@ nlohmann::json record_into_session(io::Session& session, const MemoryModel& mode
                                    const std::vector<uint8_t>& scored) {
   ProbeRecording r = record_probe(model, probe, segment_len, step, spec, scored);
   const std::string path = session.save_trace(step, r.tensors, r.metadata);
-  nlohmann::json j = summarize_recording(read_recording(r.tensors, r.metadata, path));
-  j["type"] = "probe";
-  j["step"] = step;
-  if (r.scored_tokens > 0) {
-    j["scored_loss"] = r.scored_loss;
-    j["scored_tokens"] = r.scored_tokens;
-  }
+  nlohmann::json j =
+      probe_record(step, summarize_recording(read_recording(r.tensors, r.metadata, path)), r.scored_loss, r.scored_tokens);
   session.append_metrics(j);
   return j;
 }

@@ -92,15 +92,17 @@ bool apply_run_record(RunLog& log, const nlohmann::json& r) {
   return false;
 }
 
-nlohmann::json eval_record(const EvalMetrics& e) {
-  nlohmann::json j = {{"type", "eval"},         {"step", e.step},        {"split", split_name(e.split)}, {"loss", e.loss},
-                      {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars},
-                      {"bits_per_token", e.bits_per_token}, {"perplexity", e.perplexity}, {"tokens", e.tokens}};
-  if (e.segments > 0) j["segments"] = e.segments;
-  if (e.zero_memory) j["zero_memory"] = true;
-  for (const auto& [k, v] : e.extra) j[k] = v;  // the task's own metrics (e.g. qa: choice_accuracy)
+// ---- writers --------------------------------------------------------------------------
+
+namespace {
+
+// A distributed run's records name its world size.
+nlohmann::json with_world_size(nlohmann::json j, int world_size) {
+  if (world_size > 1) j["world_size"] = world_size;
   return j;
 }
+
+}  // namespace
 
 nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib) {
   nlohmann::json rec = {{"type", "step"},       {"step", m.step},         {"loss", m.loss},
@@ -118,6 +120,48 @@ nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib) {
   }
   return rec;
 }
+
+nlohmann::json eval_record(const EvalMetrics& e, int world_size) {
+  nlohmann::json j = {{"type", "eval"},         {"step", e.step},        {"split", split_name(e.split)}, {"loss", e.loss},
+                      {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars},
+                      {"bits_per_token", e.bits_per_token}, {"perplexity", e.perplexity}, {"tokens", e.tokens}};
+  if (e.segments > 0) j["segments"] = e.segments;
+  if (e.zero_memory) j["zero_memory"] = true;
+  for (const auto& [k, v] : e.extra) j[k] = v;  // the task's own metrics (e.g. qa: choice_accuracy)
+  return with_world_size(std::move(j), world_size);
+}
+
+nlohmann::json final_eval_record(const EvalMetrics& e, int world_size) {
+  nlohmann::json j = eval_record(e, world_size);
+  j["final"] = true;
+  return j;
+}
+
+nlohmann::json curriculum_record(const CurriculumChange& ch, int world_size) {
+  return with_world_size({{"type", "curriculum"}, {"step", ch.step}, {"from", ch.from}, {"to", ch.to}, {"segments", ch.to},
+                     {"reason", ch.reason}},
+                    world_size);
+}
+
+nlohmann::json probe_record(int64_t step, nlohmann::json summary, double scored_loss, int64_t scored_tokens) {
+  summary["type"] = "probe";
+  summary["step"] = step;
+  if (scored_tokens > 0) {
+    summary["scored_loss"] = scored_loss;
+    summary["scored_tokens"] = scored_tokens;
+  }
+  return summary;
+}
+
+nlohmann::json resume_record(int64_t step, const std::string& checkpoint, int world_size) {
+  return {{"type", "resume"}, {"step", step}, {"checkpoint", checkpoint}, {"world_size", world_size}};
+}
+
+nlohmann::json error_record(int64_t step, const std::string& message, int world_size) {
+  return with_world_size({{"type", "error"}, {"step", step}, {"message", message}}, world_size);
+}
+
+// ---- readers --------------------------------------------------------------------------
 
 RunLog parse_run_log(const std::vector<nlohmann::json>& records) {
   RunLog log;

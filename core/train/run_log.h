@@ -1,5 +1,6 @@
-// A training session's metrics.log read back as curves (docs/formats.md#sessions; written by
-// `mnemoscope train`, app/commands/train.cpp). Record types:
+// A training session's metrics.log: its records, each built by one writer below (appended by
+// `mnemoscope train`, app/commands/train.cpp), and read back as curves (docs/formats.md#sessions).
+// Record types:
 //   {"type":"step",  "step", "loss", "accuracy", "lr", "grad_norm", "tokens_per_s", "seconds",
 //                    "peak_rss_mib", "world_size", ["non_finite": true]; a distributed run also
 //                    "rank_seconds": [...], "rank_tokens_per_s": [...], "allreduce_seconds"}
@@ -8,7 +9,7 @@
 //                    "rmt_block_mass", "hash_entropy"}
 //   {"type":"eval", ..., "zero_memory": true}  the same evaluation with the memory zeroed
 //   {"type":"curriculum", "step", "from", "to", "segments", "reason"}  a curriculum change after step
-//   {"type":"resume","step"}   training restarted from the checkpoint of this step
+//   {"type":"resume", "step", "checkpoint", "world_size"}  training restarted from the checkpoint of this step
 //   {"type":"error", "step", "message"}
 // NaN/Inf numbers are stored as JSON null and come back as NaN. A "resume" record drops the
 // step/eval/probe records of steps after its step that were written before it (the steps a
@@ -107,13 +108,28 @@ RunLog parse_run_log(const std::vector<nlohmann::json>& records);
 // io::Session::read_metrics returns them).
 RunLog parse_run_log(const std::vector<nlohmann::json>& records, const io::LogReadResult& read);
 
-// The "step" record of one optimizer step, as `mnemoscope train` appends it (NaN/Inf become
-// null; a non-finite step is marked and carries the number of the step that failed).
+// The records `mnemoscope train` appends to metrics.log, one writer per type (the table in
+// docs/training.md "Metrics records"); parse_run_log reads each back. NaN/Inf become null.
+// world_size: the ranks of a distributed run, recorded on its records when > 1 (a step
+// record always names it; a resume record too).
 struct StepMetrics;
-nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib);
-// The "eval" record of one evaluation (add "final": true for the end-of-run ones).
 struct EvalMetrics;
-nlohmann::json eval_record(const EvalMetrics& e);
+struct CurriculumChange;
+// One optimizer step (a non-finite step is marked and carries the number of the step that failed).
+nlohmann::json step_record(const StepMetrics& m, double peak_rss_mib);
+// One evaluation; final_eval_record marks an end-of-run one ("final": true).
+nlohmann::json eval_record(const EvalMetrics& e, int world_size = 1);
+nlohmann::json final_eval_record(const EvalMetrics& e, int world_size = 1);
+// A curriculum change after ch.step ("segments": the new count).
+nlohmann::json curriculum_record(const CurriculumChange& ch, int world_size = 1);
+// A probe recording at `step`: its summary (core/train/recorder.h summarize_recording) and,
+// when scored_tokens > 0, the loss over the tokens the task scores.
+nlohmann::json probe_record(int64_t step, nlohmann::json summary, double scored_loss, int64_t scored_tokens);
+// The run restarted at `step` from `checkpoint` ("" when it had none and starts again).
+nlohmann::json resume_record(int64_t step, const std::string& checkpoint, int world_size);
+// Training stopped at `step` (the step that failed or was not completed) for `message`.
+nlohmann::json error_record(int64_t step, const std::string& message, int world_size = 1);
+
 // Applies one more record to `log` (what parse_run_log does per record). Returns true when
 // a "resume" record dropped earlier records (curves must be rebuilt, not appended to).
 bool apply_run_record(RunLog& log, const nlohmann::json& record);

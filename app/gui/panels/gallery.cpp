@@ -6,6 +6,7 @@
 #include "app/gui/model/synthetic.h"
 
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,10 +39,12 @@ struct GalleryPanel::Impl {
   std::shared_ptr<const StepData> synced;
 };
 
-GalleryPanel::GalleryPanel() : impl_(new Impl) {
+GalleryPanel::GalleryPanel() : impl_(std::make_unique<Impl>()) {
   for (const PanelDef* d : gallery_panels()) impl_->panels.emplace_back(d, d->make());
 }
-GalleryPanel::~GalleryPanel() { delete impl_; }
+GalleryPanel::~GalleryPanel() = default;
+static_assert(!std::is_copy_constructible_v<GalleryPanel> && !std::is_copy_assignable_v<GalleryPanel>,
+              "a copy would share impl_");
 int GalleryPanel::size_count() { return kSizeCount; }
 const char* GalleryPanel::size_name(int i) { return i >= 0 && i < kSizeCount ? kSizes[i].name : "?"; }
 

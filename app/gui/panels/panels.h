@@ -308,9 +308,7 @@ class MtnMemoryPanel : public Panel {
 class GalleryPanel : public Panel {
  public:
   GalleryPanel();
-  ~GalleryPanel();
-  GalleryPanel(const GalleryPanel&) = delete;  // owns impl_
-  GalleryPanel& operator=(const GalleryPanel&) = delete;
+  ~GalleryPanel();  // where Impl is complete
   void draw(PanelContext& ctx) override;
   // Sizes offered (slots x tokens); index into them.
   static int size_count();
@@ -319,7 +317,7 @@ class GalleryPanel : public Panel {
 
  private:
   struct Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;  // owned: a GalleryPanel is not copyable
 };
 
 }  // namespace mnemo::app
