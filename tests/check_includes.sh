@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Enforces the include directions of docs/architecture.md ("Layers"): nothing includes a
-# layer above it. core -> kernels; viz -> core/trace types and core/errors.h only;
+# layer above it. core -> kernels; core/data knows no model (core/data/segment.h is shared); viz -> core/trace types and core/errors.h only;
 # app/figures -> viz, core; app/gui/model -> app/figures, core (headers without LibTorch);
 # app/gui/panels -> model, widgets; app/gui/shell -> panels, model, platform;
 # app/cli knows no command; only the command line (cli/, commands/, bench/) throws UsageError.
@@ -22,6 +22,7 @@ inc='#include\s*[<"]'
 check core    "$inc(app|viz)/" "core must not include app/ or viz/"
 check core    "$inc(imgui|GLFW|GL/)" "core knows no screen"
 check core    '(std::cout|\bprintf\(|\bputs\()' "core prints nothing to stdout"
+check core/data "$inc"'core/(models|nn|train|engine)/' "core/data knows no model: tasks hand models SegmentInput and TaskHead (core/data/segment.h)"
 check kernels "$inc(core|app|viz|torch|ATen|c10)/" "kernels know no LibTorch module nor core"
 check viz     "$inc(app/|imgui|GLFW|GL/|torch/|ATen/)" "viz knows no window and no LibTorch"
 check viz     "$inc"'core/(data|nn|models|train|engine|io)/' "viz may include core/trace types and core/errors.h only"
@@ -54,7 +55,7 @@ check core             'UsageError' "UsageError belongs to the command line"
 # The loaders' plain layers are built with clang's sanitizers for fuzzing (fuzz/CMakeLists.txt):
 # they and what they include compile without LibTorch.
 plain_heavy='(torch/|ATen/|c10/|core/engine/|core/train/checkpoint\.h|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/data/(segmenter|tasks)\.h|core/train/(trainer|recorder)\.h)'
-for f in core/io/atomic_file core/io/config_fields core/io/framed_log core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
+for f in core/io/atomic_file core/io/config_fields core/io/framed_log core/models/capabilities core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
          core/data/document core/data/tokenizer core/train/recording_layout core/platform/memory \
          app/gui/model/tour; do
   check "$f.h" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"

@@ -228,7 +228,7 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   }
   auto task = cfg.make_task();
   try {
-    task->configure_model(*model);  // e.g. the qa task: MTN answer tagging
+    model->set_task_head(task->head());  // e.g. the qa task: MTN answer tagging
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--config: ") + e.what());
   }

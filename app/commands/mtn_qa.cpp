@@ -245,7 +245,7 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
       MemoryModel m = make_model(tc.model, tc.train.seed);
       load_weights(*m, wf.weights, latest->path);
       auto qa = std::dynamic_pointer_cast<QaTaskSource>(tc.make_task());
-      qa->configure_model(*m);
+      m->set_task_head(qa->head());
       example_figures(*std::dynamic_pointer_cast<MtnImpl>(m), qa->qa(), c.out + "/example-mtn");
     }
   }

@@ -28,37 +28,31 @@ int64_t wrap(int64_t index, int64_t n) { return ((index % n) + n) % n; }
 // (target_valid from `tvalid_of`), next_tokens/next_valid from z[L, (S+1) L).
 TaskBatch flat_batch(const torch::Tensor& z, const torch::Tensor& zvalid, const torch::Tensor& tvalid, int64_t s,
                      int64_t l, torch::Device device) {
-  TaskBatch out;
-  out.examples = z.size(0);
-  auto targets = z.narrow(1, 1, s * l);
-  for (int64_t t = 0; t < s; ++t) {
-    SegmentInput in;
-    in.tokens = z.narrow(1, t * l, l).contiguous().to(device);
-    in.valid = zvalid.narrow(1, t * l, l).contiguous().to(device);
-    in.targets = targets.narrow(1, t * l, l).contiguous().to(device);
-    in.target_valid = tvalid.narrow(1, t * l, l).contiguous().to(device);
-    in.next_tokens = z.narrow(1, (t + 1) * l, l).contiguous().to(device);
-    in.next_valid = zvalid.narrow(1, (t + 1) * l, l).contiguous().to(device);
-    out.segments.push_back(std::move(in));
-  }
   // scored is left empty: the Trainer scores target_valid (decoders) or next_valid (Memformer).
-  return out;
+  return cut_segments({z, zvalid, z.narrow(1, 1, s * l), tvalid, z.narrow(1, l, s * l), zvalid.narrow(1, l, s * l), {}},
+                      s, l, device);
 }
 
 }  // namespace
 
 void ByteWindowTask::read_window_fields(const nlohmann::json& cfg, const std::string& kind,
                                         const std::vector<std::string>& handled) {
-  read_task_fields(cfg, kind,
-                   {{"length", &length_, 2, 65536},
-                    {"segments", &segments_, 1, 65536},
-                    {"valid_size", &valid_size_, 0, int64_t{1} << 40},
-                    {"test_size", &test_size_, 0, int64_t{1} << 40}},
-                   &seed_, handled);
+  read_task_fields(cfg, kind, window_fields(), &seed_, handled);
   check_range("task.segments", segments_, 1, length_);
   if (length_ % segments_ != 0)
     throw field_error("task.length", "= " + std::to_string(length_) + " must be a multiple of 'task.segments' = " +
                                          std::to_string(segments_));
+}
+
+std::vector<TaskField> ByteWindowTask::window_fields() {
+  return {{"length", &length_, 2, 65536},
+          {"segments", &segments_, 1, 65536},
+          {"valid_size", &valid_size_, 0, int64_t{1} << 40},
+          {"test_size", &test_size_, 0, int64_t{1} << 40}};
+}
+
+nlohmann::json ByteWindowTask::write_window_fields(const std::string& kind) const {
+  return write_task_fields(kind, const_cast<ByteWindowTask*>(this)->window_fields(), seed_);
 }
 
 int64_t ByteWindowTask::capped_split_size(Split s, int64_t fit) const {
@@ -111,7 +105,7 @@ std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task) {
 // ---- mnist ----
 
 MnistTask::MnistTask(const nlohmann::json& cfg, const std::vector<MnistImage>* images) {
-  read_task_fields(cfg, "mnist", {{"segments", &segments_, 1, kMnistPixels}}, &seed_);
+  read_task_fields(cfg, "mnist", fields(), &seed_);
   len_ = (kMnistPixels + segments_ - 1) / segments_;
   if ((segments_ - 1) * len_ >= kMnistPixels)
     throw field_error("task.segments", "= " + std::to_string(segments_) +
@@ -125,7 +119,9 @@ MnistTask::MnistTask(const nlohmann::json& cfg, const std::vector<MnistImage>* i
   }
 }
 
-nlohmann::json MnistTask::to_json() const { return {{"name", "mnist"}, {"segments", segments_}, {"seed", seed_}}; }
+nlohmann::json MnistTask::to_json() const {
+  return write_task_fields("mnist", const_cast<MnistTask*>(this)->fields(), seed_);
+}
 
 int64_t MnistTask::split_size(Split s) const {
   return std::max<int64_t>(1, static_cast<int64_t>(split_[static_cast<int>(s)].size()));
@@ -171,10 +167,7 @@ MobyDickTask::MobyDickTask(const nlohmann::json& cfg, const std::vector<MobyDick
   }
 }
 
-nlohmann::json MobyDickTask::to_json() const {
-  return {{"name", "moby-dick"},      {"length", length_},       {"segments", segments_},
-          {"valid_size", valid_size_}, {"test_size", test_size_}, {"seed", seed_}};
-}
+nlohmann::json MobyDickTask::to_json() const { return write_window_fields("moby-dick"); }
 
 int64_t MobyDickTask::split_size(Split s) const {
   const int64_t n = static_cast<int64_t>(text_[static_cast<int>(s)].size());

@@ -41,6 +41,7 @@
 #pragma once
 #include "core/data/mnist.h"
 #include "core/data/moby_dick.h"
+#include "core/data/task_fields.h"
 #include "core/data/tasks.h"
 
 #include <functional>
@@ -69,6 +70,10 @@ class ByteWindowTask : public TaskSource {
   // length 2..65536, segments 1..length dividing it, valid_size / test_size >= 0 (ConfigError
   // naming the field).
   void read_window_fields(const nlohmann::json& cfg, const std::string& kind, const std::vector<std::string>& handled = {});
+  // The same fields written (write_task_fields): what to_json starts from.
+  nlohmann::json write_window_fields(const std::string& kind) const;
+  // Its fields for both (write_task_fields only reads them).
+  std::vector<TaskField> window_fields();
   // `fit` windows, capped by valid_size / test_size for the held-out splits (0 = no cap).
   int64_t capped_split_size(Split s, int64_t fit) const;
   // The 64-bit number that places training window `index` of split `s` (uniform; the caller
@@ -100,6 +105,7 @@ class MnistTask : public TaskSource {
  private:
   int64_t segments_ = 8, len_ = 98;
   uint64_t seed_ = 1;
+  std::vector<TaskField> fields() { return {{"segments", &segments_, 1, kMnistPixels}}; }
   std::vector<MnistImage> split_[3];
   std::vector<int64_t> perm_[3];
 };

@@ -14,7 +14,7 @@
 #pragma once
 #include "core/data/dataset_cache.h"
 #include "core/data/tasks.h"
-#include "core/models/model.h"
+#include "core/data/segment.h"
 
 #include <torch/torch.h>
 

@@ -14,7 +14,7 @@
 #include "core/data/dataset_cache.h"
 #include "core/data/tasks.h"
 #include "core/data/document.h"
-#include "core/models/model.h"
+#include "core/data/segment.h"
 
 #include <cstdint>
 #include <string>

@@ -21,7 +21,7 @@
 #include "core/data/qa_options.h"
 #include "core/data/tasks.h"
 #include "core/errors.h"
-#include "core/models/model.h"
+#include "core/data/segment.h"
 
 #include <nlohmann/json.hpp>
 
@@ -52,7 +52,7 @@ struct QaExample {
 // (ties: the first). answer_prob: [>= query length] P(answer) of the query bytes.
 int64_t qa_pick_candidate(const torch::Tensor& answer_prob, const QaExample& ex);
 
-// Model inputs of a batch, chunked for MemoryModelImpl::step. Row b is example b.
+// Model inputs of a batch, chunked for a model's step. Row b is example b.
 // Token ids are bytes; padding is ByteTokenizer::kPad with valid = false. offsets hold the
 // position in the example's stream (document padded to doc_chunks * chunk_len, then the
 // query): {t, t + 1}, {-1, -1} on padding.
@@ -92,8 +92,8 @@ class QaTask {
 // doc_chunks (the memory after reading is fixed while the query is read). Accuracy and
 // exact match are scored on the candidate cities' bytes (tagged answer or not); the task
 // adds choice_accuracy, recall, fpr, pseudo_precision and pseudo_f1 (core/data/qa_metrics.h)
-// to every evaluation. configure_model switches an MTN-family model to answer tagging with
-// the class weights of QaTask::class_weights(); other models are a ConfigError.
+// to every evaluation. head() asks for answer tagging with the class weights of
+// QaTask::class_weights() (a model that cannot tag tokens throws ConfigError in set_task_head).
 class QaTaskSource : public TaskSource {
  public:
   explicit QaTaskSource(const nlohmann::json& cfg);  // ConfigError naming the option
@@ -105,7 +105,7 @@ class QaTaskSource : public TaskSource {
   int64_t segment_len() const override { return task_.options().chunk_len; }
   int64_t split_size(Split s) const override;
   TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const override;
-  void configure_model(MemoryModelImpl& model) const override;
+  TaskHead head() const override;
   void accumulate_metrics(const TaskBatch& batch, const std::vector<torch::Tensor>& logits,
                           MetricSums& sums) const override;
   std::map<std::string, double> finish_metrics(const MetricSums& sums) const override;

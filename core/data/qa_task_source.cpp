@@ -1,7 +1,6 @@
 #include "core/data/qa_task.h"
 
 #include "core/data/qa_metrics.h"
-#include "core/models/mtn.h"
 
 namespace mnemo {
 
@@ -104,12 +103,8 @@ TaskBatch QaTaskSource::batch(Split s, const std::vector<int64_t>& indices, torc
   return out;
 }
 
-void QaTaskSource::configure_model(MemoryModelImpl& model) const {
-  auto* mtn = dynamic_cast<MtnImpl*>(&model);
-  if (!mtn)
-    throw ConfigError("task 'qa' tags answer bytes and needs an MTN-family model (model.model = mtn, mtn-naive or "
-                      "no-memory), not '" + model.kind() + "'");
-  mtn->set_task({MtnTask::Kind::kAnswerTagging, weights_.first, weights_.second});
+TaskHead QaTaskSource::head() const {
+  return {TaskHead::Kind::kAnswerTagging, weights_.first, weights_.second, name()};
 }
 
 void QaTaskSource::accumulate_metrics(const TaskBatch& batch, const std::vector<torch::Tensor>& logits,

@@ -34,18 +34,7 @@ RecallTask::RecallTask(const nlohmann::json& cfg) {
   kind_ = cfg.at("name").get<std::string>();
   const bool copy = kind_ == "copy-recall";
   if (!copy) symbols_ = 26;
-  std::vector<TaskField> fields = {{"segments", &segments_, 3, 4096}};
-  if (copy) {
-    fields.push_back({"source_len", &source_len_, 1, 1024});
-    fields.push_back({"facts", &facts_, 1, 64});
-  } else {
-    fields.push_back({"pairs", &pairs_, 1, 26});
-  }
-  fields.insert(fields.end(), {{"symbols", &symbols_, copy ? 2 : 1, 26},
-                               {"train_size", &sizes_[0], 1, int64_t{1} << 40},
-                               {"valid_size", &sizes_[1], 1, int64_t{1} << 40},
-                               {"test_size", &sizes_[2], 1, int64_t{1} << 40}});
-  read_task_fields(cfg, kind_, fields, &seed_);
+  read_task_fields(cfg, kind_, fields(), &seed_);
   if (copy) {
     if (segments_ < 2 * facts_ + 1)
       throw field_error("task.segments", "= " + std::to_string(segments_) + " leaves no distractor segment for " +
@@ -60,17 +49,24 @@ RecallTask::RecallTask(const nlohmann::json& cfg) {
   }
 }
 
-nlohmann::json RecallTask::to_json() const {
-  nlohmann::json j = {{"name", kind_},           {"segments", segments_},     {"symbols", symbols_},
-                      {"train_size", sizes_[0]}, {"valid_size", sizes_[1]}, {"test_size", sizes_[2]},
-                      {"seed", seed_}};
-  if (kind_ == "copy-recall") {
-    j["source_len"] = source_len_;
-    if (facts_ != 1) j["facts"] = facts_;  // absent: 1 (configs written before the field)
+std::vector<TaskField> RecallTask::fields() {
+  const bool copy = kind_ == "copy-recall";
+  std::vector<TaskField> f = {{"segments", &segments_, 3, 4096}};
+  if (copy) {
+    f.push_back({"source_len", &source_len_, 1, 1024});
+    f.push_back({"facts", &facts_, 1, 64, 1});  // absent: 1 (configs written before the field)
   } else {
-    j["pairs"] = pairs_;
+    f.push_back({"pairs", &pairs_, 1, 26});
   }
-  return j;
+  f.insert(f.end(), {{"symbols", &symbols_, copy ? 2 : 1, 26},
+                     {"train_size", &sizes_[0], 1, int64_t{1} << 40},
+                     {"valid_size", &sizes_[1], 1, int64_t{1} << 40},
+                     {"test_size", &sizes_[2], 1, int64_t{1} << 40}});
+  return f;
+}
+
+nlohmann::json RecallTask::to_json() const {
+  return write_task_fields(kind_, const_cast<RecallTask*>(this)->fields(), seed_);
 }
 
 int64_t RecallTask::split_size(Split s) const { return sizes_[static_cast<int>(s)]; }
@@ -166,20 +162,8 @@ TaskBatch RecallTask::batch(Split s, const std::vector<int64_t>& indices, torch:
   // Within-sequence targets: position g predicts token g+1 (valid where g+1 is scored).
   auto targets = z.narrow(1, 1, total);
   auto tvalid = zscored.narrow(1, 1, total);
-  TaskBatch out;
-  out.examples = b;
-  for (int64_t t = 0; t < n; ++t) {
-    SegmentInput in;
-    in.tokens = z.narrow(1, t * l, l).contiguous().to(device);
-    in.valid = zvalid.narrow(1, t * l, l).contiguous().to(device);
-    in.targets = targets.narrow(1, t * l, l).contiguous().to(device);
-    in.target_valid = tvalid.narrow(1, t * l, l).contiguous().to(device);
-    in.next_tokens = z.narrow(1, (t + 1) * l, l).contiguous().to(device);
-    in.next_valid = zscored.narrow(1, (t + 1) * l, l).contiguous().to(device);
-    out.segments.push_back(std::move(in));
-    out.scored.push_back(tvalid.narrow(1, t * l, l).contiguous().to(device));
-  }
-  return out;
+  return cut_segments({z, zvalid, targets, tvalid, z.narrow(1, l, total), zscored.narrow(1, l, total), tvalid}, n, l,
+                      device);
 }
 
 }  // namespace mnemo

@@ -33,6 +33,7 @@
 // information and question of an example do not depend on the number of segments, so a
 // curriculum over segments keeps the same facts and only adds distractors.
 #pragma once
+#include "core/data/task_fields.h"
 #include "core/data/tasks.h"
 
 #include <memory>
@@ -61,6 +62,8 @@ class RecallTask : public TaskSource {
   double chance() const;  // accuracy of a uniform guess per scored byte
 
  private:
+  // Its fields for read_task_fields / write_task_fields (which only reads them).
+  std::vector<TaskField> fields();
   std::string kind_;
   int64_t segments_ = 3, source_len_ = 8, pairs_ = 4, symbols_ = 10, facts_ = 1, len_ = 0;
   int64_t sizes_[3] = {100000, 2000, 2000};

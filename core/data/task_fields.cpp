@@ -29,4 +29,12 @@ void read_task_fields(const nlohmann::json& j, const std::string& kind, const st
   for (const auto& f : fields) check_range("task." + f.name, *f.value, f.lo, f.hi);
 }
 
+nlohmann::json write_task_fields(const std::string& kind, const std::vector<TaskField>& fields, uint64_t seed) {
+  nlohmann::json j = {{"name", kind}};
+  for (const auto& f : fields)
+    if (!f.unwritten_at || *f.value != *f.unwritten_at) j[f.name] = *f.value;
+  j["seed"] = seed;
+  return j;
+}
+
 }  // namespace mnemo

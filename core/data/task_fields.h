@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,11 +63,16 @@ struct SplitMix64 {
   }
 };
 
-// One integer field of a task: its JSON name, where it is read to, and its range.
+// One integer field of a task: its JSON name, where it is read to (and written from), and
+// its range. A task lists its fields once (a function returning them) for both
+// read_task_fields and write_task_fields.
 struct TaskField {
   std::string name;
   int64_t* value;
   int64_t lo, hi;
+  // Not written while it holds this value: a field added after configs were written, whose
+  // absence in them means this value (so they are written back as they were).
+  std::optional<int64_t> unwritten_at = std::nullopt;
 };
 
 // Reads a task config object: "name" and the keys in `handled` are skipped (the caller reads
@@ -77,5 +83,9 @@ struct TaskField {
 // other fields are the caller's (check_range after this).
 void read_task_fields(const nlohmann::json& j, const std::string& kind, const std::vector<TaskField>& fields,
                       uint64_t* seed, const std::vector<std::string>& handled = {});
+
+// The task's normalised config (its to_json): {"name": kind, every field but those at their
+// unwritten_at value, "seed": seed}. The caller adds the keys it reads itself.
+nlohmann::json write_task_fields(const std::string& kind, const std::vector<TaskField>& fields, uint64_t seed);
 
 }  // namespace mnemo

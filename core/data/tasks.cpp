@@ -297,16 +297,26 @@ TaskBatch Task::make_batch(const std::vector<TaskExample>& examples, torch::Devi
       }
     }
   }
+  return cut_segments({tokens, valid, targets, tvalid, {}, {}, scored}, n, ls, device);
+}
+
+TaskBatch cut_segments(const FlatBatch& f, int64_t n, int64_t l, torch::Device device) {
+  TORCH_CHECK(f.tokens.defined() && f.tokens.dim() == 2, "cut_segments: tokens must be [B, >= n * l]");
+  auto cut = [&](const torch::Tensor& x, int64_t t) {
+    return x.defined() ? x.narrow(1, t * l, l).contiguous().to(device) : torch::Tensor();
+  };
   TaskBatch out;
-  out.examples = b;
+  out.examples = f.tokens.size(0);
   for (int64_t t = 0; t < n; ++t) {
     SegmentInput in;
-    in.tokens = tokens.narrow(1, t * ls, ls).contiguous().to(device);
-    in.valid = valid.narrow(1, t * ls, ls).contiguous().to(device);
-    in.targets = targets.narrow(1, t * ls, ls).contiguous().to(device);
-    in.target_valid = tvalid.narrow(1, t * ls, ls).contiguous().to(device);
-    out.segments.push_back(in);
-    out.scored.push_back(scored.narrow(1, t * ls, ls).contiguous().to(device));
+    in.tokens = cut(f.tokens, t);
+    in.valid = cut(f.valid, t);
+    in.targets = cut(f.targets, t);
+    in.target_valid = cut(f.target_valid, t);
+    in.next_tokens = cut(f.next_tokens, t);
+    in.next_valid = cut(f.next_valid, t);
+    out.segments.push_back(std::move(in));
+    if (f.scored.defined()) out.scored.push_back(cut(f.scored, t));
   }
   return out;
 }

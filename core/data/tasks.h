@@ -25,7 +25,7 @@
 #pragma once
 #include "core/errors.h"
 #include "core/io/config_fields.h"
-#include "core/models/model.h"
+#include "core/data/segment.h"
 
 #include <nlohmann/json.hpp>
 
@@ -89,6 +89,14 @@ struct TaskBatch {
   std::map<std::string, torch::Tensor> extra;
 };
 
+// A batch laid out flat, each tensor [B, >= n * l]: segment t of the TaskBatch takes columns
+// [t * l, (t + 1) * l) of every tensor given (an undefined one leaves that SegmentInput field,
+// or TaskBatch::scored, undefined / empty), moved to `device`. What every task's batch() cuts.
+struct FlatBatch {
+  torch::Tensor tokens, valid, targets, target_valid, next_tokens, next_valid, scored;
+};
+TaskBatch cut_segments(const FlatBatch& f, int64_t n, int64_t l, torch::Device device);
+
 // Task-specific metric sums: name -> (sum, count); the value is sum / count unless the
 // task's finish_metrics derives it otherwise.
 using MetricSums = std::map<std::string, std::pair<double, double>>;
@@ -109,9 +117,10 @@ class TaskSource {
   virtual TaskBatch batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const = 0;
 
   // Hooks for tasks that need more than loss / accuracy / exact match (defaults: nothing).
-  // Called once on a freshly built model (training, eval, the GUI): e.g. the QA task switches
-  // an MTN to answer tagging with its class weights. ConfigError when the model cannot do the task.
-  virtual void configure_model(MemoryModelImpl& model) const {}
+  // The output head the task needs, for MemoryModelImpl::set_task_head on a freshly built
+  // model (training, eval, the GUI): e.g. the QA task asks for answer tagging with its class
+  // weights. Default: language modelling.
+  virtual TaskHead head() const { return {}; }
   // Adds this batch's sums; logits[t] = segment t's logits (undefined where none).
   virtual void accumulate_metrics(const TaskBatch& batch, const std::vector<torch::Tensor>& logits,
                                   MetricSums& sums) const {}

@@ -78,16 +78,12 @@ TextTask::TextTask(const nlohmann::json& cfg) {
 }
 
 nlohmann::json TextTask::to_json() const {
-  return {{"name", "text"},
-          {"corpus", corpus_->resolved()},
-          {"length", length_},
-          {"segments", segments_},
-          {"valid_fraction", valid_fraction_},
-          {"test_fraction", test_fraction_},
-          {"valid_size", valid_size_},
-          {"test_size", test_size_},
-          {"seed", seed_},
-          {"split", corpus_->split_record()}};
+  nlohmann::json j = write_window_fields("text");  // and the fields it reads itself:
+  j["corpus"] = corpus_->resolved();
+  j["valid_fraction"] = valid_fraction_;
+  j["test_fraction"] = test_fraction_;
+  j["split"] = corpus_->split_record();
+  return j;
 }
 
 int64_t TextTask::split_size(Split s) const {

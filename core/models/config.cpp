@@ -1,15 +1,21 @@
 #include "core/models/config.h"
 
 #include "core/io/json_file.h"
+#include "core/models/capabilities.h"
 
 #include "kernels/limits.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace mnemo {
 
 LossTarget loss_target_of(const std::string& model_kind) {
-  return model_kind == "memformer" ? LossTarget::kNextSegment : LossTarget::kNextToken;
+  // The capability table says it; a kind this build does not know (a recording's, "") is
+  // read as predicting the next token.
+  const auto& known = ModelConfig::known_models();
+  if (std::find(known.begin(), known.end(), model_kind) == known.end()) return LossTarget::kNextToken;
+  return capabilities_of(model_kind).next_segment ? LossTarget::kNextSegment : LossTarget::kNextToken;
 }
 
 int64_t predicted_token(LossTarget target, int64_t segment, int64_t segment_len, int64_t j) {

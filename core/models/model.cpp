@@ -1,5 +1,8 @@
 #include "core/models/model.h"
 
+#include "core/errors.h"
+#include "core/models/config.h"
+
 #include <stdexcept>
 
 namespace mnemo {
@@ -8,6 +11,15 @@ const torch::Tensor& MemoryState::at(const std::string& key) const {
   auto it = tensors.find(key);
   if (it == tensors.end()) throw std::out_of_range("memory state has no tensor '" + key + "'");
   return it->second;
+}
+
+void MemoryModelImpl::set_task_head(const TaskHead& head) {
+  if (head.kind == TaskHead::Kind::kLanguageModel) return;
+  std::string can;
+  for (const auto& k : ModelConfig::known_models())
+    if (capabilities_of(k).mtn_family) can += (can.empty() ? "" : ", ") + k;
+  throw ConfigError("task '" + head.task + "' tags answer bytes and needs an MTN-family model (model.model = " + can +
+                    "), not '" + kind() + "'");
 }
 
 const char* ablation_name(MemoryAblation a) {

@@ -1,5 +1,6 @@
 // The interface every memory model implements (docs/architecture.md#data-flow).
 #pragma once
+#include "core/data/segment.h"
 #include "core/models/capabilities.h"
 #include "core/trace/tracer.h"
 
@@ -34,20 +35,6 @@ const char* ablation_name(MemoryAblation a);
 // i-1 and the model's `initial` memory.
 MemoryState ablated_memory(MemoryAblation a, const MemoryState& carried, const MemoryState& initial);
 
-// One segment of input. Models that predict the next segment (Memformer) use next_*;
-// left undefined, no loss is computed.
-struct SegmentInput {
-  torch::Tensor tokens;       // [B, L] int64
-  torch::Tensor valid;        // [B, L] bool (false on padding)
-  torch::Tensor next_tokens;  // [B, L] int64 or undefined
-  torch::Tensor next_valid;   // [B, L] bool or undefined
-  torch::Tensor offsets;      // [B, L, 2] int64 byte ranges (traced as input.offsets), optional
-  // Within-segment targets for decoder-only / token-classification models (RMT, TrXL, MTN):
-  // targets[b, j] is what position j must predict; loss only where target_valid is true.
-  torch::Tensor targets;       // [B, L] int64 or undefined
-  torch::Tensor target_valid;  // [B, L] bool or undefined
-};
-
 struct SegmentOutput {
   torch::Tensor logits;      // [B, L, V] or undefined when there is nothing to predict
   torch::Tensor token_loss;  // [B, L] per-token cross-entropy (0 on masked positions) or undefined
@@ -69,6 +56,11 @@ class MemoryModelImpl : public torch::nn::Module {
   // the next token). False for a token classifier (MTN answer tagging, targets 0/1), whose
   // labels only its task can give: the Engine then steps a document with no targets (no loss).
   virtual bool predicts_tokens() const { return true; }
+  // Switches the output head to what a task needs (core/data/segment.h). The default takes
+  // kLanguageModel only and throws ConfigError naming the models that can tag tokens for
+  // anything else; the MTN family overrides it. Called once on a freshly built model
+  // (training, eval, the GUI) with TaskSource::head().
+  virtual void set_task_head(const TaskHead& head);
   // Device of the parameters.
   torch::Device device() const;
 };

@@ -145,11 +145,11 @@ std::string MtnImpl::kind() const {
   return "mtn";
 }
 
-void MtnImpl::set_task(const MtnTask& task) {
-  if (!(task.other_weight > 0.0) || !(task.answer_weight > 0.0) || !std::isfinite(task.other_weight) ||
-      !std::isfinite(task.answer_weight))
+void MtnImpl::set_task_head(const TaskHead& head) {
+  if (!(head.other_weight > 0.0) || !(head.answer_weight > 0.0) || !std::isfinite(head.other_weight) ||
+      !std::isfinite(head.answer_weight))
     throw std::invalid_argument("mtn task: class weights must be finite and > 0");
-  task_ = task;
+  task_ = head;
 }
 
 torch::Tensor MtnImpl::embed(const torch::Tensor& tokens) {
@@ -199,7 +199,7 @@ SegmentOutput MtnImpl::step(const SegmentInput& in, const MemoryState& mem, Trac
               "valid must be [B, L] bool like tokens");
   const int64_t b = in.tokens.size(0), l = in.tokens.size(1), d = cfg_.dim;
   const auto dev = in.tokens.device();
-  const bool lm = task_.kind == MtnTask::Kind::kLanguageModel;
+  const bool lm = task_.kind == TaskHead::Kind::kLanguageModel;
   const auto& valid = in.valid;
   if (tracer) {
     tracer->put_if_wanted(keys::kInputTokens, in.tokens);

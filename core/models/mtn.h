@@ -32,10 +32,9 @@
 
 namespace mnemo {
 
-
 enum class MtnVariant { kMtn, kNaive, kNoMemory };
 
-// What the chunk tokens are trained to predict.
+// What the chunk tokens are trained to predict (the TaskHead's kind).
 //  kLanguageModel: targets = token ids (next token); the joint layers run over
 //    [read memory ; chunk ; write memory]: chunk tokens read the read copy (which reads
 //    memory only) and earlier chunk tokens; the write copy reads memory and the whole chunk
@@ -44,12 +43,7 @@ enum class MtnVariant { kMtn, kNaive, kNoMemory };
 //  kAnswerTagging: targets = 0/1 (answer token or not), the paper's token classification;
 //    attention is bidirectional; P(answer) = sigmoid(w^T e + b); loss = class-weighted NLL
 //    sum_j w_{y_j} nll_j / sum_j w_{y_j} over target_valid tokens.
-struct MtnTask {
-  enum class Kind { kLanguageModel, kAnswerTagging };
-  Kind kind = Kind::kLanguageModel;
-  double other_weight = 1.0;   // weight of class 0 (not answer)
-  double answer_weight = 1.0;  // weight of class 1 (answer)
-};
+// (TaskHead, core/data/segment.h; set with set_task_head.)
 
 // Result of keep_m_max over N candidates.
 struct KeptMemory {
@@ -106,10 +100,10 @@ class MtnImpl : public MemoryModelImpl {
   std::string kind() const override;
   MtnVariant variant() const { return variant_; }
   const ModelConfig& config() const { return cfg_; }
-  const MtnTask& task() const { return task_; }
-  bool predicts_tokens() const override { return task_.kind == MtnTask::Kind::kLanguageModel; }
+  const TaskHead& task() const { return task_; }
+  bool predicts_tokens() const override { return task_.kind == TaskHead::Kind::kLanguageModel; }
   // Throws std::invalid_argument for non-positive class weights.
-  void set_task(const MtnTask& task);
+  void set_task_head(const TaskHead& head) override;
 
   MemoryState initial_memory(int64_t batch) override;
   // Reads one chunk with memory `mem` and returns the next memory (keep_m_max for mtn, the
@@ -140,7 +134,7 @@ class MtnImpl : public MemoryModelImpl {
  private:
   ModelConfig cfg_;
   MtnVariant variant_;
-  MtnTask task_;
+  TaskHead task_;
   std::vector<torch::Tensor>* logit_sink_ = nullptr;
 };
 TORCH_MODULE(Mtn);

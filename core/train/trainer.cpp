@@ -16,7 +16,7 @@ Trainer::Trainer(TrainingConfig cfg, torch::Device device)
   segments_ = task_->segments();
   if (cfg_.train.curriculum.enabled && cfg_.train.curriculum.start > 0) set_segments(cfg_.train.curriculum.start, 0);
   model_ = make_model(cfg_.model, cfg_.train.seed, device_);
-  task_->configure_model(*model_);
+  model_->set_task_head(task_->head());
   AdamWSettings s;
   s.lr = cfg_.train.lr;
   s.weight_decay = cfg_.train.weight_decay;
@@ -186,7 +186,7 @@ void Trainer::set_segments(int64_t segments, int64_t since_step) {
     old_tasks_.push_back(task_);
     task_ = mnemo::make_task(task_with_segments(cfg_.task, segments));
     segments_ = segments;
-    if (model_) task_->configure_model(*model_);
+    if (model_) model_->set_task_head(task_->head());
   }
   curriculum_since_ = since_step;
 }

@@ -37,7 +37,28 @@ TEST_CASE("capabilities: every known model kind has an entry that matches the mo
           (caps.provenance == ProvenanceKind::kWriterAttention || caps.provenance == ProvenanceKind::kAttentionRollout));
     CHECK(provenance_trace_keys(kind).empty() == !has_provenance_chain(kind));
     CHECK((caps.panels == PanelFamily::kMemformer) == (kind == "memformer"));
+    // A task's head (core/data/segment.h): language modelling is every model's; answer
+    // tagging only the MTN family's, the others refuse it naming the kinds that can.
+    m->set_task_head(TaskHead{});
+    const TaskHead tagging{TaskHead::Kind::kAnswerTagging, 1.0, 3.0, "qa"};
+    if (caps.mtn_family) {
+      m->set_task_head(tagging);
+      CHECK_FALSE(m->predicts_tokens());
+    } else {
+      try {
+        m->set_task_head(tagging);
+        FAIL("answer tagging was accepted");
+      } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()) == "task 'qa' tags answer bytes and needs an MTN-family model (model.model = mtn, "
+                                       "mtn-naive, no-memory), not '" + kind + "'");
+      }
+      CHECK(m->predicts_tokens());
+    }
   }
+  // A kind this build does not know (a recording's) is read as predicting the next token.
+  CHECK(loss_target_of("") == LossTarget::kNextToken);
+  CHECK(loss_target_of("lstm") == LossTarget::kNextToken);
+  CHECK(loss_target_of("memformer") == LossTarget::kNextSegment);
   CHECK(std::string(capabilities_of("rmt-write-only").rmt_title) == "RMT (write only)");
   CHECK(capabilities_of("rmt-write-only").rmt_previous_write);
   CHECK_FALSE(capabilities_of("rmt-write-only").rmt_read_block);

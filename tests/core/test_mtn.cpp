@@ -153,10 +153,10 @@ TEST_CASE("mtn step: kept entries are the rows of e with the largest V_I.e + b_I
 
 TEST_CASE("changing a memory entry's importance shifts that key's logits by exactly that amount, nothing else") {
   torch::NoGradGuard g;
-  for (auto kind : {MtnTask::Kind::kLanguageModel, MtnTask::Kind::kAnswerTagging}) {
+  for (auto kind : {TaskHead::Kind::kLanguageModel, TaskHead::Kind::kAnswerTagging}) {
     CAPTURE(static_cast<int>(kind));
     auto m = make_mtn("mtn", 5);
-    m->set_task({kind, 1.0, 1.0});
+    m->set_task_head({kind, 1.0, 1.0, "qa"});
     MemoryState mem = read_chunks(*m, 2, 8, 40);  // full memory (L = 8 >= m = 4)
     REQUIRE((mem.at("source") >= 0).all().item<bool>());
     auto in = chunk(8, 77);
@@ -175,7 +175,7 @@ TEST_CASE("changing a memory entry's importance shifts that key's logits by exac
     auto la = a[0][0], lb = b[0][0];  // first joint layer [H, T, T]
     // Bidirectional: [memory ; chunk]. Language model: [read memory ; chunk ; write memory],
     // and entry i is key i of the read copy and key m + L + i of the write copy.
-    const bool lm = kind == MtnTask::Kind::kLanguageModel;
+    const bool lm = kind == TaskHead::Kind::kLanguageModel;
     const int64_t t = lm ? 4 + 8 + 4 : 4 + 8;
     CHECK(la.sizes() == torch::IntArrayRef({2, t, t}));
     auto fin = torch::isfinite(la);
@@ -378,7 +378,7 @@ TEST_CASE("language modelling is causal - answer tagging is bidirectional") {
   auto na = naive->step(a, naive->initial_memory(1), nullptr), nb = naive->step(b, naive->initial_memory(1), nullptr);
   CHECK(torch::equal(na.logits.narrow(1, 0, 5), nb.logits.narrow(1, 0, 5)));
   CHECK_FALSE(torch::equal(na.memory.at("embeddings"), nb.memory.at("embeddings")));
-  m->set_task({MtnTask::Kind::kAnswerTagging, 1.0, 1.0});
+  m->set_task_head({TaskHead::Kind::kAnswerTagging, 1.0, 1.0, "qa"});
   auto qa = m->step(a, mem, nullptr), qb = m->step(b, mem, nullptr);
   CHECK(qa.logits.sizes() == torch::IntArrayRef({1, 8, 2}));
   CHECK_FALSE(torch::equal(qa.logits.narrow(1, 0, 1), qb.logits.narrow(1, 0, 1)));
@@ -387,7 +387,7 @@ TEST_CASE("language modelling is causal - answer tagging is bidirectional") {
 TEST_CASE("answer tagging loss is the class-weighted NLL") {
   torch::NoGradGuard g;
   auto m = make_mtn("mtn", 11);
-  m->set_task({MtnTask::Kind::kAnswerTagging, 0.5, 4.0});
+  m->set_task_head({TaskHead::Kind::kAnswerTagging, 0.5, 4.0, "qa"});
   auto in = chunk(8, 3);
   in.targets = torch::tensor({0, 1, 1, 0, 0, 0, 1, 0}, torch::kInt64).view({1, 8});
   in.target_valid = torch::tensor({true, true, true, true, true, true, false, true}).view({1, 8});
@@ -582,7 +582,7 @@ TEST_CASE("qa_forward: reading with memory, then the query with memory fixed") {
     auto m = make_mtn(kind, 12, cfg);
     CHECK_THROWS(test::qa_forward(*m, batch));  // still a language model
     auto [w0, w1] = task.class_weights(32);
-    m->set_task({MtnTask::Kind::kAnswerTagging, w0, w1});
+    m->set_task_head({TaskHead::Kind::kAnswerTagging, w0, w1, "qa"});
     auto f = test::qa_forward(*m, batch);
     CHECK(std::isfinite(f.loss.item<double>()));
     CHECK(f.answer_prob.sizes() == torch::IntArrayRef({2, 48}));
@@ -745,7 +745,7 @@ TEST_CASE("answer tagging: MTN learns a task only the memory can solve - no-memo
     cfg.heads = 4;
     cfg.ff = 128;
     auto m = make_mtn(kind, 3, cfg);
-    m->set_task({MtnTask::Kind::kAnswerTagging, 1.0, 1.0});
+    m->set_task_head({TaskHead::Kind::kAnswerTagging, 1.0, 1.0, "qa"});
     torch::optim::Adam opt(m->parameters(), torch::optim::AdamOptions(1e-3));
     auto g = test::cpu_generator(7), ge = test::cpu_generator(8);
     m->train();

@@ -13,7 +13,7 @@ namespace mnemo::test {
 // model.initial_memory(B), steps through batch.reading carrying memory (skipped when the
 // initial memory is empty: the no-memory baseline "simply skips the reading phase"), then
 // steps every query chunk with the memory after reading. The model must tag answers
-// (logits [B, L, 2], e.g. MtnImpl with MtnTask::Kind::kAnswerTagging).
+// (logits [B, L, 2], e.g. MtnImpl with TaskHead::Kind::kAnswerTagging).
 struct QaForward {
   torch::Tensor loss;         // sum of loss_sum / sum of loss_count over query chunks (graph kept)
   torch::Tensor answer_prob;  // [B, Lq] P(answer) for the query tokens, detached
@@ -33,7 +33,7 @@ inline QaForward qa_forward(MemoryModelImpl& model, const QaBatch& batch) {
     SegmentOutput out = model.step(in, mem, nullptr);  // memory fixed: out.memory is dropped
     TORCH_CHECK(out.logits.defined() && out.logits.dim() == 3 && out.logits.size(-1) == 2,
                 "qa_forward: the model must tag answers (logits [B, L, 2]); for MTN models call "
-                "set_task with MtnTask::Kind::kAnswerTagging");
+                "set_task_head with TaskHead::Kind::kAnswerTagging");
     TORCH_CHECK(out.loss_sum.defined() && out.loss_count.defined(), "qa_forward: the model computed no loss");
     sum = sum.defined() ? sum + out.loss_sum : out.loss_sum;
     count = count.defined() ? count + out.loss_count : out.loss_count;
