@@ -81,14 +81,19 @@ std::string config_error_with_flags(const ConfigError& e, const std::string& fal
 
 std::vector<std::string> ModelFlags::given() const {
   std::vector<std::string> out;
-  const std::pair<CLI::Option*, const char*> opts[] = {
-      {o_config, "--config"}, {o_model, "--model"}, {o_slots, "--slots"}, {o_len, "--segment-len"},
-      {o_heads, "--heads"},   {o_layers, "--layers"}, {o_dec, "--dec-layers"}, {o_dim, "--dim"},
-      {o_temp, "--temperature"}, {o_forget, "--no-forgetting"}, {o_linear, "--linear"}, {o_bits, "--hash-bits"},
-      {o_seed, "--seed"},     {o_checkpoint, "--checkpoint"}, {o_random, "--random"}};
+  if (o_config && o_config->count()) out.push_back("--config");
+  for (const auto& f : fields)
+    if (f.given()) out.push_back(f.flag);
+  const std::pair<CLI::Option*, const char*> opts[] = {{o_seed, "--seed"}, {o_checkpoint, "--checkpoint"}, {o_random, "--random"}};
   for (const auto& [o, name] : opts)
     if (o && o->count()) out.push_back(name);
   return out;
+}
+
+const ModelFlags::FieldFlag* ModelFlags::field_flag(const std::string& name) const {
+  for (const auto& f : fields)
+    if (f.field == name) return &f;
+  return nullptr;
 }
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -193,21 +198,26 @@ void ModelFlags::add_to(CLI::App* c) {
   // A flag given twice takes its last value (handy for overriding a scripted command line).
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   o_config = c->add_option("--config", config, "model config JSON (sessions/*.json)");
-  // The flags that set a model field take their help from its row (ModelConfig::fields()).
-  auto help = [](const char* field) { return ModelConfig::fields().find(field)->help; };
-  o_model = c->add_option("--model", model, help("model"));
-  o_slots = c->add_option("--slots", slots, help("slots"));
-  o_len = c->add_option("--segment-len", segment_len,
-                        "tokens per segment (1..65536); with --checkpoint: how the document is cut (default: as the "
-                        "model was trained; at most its segment_len)");
-  o_heads = c->add_option("--heads", heads, help("heads"));
-  o_layers = c->add_option("--layers", layers, help("layers"));
-  o_dec = c->add_option("--dec-layers", dec_layers, help("dec_layers"));
-  o_dim = c->add_option("--dim", dim, help("dim"));
-  o_temp = c->add_option("--temperature", temperature, help("temperature"));
-  o_forget = c->add_flag("--no-forgetting", no_forgetting, "Memformer without biased memory normalisation bias (ablation)");
-  o_linear = c->add_option("--linear", linear, help("linear"));
-  o_bits = c->add_option("--hash-bits", hash_bits, help("hash_bits"));
+  // One option per row of ModelConfig::fields() with a flag, its help from the row; the text
+  // is read as the row's kind in resolve(), so its messages are the table's.
+  fields.clear();
+  for (const auto& row : ModelConfig::fields().fields())
+    if (!row.flag.empty()) fields.push_back(FieldFlag{row.name, row.flag, "", false, nullptr});
+  for (auto& f : fields) {  // `fields` no longer grows: CLI11 keeps pointers into it
+    const auto& row = *ModelConfig::fields().find(f.field);
+    if (row.kind == FieldKind::kBool) {
+      const bool sets_false = f.flag.rfind("--no-", 0) == 0;
+      f.opt = c->add_flag(f.flag, f.on, (sets_false ? "turn off: " : "turn on: ") + row.help);
+      continue;
+    }
+    static const std::map<FieldKind, const char*> type_names = {
+        {FieldKind::kInt, "INT"}, {FieldKind::kSeed, "UINT"}, {FieldKind::kReal, "FLOAT"}, {FieldKind::kString, "TEXT"}};
+    f.opt = c->add_option(f.flag, f.text, row.help)->type_name(type_names.at(row.kind));
+  }
+  if (auto* len = field_flag("segment_len"))
+    len->opt->description(
+        "tokens per segment (1..65536); with --checkpoint: how the document is cut (default: as the model was "
+        "trained; at most its segment_len)");
   o_seed = c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
   o_checkpoint = c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
   o_random = c->add_flag("--random", random,
@@ -237,21 +247,23 @@ ModelConfig ModelFlags::resolve() const {
   } else {
     cfg = ModelConfig::from_json(nlohmann::json::parse(R"({})"));
   }
-  // The flags set their fields; ModelConfig::fields() checks them, and a message names the
-  // flag of the field at fault (config_error_with_flags).
-  if (o_model && o_model->count()) cfg.model = model;
-  if (o_slots && o_slots->count()) cfg.slots = slots;
-  // With trained weights --segment-len chooses how the document is cut (stepping(), which
-  // checks it), not the model: its positions are fixed by the weights.
-  if (o_len && o_len->count() && checkpoint.empty()) cfg.segment_len = segment_len;
-  if (o_heads && o_heads->count()) cfg.heads = heads;
-  if (o_layers && o_layers->count()) cfg.layers = layers;
-  if (o_dec && o_dec->count()) cfg.dec_layers = dec_layers;
-  if (o_dim && o_dim->count()) cfg.dim = dim;
-  if (o_temp && o_temp->count()) cfg.temperature = temperature;
-  if (no_forgetting) cfg.forgetting = false;
-  if (o_linear && o_linear->count()) cfg.linear = linear;
-  if (o_bits && o_bits->count()) cfg.hash_bits = hash_bits;
+  // The flags set their fields, read as the rows' kinds; ModelConfig::fields() checks them,
+  // and a message names the flag of the field at fault (config_error_with_flags).
+  for (const auto& f : fields) {
+    if (!f.given()) continue;
+    // With trained weights --segment-len chooses how the document is cut (stepping(), which
+    // checks it), not the model: its positions are fixed by the weights.
+    if (f.field == "segment_len" && !checkpoint.empty()) continue;
+    const auto& table = ModelConfig::fields();
+    const auto& row = *table.find(f.field);
+    const nlohmann::json v = row.kind == FieldKind::kBool ? nlohmann::json(f.flag.rfind("--no-", 0) != 0)
+                                                          : ConfigFields<ModelConfig>::set_value(&row, f.text);
+    try {
+      table.set(cfg, row, v);
+    } catch (const ConfigError& e) {
+      throw UsageError(config_error_with_flags(e, f.flag));
+    }
+  }
   const std::string fallback = config.empty() ? "the model flags" : "--config";
   try {
     ModelConfig::fields().validate(cfg);  // every field in range before the checks below divide by them
@@ -362,7 +374,18 @@ Stepping ModelFlags::stepping(const ModelConfig& cfg) const {
       throw UsageError(std::string("--checkpoint: ") + e.what());
     }
   }
-  const int64_t requested = (!checkpoint.empty() && o_len && o_len->count()) ? segment_len : 0;
+  int64_t requested = 0;
+  const FieldFlag* len = field_flag("segment_len");
+  if (!checkpoint.empty() && len && len->given()) {
+    ModelConfig asked = cfg;  // read as the row reads it, for the row's type message
+    const auto& table = ModelConfig::fields();
+    try {
+      table.set(asked, *table.find("segment_len"), ConfigFields<ModelConfig>::set_value(table.find("segment_len"), len->text));
+    } catch (const ConfigError& e) {
+      throw UsageError(config_error_with_flags(e, "--segment-len"));
+    }
+    requested = asked.segment_len;
+  }
   try {
     return choose_stepping(cfg, trained, requested, "--segment-len");
   } catch (const ConfigError& e) {

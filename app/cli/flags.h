@@ -59,16 +59,27 @@ TrainingConfig load_training_config(const std::string& path, const std::vector<s
 TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source);
 
 // The model flags every model kind shares (--slots is the memory size of whichever model).
+// Each row of ModelConfig::fields() with a flag ("--slots") is an option here, made from the
+// row: its help, its kind (a bool row's flag sets false when it is spelt "--no-..."), its
+// messages. So a model field with a flag is its row and nothing in this file.
 struct ModelFlags {
-  std::string config, model = "memformer", checkpoint, linear;
-  int64_t slots = 0, segment_len = 0, heads = 0, layers = 0, dec_layers = 0, dim = 0, hash_bits = 0;
-  double temperature = 0;
-  bool no_forgetting = false;
+  // One flag of a ModelConfig::fields() row: the text given, read as the row's kind in resolve().
+  struct FieldFlag {
+    std::string field;  // the row's name ("slots")
+    std::string flag;   // "--slots"
+    std::string text;   // the value given (a bool row's flag: unused)
+    bool on = false;    // a bool row's flag was given
+    CLI::Option* opt = nullptr;
+    bool given() const { return opt && opt->count() > 0; }
+  };
+  std::vector<FieldFlag> fields;  // in the table's order; filled by add_to
+  std::string config, checkpoint;
   bool random = false;  // --random: a randomly initialised model even when no other model flag is given
   uint64_t seed = 0;
-  CLI::Option *o_model{}, *o_slots{}, *o_len{}, *o_heads{}, *o_layers{}, *o_dec{}, *o_dim{}, *o_temp{}, *o_linear{}, *o_bits{};
-  CLI::Option *o_config{}, *o_forget{}, *o_seed{}, *o_checkpoint{}, *o_random{};
+  CLI::Option *o_config{}, *o_seed{}, *o_checkpoint{}, *o_random{};
 
+  // The flag of the field `name`, or nullptr when it has none or add_to has not run.
+  const FieldFlag* field_flag(const std::string& name) const;
   // The model flags given on the command line, in order ("--model", "--slots", ...).
   std::vector<std::string> given() const;
   // No model flag at all (nor --random): the command opens the zoo's text model
@@ -78,8 +89,9 @@ struct ModelFlags {
   // says so on `log`. Returns true when it did.
   bool apply_default_text_model(std::ostream& log);
 
-  // Adds --config --model --slots --segment-len --heads --layers --dec-layers --dim
-  // --temperature --no-forgetting --linear --hash-bits --seed --checkpoint to `c`.
+  // Adds --config, the field flags (--model --slots --segment-len --dim --heads --layers
+  // --dec-layers --temperature --no-forgetting --linear --hash-bits), --seed, --checkpoint
+  // and --random to `c`.
   void add_to(CLI::App* c);
   // The config file (if any) with the given flags applied, validated. With --checkpoint: a
   // config that differs from the file's own is refused (check_against_checkpoint).

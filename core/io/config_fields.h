@@ -88,52 +88,50 @@ struct ConfigField {
   }
 };
 
+namespace config_detail {
+// What every row has: its name, kind, help and flag.
+template <class C>
+ConfigField<C> row(std::string name, FieldKind kind, std::string help, std::string flag) {
+  ConfigField<C> f;
+  f.name = std::move(name);
+  f.kind = kind;
+  f.help = std::move(help);
+  f.flag = std::move(flag);
+  return f;
+}
+}  // namespace config_detail
+
 // An integer in lo..hi.
 template <class C>
 ConfigField<C> int_field(std::string name, int64_t C::*m, int64_t lo, int64_t hi, std::string help, std::string flag = "") {
-  ConfigField<C> f;
-  f.name = std::move(name);
-  f.kind = FieldKind::kInt;
+  auto f = config_detail::row<C>(std::move(name), FieldKind::kInt, std::move(help), std::move(flag));
   f.int_member = m;
   f.lo = lo;
   f.hi = hi;
-  f.help = std::move(help);
-  f.flag = std::move(flag);
   return f;
 }
 
 // A seed: any non-negative 64-bit integer.
 template <class C>
 ConfigField<C> seed_field(std::string name, uint64_t C::*m, std::string help) {
-  ConfigField<C> f;
-  f.name = std::move(name);
-  f.kind = FieldKind::kSeed;
+  auto f = config_detail::row<C>(std::move(name), FieldKind::kSeed, std::move(help), "");
   f.seed_member = m;
-  f.help = std::move(help);
   return f;
 }
 
 // A real number in `range` (an integer in the JSON is read as a number).
 template <class C>
 ConfigField<C> real_field(std::string name, double C::*m, RealRange range, std::string help, std::string flag = "") {
-  ConfigField<C> f;
-  f.name = std::move(name);
-  f.kind = FieldKind::kReal;
+  auto f = config_detail::row<C>(std::move(name), FieldKind::kReal, std::move(help), std::move(flag));
   f.real_member = m;
   f.range = range;
-  f.help = std::move(help);
-  f.flag = std::move(flag);
   return f;
 }
 
 template <class C>
 ConfigField<C> bool_field(std::string name, bool C::*m, std::string help, std::string flag = "") {
-  ConfigField<C> f;
-  f.name = std::move(name);
-  f.kind = FieldKind::kBool;
+  auto f = config_detail::row<C>(std::move(name), FieldKind::kBool, std::move(help), std::move(flag));
   f.bool_member = m;
-  f.help = std::move(help);
-  f.flag = std::move(flag);
   return f;
 }
 
@@ -141,13 +139,9 @@ ConfigField<C> bool_field(std::string name, bool C::*m, std::string help, std::s
 template <class C>
 ConfigField<C> string_field(std::string name, std::string C::*m, std::vector<std::string> allowed, std::string help,
                             std::string flag = "") {
-  ConfigField<C> f;
-  f.name = std::move(name);
-  f.kind = FieldKind::kString;
+  auto f = config_detail::row<C>(std::move(name), FieldKind::kString, std::move(help), std::move(flag));
   f.string_member = m;
   f.allowed = std::move(allowed);
-  f.help = std::move(help);
-  f.flag = std::move(flag);
   return f;
 }
 
@@ -155,12 +149,9 @@ ConfigField<C> string_field(std::string name, std::string C::*m, std::vector<std
 template <class C>
 ConfigField<C> object_field(std::string name, void (*read)(C&, const nlohmann::json&), nlohmann::json (*write)(const C&),
                             std::string help) {
-  ConfigField<C> f;
-  f.name = std::move(name);
-  f.kind = FieldKind::kObject;
+  auto f = config_detail::row<C>(std::move(name), FieldKind::kObject, std::move(help), "");
   f.read_object = read;
   f.write_object = write;
-  f.help = std::move(help);
   return f;
 }
 
@@ -254,6 +245,11 @@ class ConfigFields {
     write(c, j);
     return j;
   }
+
+  // Sets the field of row `f` from the JSON value `v`, refusing a value of the wrong kind
+  // (the type message above; ranges are validate()'s). What a command-line flag of the row
+  // uses, with set_value() for its text.
+  void set(C& c, const ConfigField<C>& f, const nlohmann::json& v) const { read_value(c, f, v); }
 
   // The JSON value of the text of a `--set NAME=TEXT`: a string field takes the text as it
   // is (a quoted JSON string is unquoted), any other field the JSON it spells, else the text
