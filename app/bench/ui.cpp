@@ -181,7 +181,7 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
     out << "bench dashboard: " << o.frames << " frames at 1920x1080, training dashboard with 4 curves x "
         << o.dashboard_points << " points (NaN every 100,000) over the model panels, mouse hovering the curves\n";
   else
-    out << "bench ui: " << o.frames << " frames at 1920x1080, all " << kPanelCount << " panels open (gallery at "
+    out << "bench ui: " << o.frames << " frames at 1920x1080, all " << panel_count() << " panels open (gallery at "
         << GalleryPanel::size_name(GalleryPanel::size_count() - 1) << ")\n";
   out
       << "  writer map " << o.slots << " slots x " << (1 + o.tokens + 1) << " columns (self | " << o.tokens

@@ -294,7 +294,7 @@ TEST_CASE("gui panels: which panels apply to which model") {
     const LayoutHint hint = layout_hint(*v);
     const ImVec2 wp(0, 22), ws(1920, 1058);
     float area = 0;
-    for (int i = 0; i < kPanelCount; ++i) {
+    for (int i = 0; i < panel_count(); ++i) {
       const PanelId id = static_cast<PanelId>(i);
       if (id == PanelId::kGallery || id == PanelId::kDashboard || !panel_applies(id, *v)) continue;  // they float
       PanelRect r = default_panel_rect(id, wp, ws, hint);

@@ -41,37 +41,47 @@ bool made_as_its_type(PanelId id, Panel* p) {
     case PanelId::kMtnMemory: return dynamic_cast<MtnMemoryPanel*>(p) != nullptr;
     case PanelId::kDashboard: return dynamic_cast<DashboardPanel*>(p) != nullptr;
   }
-  return false;
+  return static_cast<int>(id) > static_cast<int>(PanelId::kGallery);  // a panel the shell does not name
 }
 }  // namespace
 
-TEST_CASE("panel registry: one entry per PanelId - each makes its own type - unique titles and file names") {
+TEST_CASE("panel registry: a named PanelId is its entry's place - each makes its own type - unique titles and file names") {
   const auto& r = panel_registry();
-  REQUIRE(static_cast<int>(r.size()) == kPanelCount);
+  REQUIRE(static_cast<int>(r.size()) == panel_count());
+  // Each PanelId the shell names is the entry with its file name.
+  const std::pair<PanelId, std::string> named[] = {
+      {PanelId::kControls, "all"},         {PanelId::kDocument, "document"},     {PanelId::kWriterAttention, "writer_attention"},
+      {PanelId::kTimeline, "slot_timeline"}, {PanelId::kSlotTypes, "slot_types"}, {PanelId::kForgetting, "forgetting"},
+      {PanelId::kMemory, "memory"},        {PanelId::kAttention, "attention"},   {PanelId::kMtnMemory, "mtn_memory"},
+      {PanelId::kHashBuckets, "hash"},     {PanelId::kDashboard, "dashboard"},   {PanelId::kGallery, "gallery"}};
+  for (const auto& [id, file] : named) {
+    CAPTURE(file);
+    CHECK(std::string(panel_def(id).file_name) == file);
+  }
   std::set<int> ids;
   std::set<std::string> titles, files;
   for (const PanelDef& d : r) {
     CAPTURE(d.title);
-    ids.insert(static_cast<int>(d.id));
+    ids.insert(static_cast<int>(panel_id(d)));
     titles.insert(d.title);
     files.insert(d.file_name);
-    CHECK(&panel_def(d.id) == &d);
-    CHECK(std::string(panel_title(d.id)) == d.title);
-    CHECK(std::string(panel_file_name(d.id)) == d.file_name);
+    CHECK(&panel_def(panel_id(d)) == &d);
+    CHECK(std::string(panel_title(panel_id(d))) == d.title);
+    CHECK(std::string(panel_file_name(panel_id(d))) == d.file_name);
     auto p = d.make();
     REQUIRE(p);
-    CHECK(made_as_its_type(d.id, p.get()));
+    CHECK(made_as_its_type(panel_id(d), p.get()));
     REQUIRE(static_cast<bool>(d.place));
     // A panel that draws a model's step exports it; Controls, Gallery and the Dashboard have
     // no figure of their own.
     CHECK(d.per_model == (d.write != nullptr));
   }
-  CHECK(static_cast<int>(ids.size()) == kPanelCount);
+  CHECK(static_cast<int>(ids.size()) == panel_count());
   CHECK(titles.size() == r.size());
   CHECK(files.size() == r.size());
   // The View menu's order and defaults, as before the registry.
-  CHECK(r.front().id == PanelId::kControls);
-  CHECK(r.back().id == PanelId::kGallery);
+  CHECK(panel_id(r.front()) == PanelId::kControls);
+  CHECK(panel_id(r.back()) == PanelId::kGallery);
   CHECK_FALSE(panel_def(PanelId::kGallery).open_by_default);
   CHECK_FALSE(panel_def(PanelId::kDashboard).open_by_default);
   CHECK(panel_def(PanelId::kWriterAttention).open_by_default);
@@ -80,7 +90,7 @@ TEST_CASE("panel registry: one entry per PanelId - each makes its own type - uni
 TEST_CASE("panel registry: tour names are the per-model panels' file names and the gallery shows them in its order") {
   for (const PanelDef& d : panel_registry()) {
     CAPTURE(d.title);
-    if (d.per_model) CHECK(panel_of_tour_name(d.file_name) == static_cast<int>(d.id));
+    if (d.per_model) CHECK(panel_of_tour_name(d.file_name) == static_cast<int>(panel_id(d)));
   }
   CHECK(panel_of_tour_name("controls") == static_cast<int>(PanelId::kControls));
   CHECK(panel_of_tour_name("gallery") == -1);
@@ -88,8 +98,8 @@ TEST_CASE("panel registry: tour names are the per-model panels' file names and t
   CHECK(panel_of_tour_name("nope") == -1);
   const auto g = gallery_panels();
   REQUIRE(g.size() == 10);  // every per-model panel and Controls
-  CHECK(g.front()->id == PanelId::kWriterAttention);
-  CHECK(g.back()->id == PanelId::kControls);
+  CHECK(panel_id(*g.front()) == PanelId::kWriterAttention);
+  CHECK(panel_id(*g.back()) == PanelId::kControls);
   for (size_t i = 1; i < g.size(); ++i) CHECK(g[i - 1]->gallery_rank < g[i]->gallery_rank);
   for (const PanelDef* d : g) CHECK(d->gallery_lines > 0.f);
 }
@@ -101,12 +111,12 @@ TEST_CASE("panel registry: the shell opens a window for every open entry that ap
   {
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
     ViewPtr session = std::make_shared<PublishedView>();  // no document: the Memformer panels apply
-    for (const PanelDef& d : panel_registry()) shell.set_panel_open(d.id, true);
+    for (const PanelDef& d : panel_registry()) shell.set_panel_open(panel_id(d), true);
     for (int f = 0; f < 3; ++f) ui.frame(shell, session, control);
     for (const PanelDef& d : panel_registry()) {
       CAPTURE(d.title);
       ImGuiWindow* w = ImGui::FindWindowByName(d.title);
-      CHECK((w != nullptr && w->Active) == panel_applies(d.id, *session));
+      CHECK((w != nullptr && w->Active) == panel_applies(panel_id(d), *session));
     }
   }
 }

@@ -31,11 +31,16 @@ class Panel {
   virtual void draw(PanelContext& ctx) = 0;
 };
 
-enum class PanelId {
-  kControls, kDocument, kWriterAttention, kSlotTypes, kForgetting, kMemory, kTimeline, kGallery,
-  kAttention, kHashBuckets, kMtnMemory, kDashboard
+// A panel is its place in the registry (app/gui/panels/registry.cpp, View-menu order). The
+// values named here are the panels the shell refers to by name, in registry order
+// (tests/gui/test_registry.cpp checks each against its entry's file name); a panel the
+// shell does not name needs no value: it is PanelId(its index).
+enum class PanelId : int {
+  kControls, kDocument, kWriterAttention, kTimeline, kSlotTypes, kForgetting, kMemory, kAttention,
+  kMtnMemory, kHashBuckets, kDashboard, kGallery
 };
-inline constexpr int kPanelCount = 12;
+// How many panels the registry has.
+int panel_count();
 // From the registry (app/gui/panels/registry.h): the window title (also its imgui.ini key),
 // the base name of its exported files, and whether it applies to the session's model
 // (Memformer panels to "memformer" and to no session yet, Attention to the RMT /
@@ -88,6 +93,11 @@ void export_button(PanelContext& ctx, PanelId id);
 void scroll_selected_row_into_view(const PanelContext& ctx, const std::vector<int>& rows, float row_h, uint64_t* scrolled);
 // Tooltip lines for a slot (its type and self mass) appended to the current tooltip.
 void slot_tooltip_lines(const PanelContext& ctx, int slot);
+// The first cell of a slot table's row: the slot's number, selectable across the row (a
+// click toggles the slot's selection). Returns whether the mouse is over it.
+bool slot_row_label(PanelContext& ctx, int slot);
+// A value cell of a slot table: 4 decimals, NaN / Inf spelt out in magenta.
+void value_cell(float x);
 
 class ControlsPanel : public Panel {
  public:

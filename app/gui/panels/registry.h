@@ -1,6 +1,6 @@
 // The panel registry (docs/architecture.md#adding-a-panel): one table of every panel the app
-// has, in View-menu order, each one line-group in app/gui/panels/registry.cpp with its id,
-// title, file name, which models it applies to, how to make it (draw), what its Export writes,
+// has, in View-menu order, each one line-group in app/gui/panels/registry.cpp (its PanelId is its
+// place) with its title, file name, which models it applies to, how to make it (draw), what its Export writes,
 // where the default layout puts it and what the gallery says of it. The shell's menu, windows
 // and keyboard, side by side, the gallery, Export (one panel or all), tours and the default
 // layout all iterate this table; nothing else lists the panels.
@@ -66,7 +66,6 @@ struct PanelExport {
 };
 
 struct PanelDef {
-  PanelId id;
   const char* title;      // window title (its imgui.ini key) and View-menu entry
   const char* file_name;  // exported files' base name; what tour files call it
   bool open_by_default;
@@ -88,9 +87,11 @@ struct PanelDef {
   int gallery_rank;
 };
 
-// Every panel, in View-menu order (kPanelCount entries, one per PanelId).
+// Every panel, in View-menu order: entry i is PanelId(i).
 const std::vector<PanelDef>& panel_registry();
 const PanelDef& panel_def(PanelId id);
+// The PanelId of an entry of panel_registry().
+PanelId panel_id(const PanelDef& d);
 // The gallery's panels in their order.
 std::vector<const PanelDef*> gallery_panels();
 

@@ -80,7 +80,7 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
                        figure_formats(*r.session), out);
   if (r.panel == PanelId::kControls) {
     for (const PanelDef& d : panel_registry())
-      if (d.per_model) export_one(d.id, r, p, out);
+      if (d.per_model) export_one(panel_id(d), r, p, out);
   } else {
     export_one(r.panel, r, p, out);
   }

@@ -25,13 +25,15 @@ bool ctrl_key(char upper) { return ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed
 
 Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log)
     : textures_(textures), fonts_(fonts), settings_(settings), log_(log) {
-  panels_.resize(static_cast<size_t>(kPanelCount));
-  side_b_.panels.resize(static_cast<size_t>(kPanelCount));
+  const auto n = static_cast<size_t>(panel_count());
+  panels_.resize(n);
+  side_b_.panels.resize(n);
+  windows_.resize(n);
   for (const PanelDef& d : panel_registry()) {
-    const auto i = static_cast<size_t>(d.id);
+    const auto i = static_cast<size_t>(panel_id(d));
     panels_[i] = d.make();
     if (d.per_model) side_b_.panels[i] = d.make();
-    open_[i] = d.open_by_default;
+    windows_[i].open = d.open_by_default;
   }
 }
 
@@ -86,7 +88,7 @@ void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& co
 
 void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
   dashboard().model().open(dir, replay);
-  open_[static_cast<int>(PanelId::kDashboard)] = true;
+  set_panel_open(PanelId::kDashboard, true);
   export_dir_ = dir + "/export";
   reset_layout_ = true;
 }
@@ -155,10 +157,10 @@ void Shell::draw_menu(const PublishedView& s, Controller& control) {
   }
   if (ImGui::BeginMenu("View")) {
     for (const PanelDef& d : panel_registry()) {
-      const PanelId id = d.id;
+      const PanelId id = panel_id(d);
       std::string why;
       const bool applies = panel_applies(id, s, &why);
-      ImGui::MenuItem(panel_title(id), nullptr, &open_[static_cast<int>(id)], applies);
+      ImGui::MenuItem(panel_title(id), nullptr, &windows_[static_cast<size_t>(id)].open, applies);
       if (!applies && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
     }
     ImGui::Separator();
@@ -212,7 +214,7 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
 
   // A model with other panels (another kind, hashed or not) gets their default places.
   LayoutHint hint = layout_hint(s);
-  hint.dashboard = dashboard().model().is_open() && open_[static_cast<int>(PanelId::kDashboard)];
+  hint.dashboard = dashboard().model().is_open() && windows_[static_cast<size_t>(PanelId::kDashboard)].open;
   if (have_hint_ && hint != hint_) reset_layout_ = true;
   hint_ = hint;
   have_hint_ = s.info != nullptr;
@@ -226,9 +228,9 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
     draw_caption(control);
   }
   for (const PanelDef& d : panel_registry()) {
-    const PanelId id = d.id;
+    const PanelId id = panel_id(d);
     const int i = static_cast<int>(id);
-    if (!open_[i] || !panel_applies(id, s)) continue;
+    if (!windows_[i].open || !panel_applies(id, s)) continue;
     PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
     ImGuiCond cond = reset_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     if (stop) {
@@ -248,8 +250,8 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
       def = tour_panel_rect(k, n, work_pos, work_size, how);
       if (tour_layout_) cond = ImGuiCond_Always;
     }
-    if (display_changed && have_rect_[i] && !reset_layout_ && !stop) {
-      const PanelRect r = rescale_rect(last_rect_[i], last_display_, display, work_pos);
+    if (display_changed && windows_[i].have_rect && !reset_layout_ && !stop) {
+      const PanelRect r = rescale_rect(windows_[i].last_rect, last_display_, display, work_pos);
       ImGui::SetNextWindowPos(r.pos, ImGuiCond_Always);
       ImGui::SetNextWindowSize(r.size, ImGuiCond_Always);
     } else {
@@ -257,7 +259,7 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
       ImGui::SetNextWindowSize(def.size, cond);
     }
     ImGui::SetNextWindowSizeConstraints(ImVec2(160.f, 90.f), ImVec2(FLT_MAX, FLT_MAX));
-    const bool visible = ImGui::Begin(d.title, &open_[i], d.window_flags);
+    const bool visible = ImGui::Begin(d.title, &windows_[i].open, d.window_flags);
     // Keep a window reachable when the display shrank since imgui.ini was written.
     ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     if (pos.x > display.x - 60.f || pos.y > display.y - 40.f || pos.x + size.x < 60.f || pos.y < work_pos.y - 1.f) {
@@ -265,8 +267,8 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
       pos.y = std::min(std::max(work_pos.y, pos.y), std::max(work_pos.y, display.y - std::min(size.y, work_size.y)));
       ImGui::SetWindowPos(pos);
     }
-    last_rect_[i] = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
-    have_rect_[i] = true;
+    windows_[i].last_rect = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
+    windows_[i].have_rect = true;
     if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) focused_ = id;
     if (visible && compare_ && d.per_model) draw_compare(id, ctx, control);
     else if (visible) panels_[static_cast<size_t>(i)]->draw(ctx);
@@ -308,6 +310,46 @@ void Shell::handle_keys(const PublishedView& s, Controller& control) {
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space), false)) transport_.playing = !transport_.playing;
 }
 
+namespace {
+// A dialog's Cancel button, or Escape.
+bool cancel_pressed() {
+  return ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape));
+}
+}  // namespace
+
+void Shell::close_modal() {
+  modal_ = Modal::kNone;
+  ImGui::CloseCurrentPopup();
+}
+
+Shell::PathAnswer Shell::ask_path(const PathDialog& d, std::string& field, const std::vector<PathChoice>& list, float wrap) {
+  centre_next_window();
+  ImGui::SetNextWindowSize(ImVec2(wrap + 40.f, 0.f), ImGuiCond_Appearing);
+  if (!ImGui::BeginPopupModal(d.title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return PathAnswer::kCancelled;
+  ImGui::TextUnformatted(d.prompt);
+  if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+  ImGui::SetNextItemWidth(wrap);
+  bool go = ImGui::InputText("##path", &field, ImGuiInputTextFlags_EnterReturnsTrue);
+  if (d.list_caption && !list.empty()) {
+    ImGui::TextDisabled("%s", d.list_caption);
+    if (ImGui::BeginChild("##list", ImVec2(wrap, ImGui::GetTextLineHeightWithSpacing() * 6.f), true))
+      for (const auto& c : list)
+        if (ImGui::Selectable(c.shown.c_str(), c.path == field, ImGuiSelectableFlags_AllowDoubleClick)) {
+          field = c.path;
+          if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) go = true;
+        }
+    ImGui::EndChild();
+  }
+  if (*d.note) ImGui::TextDisabled("%s", d.note);
+  PathAnswer answer = PathAnswer::kAsking;
+  if (ImGui::Button(d.confirm, ImVec2(120, 0)) || go) answer = PathAnswer::kConfirmed;
+  ImGui::SameLine();
+  if (answer == PathAnswer::kAsking && cancel_pressed()) answer = PathAnswer::kCancelled;
+  if (answer != PathAnswer::kAsking) close_modal();
+  ImGui::EndPopup();
+  return answer;
+}
+
 void Shell::draw_modals(const ViewPtr& session, Controller& control) {
   for (auto& e : requests_.errors) errors_.push_back(std::move(e));
   requests_.errors.clear();
@@ -344,51 +386,37 @@ void Shell::draw_modals(const ViewPtr& session, Controller& control) {
   requests_.export_panel = -1;
   const float wrap = ImGui::GetFontSize() * 36.f;
 
-  if (modal_ == Modal::kTour || modal_ == Modal::kCompare) {
-    const bool tour = modal_ == Modal::kTour;
-    const char* title = tour ? "Open tour" : "Compare with model";
-    centre_next_window();
-    if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-      ImGui::TextUnformatted(tour ? "Path of a tour file (docs/formats.md#tours):"
-                                  : "A zoo model's name or a weights file (checkpoint, zoo model, export-weights):");
-      if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-      ImGui::SetNextItemWidth(wrap);
-      std::string& field = tour ? tour_path_ : compare_model_;
-      bool go = ImGui::InputText("##path", &field, ImGuiInputTextFlags_EnterReturnsTrue);
-      if (!tour) {
-        ImGui::TextDisabled("The zoo (double-click to compare):");
-        if (ImGui::BeginChild("##zoo", ImVec2(wrap, ImGui::GetTextLineHeightWithSpacing() * 6.f), true)) {
-          for (const auto& z : picker_.zoo())
-            if (ImGui::Selectable(z.name.c_str(), z.path == field, ImGuiSelectableFlags_AllowDoubleClick)) {
-              field = z.path;
-              if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) go = true;
-            }
+  if (modal_ == Modal::kTour || modal_ == Modal::kCompare || modal_ == Modal::kOpen) {
+    const bool tour = modal_ == Modal::kTour, open = modal_ == Modal::kOpen;
+    std::vector<PathChoice> list;
+    if (open && settings_)
+      for (const auto& r : settings_->recent()) list.push_back({r, r});
+    if (modal_ == Modal::kCompare)
+      for (const auto& z : picker_.zoo()) list.push_back({z.name, z.path});
+    const PathDialog dialog =
+        tour   ? PathDialog{"Open tour", "Path of a tour file (docs/formats.md#tours):", nullptr, "Play", ""}
+        : open ? PathDialog{"Open document", "Path of a document (any file; bytes that are not UTF-8 are shown escaped):",
+                            "Recent (double-click to open):", "Open", "You can also drop a file on the window."}
+               : PathDialog{"Compare with model",
+                            "A zoo model's name or a weights file (checkpoint, zoo model, export-weights):",
+                            "The zoo (double-click to compare):", "Compare", ""};
+    std::string& field = tour ? tour_path_ : open ? open_path_ : compare_model_;
+    const PathAnswer answer = ask_path(dialog, field, list, wrap);
+    if (answer == PathAnswer::kConfirmed) {
+      if (tour) {
+        try {
+          start_tour(load_tour(tour_path_, zoo_dir_));
+        } catch (const std::exception& e) {
+          errors_.push_back(e.what());
         }
-        ImGui::EndChild();
+      } else if (open) {
+        open_path(open_path_, control);
+      } else {
+        compare_requested_ = !compare_model_.empty();
+        if (compare_model_.empty()) errors_.push_back("Compare: no model given. Pick a zoo model or type a weights file.");
       }
-      if (ImGui::Button(tour ? "Play" : "Compare", ImVec2(120, 0)) || go) {
-        if (tour) {
-          try {
-            start_tour(load_tour(tour_path_, zoo_dir_));
-          } catch (const std::exception& e) {
-            errors_.push_back(e.what());
-          }
-        } else {
-          compare_requested_ = !compare_model_.empty();
-          if (compare_model_.empty()) errors_.push_back("Compare: no model given. Pick a zoo model or type a weights file.");
-        }
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
-      }
-      ImGui::SameLine();
-      if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
-      }
-      ImGui::EndPopup();
-    } else {
-      modal_ = Modal::kNone;
     }
+    if (answer != PathAnswer::kAsking) modal_ = Modal::kNone;
   } else if (modal_ == Modal::kError) {
     centre_next_window();
     if (ImGui::BeginPopupModal("Problem", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
@@ -399,43 +427,7 @@ void Shell::draw_modals(const ViewPtr& session, Controller& control) {
       if (ImGui::Button("OK", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter)) ||
           ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
         if (!errors_.empty()) errors_.pop_front();
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
-      }
-      ImGui::EndPopup();
-    } else {
-      modal_ = Modal::kNone;
-    }
-  } else if (modal_ == Modal::kOpen) {
-    centre_next_window();
-    ImGui::SetNextWindowSize(ImVec2(wrap + 40.f, 0.f), ImGuiCond_Appearing);
-    if (ImGui::BeginPopupModal("Open document", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-      ImGui::TextUnformatted("Path of a document (any file; bytes that are not UTF-8 are shown escaped):");
-      if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-      ImGui::SetNextItemWidth(wrap);
-      bool go = ImGui::InputText("##path", &open_path_, ImGuiInputTextFlags_EnterReturnsTrue);
-      if (settings_ && !settings_->recent().empty()) {
-        ImGui::TextDisabled("Recent (double-click to open):");
-        if (ImGui::BeginChild("##recent", ImVec2(wrap, ImGui::GetTextLineHeightWithSpacing() * 6.f), true)) {
-          for (const auto& r : settings_->recent()) {
-            if (ImGui::Selectable(r.c_str(), r == open_path_, ImGuiSelectableFlags_AllowDoubleClick)) {
-              open_path_ = r;
-              if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) go = true;
-            }
-          }
-        }
-        ImGui::EndChild();
-      }
-      ImGui::TextDisabled("You can also drop a file on the window.");
-      if (ImGui::Button("Open", ImVec2(120, 0)) || go) {
-        open_path(open_path_, control);
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
-      }
-      ImGui::SameLine();
-      if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) {
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
+        close_modal();
       }
       ImGui::EndPopup();
     } else {
@@ -450,8 +442,7 @@ void Shell::draw_modals(const ViewPtr& session, Controller& control) {
                                        : std::string();
       if (picker_.draw(control, wrap * 1.6f, current, open_doc)) {
         transport_.playing = false;
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
+        close_modal();
       }
       ImGui::EndPopup();
     } else {
@@ -497,12 +488,9 @@ void Shell::draw_modals(const ViewPtr& session, Controller& control) {
           export_job_.start(std::move(req));
         }
         ImGui::SameLine();
-        if (ImGui::Button("Cancel", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) close = true;
+        if (cancel_pressed()) close = true;
       }
-      if (close) {
-        modal_ = Modal::kNone;
-        ImGui::CloseCurrentPopup();
-      }
+      if (close) close_modal();
       ImGui::EndPopup();
     } else if (!export_job_.running()) {
       modal_ = Modal::kNone;

@@ -49,7 +49,7 @@ class Shell {
   bool quit_requested() const { return quit_; }
   ViewModel& view_model() { return vm_; }
   Transport& transport() { return transport_; }
-  void set_panel_open(PanelId id, bool open) { open_[static_cast<int>(id)] = open; }
+  void set_panel_open(PanelId id, bool open) { windows_.at(static_cast<size_t>(id)).open = open; }
   // The panels by their type (each made by its registry entry, app/gui/panels/registry.h).
   template <class P>
   P& panel(PanelId id) { return static_cast<P&>(*panels_[static_cast<size_t>(id)]); }
@@ -112,6 +112,22 @@ class Shell {
 
  private:
   enum class Modal { kNone, kError, kOpen, kExport, kModel, kTour, kCompare };
+  // The dialogs that ask for a path (Open document, Open tour, Compare with model): a prompt,
+  // the field, a list to pick from (a double-click picks and confirms), a note, the confirm
+  // button and Cancel.
+  struct PathDialog {
+    const char* title;
+    const char* prompt;
+    const char* list_caption;  // null: no list
+    const char* confirm;
+    const char* note;          // "" for none
+  };
+  struct PathChoice {
+    std::string shown, path;
+  };
+  enum class PathAnswer { kAsking, kConfirmed, kCancelled };
+  PathAnswer ask_path(const PathDialog& d, std::string& field, const std::vector<PathChoice>& list, float wrap);
+  void close_modal();  // modal_ = none, and the current popup closed
   void draw_menu(const PublishedView& s, Controller& control);
   void draw_panels(const PublishedView& s, Controller& control);
   void draw_tour_menu();
@@ -135,11 +151,17 @@ class Shell {
 
   std::vector<std::unique_ptr<Panel>> panels_;  // by PanelId, from the registry
 
-  bool open_[kPanelCount] = {};  // the registry's open_by_default at start
+  // Each panel's window, by PanelId: open (the registry's open_by_default at start), open
+  // before a tour, and where it was last frame.
+  struct PanelWindow {
+    bool open = false;
+    bool saved_open = false;
+    bool have_rect = false;
+    PanelRect last_rect;
+  };
+  std::vector<PanelWindow> windows_;
   LayoutHint hint_;
   bool have_hint_ = false;
-  PanelRect last_rect_[kPanelCount] = {};
-  bool have_rect_[kPanelCount] = {};
   ImVec2 last_display_{0, 0};
   bool reset_layout_ = false;
   PanelId focused_ = PanelId::kWriterAttention;
@@ -163,7 +185,6 @@ class Shell {
   float caption_wanted_ = 0.f;  // the tour caption's height for its whole text (draw_caption, last frame)
   uint64_t applied_tour_ = 0;
   int tour_selected_ = -1;  // -1: the stop's selection is still to be applied
-  bool saved_open_[kPanelCount] = {};
   Presenter presenter_;
 
   // Side by side: panel instances of side B (the registry's per-model panels; null for the

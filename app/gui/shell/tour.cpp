@@ -14,7 +14,7 @@ namespace mnemo::app {
 int panel_of_tour_name(const std::string& name) {
   if (name == "controls") return static_cast<int>(PanelId::kControls);
   for (const PanelDef& d : panel_registry())
-    if (d.per_model && name == d.file_name) return static_cast<int>(d.id);
+    if (d.per_model && name == d.file_name) return static_cast<int>(panel_id(d));
   return -1;
 }
 
@@ -24,7 +24,8 @@ void Shell::set_tours(std::vector<std::string> paths, std::string zoo_dir) {
 }
 
 void Shell::start_tour(Tour t) {
-  if (!tour_.active()) std::copy(std::begin(open_), std::end(open_), std::begin(saved_open_));
+  if (!tour_.active())
+    for (auto& w : windows_) w.saved_open = w.open;
   transport_.playing = false;
   tour_.start(std::move(t));
   applied_tour_ = 0;
@@ -33,7 +34,7 @@ void Shell::start_tour(Tour t) {
 void Shell::stop_tour() {
   if (!tour_.active()) return;
   tour_.stop();
-  std::copy(std::begin(saved_open_), std::end(saved_open_), std::begin(open_));
+  for (auto& w : windows_) w.open = w.saved_open;
   reset_layout_ = true;
   tour_selected_ = -1;
 }
@@ -57,10 +58,10 @@ void Shell::apply_tour(const PublishedView& s, Controller& control) {
     tour_selected_ = -1;
     if (!stop_session_open(*st, s)) control.open_session(st->document, st->cfg, 0, st->checkpoint, st->segment_len);
     control.jump(st->segment);
-    for (int i = 0; i < kPanelCount; ++i) open_[i] = false;
+    for (auto& w : windows_) w.open = false;
     for (const auto& name : st->panels) {
       const int i = panel_of_tour_name(name);
-      if (i >= 0) open_[i] = true;
+      if (i >= 0) windows_[static_cast<size_t>(i)].open = true;
     }
     document_panel().set_tint(st->tint == "loss"         ? DocumentPanel::kTintLoss
                        : st->tint == "provenance" ? DocumentPanel::kTintProvenance
