@@ -5,6 +5,7 @@
 #include "app/figures/palette.h"
 #include "app/gui/panels/widgets/widgets.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace mnemo::app {
@@ -24,6 +25,21 @@ void export_button(PanelContext& ctx, PanelId id) {
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Write this panel as PNG (2x), SVG and CSV (Ctrl+E exports the focused panel)");
+}
+
+bool slot_row_label(PanelContext& ctx, int slot) {
+  char label[32];
+  std::snprintf(label, sizeof label, "%d", slot);
+  ImGui::PushID(slot);
+  if (ImGui::Selectable(label, ctx.vm.is_selected(slot), ImGuiSelectableFlags_SpanAllColumns)) ctx.vm.toggle_slot(slot);
+  const bool hovered = ImGui::IsItemHovered();
+  ImGui::PopID();
+  return hovered;
+}
+
+void value_cell(float x) {
+  if (std::isfinite(x)) ImGui::Text("%.4f", x);
+  else ImGui::TextColored(ImVec4(1, 0, 1, 1), "%s", std::isnan(x) ? "nan" : "inf");
 }
 
 void slot_tooltip_lines(const PanelContext& ctx, int slot) {

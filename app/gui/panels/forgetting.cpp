@@ -60,20 +60,14 @@ void ForgettingPanel::draw(PanelContext& ctx) {
       const float x = v[static_cast<size_t>(slot)];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      char label[32];
-      std::snprintf(label, sizeof label, "%d", slot);
-      ImGui::PushID(slot);
-      if (ImGui::Selectable(label, ctx.vm.is_selected(slot), ImGuiSelectableFlags_SpanAllColumns)) ctx.vm.toggle_slot(slot);
-      if (ImGui::IsItemHovered()) {
+      if (slot_row_label(ctx, slot)) {
         ImGui::BeginTooltip();
         ImGui::Text("slot %d: ||v_bias|| = %.6f", slot, x);
         slot_tooltip_lines(ctx, slot);
         ImGui::EndTooltip();
       }
-      ImGui::PopID();
       ImGui::TableNextColumn();
-      if (std::isfinite(x)) ImGui::Text("%.4f", x);
-      else ImGui::TextColored(ImVec4(1, 0, 1, 1), "%s", std::isnan(x) ? "nan" : "inf");
+      value_cell(x);
       ImGui::TableNextColumn();
       // One neutral colour: the bar is a magnitude, not a slot type.
       ui::inline_bar(vmax > 0.f && std::isfinite(x) ? x / vmax : 0.f,

@@ -96,9 +96,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
       ImGui::TextDisabled("-");
       return;
     }
-    const float x = v[static_cast<size_t>(i)];
-    if (std::isfinite(x)) ImGui::Text("%.4f", x);
-    else ImGui::TextColored(ImVec4(1, 0, 1, 1), "%s", std::isnan(x) ? "nan" : "inf");
+    value_cell(v[static_cast<size_t>(i)]);
   };
   ImGuiListClipper clipper;
   clipper.Begin(static_cast<int>(rows_.size()), row_h);
@@ -107,11 +105,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
       const int slot = rows_[static_cast<size_t>(r)];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      char label[32];
-      std::snprintf(label, sizeof label, "%d", slot);
-      ImGui::PushID(slot);
-      if (ImGui::Selectable(label, ctx.vm.is_selected(slot), ImGuiSelectableFlags_SpanAllColumns)) ctx.vm.toggle_slot(slot);
-      ImGui::PopID();
+      slot_row_label(ctx, slot);
       ImGui::TableNextColumn();
       cell(step->slot_norm, slot);
       ImGui::TableNextColumn();
