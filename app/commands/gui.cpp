@@ -35,6 +35,7 @@ struct GuiFlags {
   double session_wait = 30.0;  // seconds --session waits for a session to appear
   bool presenter = false, high_contrast = false;
   int steps = 0, old_steps = kNotGiven, select_slot = -1, gallery_size = -1;
+  int64_t select_token = -1;
   bool quit = false, gallery = false, no_save = false, model_picker = false;
 };
 
@@ -187,6 +188,8 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
                        std::to_string(shown.slots) + " memory entries (0.." + std::to_string(shown.slots - 1) + ")");
   }
   o.select_slot = c.select_slot;
+  if (c.select_token < -1) throw UsageError("--select-token " + std::to_string(c.select_token) + " must be a token index >= 0");
+  o.select_token = c.select_token;
   if (c.gallery_size >= 0) {
     o.gallery = true;
     o.gallery_size = c.gallery_size;
@@ -296,6 +299,9 @@ class GuiCommand : public Command {
     g->add_flag("--model-picker", c.model_picker, "open File > Open model... (the zoo) at start");
     g->add_option("--gallery-size", c.gallery_size, "gallery's synthetic size (index of its size list)");
     g->add_option("--select-slot", c.select_slot, "select this slot once the first step is shown");
+    g->add_option("--select-token", c.select_token,
+                  "select this document token (0-based) in the Document panel: what it read from the memory, when the "
+                  "shown segment holds it");
     g->add_option("--mouse", c.mouse, "put the mouse at X,Y (screenshots with a tooltip)");
     g->add_option("--export", c.export_dir, "once the steps are shown, export every panel into this folder");
     g->add_flag("--no-save", c.no_save, "do not read or write the layout and recent files");

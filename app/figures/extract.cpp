@@ -436,6 +436,13 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
     for (int64_t c = 0; c < n_cls; ++c) d.col_labels.push_back(n_cls == 1 ? "<cls>" : "<cls" + std::to_string(c) + ">");
   }
   if (tr.has(keys::kForgetNorm)) d.forget_norm = to_vector(tr.at(keys::kForgetNorm).flatten());
+  if (const auto read_layers = layers_with(tr, keys::kReadAttnPrefix); !read_layers.empty()) {
+    const auto& r = tr.at(keys::layer_key(keys::kReadAttnPrefix, read_layers.back()));  // [B, H, Lp, k]
+    const int64_t n = std::min<int64_t>(snap.length, r.size(2));
+    d.read = to_vector(r[0].to(torch::kFloat32).mean(0).narrow(0, 0, n));  // [n, k]
+    d.read_layer = read_layers.back();
+    if (d.slots == 0) d.slots = static_cast<int>(r.size(3));
+  }
   if (tr.has(keys::kMemory)) {
     auto m = tr.at(keys::kMemory)[0].to(torch::kFloat32);  // [k, d]
     d.dim = static_cast<int>(m.size(1));

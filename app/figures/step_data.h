@@ -146,6 +146,12 @@ struct StepData {
 
   std::vector<float> forget_norm;       // [slots] ||v_bias||, empty when not traced
 
+  // Memformer's memory read: each token's cross-attention over the slots (as they were
+  // before the step) in the last traced encoder layer, mean over heads, [length x slots];
+  // empty when not traced. read_layer: that layer (app/figures/memory_reads.h).
+  std::vector<float> read;
+  int read_layer = -1;
+
   int dim = 0;
   std::vector<float> memory;            // [slots x dim] after the step, empty when not traced
   float memory_absmax = 0.f;

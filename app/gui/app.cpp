@@ -136,6 +136,7 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
     }
     int frames_ready = 0, tour_frames = 0, tour_written = 0;
     bool selected = false, exported = false;
+    int64_t pending_token = o.select_token;  // --select-token, applied once a step is shown
     std::string shown_title;
     const auto started = std::chrono::steady_clock::now();
     while (!w.should_close() && !shell->quit_requested() && !g_stop_signal) {
@@ -211,6 +212,10 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       if (!selected && o.select_slot >= 0 && s->step && shell->view_model().slots() > 0) {
         shell->view_model().select_slot(o.select_slot);
         selected = true;
+      }
+      if (pending_token >= 0 && s->step) {
+        shell->document_panel().select_token(pending_token);
+        pending_token = -1;  // once
       }
       w.new_frame();
       // Scripted runs ignore wherever the real pointer happens to be (a stray tooltip).

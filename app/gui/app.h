@@ -36,6 +36,7 @@ struct GuiOptions {
   std::string zoo_dir;       // the model zoo File > Open model... lists (assets/models; "" none)
   int gallery_size = -1;     // gallery's synthetic size index
   int select_slot = -1;      // select this slot once the first step arrives
+  int64_t select_token = -1; // select this document token in the Document panel (what it read from memory)
   float mouse_x = -1, mouse_y = -1;  // a synthetic mouse position (screenshots with a tooltip)
   std::string export_dir;    // once the steps are shown: export every panel there (as File > Export all)
   bool persist = true;       // read and write imgui.ini and recent files in the config dir

@@ -5,6 +5,7 @@
 #include "app/gui/panels/panels.h"
 
 #include "app/figures/benefit.h"
+#include "app/figures/memory_reads.h"
 
 #include "viz/charts.h"
 #include "viz/figure.h"
@@ -281,10 +282,42 @@ void DocumentPanel::draw(PanelContext& ctx) {
       }
     }
   }
+  // The selected token's memory reads (app/figures/memory_reads.h): what it read most and
+  // what those entries held. Kept while the shown step's segment holds the token.
+  if (selected_info_ != 0 && selected_info_ != info.id) selected_token_ = -1;  // another document or model
+  selected_info_ = info.id;
+  MemoryReads sel;
+  if (selected_token_ >= 0 && s.step) sel = memory_reads(*s.step, s.visited, selected_token_, 3);
+  held_.clear();
+  if (!sel.empty()) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "token #%lld '%s' put %.1f%% of its attention on memory; most on", static_cast<long long>(selected_token_),
+                  label_of(doc, selected_token_).c_str(), 100.f * sel.memory_share);
+    std::string line = buf;
+    for (size_t i = 0; i < sel.top.size(); ++i) {
+      const auto& r = sel.top[i];
+      if (r.token >= 0) std::snprintf(buf, sizeof buf, "%s %s #%lld (%.3g)", i ? "," : "", sel.entry_name.c_str(), static_cast<long long>(r.token), r.weight);
+      else std::snprintf(buf, sizeof buf, "%s %s %d (%.3g)", i ? "," : "", sel.entry_name.c_str(), r.entry, r.weight);
+      line += buf;
+      for (const auto& h : r.holds) held_.push_back(h.token);
+    }
+    ImGui::TextWrapped("%s", line.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::Text("Weights: %s.", sel.how.c_str());
+      ImGui::Text("On memory in all: %.4f over %d entries.", sel.memory_share, sel.entries_total);
+      for (const auto& r : sel.top) memory_read_lines(doc, sel, r);
+      if (!sel.holds_known)
+        ImGui::TextDisabled("Step the segment before this one to see what the entries held (their provenance).");
+      ImGui::TextDisabled("What they held is outlined in cyan in the text; click the token again to clear.");
+      ImGui::EndTooltip();
+    }
+  }
   ui::help_marker(
       "One cell per token (bytes: a character of several bytes spans their cells); underlines mark token\n"
       "boundaries, amber bars segment starts, with the segment's number in the margin.\n"
-      "Hover a token for its id, bytes and loss; click it to go to its segment.");
+      "Hover a token for its id, bytes and loss; click one of the current segment to see what it read\n"
+      "from the memory and what that memory held (outlined); click another to go to its segment.");
 
   ImFont* font = ctx.mono ? ctx.mono : ImGui::GetFont();
   const float fs = font->FontSize;
@@ -487,6 +520,17 @@ void DocumentPanel::draw(PanelContext& ctx) {
       }
       dl->AddText(font, fs, ImVec2(x0, y + 1.f), kText, text.data(), text.data() + text.size());
       dl->AddText(font, fs, ImVec2(x0, y + 1.f), kDim, dim.data(), dim.data() + dim.size());
+      // The selected token (yellow) and what the memory entries it read held (cyan): outlined.
+      const float olw = std::max(1.f, ImGui::GetFontSize() / 15.f);
+      for (int64_t h : held_)
+        if (h >= start && h < end) {
+          const float hx = x0 + static_cast<float>(h - start) * cw;
+          dl->AddRect(ImVec2(hx, y), ImVec2(hx + cw, y + row_h - 1.f), IM_COL32(0, 220, 230, 255), 0.f, 0, 2.f * olw);
+        }
+      if (!sel.empty() && selected_token_ >= start && selected_token_ < end) {
+        const float hx = x0 + static_cast<float>(selected_token_ - start) * cw;
+        dl->AddRect(ImVec2(hx - 1.f, y), ImVec2(hx + cw + 1.f, y + row_h), IM_COL32(255, 214, 10, 255), 0.f, 0, 2.f * olw);
+      }
       // A tour's highlighted token: outlined.
       if (ctx.highlight_token >= start && ctx.highlight_token < end) {
         const float hx = x0 + static_cast<float>(ctx.highlight_token - start) * cw;
@@ -536,11 +580,56 @@ void DocumentPanel::draw(PanelContext& ctx) {
       const float w = prov->at(prov_slot, t);
       ImGui::Text("provenance of slot %d: %.6f (%.2f%% of its content)", prov_slot, w, 100.f * w);
     }
-    if (!ctx.preview) ImGui::TextDisabled("click: go to segment %lld", static_cast<long long>(seg));
+    const bool in_step = s.step && t >= s.step->first_token && t < s.step->first_token + s.step->length;
+    const MemoryReads reads = in_step ? memory_reads(*s.step, s.visited, t, 3) : MemoryReads{};
+    if (!reads.empty()) {
+      ImGui::Separator();
+      ImGui::Text("read from memory (%s):", reads.how.c_str());
+      for (const auto& r : reads.top) memory_read_lines(doc, reads, r);
+    }
+    if (!ctx.preview && in_step && !reads.empty())
+      ImGui::TextDisabled(t == selected_token_ ? "click: clear the selection" : "click: select it (what it read stays shown)");
+    else if (!ctx.preview)
+      ImGui::TextDisabled("click: go to segment %lld", static_cast<long long>(seg));
     ImGui::EndTooltip();
-    if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);
+    if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+      if (in_step && !reads.empty()) {
+        selected_token_ = t == selected_token_ ? -1 : t;
+      } else {
+        selected_token_ = -1;
+        ctx.control.jump(seg);
+      }
+    }
   }
   ImGui::EndChild();
+}
+
+std::string DocumentPanel::label_of(const Document& doc, int64_t t) {
+  const auto [b, e] = doc.offset(t);
+  return viz::token_label(doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b)));
+}
+
+void DocumentPanel::memory_read_lines(const Document& doc, const MemoryReads& reads, const MemoryRead& r) {
+  if (r.token >= 0) {
+    ImGui::Text("  %s #%lld '%s': %.4f", reads.entry_name.c_str(), static_cast<long long>(r.token),
+                label_of(doc, r.token).c_str(), r.weight);
+    return;
+  }
+  std::string held;
+  for (const auto& h : r.holds) {
+    if (h.token < 0 || h.token >= doc.size()) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s#%lld '%s' %.3f", held.empty() ? "" : ", ", static_cast<long long>(h.token),
+                  label_of(doc, h.token).c_str(), h.weight);
+    held += buf;
+  }
+  if (std::isfinite(r.initial_share) && r.holds.empty())
+    ImGui::Text("  %s %d: %.4f  (held: the initial memory, %.0f%%)", reads.entry_name.c_str(), r.entry, r.weight,
+                100.f * r.initial_share);
+  else if (!held.empty())
+    ImGui::Text("  %s %d: %.4f  held %s", reads.entry_name.c_str(), r.entry, r.weight, held.c_str());
+  else
+    ImGui::Text("  %s %d: %.4f", reads.entry_name.c_str(), r.entry, r.weight);
 }
 
 float DocumentPanel::loss_tint_position(float loss_nats) {

@@ -5,6 +5,7 @@
 // thresholds live in the shared ViewModel. Contract for every draw(): call between
 // ImGui::NewFrame and ImGui::Render, inside a window; it never blocks on the model.
 #pragma once
+#include "app/figures/memory_reads.h"
 #include "app/gui/model/controller.h"
 #include "app/gui/model/published_view.h"
 #include "app/gui/model/view_model.h"
@@ -142,9 +143,20 @@ class DocumentPanel : public Panel {
   // each reported once: the app merges them in from the fallback font (ui::load_fonts).
   std::vector<char32_t> take_missing_glyphs();
   static constexpr size_t kMaxMissingGlyphs = 8192;  // bounds the font atlas
+  // The token selected by a click in the shown step's segment (-1: none): the panel shows
+  // what it read from the memory and outlines what that memory held.
+  int64_t selected_token() const { return selected_token_; }
+  void select_token(int64_t t) { selected_token_ = t; }
 
  private:
   void note_missing_glyph(char32_t cp);
+  // Tooltip line of one entry a token read (app/figures/memory_reads.h).
+  static void memory_read_lines(const Document& doc, const MemoryReads& reads, const MemoryRead& r);
+  // Token t as the axes and tooltips show it (a space as a visible mark, escapes).
+  static std::string label_of(const Document& doc, int64_t t);
+  int64_t selected_token_ = -1;
+  uint64_t selected_info_ = 0;
+  std::vector<int64_t> held_;  // the tokens the selected token's entries held (outlined)
   std::set<char32_t> missing_seen_;
   std::vector<char32_t> missing_new_;
   float wanted_h_ = 0.f;

@@ -1,0 +1,111 @@
+#include "app/figures/memory_reads.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace mnemo::app {
+
+namespace {
+
+// The `top` largest of `w` (finite, descending; ties: lower index first).
+std::vector<int> largest(const std::vector<float>& w, int top) {
+  std::vector<int> idx;
+  for (int i = 0; i < static_cast<int>(w.size()); ++i)
+    if (std::isfinite(w[static_cast<size_t>(i)])) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return w[static_cast<size_t>(a)] > w[static_cast<size_t>(b)]; });
+  if (static_cast<int>(idx.size()) > top) idx.resize(static_cast<size_t>(std::max(0, top)));
+  return idx;
+}
+
+// What slot / memory token `entry` held before step `segment`: its provenance after the
+// previous step. Returns false when that step was not visited (or kept no provenance).
+bool held_before(const VisitedSegments& visited, int64_t segment, int entry, MemoryRead& r) {
+  if (segment == 0) {  // the first segment reads the initial memory: no text
+    r.initial_share = 1.f;
+    return true;
+  }
+  auto it = visited.find(segment - 1);
+  if (it == visited.end() || !it->second || it->second->prov_top_k <= 0) return false;
+  const SegmentRecord& rec = *it->second;
+  const size_t k = static_cast<size_t>(rec.prov_top_k);
+  if (entry < 0 || (static_cast<size_t>(entry) + 1) * k > rec.prov_top.size()) return false;
+  for (size_t i = 0; i < k; ++i) {
+    const ProvenanceSource& s = rec.prov_top[static_cast<size_t>(entry) * k + i];
+    if (s.token >= 0 && s.weight > 0.f) r.holds.push_back(s);
+  }
+  if (static_cast<size_t>(entry) < rec.prov_initial.size()) r.initial_share = rec.prov_initial[static_cast<size_t>(entry)];
+  return true;
+}
+
+bool is_memory_block(const std::string& name) {
+  return name == "read" || name == "previous write" || name == "cache" || name == "memory";
+}
+
+}  // namespace
+
+MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int64_t token, int top) {
+  MemoryReads out;
+  out.token = token;
+  const int64_t j = token - st.first_token;
+  if (st.segment < 0 || j < 0 || j >= st.length) return out;
+  std::vector<float> w;  // the row over memory entries
+  std::vector<int64_t> entry_token;
+  if (!st.read.empty() && st.slots > 0) {
+    if (static_cast<size_t>((j + 1) * st.slots) > st.read.size()) return out;
+    w.assign(st.read.begin() + j * st.slots, st.read.begin() + (j + 1) * st.slots);
+    entry_token.assign(w.size(), -1);
+    out.entry_name = "slot";
+    out.layer = st.read_layer;
+    out.how = "the encoder's memory read in layer " + std::to_string(st.read_layer) + ", mean over heads (sums to 1 over the slots)";
+  } else {
+    const AttentionData& a = st.attention;
+    if (a.empty()) return out;
+    int row = -1;
+    for (int r = 0; r < a.rows; ++r)
+      if (a.row_token[static_cast<size_t>(r)] == token) {
+        row = r;
+        break;
+      }
+    const AttnBlock* mem = nullptr;
+    for (const auto& b : a.col_blocks)
+      if (is_memory_block(b.name) && b.count > 0) {
+        mem = &b;
+        break;
+      }
+    if (row < 0 || !mem) return out;
+    const int li = static_cast<int>(a.layers.size()) - 1;
+    const float* m = a.map(li, -1);
+    if (!m) return out;
+    for (int c = mem->first; c < mem->first + mem->count; ++c) {
+      w.push_back(m[static_cast<size_t>(row) * static_cast<size_t>(a.cols) + static_cast<size_t>(c)]);
+      entry_token.push_back(a.col_token[static_cast<size_t>(c)]);
+    }
+    out.layer = a.layers.back();
+    out.entry_name = mem->name == "cache" ? "cache token" : mem->name == "memory" ? "kept token" : "memory token";
+    out.how = "its attention on the " + mem->name + " block in layer " + std::to_string(out.layer) + " of " + a.kind +
+              ", mean over heads (a share of the whole row)";
+  }
+  out.entries_total = static_cast<int>(w.size());
+  for (float x : w)
+    if (std::isfinite(x)) out.memory_share += x;
+  out.holds_known = true;
+  const bool token_entries = out.entry_name == "cache token" || out.entry_name == "kept token";
+  for (int e : largest(w, top)) {
+    MemoryRead r;
+    r.entry = e;
+    r.weight = w[static_cast<size_t>(e)];
+    r.token = entry_token[static_cast<size_t>(e)];
+    if (token_entries) {
+      if (r.token >= 0) {
+        r.holds.push_back({r.token, 1.f});  // the entry is that token's state
+        r.initial_share = 0.f;
+      }
+    } else if (!held_before(visited, st.segment, e, r)) {
+      out.holds_known = false;
+    }
+    out.top.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace mnemo::app

@@ -1,0 +1,162 @@
+// What a selected token read from the memory (app/figures/memory_reads.h), as the Document
+// panel shows it, against an independent computation from the model's own trace per family:
+// the token's row of the last layer's attention, mean over heads, on the memory columns of
+// the documented layouts (memformer.read_attn.<l> [B, H, L, k]; rmt.attn.<l> over
+// [read m | tokens Lp | write m]; trxl.attn.<l> over [cache c | tokens Lp]). What an entry
+// held is the previous step's provenance record, entry by entry, or the cached token itself.
+#include "app/figures/extract.h"
+#include "app/figures/memory_reads.h"
+#include "core/engine/engine.h"
+#include "core/models/factory.h"
+#include "tests/support/helpers.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <vector>
+
+using namespace mnemo;
+using namespace mnemo::app;
+
+namespace {
+
+const std::string kReadsText = "Call me Ishmael. Some years ago, never mind how long precisely, I went to sea.";
+
+int last_layer(const Trace& tr, const std::string& prefix) {
+  int l = -1;
+  while (tr.has(prefix + std::to_string(l + 1))) ++l;
+  return l;
+}
+
+// The expected row over memory entries of segment-local position j, from the raw trace.
+std::vector<double> expected_row(const Trace& tr, const std::string& kind, int64_t lp, int64_t m, int64_t j,
+                                 std::vector<int64_t>* entry_tokens, int64_t first) {
+  std::vector<double> w;
+  entry_tokens->clear();
+  if (kind == "memformer") {
+    const int l = last_layer(tr, "memformer.read_attn.");
+    REQUIRE(l >= 0);
+    auto row = tr.at("memformer.read_attn." + std::to_string(l))[0].to(torch::kFloat64).mean(0)[j];  // [k]
+    for (int64_t e = 0; e < row.size(0); ++e) {
+      w.push_back(row[e].item<double>());
+      entry_tokens->push_back(-1);
+    }
+  } else if (kind == "rmt") {
+    const int l = last_layer(tr, "rmt.attn.");
+    REQUIRE(l >= 0);
+    auto a = tr.at("rmt.attn." + std::to_string(l))[0].to(torch::kFloat64).mean(0);  // [2m + Lp, 2m + Lp]
+    REQUIRE(a.size(0) == 2 * m + lp);
+    for (int64_t e = 0; e < m; ++e) {
+      w.push_back(a[m + j][e].item<double>());
+      entry_tokens->push_back(-1);
+    }
+  } else {  // trxl: [cache c | tokens Lp]
+    const int l = last_layer(tr, "trxl.attn.");
+    REQUIRE(l >= 0);
+    auto a = tr.at("trxl.attn." + std::to_string(l))[0].to(torch::kFloat64).mean(0);  // [Lp, c + Lp]
+    const int64_t c = a.size(1) - lp;
+    for (int64_t e = 0; e < c; ++e) {
+      w.push_back(a[j][e].item<double>());
+      entry_tokens->push_back(first - c + e);
+    }
+  }
+  return w;
+}
+
+void check_reads(const std::string& kind) {
+  CAPTURE(kind);
+  const int64_t L = 16, m = 4;
+  ModelConfig cfg = kind == "memformer" ? test::tiny_memformer(m, L) : test::tiny_decoder(kind, m, L);
+  MemoryModel model = make_model(cfg, 11);
+  Document doc = make_document(kReadsText, "ishmael.txt");
+  Engine engine(model, doc, L, TraceSpec::all());
+  engine.jump(0);
+  SnapshotPtr snap = engine.jump(1);
+  const StepData st = make_step_data(*snap, engine.document(), kind);
+  REQUIRE(st.segment == 1);
+
+  // What each entry held after segment 0: a record with known, distinct sources per entry.
+  auto rec = std::make_shared<SegmentRecord>();
+  rec->prov_top_k = 2;
+  for (int e = 0; e < m; ++e) {
+    rec->prov_top.push_back({e, 0.5f + 0.1f * static_cast<float>(e)});
+    rec->prov_top.push_back({e + 5, 0.25f});
+    rec->prov_initial.push_back(0.05f * static_cast<float>(e));
+  }
+  VisitedSegments visited{{0, rec}};
+
+  int checked = 0;
+  for (int64_t j = 0; j < st.length; ++j) {
+    CAPTURE(j);
+    const int64_t token = st.first_token + j;
+    std::vector<int64_t> entry_tokens;
+    const std::vector<double> want = expected_row(snap->trace, kind, L, m, j, &entry_tokens, st.first_token);
+    const MemoryReads got = memory_reads(st, visited, token, 1000);
+    REQUIRE_FALSE(got.empty());
+    CHECK(got.token == token);
+    REQUIRE(got.entries_total == static_cast<int>(want.size()));
+    REQUIRE(got.top.size() == want.size());
+    double share = 0;
+    for (double x : want) share += x;
+    CHECK(got.memory_share == doctest::Approx(share).epsilon(1e-5));
+    if (kind == "memformer") CHECK(share == doctest::Approx(1.0).epsilon(1e-5));  // a read over the slots only
+    // Descending, and every entry's weight as computed here.
+    for (size_t i = 0; i < got.top.size(); ++i) {
+      const MemoryRead& r = got.top[i];
+      CAPTURE(r.entry);
+      REQUIRE(r.entry >= 0);
+      REQUIRE(r.entry < static_cast<int>(want.size()));
+      CHECK(r.weight == doctest::Approx(want[static_cast<size_t>(r.entry)]).epsilon(1e-5));
+      if (i > 0) CHECK(got.top[i - 1].weight >= r.weight);
+      CHECK(r.token == entry_tokens[static_cast<size_t>(r.entry)]);
+      if (kind == "trxl") {
+        // A cache entry is the state of a document token of the previous segment.
+        REQUIRE(r.holds.size() == 1);
+        CHECK(r.holds[0].token == r.token);
+        CHECK(r.token == st.first_token - static_cast<int64_t>(want.size()) + r.entry);
+      } else {
+        // A slot or memory token held what the previous step's provenance says, entry by entry.
+        REQUIRE(r.holds.size() == 2);
+        CHECK(r.holds[0].token == r.entry);
+        CHECK(r.holds[0].weight == doctest::Approx(0.5 + 0.1 * r.entry));
+        CHECK(r.holds[1].token == r.entry + 5);
+        CHECK(r.initial_share == doctest::Approx(0.05 * r.entry));
+      }
+    }
+    const auto argmax = std::max_element(want.begin(), want.end()) - want.begin();
+    CHECK(got.top[0].weight == doctest::Approx(want[static_cast<size_t>(argmax)]).epsilon(1e-5));
+    CHECK(memory_reads(st, visited, token, 2).top.size() == std::min<size_t>(2, want.size()));
+    ++checked;
+  }
+  CHECK(checked == L);
+  // Outside the step's segment: nothing.
+  CHECK(memory_reads(st, visited, st.first_token - 1, 3).empty());
+  CHECK(memory_reads(st, visited, st.first_token + st.length, 3).empty());
+  // Without the previous step's record, a slot's holdings are unknown (a cache's are not).
+  const MemoryReads bare = memory_reads(st, {}, st.first_token, 3);
+  CHECK(bare.holds_known == (kind == "trxl"));
+}
+
+}  // namespace
+
+TEST_CASE("memory reads: a token's reads and what the entries held match the trace - memformer") { check_reads("memformer"); }
+TEST_CASE("memory reads: a token's reads and what the entries held match the trace - rmt") { check_reads("rmt"); }
+TEST_CASE("memory reads: a token's reads and what the entries held match the trace - trxl") { check_reads("trxl"); }
+
+TEST_CASE("memory reads: the first segment reads the initial memory - a model without memory reads none") {
+  const int64_t L = 16;
+  MemoryModel model = make_model(test::tiny_memformer(4, L), 3);
+  Document doc = make_document(kReadsText, "ishmael.txt");
+  Engine engine(model, doc, L, TraceSpec::all());
+  const StepData st = make_step_data(*engine.jump(0), engine.document(), "memformer");
+  const MemoryReads r = memory_reads(st, {}, 3, 2);
+  REQUIRE(r.top.size() == 2);
+  CHECK(r.holds_known);
+  for (const auto& e : r.top) {
+    CHECK(e.holds.empty());
+    CHECK(e.initial_share == doctest::Approx(1.0));
+  }
+  MemoryModel plain = make_model(test::tiny_decoder("transformer", 4, L), 3);
+  Engine e2(plain, doc, L, TraceSpec::all());
+  CHECK(memory_reads(make_step_data(*e2.jump(1), e2.document(), "transformer"), {}, L + 2, 3).empty());
+}
