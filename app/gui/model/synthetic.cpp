@@ -151,6 +151,14 @@ ViewPtr make_synthetic_session(const SyntheticSpec& sp) {
   info->line_starts = line_starts_of(*doc);
   const std::string model_kind = info->cfg.model;
 
+  // The memory benefit's losses (the same tokens with the memory reset / zeroed) and
+  // Memformer's memory read (each token over the slots), from a generator of their own so the
+  // traces above stay what they were.
+  auto gen_extra = at::detail::createCPUGenerator(sp.seed + 0x9E37u);
+  tr[keys::kLmLossMemoryReset] = (tr[keys::kLmLoss] + torch::randn({1, L}, gen_extra) * 0.6).clamp_min(0.0).contiguous();
+  tr[keys::kLmLossMemoryZeroed] = (tr[keys::kLmLossMemoryReset] + torch::rand({1, L}, gen_extra) * 0.5).contiguous();
+  tr[keys::layer_key(keys::kReadAttnPrefix, 1)] = torch::softmax(torch::randn({1, H, L, k}, gen_extra) * 2.0, 3).contiguous();
+
   // The same path as a live step; the earlier segments and the provenance are made up below.
   ViewPublisher publisher;
   publisher.open(std::move(info), /*chain=*/false);
@@ -169,6 +177,9 @@ ViewPtr make_synthetic_session(const SyntheticSpec& sp) {
     auto l = (torch::rand({L}, gen) * 4.0 + 1.5).to(torch::kFloat32).contiguous();
     rec->token_losses.first = predicted_token(loss_target_of(model_kind), s, L, 0);
     rec->token_losses.values.assign(l.data_ptr<float>(), l.data_ptr<float>() + L);
+    auto r = (l + torch::randn({L}, gen_extra) * 0.6).clamp_min(0.0).to(torch::kFloat32).contiguous();
+    rec->token_losses_reset = rec->token_losses;
+    rec->token_losses_reset.values.assign(r.data_ptr<float>(), r.data_ptr<float>() + L);
     records.push_back(rec);
   }
   // Provenance (docs/models.md#provenance): each visited step keeps its slots' self mass and
