@@ -18,14 +18,21 @@ std::vector<int> largest(const std::vector<float>& w, int top) {
 }
 
 // What slot / memory token `entry` held before step `segment`: its provenance after the
-// previous step. Returns false when that step was not visited (or kept no provenance).
-bool held_before(const VisitedSegments& visited, int64_t segment, int entry, MemoryRead& r) {
+// previous step. Returns false, with *why, when that step was not visited or kept no provenance.
+bool held_before(const VisitedSegments& visited, int64_t segment, int entry, MemoryRead& r, std::string* why) {
   if (segment == 0) {  // the first segment reads the initial memory: no text
     r.initial_share = 1.f;
     return true;
   }
   auto it = visited.find(segment - 1);
-  if (it == visited.end() || !it->second || it->second->prov_top_k <= 0) return false;
+  if (it == visited.end() || !it->second) {
+    *why = "Step segment " + std::to_string(segment - 1) + " (the one before) to see what the entries held.";
+    return false;
+  }
+  if (it->second->prov_top_k <= 0) {
+    *why = "This model keeps no provenance of its memory (docs/models.md#provenance), so what the entries held is not known.";
+    return false;
+  }
   const SegmentRecord& rec = *it->second;
   const size_t k = static_cast<size_t>(rec.prov_top_k);
   if (entry < 0 || (static_cast<size_t>(entry) + 1) * k > rec.prov_top.size()) return false;
@@ -100,7 +107,7 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
         r.holds.push_back({r.token, 1.f});  // the entry is that token's state
         r.initial_share = 0.f;
       }
-    } else if (!held_before(visited, st.segment, e, r)) {
+    } else if (!held_before(visited, st.segment, e, r, &out.holds_note)) {
       out.holds_known = false;
     }
     out.top.push_back(std::move(r));

@@ -41,6 +41,7 @@ struct MemoryReads {
   float memory_share = 0.f; // the row's total on memory (1 for Memformer's memory read)
   int entries_total = 0;    // memory entries the row covers
   bool holds_known = false; // whether `holds` could be filled (the previous step was visited)
+  std::string holds_note;   // when not: why, and what to do (shown to the user)
   std::vector<MemoryRead> top;  // the `top` largest weights, descending (ties: lower entry first)
   bool empty() const { return top.empty(); }
 };

@@ -135,6 +135,16 @@ void check_reads(const std::string& kind) {
   // Without the previous step's record, a slot's holdings are unknown (a cache's are not).
   const MemoryReads bare = memory_reads(st, {}, st.first_token, 3);
   CHECK(bare.holds_known == (kind == "trxl"));
+  if (kind != "trxl") {
+    // The note says what to do, and following it works: with segment 0's record they are known.
+    CHECK(bare.holds_note == "Step segment 0 (the one before) to see what the entries held.");
+    CHECK(memory_reads(st, visited, st.first_token, 3).holds_known);
+    // A model without provenance (write-only RMT): stepping would not help, and the note says so.
+    auto no_prov = std::make_shared<SegmentRecord>();
+    const MemoryReads none = memory_reads(st, {{0, no_prov}}, st.first_token, 3);
+    CHECK_FALSE(none.holds_known);
+    CHECK(none.holds_note.find("keeps no provenance") != std::string::npos);
+  }
 }
 
 }  // namespace

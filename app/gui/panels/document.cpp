@@ -307,8 +307,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
       ImGui::Text("Weights: %s.", sel.how.c_str());
       ImGui::Text("On memory in all: %.4f over %d entries.", sel.memory_share, sel.entries_total);
       for (const auto& r : sel.top) memory_read_lines(doc, sel, r);
-      if (!sel.holds_known)
-        ImGui::TextDisabled("Step the segment before this one to see what the entries held (their provenance).");
+      if (!sel.holds_known) ImGui::TextDisabled("%s", sel.holds_note.c_str());
       ImGui::TextDisabled("What they held is outlined in cyan in the text; click the token again to clear.");
       ImGui::EndTooltip();
     }
