@@ -292,7 +292,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
   if (!sel.empty()) {
     char buf[128];
     std::snprintf(buf, sizeof buf, "token #%lld '%s' put %.1f%% of its attention on memory; most on", static_cast<long long>(selected_token_),
-                  label_of(doc, selected_token_).c_str(), 100.f * sel.memory_share);
+                  token_text(doc, selected_token_).c_str(), 100.f * sel.memory_share);
     std::string line = buf;
     for (size_t i = 0; i < sel.top.size(); ++i) {
       const auto& r = sel.top[i];
@@ -548,12 +548,11 @@ void DocumentPanel::draw(PanelContext& ctx) {
 
   if (hover_token >= 0) {
     const int64_t t = hover_token, seg = t / L;
-    const auto [b, e] = doc.offset(t);
     ImGui::BeginTooltip();
     ImGui::Text("token #%lld  (segment %lld, position %lld)", static_cast<long long>(t), static_cast<long long>(seg),
                 static_cast<long long>(t - seg * L));
     ImGui::Text("id %lld, bytes %s  '%s'", static_cast<long long>(doc.id(t)), describe_bytes(doc, t).c_str(),
-                viz::token_label(doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b))).c_str());
+                token_text(doc, t).c_str());
     // Which step predicts token t is the model's (core/models/config.h LossTarget).
     const TokenLossAt loss = token_loss_at(s.visited, L, t);
     const bool next_segment = loss_target_of(s.info->cfg.model) == LossTarget::kNextSegment;
@@ -603,15 +602,10 @@ void DocumentPanel::draw(PanelContext& ctx) {
   ImGui::EndChild();
 }
 
-std::string DocumentPanel::label_of(const Document& doc, int64_t t) {
-  const auto [b, e] = doc.offset(t);
-  return viz::token_label(doc.bytes.substr(static_cast<size_t>(b), static_cast<size_t>(e - b)));
-}
-
 void DocumentPanel::memory_read_lines(const Document& doc, const MemoryReads& reads, const MemoryRead& r) {
   if (r.token >= 0) {
     ImGui::Text("  %s #%lld '%s': %.4f", reads.entry_name.c_str(), static_cast<long long>(r.token),
-                label_of(doc, r.token).c_str(), r.weight);
+                token_text(doc, r.token).c_str(), r.weight);
     return;
   }
   std::string held;
@@ -619,7 +613,7 @@ void DocumentPanel::memory_read_lines(const Document& doc, const MemoryReads& re
     if (h.token < 0 || h.token >= doc.size()) continue;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%s#%lld '%s' %.3f", held.empty() ? "" : ", ", static_cast<long long>(h.token),
-                  label_of(doc, h.token).c_str(), h.weight);
+                  token_text(doc, h.token).c_str(), h.weight);
     held += buf;
   }
   if (std::isfinite(r.initial_share) && r.holds.empty())

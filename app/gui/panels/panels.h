@@ -152,8 +152,6 @@ class DocumentPanel : public Panel {
   void note_missing_glyph(char32_t cp);
   // Tooltip line of one entry a token read (app/figures/memory_reads.h).
   static void memory_read_lines(const Document& doc, const MemoryReads& reads, const MemoryRead& r);
-  // Token t as the axes and tooltips show it (a space as a visible mark, escapes).
-  static std::string label_of(const Document& doc, int64_t t);
   int64_t selected_token_ = -1;
   uint64_t selected_info_ = 0;
   std::vector<int64_t> held_;  // the tokens the selected token's entries held (outlined)
