@@ -19,12 +19,25 @@ std::vector<int> largest(const std::vector<float>& w, int top) {
 
 // What slot / memory token `entry` held before step `segment`: its provenance after the
 // previous step. Returns false, with *why, when that step was not visited or kept no provenance.
-bool held_before(const VisitedSegments& visited, int64_t segment, int entry, MemoryRead& r, std::string* why) {
+bool held_before(const VisitedSegments& visited, const ProvenanceState* before, int64_t segment, int entry,
+                 MemoryRead& r, std::string* why) {
   if (segment == 0) {  // the first segment reads the initial memory: no text
     r.initial_share = 1.f;
     return true;
   }
   auto it = visited.find(segment - 1);
+  const bool recorded = it != visited.end() && it->second && it->second->prov_top_k > 0;
+  if (!recorded && before && before->segment == segment - 1 && before->top_k > 0) {
+    // The previous step was computed but not shown (a jump): the chain's state after it.
+    const size_t k = static_cast<size_t>(before->top_k);
+    if (entry < 0 || (static_cast<size_t>(entry) + 1) * k > before->top.size()) return false;
+    for (size_t i = 0; i < k; ++i) {
+      const ProvenanceSource& s = before->top[static_cast<size_t>(entry) * k + i];
+      if (s.token >= 0 && s.weight > 0.f) r.holds.push_back(s);
+    }
+    if (static_cast<size_t>(entry) < before->initial.size()) r.initial_share = before->initial[static_cast<size_t>(entry)];
+    return true;
+  }
   if (it == visited.end() || !it->second) {
     *why = "Step segment " + std::to_string(segment - 1) + " (the one before) to see what the entries held.";
     return false;
@@ -50,7 +63,8 @@ bool is_memory_block(const std::string& name) {
 
 }  // namespace
 
-MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int64_t token, int top) {
+MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int64_t token, int top,
+                         const ProvenanceState* before) {
   MemoryReads out;
   out.token = token;
   const int64_t j = token - st.first_token;
@@ -107,7 +121,7 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
         r.holds.push_back({r.token, 1.f});  // the entry is that token's state
         r.initial_share = 0.f;
       }
-    } else if (!held_before(visited, st.segment, e, r, &out.holds_note)) {
+    } else if (!held_before(visited, before, st.segment, e, r, &out.holds_note)) {
       out.holds_known = false;
     }
     out.top.push_back(std::move(r));

@@ -144,6 +144,37 @@ void check_reads(const std::string& kind) {
     const MemoryReads none = memory_reads(st, {{0, no_prov}}, st.first_token, 3);
     CHECK_FALSE(none.holds_known);
     CHECK(none.holds_note.find("keeps no provenance") != std::string::npos);
+    // Segment 0 computed but not shown (a jump): the chain's state after it gives the same
+    // holdings as its visited record would; a state of another segment is not used.
+    ProvenanceState before;
+    before.segment = 0;
+    before.slots = static_cast<int>(m);
+    before.top_k = rec->prov_top_k;
+    before.top = rec->prov_top;
+    before.initial = rec->prov_initial;
+    for (int64_t j = 0; j < st.length; ++j) {
+      const MemoryReads a = memory_reads(st, visited, st.first_token + j, 1000);
+      const MemoryReads b = memory_reads(st, {}, st.first_token + j, 1000, &before);
+      REQUIRE(b.holds_known);
+      REQUIRE(a.top.size() == b.top.size());
+      for (size_t i = 0; i < a.top.size(); ++i) {
+        CHECK(a.top[i].entry == b.top[i].entry);
+        REQUIRE(a.top[i].holds.size() == b.top[i].holds.size());
+        for (size_t h = 0; h < a.top[i].holds.size(); ++h) {
+          CHECK(a.top[i].holds[h].token == b.top[i].holds[h].token);
+          CHECK(a.top[i].holds[h].weight == b.top[i].holds[h].weight);
+        }
+        CHECK(a.top[i].initial_share == b.top[i].initial_share);
+      }
+    }
+    before.segment = 3;
+    CHECK_FALSE(memory_reads(st, {}, st.first_token, 3, &before).holds_known);
+    // The visited record wins over the chain's state when both are there.
+    before.segment = 0;
+    before.top[0].token = 99;
+    CHECK(memory_reads(st, visited, st.first_token, 1000, &before).top.size() > 0);
+    for (const auto& r : memory_reads(st, visited, st.first_token, 1000, &before).top)
+      for (const auto& h : r.holds) CHECK(h.token != 99);
   }
 }
 

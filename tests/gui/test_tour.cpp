@@ -154,6 +154,23 @@ TEST_CASE("tour checks: a caption's numbers need checks that say them - each che
       {head + R"("caption": "c", "checks": [{"check": "self_mass", "min": 0, "says": "c", "colour": 1}]})",
        "field 'checks[0].colour': unknown field"},
       {head + R"("caption": "c", "segment_len": 99})", "field 'segment_len': segment_len 99 is out of range 1..9"},
+      // reads: a token of the stop's segment (segment 1 of 9-token segments: 9..17), what is measured, a bound.
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "top", "slot": 2, "min": 0.5, "says": "c"}]})", ""},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "holds", "slot": 2, "tokens": [0, 9], "min": 0.5, "says": "c"}]})", ""},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 3, "of": "memory", "min": 0.5, "says": "c"}]})",
+       "field 'checks[0].token': 3 is not in the stop's segment 1 (tokens 9..17)"},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "of": "memory", "min": 0.5, "says": "c"}]})",
+       "reads needs \"token\", \"of\" and a \"min\" or \"max\""},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "initial", "min": 0.5, "says": "c"}]})",
+       "field 'checks[0].of': must be memory, top, entry or holds"},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "top", "min": 0.5, "says": "c"}]})",
+       "reads of top needs \"slot\""},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "holds", "slot": 1, "min": 0.5, "says": "c"}]})",
+       "reads of holds needs \"tokens\""},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "memory", "stat": "mean", "min": 0.5, "says": "c"}]})",
+       "field 'checks[0].stat': a reads check measures one value"},
+      {head + R"("caption": "c", "checks": [{"check": "provenance", "slot": 1, "of": "top", "min": 0.5, "says": "c"}]})",
+       "field 'checks[0].of': must be tokens, initial or other"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.stop);
@@ -340,6 +357,25 @@ TEST_CASE("cli: tour --check measures every claim on what the app shows - a fals
   CAPTURE(r.output);
   CHECK(r.code == 1);
   CHECK(r.output.find("[FAIL] loss each <= 9:") != std::string::npos);
+  // reads: what a selected token read (app/figures/memory_reads.h, tested against the model's
+  // own trace in tests/figures/test_memory_reads.cpp). Exactly one memory token is the one a
+  // token read most: of 16 "top" claims exactly one passes, and the failures name the real one.
+  std::string checks = R"({"check": "reads", "token": 30, "of": "memory", "min": 0, "max": 1, "says": "c"},
+      {"check": "reads", "token": 30, "of": "entry", "slot": 3, "min": 0, "max": 1, "says": "c"},
+      {"check": "reads", "token": 30, "of": "holds", "slot": 3, "tokens": [0, 26], "min": 0, "max": 1, "says": "c"})";
+  for (int k = 0; k < 16; ++k)
+    checks += R"(, {"check": "reads", "token": 30, "of": "top", "slot": )" + std::to_string(k) + R"(, "min": 0, "says": "c"})";
+  test::write_file(dir + "/r.json", tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt",
+      "segment": 2, "panels": ["document"], "caption": "c", "checks": [)" + checks + "]}"));
+  r = test::run_cli("--threads 1 tour " + dir + "/r.json --check");
+  CAPTURE(r.output);
+  CHECK(r.code == 1);
+  CHECK(r.output.find("[pass] reads [0, 1]: token 30 put ") != std::string::npos);
+  CHECK(r.output.find("[pass] reads [0, 1]: token 30 read memory token 3 with weight ") != std::string::npos);
+  CHECK(r.output.find("[pass] reads [0, 1]: memory token 3 held ") != std::string::npos);
+  CHECK(r.output.find("4 of 19 checks pass") != std::string::npos);
+  CHECK(r.output.find("most (") != std::string::npos);
+  CHECK(r.output.find(", not memory token ") != std::string::npos);
   // --check with --export, and a bad tour: exit 2.
   CHECK(test::run_cli("tour " + dir + "/t.json --check --export " + dir + "/x").code == 2);
 }

@@ -49,6 +49,9 @@ struct PublishedView {
   // Provenance of every memory entry after the shown step (docs/models.md#provenance): null
   // when the model has none (provenance_note says why) or before the first step.
   ProvenanceStatePtr provenance;
+  // The same after the step before the shown one: what the shown step's memory reads held
+  // (app/figures/memory_reads.h), also when a jump computed that step without showing it.
+  ProvenanceStatePtr provenance_before;
   std::string provenance_note;
   std::string session_dir;  // replaying a training session: its directory ("" for a live model)
 

@@ -18,6 +18,7 @@ PublishedStep publish_step(const Snapshot& snap, const Document& doc, const std:
   auto data = std::make_shared<StepData>(make_step_data(snap, doc, kind));
   if (chain) {
     out.provenance = chain->at(snap.segment);
+    if (snap.segment > 0) out.provenance_before = chain->at(snap.segment - 1);
   } else if (data->mtn.present) {
     // MTN: a kept entry is one earlier token, named by its source (docs/models.md#provenance).
     std::vector<int64_t> src;
@@ -98,6 +99,7 @@ ViewPtr ViewPublisher::view(int64_t position, const std::string& model_note, con
   v->visited_version = visited_version_;
   v->model_note = model_note;
   v->provenance = shown_.step ? shown_.provenance : nullptr;
+  v->provenance_before = shown_.step ? shown_.provenance_before : nullptr;
   v->provenance_note = provenance_note_;
   v->session_dir = session_dir;
   return v;

@@ -30,6 +30,7 @@ namespace mnemo::app {
 struct PublishedStep {
   std::shared_ptr<const StepData> step;
   ProvenanceStatePtr provenance;  // after the step; null when the model has none (or no chain was fed)
+  ProvenanceStatePtr provenance_before;  // after the previous step (what the step read); null likewise or at 0
   std::shared_ptr<const SegmentRecord> record;
 };
 

@@ -47,17 +47,18 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
                       const std::function<void(const std::string&, const std::string&)>& bad) {
   const std::string f = "checks[" + std::to_string(index - 1) + "]";
   if (!jc.is_object()) bad(f, "must be an object with \"check\" and \"says\"");
-  static const std::set<std::string> kKinds = {"loss", "benefit", "self_mass", "slot_types", "provenance", "block_mass"};
+  static const std::set<std::string> kKinds = {"loss", "benefit", "self_mass", "slot_types", "provenance", "block_mass",
+                                               "reads"};
   static const std::set<std::string> kFields = {"check", "says", "min", "max", "stat", "tokens", "slot",
-                                                "of", "mass", "layer", "retain", "mix", "overwrite"};
+                                                "of", "mass", "layer", "retain", "mix", "overwrite", "token"};
   for (const auto& [k, v] : jc.items()) {
     (void)v;
     if (!kFields.count(k)) bad(f + "." + k, "unknown field (known: check, says, min, max, stat, tokens, slot, of, mass, layer, "
-                                           "retain, mix, overwrite)");
+                                           "retain, mix, overwrite, token)");
   }
   TourCheck c;
   if (!jc.contains("check") || !jc["check"].is_string() || !kKinds.count(jc["check"].get<std::string>()))
-    bad(f + ".check", "must be one of loss, benefit, self_mass, slot_types, provenance, block_mass");
+    bad(f + ".check", "must be one of loss, benefit, self_mass, slot_types, provenance, block_mass, reads");
   c.kind = jc["check"].get<std::string>();
   if (!jc.contains("says") || !jc["says"].is_string() || jc["says"].get<std::string>().empty())
     bad(f + ".says", "missing: quote the caption's words this check backs");
@@ -77,12 +78,14 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
       bad(f + "." + k, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
     *out = jc[k].get<int64_t>();
   };
-  if (c.kind == "provenance") c.stat = "sum";
+  if (c.kind == "provenance" || c.kind == "reads") c.stat = "sum";
   if (jc.contains("stat")) {
     if (!jc["stat"].is_string() || (jc["stat"] != "each" && jc["stat"] != "mean" && jc["stat"] != "sum"))
       bad(f + ".stat", "must be each, mean or sum");
     c.stat = jc["stat"].get<std::string>();
-    if (c.stat == "sum" && c.kind != "provenance") bad(f + ".stat", "sum is for provenance shares; use each or mean");
+    if (c.stat == "sum" && c.kind != "provenance" && c.kind != "reads")
+      bad(f + ".stat", "sum is for provenance shares; use each or mean");
+    if (c.kind == "reads" && c.stat != "sum") bad(f + ".stat", "a reads check measures one value; leave stat out");
   }
   if (jc.contains("tokens")) {
     const auto& t = jc["tokens"];
@@ -102,9 +105,13 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
   integer("retain", 0, s.cfg.slots, &c.retain);
   integer("mix", 0, s.cfg.slots, &c.mix);
   integer("overwrite", 0, s.cfg.slots, &c.overwrite);
+  integer("token", 0, std::max<int64_t>(1, doc_size) - 1, &c.token);
   if (jc.contains("of")) {
-    if (!jc["of"].is_string() || (jc["of"] != "tokens" && jc["of"] != "initial" && jc["of"] != "other"))
-      bad(f + ".of", "must be tokens, initial or other");
+    static const std::set<std::string> kProvenanceOf = {"tokens", "initial", "other"};
+    static const std::set<std::string> kReadsOf = {"memory", "top", "entry", "holds"};
+    const auto& known = c.kind == "reads" ? kReadsOf : kProvenanceOf;
+    if (!jc["of"].is_string() || !known.count(jc["of"].get<std::string>()))
+      bad(f + ".of", c.kind == "reads" ? "must be memory, top, entry or holds" : "must be tokens, initial or other");
     c.of = jc["of"].get<std::string>();
   }
   if (jc.contains("mass")) {
@@ -122,6 +129,15 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
     if (c.of == "tokens" && c.token_from < 0) bad(f, "provenance of tokens needs \"tokens\"");
   }
   if (c.kind == "block_mass" && (c.mass.empty() || !bounded)) bad(f, "block_mass needs \"mass\" and a \"min\" or \"max\"");
+  if (c.kind == "reads") {
+    if (c.token < 0 || c.of.empty() || !bounded) bad(f, "reads needs \"token\", \"of\" and a \"min\" or \"max\"");
+    if (c.of != "memory" && c.slot < 0) bad(f, "reads of " + c.of + " needs \"slot\" (the memory entry)");
+    if (c.of == "holds" && c.token_from < 0) bad(f, "reads of holds needs \"tokens\" (what the entry held)");
+    if (c.token < s.segment * s.segment_len || c.token >= (s.segment + 1) * s.segment_len)
+      bad(f + ".token", std::to_string(c.token) + " is not in the stop's segment " + std::to_string(s.segment) +
+                            " (tokens " + std::to_string(s.segment * s.segment_len) + ".." +
+                            std::to_string((s.segment + 1) * s.segment_len - 1) + ")");
+  }
   return c;
 }
 

@@ -34,14 +34,16 @@ struct TourSelection {
 // A claim a stop's caption makes, checked against what the app shows at that stop
 // (`mnemoscope tour FILE --check`, app/gui/model/tour_check.h; docs/formats.md#tours).
 struct TourCheck {
-  std::string kind;   // "loss" | "benefit" | "self_mass" | "slot_types" | "provenance" | "block_mass"
+  std::string kind;   // "loss" | "benefit" | "self_mass" | "slot_types" | "provenance" | "block_mass" | "reads"
   std::string says;   // the caption's words this check backs (a substring of the caption)
   double min = -1e300, max = 1e300;        // bounds on the measured value (inclusive)
   std::string stat = "each";               // "each" value within bounds, their "mean", or (provenance
                                            // of tokens, its default) their "sum"
   int64_t token_from = -1, token_to = -1;  // loss / benefit / provenance: document tokens [from, to)
-  int slot = -1;                           // self_mass (-1 = every slot), provenance (required)
-  std::string of;                          // provenance: "tokens" | "initial" | "other"
+  int slot = -1;                           // self_mass (-1 = every slot), provenance (required), reads
+  std::string of;                          // provenance: "tokens" | "initial" | "other";
+                                           // reads: "memory" | "top" | "entry" | "holds"
+  int64_t token = -1;                      // reads: the document token whose memory read is measured
   std::string mass;                        // block_mass: a mass name ("reading", ...)
   int layer = -1;                          // block_mass: a layer index (-1 = every layer)
   int64_t retain = -1, mix = -1, overwrite = -1;  // slot_types: the counts (-1 = not claimed)

@@ -1,5 +1,6 @@
 #include "app/gui/model/tour_check.h"
 
+#include "app/figures/memory_reads.h"
 #include "core/trace/slot_types.h"
 
 #include <algorithm>
@@ -148,6 +149,44 @@ std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s
         }
         r = judge(c, values, names);
       }
+    } else if (c.kind == "reads") {
+      // The Document panel's chain for a selected token (app/figures/memory_reads.h): its
+      // attention on the memory, the entry it read most, and what an entry held before.
+      const MemoryReads m = memory_reads(st, s.visited, c.token, 1 << 20, s.provenance_before.get());
+      const std::string who = "token " + std::to_string(c.token);
+      auto entry_of = [&](int e) -> const MemoryRead* {
+        for (const auto& x : m.top)
+          if (x.entry == e) return &x;
+        return nullptr;
+      };
+      double v = std::nan("");
+      if (m.empty()) {
+        r.measured = who + " read nothing from the memory at this step (not in the shown segment, or no memory read)";
+      } else if (c.of == "memory") {
+        v = m.memory_share;
+        r.measured = who + " put " + num(v) + " of its attention on the memory";
+      } else if (c.of == "top") {
+        v = m.top.front().weight;
+        r.measured = who + " read " + m.entry_name + " " + std::to_string(m.top.front().entry) + " most (" + num(v) + ")";
+        if (m.top.front().entry != c.slot) {
+          r.measured += ", not " + m.entry_name + " " + std::to_string(c.slot);
+          v = std::nan("");
+        }
+      } else if (const MemoryRead* e = entry_of(c.slot); e == nullptr) {
+        r.measured = who + " has no " + m.entry_name + " " + std::to_string(c.slot);
+      } else if (c.of == "entry") {
+        v = e->weight;
+        r.measured = who + " read " + m.entry_name + " " + std::to_string(c.slot) + " with weight " + num(v);
+      } else if (!m.holds_known) {
+        r.measured = "what " + m.entry_name + " " + std::to_string(c.slot) + " held is unknown: " + m.holds_note;
+      } else {
+        v = 0;
+        for (const auto& h : e->holds)
+          if (h.token >= c.token_from && h.token < c.token_to) v += h.weight;
+        r.measured = m.entry_name + " " + std::to_string(c.slot) + " held " + num(v) + " from tokens " +
+                     std::to_string(c.token_from) + ".." + std::to_string(c.token_to - 1) + " (its largest sources)";
+      }
+      r.pass = within(c, v);
     }
     r.check = &c;
     out.push_back(r);
@@ -159,7 +198,7 @@ std::string describe_result(const CheckResult& r) {
   const TourCheck& c = *r.check;
   std::string says = c.says;
   std::replace(says.begin(), says.end(), '\n', ' ');
-  return std::string(r.pass ? "[pass] " : "[FAIL] ") + c.kind + (c.kind == "slot_types" ? "" : " " + c.stat) + " " +
+  return std::string(r.pass ? "[pass] " : "[FAIL] ") + c.kind + (c.kind == "slot_types" || c.kind == "reads" ? "" : " " + c.stat) + " " +
          (c.kind == "slot_types" ? std::string() : bounds(c) + ": ") + r.measured + " - says '" + says + "'";
 }
 

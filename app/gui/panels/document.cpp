@@ -287,7 +287,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
   if (selected_info_ != 0 && selected_info_ != info.id) selected_token_ = -1;  // another document or model
   selected_info_ = info.id;
   MemoryReads sel;
-  if (selected_token_ >= 0 && s.step) sel = memory_reads(*s.step, s.visited, selected_token_, 3);
+  if (selected_token_ >= 0 && s.step) sel = memory_reads(*s.step, s.visited, selected_token_, 3, s.provenance_before.get());
   held_.clear();
   if (!sel.empty()) {
     char buf[128];
@@ -579,7 +579,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
       ImGui::Text("provenance of slot %d: %.6f (%.2f%% of its content)", prov_slot, w, 100.f * w);
     }
     const bool in_step = s.step && t >= s.step->first_token && t < s.step->first_token + s.step->length;
-    const MemoryReads reads = in_step ? memory_reads(*s.step, s.visited, t, 3) : MemoryReads{};
+    const MemoryReads reads = in_step ? memory_reads(*s.step, s.visited, t, 3, s.provenance_before.get()) : MemoryReads{};
     if (!reads.empty()) {
       ImGui::Separator();
       ImGui::Text("read from memory (%s):", reads.how.c_str());
