@@ -283,7 +283,7 @@ TEST_CASE("tour layout: the caption across the bottom, the stop's panels tiled a
 
 TEST_CASE("tours: the shipped tours load, and each plays in the null-backend GUI through every stop") {
   const std::vector<std::string> shipped = {kTours + "/memformer-slot-keeps-a-fact.json", kTours + "/memformer-unit-recalls-through-tokens.json",
-                                             kTours + "/rmt-carries-a-copy.json"};
+                                             kTours + "/rmt-carries-a-copy.json", kTours + "/memory-keeps-a-name.json"};
   for (const auto& path : shipped) {
     CAPTURE(path);
     Tour tour = load_tour(path, kZoo);

@@ -74,6 +74,9 @@ void Shell::apply_tour(const PublishedView& s, Controller& control) {
     vm_.select_slot(st->select.slot);
     vm_.set_head(st->select.head, s.step->heads);
     attention().select(st->select.layer, st->select.head);
+    // The stop's token is also the Document panel's selection: what it read from the memory
+    // and what that memory held (outlined), when the stop's segment holds it.
+    document_panel().select_token(st->select.token);
     tour_selected_ = tour_.index();
   }
 }
