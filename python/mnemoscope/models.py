@@ -165,8 +165,8 @@ class HashedProjection(nn.Module):
     """MemoryFormer's Memory Layer (docs/models.md#memoryformer, Eq. 13-14) in PyTorch ops.
     tables [K, 2^tau, d_out], K = d_in / tau, U(-1/sqrt(K), 1/sqrt(K)); no bias. Chunk k of
     a row is z_k = x[k tau .. k tau + tau - 1]; its code h(z_k) = sum_i [z_ki >= 0] 2^i picks a
-    row of table k, weighted by p(z_k) = prod_i sigmoid(2 |z_ki| / t); y = sum_k p_k T_k[h_k],
-    summed k = 0..K-1 in order. Autograd gives Eq. 14: the looked-up rows get p dy, the input
+    row of table k, weighted by p(z_k) = prod_i sigmoid(2 |z_ki| / t); y = sum_k p_k T_k[h_k]
+    (one embedding bag). Autograd gives Eq. 14: the looked-up rows get p dy, the input
     (dy . T_k[h]) dp/dz with the one-sided sign(0) = +1 of the C++ layer."""
 
     def __init__(self, d_in, d_out, bits, temperature):
@@ -194,10 +194,12 @@ class HashedProjection(nn.Module):
         lead = x.shape[:-1]
         x2d = x.reshape(-1, self.d_in)
         bucket, p = self.codes(x2d)
-        rows = self.tables[torch.arange(self.n_tables, device=x.device), bucket]  # [N, K, d_out]: a gather
-        y = p[:, 0:1] * rows[:, 0]
-        for k in range(1, self.n_tables):
-            y = y + p[:, k:k + 1] * rows[:, k]
+        # y = sum_k p_k T_k[h_k] as one embedding bag over the K tables laid end to end: a gather
+        # and a weighted sum in one op, whose backward adds p dy into the looked-up rows only.
+        # (The C++ kernels sum k = 0..K-1 in order; this sums in the bag's order: the same
+        # values up to float rounding.)
+        flat = bucket + torch.arange(self.n_tables, device=x.device) * (1 << self.bits)
+        y = F.embedding_bag(flat, self.tables.reshape(-1, self.d_out), mode="sum", per_sample_weights=p)
         if self.tracer is not None:
             self._trace(bucket, p)
         return y.view(*lead, self.d_out)

@@ -1,0 +1,242 @@
+// `mnemoscope bench train`: training throughput (input tokens per second of optimizer steps)
+// of each training config — by default the text language models of docs/experiments/
+// text-memory.md — and, with --against-python, the same model trained by plain PyTorch eager
+// in Python (app/bench/python/train_eager.py: the Python package's modules, the same initial
+// weights, the same batches, AdamW with the same groups, schedule and clipping) in the same run,
+// with the ratio and the per-step losses of both sides compared.
+#include "app/bench/benches.h"
+#include "app/bench/stats.h"
+#include "app/cli/assets.h"
+#include "app/cli/cli.h"
+#include "app/cli/flags.h"
+#include "core/io/safetensors.h"
+#include "core/train/checkpoint.h"
+#include "core/train/trainer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <unistd.h>
+
+namespace mnemo::app {
+
+namespace {
+
+struct BenchTrainOptions {
+  std::string configs;   // comma list; default the text configs
+  int64_t steps = 4;     // timed steps per config (after one warm-up step)
+  bool against_python = false;
+  std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
+  double tolerance = 2e-3;  // relative difference allowed between the two sides' step losses
+};
+
+const char* const kTextConfigs[] = {"text-memformer.json", "text-rmt.json", "text-rmt-hashed.json", "text-trxl.json",
+                                    "text-transformer.json"};
+
+struct Side {
+  std::vector<double> losses, lrs, wall_ms, cpu_ms;  // per step (losses and lrs: every step, times: the timed ones)
+  double tokens_per_step = 0;
+  double tokens_per_s() const { return wall_ms.empty() ? 0 : tokens_per_step / (bench::median(wall_ms) / 1000.0); }
+  double cpu_tokens_per_s() const { return cpu_ms.empty() ? 0 : tokens_per_step / (bench::median(cpu_ms) / 1000.0); }
+};
+
+// The Python side: the same initial weights and batches, trained by train_eager.py.
+Side run_python(const BenchTrainOptions& o, const std::string& weights, const std::string& batches,
+                const TrainingConfig& cfg, const Side& cpp) {
+  const std::string script = find_asset("../app/bench/python/train_eager.py");
+  nlohmann::json plan = {{"lrs", cpp.lrs},
+                         {"weight_decay", cfg.train.weight_decay},
+                         {"clip", cfg.train.clip},
+                         {"warmup_steps", 1},
+                         {"threads", torch::get_num_threads()}};
+  const bench::TempFile plan_file("mnemo-bench-train-plan-", ".json");
+  {
+    const std::string text = plan.dump();
+    if (::write(plan_file.fd(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+      throw std::runtime_error("bench train: cannot write " + plan_file.path());
+  }
+  int code = -1;
+  const std::string out = bench::run_child({o.python, script, "--weights", weights, "--batches", batches, "--plan",
+                                            plan_file.path()},
+                                           "", /*merge_stderr=*/true, &code);
+  if (code == 127) throw UsageError("bench train --against-python: cannot run " + o.python + "; name a python3 with PyTorch with --python");
+  if (code == 77)
+    throw UsageError("bench train --against-python: " + o.python + " has no PyTorch; install Debian's python3-torch "
+                     "(bash .ci/setup does) or name another interpreter with --python");
+  const size_t brace = out.rfind("\n{");
+  nlohmann::json j;
+  try {
+    if (code != 0) throw std::runtime_error("exit " + std::to_string(code));
+    j = nlohmann::json::parse(out.substr(brace == std::string::npos ? 0 : brace + 1));
+  } catch (const std::exception& ex) {
+    throw UsageError("bench train --against-python: " + o.python + " " + script + " failed (" + ex.what() + "): " +
+                     out.substr(0, 2000));
+  }
+  Side py;
+  py.losses = j.at("losses").get<std::vector<double>>();
+  py.wall_ms = j.at("wall_ms").get<std::vector<double>>();
+  py.cpu_ms = j.at("cpu_ms").get<std::vector<double>>();
+  py.tokens_per_step = cpp.tokens_per_step;
+  return py;
+}
+
+int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
+  std::vector<std::string> paths = split_list(o.configs);
+  if (paths.empty())
+    for (const char* name : kTextConfigs) paths.push_back(find_session_config(name));
+  if (o.steps < 1) throw UsageError("bench train: --steps must be at least 1");
+  out << "bench train: input tokens per second of optimizer steps (one warm-up step, then the median of " << o.steps
+      << "), " << torch::get_num_threads() << " intra-op thread(s)\n"
+      << "  " << bench::machine_line() << "\n";
+  int code = 0;
+  struct Row {
+    std::string name;
+    Side cpp, py;
+    double dloss = 0;
+    bool has_py = false;
+    std::string strategy;
+  };
+  std::vector<Row> rows;
+  for (const auto& path : paths) {
+    TrainingConfig cfg;
+    try {
+      cfg = TrainingConfig::load(path);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+    Row row;
+    const auto slash = path.find_last_of('/');
+    row.name = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::unique_ptr<Trainer> t;
+    try {
+      t = std::make_unique<Trainer>(cfg);
+    } catch (const std::exception& e) {
+      // A text config without its corpus in the cache: say so and go on with the others.
+      out << "  " << row.name << ": skipped: " << e.what() << "\n";
+      continue;
+    }
+    const bench::TempFile weights("mnemo-bench-train-", ".safetensors");
+    const bench::TempFile batches("mnemo-bench-train-batches-", ".safetensors");
+    if (o.against_python) save_model_weights(weights.path(), *t->model(), cfg.model);
+    io::NamedTensors saved;
+    const int64_t B = cfg.train.batch;
+    row.cpp.tokens_per_step = static_cast<double>(B * t->task().length());
+    for (int64_t s = 0; s <= o.steps; ++s) {
+      if (o.against_python) {
+        // The batch train_step is about to draw (a pure function of the example indices).
+        std::vector<int64_t> idx(static_cast<size_t>(B));
+        for (int64_t i = 0; i < B; ++i) idx[static_cast<size_t>(i)] = t->step() * B + i;
+        const TaskBatch tb = t->task().batch(Split::kTrain, idx, torch::kCPU);
+        for (size_t k = 0; k < tb.segments.size(); ++k) {
+          const SegmentInput& in = tb.segments[k];
+          const std::string p = std::to_string(s) + "." + std::to_string(k) + ".";
+          auto put = [&](const char* name, const torch::Tensor& x) {
+            if (x.defined()) saved.emplace_back(p + name, x);
+          };
+          put("tokens", in.tokens);
+          put("valid", in.valid);
+          put("targets", in.targets);
+          put("target_valid", in.target_valid);
+          put("next_tokens", in.next_tokens);
+          put("next_valid", in.next_valid);
+        }
+        if (tb.memory_frozen_from >= 0)
+          throw UsageError("bench train --against-python: " + row.name + "'s task freezes the memory; the Python "
+                           "reference trains tasks whose memory flows through every segment");
+      }
+      StepMetrics m;
+      const bench::Timing tm = bench::time_call([&] { m = t->train_step(); });
+      row.cpp.losses.push_back(m.loss);
+      row.cpp.lrs.push_back(m.lr);
+      if (s > 0) {
+        row.cpp.wall_ms.push_back(tm.wall_ms);
+        row.cpp.cpu_ms.push_back(tm.cpu_ms);
+      }
+    }
+    if (o.against_python) {
+      // Gradient checkpointing and MRBP give full BPTT's gradients (core/train/rollout.h), at
+      // their own cost: the C++ side trains as the config says; a truncated depth is another objective.
+      if (cfg.train.bptt_depth != -1)
+        throw UsageError("bench train --against-python: " + row.name + " truncates BPTT (train.bptt_depth " +
+                         std::to_string(cfg.train.bptt_depth) + "); the Python reference trains with full BPTT (-1)");
+      row.strategy = cfg.train.strategy;
+      io::save_safetensors(batches.path(), saved, {{"steps", std::to_string(o.steps + 1)}});
+      row.py = run_python(o, weights.path(), batches.path(), cfg, row.cpp);
+      row.has_py = true;
+      if (row.py.losses.size() != row.cpp.losses.size())
+        throw UsageError("bench train --against-python: the Python reference returned " +
+                         std::to_string(row.py.losses.size()) + " losses, expected " + std::to_string(row.cpp.losses.size()));
+      for (size_t i = 0; i < row.py.losses.size(); ++i)
+        row.dloss = std::max(row.dloss, std::abs(row.py.losses[i] - row.cpp.losses[i]) / std::max(std::abs(row.cpp.losses[i]), 1e-12));
+      if (!(row.dloss <= o.tolerance)) code = 1;
+    }
+    rows.push_back(std::move(row));
+  }
+  char line[512];
+  out << "\n";
+  std::snprintf(line, sizeof line, "%-22s %14s %14s", "config", "C++ tok/s", "C++ CPU tok/s");
+  out << line;
+  if (o.against_python) {
+    std::snprintf(line, sizeof line, " %14s %14s %9s %9s  %s", "Python tok/s", "Py CPU tok/s", "wall x", "CPU x",
+                  "step losses agree (relative)");
+    out << line;
+  }
+  out << "\n";
+  for (const auto& r : rows) {
+    std::snprintf(line, sizeof line, "%-22s %14.0f %14.0f", r.name.c_str(), r.cpp.tokens_per_s(), r.cpp.cpu_tokens_per_s());
+    out << line;
+    if (r.has_py) {
+      std::snprintf(line, sizeof line, " %14.0f %14.0f %8.2fx %8.2fx  %zu within %.1e%s", r.py.tokens_per_s(),
+                    r.py.cpu_tokens_per_s(), r.cpp.tokens_per_s() / r.py.tokens_per_s(),
+                    r.cpp.cpu_tokens_per_s() / r.py.cpu_tokens_per_s(), r.py.losses.size(), r.dloss,
+                    r.dloss <= o.tolerance ? "" : "  DISAGREE");
+      out << line;
+    }
+    out << "\n";
+  }
+  for (const auto& r : rows)
+    if (r.has_py && r.strategy != "bptt")
+      out << "  " << r.name << ": the C++ side trains with strategy " << r.strategy
+          << " (the config's; the same gradients as BPTT, recomputed: core/train/rollout.h), Python with plain BPTT\n";
+  for (const auto& r : rows) {
+    out << "  " << r.name << " step losses, C++:";
+    for (double x : r.cpp.losses) out << " " << bench::fmt("%.6f", x);
+    if (r.has_py) {
+      out << "; Python:";
+      for (double x : r.py.losses) out << " " << bench::fmt("%.6f", x);
+    }
+    out << "\n";
+  }
+  if (code != 0)
+    out << "the Python reference and the C++ trainer disagree beyond " << o.tolerance
+        << " (relative) on a step loss: one of them does not train docs/models.md's model as docs/training.md says\n";
+  return code;
+}
+
+class BenchTrain : public Command {
+ public:
+  CLI::App* add(CLI::App& parent) override {
+    CLI::App* c = parent.add_subcommand("train", "training tokens/s of each text config (and, --against-python, of the same model in PyTorch eager)");
+    c->add_option("--configs", o_.configs, "comma list of training configs (default the text configs: sessions/text-*.json)");
+    c->add_option("--steps", o_.steps, "timed optimizer steps per config (median; after one warm-up step)");
+    c->add_flag("--against-python", o_.against_python,
+                "also train the same model from the same weights on the same batches with app/bench/python/train_eager.py "
+                "(PyTorch eager): compares the step losses and prints the speed ratio");
+    c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch)");
+    c->add_option("--tolerance", o_.tolerance, "largest relative step-loss difference accepted between the two sides");
+    return c;
+  }
+  int run(std::ostream& out) override { return run_bench_train(o_, out); }
+
+ private:
+  BenchTrainOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_bench_train() { return std::make_unique<BenchTrain>(); }
+
+}  // namespace mnemo::app
