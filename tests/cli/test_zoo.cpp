@@ -123,7 +123,7 @@ TEST_CASE("zoo: every model in assets/models has a card with a check, and the zo
 // list must name every model in assets/models.
 const char* const kZooModels[] = {"memformer-copy",      "memformer-copy-unit", "memformer-mnist", "memformer-two-facts",
                                   "memformer-two-facts-ft", "memoryformer-lm", "mtn-qa", "rmt-copy",  "rmt-text",
-                                  "trxl-copy",           "trxl-text"};
+                                  "rmt-text-hashed",     "trxl-copy",           "trxl-text"};
 
 TEST_CASE("zoo: the tests below cover every shipped model") {
   std::vector<std::string> names;
@@ -149,6 +149,9 @@ TEST_CASE("zoo model mtn-qa: the card's choice accuracy, and chance with the mem
 TEST_CASE("zoo model rmt-copy: the card's accuracy, and chance with the memory zeroed") { check_zoo_model("rmt-copy"); }
 TEST_CASE("zoo model rmt-text: the card's bits per byte on held-out addresses, and what the memory saves") {
   check_zoo_model("rmt-text");
+}
+TEST_CASE("zoo model rmt-text-hashed: the card's bits per byte on held-out addresses, and worse with the memory zeroed") {
+  check_zoo_model("rmt-text-hashed");
 }
 TEST_CASE("zoo model trxl-text: the card's bits per byte on held-out addresses, and what its cache saves") {
   check_zoo_model("trxl-text");
