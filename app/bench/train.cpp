@@ -27,10 +27,12 @@ namespace {
 
 struct BenchTrainOptions {
   std::string configs;   // comma list; default the text configs
-  int64_t steps = 4;     // timed steps per config (after one warm-up step)
+  int64_t steps = 8;     // timed steps per config (after the warm-up steps)
+  int64_t warmup = 3;    // untimed first steps (both sides: the allocator's heap grows to a step's graph)
   bool against_python = false;
   std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
   double tolerance = 2e-3;  // relative difference allowed between the two sides' step losses
+  bool child = false;       // internal: measure the one config given and print its row as JSON
 };
 
 const char* const kTextConfigs[] = {"text-memformer.json", "text-rmt.json", "text-rmt-hashed.json", "text-trxl.json",
@@ -50,7 +52,7 @@ Side run_python(const BenchTrainOptions& o, const std::string& weights, const st
   nlohmann::json plan = {{"lrs", cpp.lrs},
                          {"weight_decay", cfg.train.weight_decay},
                          {"clip", cfg.train.clip},
-                         {"warmup_steps", 1},
+                         {"warmup_steps", o.warmup},
                          {"threads", torch::get_num_threads()}};
   const bench::TempFile plan_file("mnemo-bench-train-plan-", ".json");
   {
@@ -83,96 +85,173 @@ Side run_python(const BenchTrainOptions& o, const std::string& weights, const st
   return py;
 }
 
+struct TrainRow {
+  std::string name, skipped, strategy;
+  Side cpp, py;
+  double dloss = 0;
+  bool has_py = false;
+};
+
+nlohmann::json side_json(const Side& s) {
+  return {{"losses", s.losses}, {"lrs", s.lrs}, {"wall_ms", s.wall_ms}, {"cpu_ms", s.cpu_ms}, {"tokens_per_step", s.tokens_per_step}};
+}
+Side side_of(const nlohmann::json& j) {
+  Side s;
+  s.losses = j.at("losses").get<std::vector<double>>();
+  s.lrs = j.at("lrs").get<std::vector<double>>();
+  s.wall_ms = j.at("wall_ms").get<std::vector<double>>();
+  s.cpu_ms = j.at("cpu_ms").get<std::vector<double>>();
+  s.tokens_per_step = j.at("tokens_per_step").get<double>();
+  return s;
+}
+
+// One config measured in this process: the C++ trainer's steps and, with --against-python,
+// the Python side's on the same weights and batches.
+TrainRow measure_config(const BenchTrainOptions& o, const std::string& path) {
+  TrainingConfig cfg;
+  try {
+    cfg = TrainingConfig::load(path);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+  TrainRow row;
+  const auto slash = path.find_last_of('/');
+  row.name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::unique_ptr<Trainer> t;
+  try {
+    t = std::make_unique<Trainer>(cfg);
+  } catch (const std::exception& e) {
+    row.skipped = e.what();  // e.g. a text config without its corpus in the cache
+    return row;
+  }
+  const bench::TempFile weights("mnemo-bench-train-", ".safetensors");
+  const bench::TempFile batches("mnemo-bench-train-batches-", ".safetensors");
+  if (o.against_python) save_model_weights(weights.path(), *t->model(), cfg.model);
+  io::NamedTensors saved;
+  const int64_t B = cfg.train.batch;
+  row.cpp.tokens_per_step = static_cast<double>(B * t->task().length());
+  for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
+    if (o.against_python) {
+      // The batch train_step is about to draw (a pure function of the example indices).
+      std::vector<int64_t> idx(static_cast<size_t>(B));
+      for (int64_t i = 0; i < B; ++i) idx[static_cast<size_t>(i)] = t->step() * B + i;
+      const TaskBatch tb = t->task().batch(Split::kTrain, idx, torch::kCPU);
+      for (size_t k = 0; k < tb.segments.size(); ++k) {
+        const SegmentInput& in = tb.segments[k];
+        const std::string p = std::to_string(s) + "." + std::to_string(k) + ".";
+        auto put = [&](const char* name, const torch::Tensor& x) {
+          if (x.defined()) saved.emplace_back(p + name, x);
+        };
+        put("tokens", in.tokens);
+        put("valid", in.valid);
+        put("targets", in.targets);
+        put("target_valid", in.target_valid);
+        put("next_tokens", in.next_tokens);
+        put("next_valid", in.next_valid);
+      }
+      if (tb.memory_frozen_from >= 0)
+        throw UsageError("bench train --against-python: " + row.name + "'s task freezes the memory; the Python "
+                         "reference trains tasks whose memory flows through every segment");
+    }
+    StepMetrics m;
+    const bench::Timing tm = bench::time_call([&] { m = t->train_step(); });
+    row.cpp.losses.push_back(m.loss);
+    row.cpp.lrs.push_back(m.lr);
+    if (s >= o.warmup) {
+      row.cpp.wall_ms.push_back(tm.wall_ms);
+      row.cpp.cpu_ms.push_back(tm.cpu_ms);
+    }
+  }
+  if (o.against_python) {
+    // Gradient checkpointing and MRBP give full BPTT's gradients (core/train/rollout.h), at
+    // their own cost: the C++ side trains as the config says; a truncated depth is another objective.
+    if (cfg.train.bptt_depth != -1)
+      throw UsageError("bench train --against-python: " + row.name + " truncates BPTT (train.bptt_depth " +
+                       std::to_string(cfg.train.bptt_depth) + "); the Python reference trains with full BPTT (-1)");
+    row.strategy = cfg.train.strategy;
+    io::save_safetensors(batches.path(), saved, {{"steps", std::to_string(o.warmup + o.steps)}});
+    row.py = run_python(o, weights.path(), batches.path(), cfg, row.cpp);
+    row.has_py = true;
+    if (row.py.losses.size() != row.cpp.losses.size())
+      throw UsageError("bench train --against-python: the Python reference returned " +
+                       std::to_string(row.py.losses.size()) + " losses, expected " + std::to_string(row.cpp.losses.size()));
+    for (size_t i = 0; i < row.py.losses.size(); ++i)
+      row.dloss = std::max(row.dloss, std::abs(row.py.losses[i] - row.cpp.losses[i]) / std::max(std::abs(row.cpp.losses[i]), 1e-12));
+  }
+  return row;
+}
+
+// The same in a fresh child process (this binary), as the Python side runs: a config measured
+// after others in one process ran on a heap they had grown and fragmented (Transformer-XL
+// measured 0.67x of its own speed alone there).
+TrainRow measure_in_child(const BenchTrainOptions& o, const std::string& path) {
+  std::vector<std::string> args = {bench::self_exe(), "--threads", std::to_string(torch::get_num_threads()), "bench",
+                                   "train", "--child", "--configs", path, "--steps", std::to_string(o.steps), "--warmup",
+                                   std::to_string(o.warmup),
+                                   "--python", o.python, "--tolerance", bench::fmt("%.17g", o.tolerance)};
+  if (o.against_python) args.push_back("--against-python");
+  int code = -1;
+  const std::string text = bench::run_child(args, "", /*merge_stderr=*/true, &code);
+  const size_t brace = text.rfind("\n{");
+  nlohmann::json j;
+  try {
+    if (code != 0) throw std::runtime_error("exit " + std::to_string(code));
+    j = nlohmann::json::parse(text.substr(brace == std::string::npos ? 0 : brace + 1));
+  } catch (const std::exception&) {
+    // The child's own message (a usage error names the config and the problem).
+    std::string msg = text;
+    const std::string tag = "mnemoscope: error: ";
+    if (const size_t at = msg.find(tag); at != std::string::npos) msg = msg.substr(at + tag.size());
+    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    if (code == 2) throw UsageError(msg);
+    throw std::runtime_error("bench train: the child measuring " + path + " failed (exit " + std::to_string(code) +
+                             "): " + msg.substr(0, 2000));
+  }
+  TrainRow r;
+  r.name = j.at("name").get<std::string>();
+  r.skipped = j.value("skipped", std::string());
+  if (!r.skipped.empty()) return r;
+  r.cpp = side_of(j.at("cpp"));
+  r.has_py = j.at("has_py").get<bool>();
+  if (r.has_py) {
+    r.py = side_of(j.at("py"));
+    r.dloss = j.at("dloss").get<double>();
+    r.strategy = j.at("strategy").get<std::string>();
+  }
+  return r;
+}
+
 int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
   std::vector<std::string> paths = split_list(o.configs);
   if (paths.empty())
     for (const char* name : kTextConfigs) paths.push_back(find_session_config(name));
   if (o.steps < 1) throw UsageError("bench train: --steps must be at least 1");
-  out << "bench train: input tokens per second of optimizer steps (one warm-up step, then the median of " << o.steps
-      << "), " << torch::get_num_threads() << " intra-op thread(s)\n"
+  if (o.warmup < 0) throw UsageError("bench train: --warmup must be at least 0");
+  if (o.child) {
+    if (paths.size() != 1) throw UsageError("bench train --child: give one config");
+    const TrainRow r = measure_config(o, paths[0]);
+    nlohmann::json j = {{"name", r.name}, {"skipped", r.skipped}, {"has_py", r.has_py}};
+    if (r.skipped.empty()) j["cpp"] = side_json(r.cpp);
+    if (r.has_py) {
+      j["py"] = side_json(r.py);
+      j["dloss"] = r.dloss;
+      j["strategy"] = r.strategy;
+    }
+    out << j.dump() << "\n";
+    return 0;
+  }
+  out << "bench train: input tokens per second of optimizer steps (" << o.warmup << " warm-up steps, then the median of " << o.steps
+      << "), " << torch::get_num_threads() << " intra-op thread(s), each config in a fresh process\n"
       << "  " << bench::machine_line() << "\n";
   int code = 0;
-  struct Row {
-    std::string name;
-    Side cpp, py;
-    double dloss = 0;
-    bool has_py = false;
-    std::string strategy;
-  };
-  std::vector<Row> rows;
+  std::vector<TrainRow> rows;
   for (const auto& path : paths) {
-    TrainingConfig cfg;
-    try {
-      cfg = TrainingConfig::load(path);
-    } catch (const std::exception& e) {
-      throw UsageError(e.what());
-    }
-    Row row;
-    const auto slash = path.find_last_of('/');
-    row.name = slash == std::string::npos ? path : path.substr(slash + 1);
-    std::unique_ptr<Trainer> t;
-    try {
-      t = std::make_unique<Trainer>(cfg);
-    } catch (const std::exception& e) {
-      // A text config without its corpus in the cache: say so and go on with the others.
-      out << "  " << row.name << ": skipped: " << e.what() << "\n";
+    TrainRow row = paths.size() == 1 ? measure_config(o, path) : measure_in_child(o, path);
+    if (!row.skipped.empty()) {
+      out << "  " << row.name << ": skipped: " << row.skipped << "\n";
       continue;
     }
-    const bench::TempFile weights("mnemo-bench-train-", ".safetensors");
-    const bench::TempFile batches("mnemo-bench-train-batches-", ".safetensors");
-    if (o.against_python) save_model_weights(weights.path(), *t->model(), cfg.model);
-    io::NamedTensors saved;
-    const int64_t B = cfg.train.batch;
-    row.cpp.tokens_per_step = static_cast<double>(B * t->task().length());
-    for (int64_t s = 0; s <= o.steps; ++s) {
-      if (o.against_python) {
-        // The batch train_step is about to draw (a pure function of the example indices).
-        std::vector<int64_t> idx(static_cast<size_t>(B));
-        for (int64_t i = 0; i < B; ++i) idx[static_cast<size_t>(i)] = t->step() * B + i;
-        const TaskBatch tb = t->task().batch(Split::kTrain, idx, torch::kCPU);
-        for (size_t k = 0; k < tb.segments.size(); ++k) {
-          const SegmentInput& in = tb.segments[k];
-          const std::string p = std::to_string(s) + "." + std::to_string(k) + ".";
-          auto put = [&](const char* name, const torch::Tensor& x) {
-            if (x.defined()) saved.emplace_back(p + name, x);
-          };
-          put("tokens", in.tokens);
-          put("valid", in.valid);
-          put("targets", in.targets);
-          put("target_valid", in.target_valid);
-          put("next_tokens", in.next_tokens);
-          put("next_valid", in.next_valid);
-        }
-        if (tb.memory_frozen_from >= 0)
-          throw UsageError("bench train --against-python: " + row.name + "'s task freezes the memory; the Python "
-                           "reference trains tasks whose memory flows through every segment");
-      }
-      StepMetrics m;
-      const bench::Timing tm = bench::time_call([&] { m = t->train_step(); });
-      row.cpp.losses.push_back(m.loss);
-      row.cpp.lrs.push_back(m.lr);
-      if (s > 0) {
-        row.cpp.wall_ms.push_back(tm.wall_ms);
-        row.cpp.cpu_ms.push_back(tm.cpu_ms);
-      }
-    }
-    if (o.against_python) {
-      // Gradient checkpointing and MRBP give full BPTT's gradients (core/train/rollout.h), at
-      // their own cost: the C++ side trains as the config says; a truncated depth is another objective.
-      if (cfg.train.bptt_depth != -1)
-        throw UsageError("bench train --against-python: " + row.name + " truncates BPTT (train.bptt_depth " +
-                         std::to_string(cfg.train.bptt_depth) + "); the Python reference trains with full BPTT (-1)");
-      row.strategy = cfg.train.strategy;
-      io::save_safetensors(batches.path(), saved, {{"steps", std::to_string(o.steps + 1)}});
-      row.py = run_python(o, weights.path(), batches.path(), cfg, row.cpp);
-      row.has_py = true;
-      if (row.py.losses.size() != row.cpp.losses.size())
-        throw UsageError("bench train --against-python: the Python reference returned " +
-                         std::to_string(row.py.losses.size()) + " losses, expected " + std::to_string(row.cpp.losses.size()));
-      for (size_t i = 0; i < row.py.losses.size(); ++i)
-        row.dloss = std::max(row.dloss, std::abs(row.py.losses[i] - row.cpp.losses[i]) / std::max(std::abs(row.cpp.losses[i]), 1e-12));
-      if (!(row.dloss <= o.tolerance)) code = 1;
-    }
+    if (row.has_py && !(row.dloss <= o.tolerance)) code = 1;
     rows.push_back(std::move(row));
   }
   char line[512];
@@ -221,12 +300,14 @@ class BenchTrain : public Command {
   CLI::App* add(CLI::App& parent) override {
     CLI::App* c = parent.add_subcommand("train", "training tokens/s of each text config (and, --against-python, of the same model in PyTorch eager)");
     c->add_option("--configs", o_.configs, "comma list of training configs (default the text configs: sessions/text-*.json)");
-    c->add_option("--steps", o_.steps, "timed optimizer steps per config (median; after one warm-up step)");
+    c->add_option("--steps", o_.steps, "timed optimizer steps per config (median; after the warm-up steps)");
+    c->add_option("--warmup", o_.warmup, "untimed optimizer steps first, on both sides");
     c->add_flag("--against-python", o_.against_python,
                 "also train the same model from the same weights on the same batches with app/bench/python/train_eager.py "
                 "(PyTorch eager): compares the step losses and prints the speed ratio");
     c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch)");
     c->add_option("--tolerance", o_.tolerance, "largest relative step-loss difference accepted between the two sides");
+    c->add_flag("--child", o_.child, "internal: measure one config in this process and print its row as JSON")->group("");
     return c;
   }
   int run(std::ostream& out) override { return run_bench_train(o_, out); }

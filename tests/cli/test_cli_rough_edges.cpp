@@ -308,7 +308,7 @@ TEST_CASE("cli: bench train --against-python: PyTorch eager trains the same mode
                                               << strategy << "}";
     list += (list.empty() ? "" : ",") + dir + "/" + name + ".json";
   }
-  auto r = run_cli("--threads 1 bench train --steps 3 --against-python --tolerance 1e-4 --configs " + list);
+  auto r = run_cli("--threads 1 bench train --warmup 1 --steps 3 --against-python --tolerance 1e-4 --configs " + list);
   CAPTURE(r.output);
   if (r.output.find("has no PyTorch") != std::string::npos) {
     MNEMO_SKIP("/usr/bin/python3 has no PyTorch (Debian's python3-torch)");
