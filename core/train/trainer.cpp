@@ -2,8 +2,6 @@
 
 #include "core/dist/process_group.h"
 #include "core/models/factory.h"
-#include "core/train/evaluate.h"
-#include "core/io/config_fields.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,19 +17,6 @@ Trainer::Trainer(TrainingConfig cfg, torch::Device device)
   if (cfg_.train.curriculum.enabled && cfg_.train.curriculum.start > 0) set_segments(cfg_.train.curriculum.start, 0);
   model_ = make_model(cfg_.model, cfg_.train.seed, device_);
   model_->set_task_head(task_->head());
-  // A model that predicts the next segment (Memformer's decoder) needs a task that gives every
-  // segment one; a task of within-segment targets alone (copy, reverse, ...) gives none, and
-  // every rollout would fail. Said here, before any step or file.
-  if (predicts_next_segment(*model_)) {
-    const TaskBatch probe = task_->batch(Split::kTrain, {0}, torch::kCPU);
-    for (size_t t = 0; t < probe.segments.size(); ++t)
-      if (!probe.segments[t].next_tokens.defined())
-        throw field_error("model.model", "= " + cfg_.model.model + " predicts the next segment, but task '" +
-                                             task_->name() + "' gives segment " + std::to_string(t) +
-                                             " none to predict; train it on a task that gives every segment a next "
-                                             "one (copy-recall, text, moby-dick, ...) or use a model that predicts "
-                                             "within the segment (rmt, trxl, transformer)");
-  }
   AdamWSettings s;
   s.lr = cfg_.train.lr;
   s.weight_decay = cfg_.train.weight_decay;
