@@ -342,6 +342,7 @@ void TrainRun::join_group() {
 void TrainRun::build_trainer() {
   trainer_.emplace(cfg_, device_);
   Trainer& trainer = *trainer_;
+  trainer.check_trainable();  // before the session directory is made
   if (pg_) trainer.set_process_group(pg_.get());  // ConfigError when train.batch < the ranks
   for (const auto& w : trainer.task().warnings()) out_ << "warning: " << w << "\n";
   if (const auto& t = cfg_.task; t.contains("split") && t["split"].is_object()) {

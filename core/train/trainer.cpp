@@ -2,6 +2,8 @@
 
 #include "core/dist/process_group.h"
 #include "core/models/factory.h"
+#include "core/io/config_fields.h"
+#include "core/train/evaluate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -31,6 +33,18 @@ double Trainer::learning_rate() const {
   o.total = cfg_.train.steps;
   o.min_lr_ratio = cfg_.train.min_lr_ratio;
   return learning_rate_at(o, step_);
+}
+
+void Trainer::check_trainable() const {
+  if (!predicts_next_segment(*model_)) return;
+  const TaskBatch probe = task_->batch(Split::kTrain, {0}, torch::kCPU);
+  for (size_t t = 0; t < probe.segments.size(); ++t)
+    if (!probe.segments[t].next_tokens.defined())
+      throw field_error("model.model", "= " + cfg_.model.model + " predicts the next segment, but task '" +
+                                           task_->name() + "' gives segment " + std::to_string(t) +
+                                           " none to predict; train it on a task that gives every segment a next "
+                                           "one (copy-recall, text, moby-dick, ...) or use a model that predicts "
+                                           "within the segment (rmt, trxl, transformer)");
 }
 
 StepMetrics Trainer::train_step() {

@@ -97,6 +97,11 @@ class Trainer {
   // A non-finite loss or gradient norm skips the update (weights unchanged) and sets
   // non_finite; step() does not advance then.
   StepMetrics train_step();
+  // Throws ConfigError when the task cannot train the model: a model that predicts the next
+  // segment (Memformer) on a task that gives a segment none (copy, reverse, ...), where every
+  // rollout would fail. `train` asks before it writes anything; building a Trainer does not
+  // (probes and replays use a Trainer's model on such tasks without training it).
+  void check_trainable() const;
   EvalMetrics evaluate(Split split, const EvalOptions& opt = {});
   // Steps until train.steps, the stop flag, or a non-finite loss. Evaluates on the valid
   // split every eval_every steps (and with memory zeroed), moves the curriculum, and calls

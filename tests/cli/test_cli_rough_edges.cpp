@@ -336,6 +336,30 @@ TEST_CASE("cli: bench train --against-python: PyTorch eager trains the same mode
   CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);
 }
 
+TEST_CASE("cli: train refuses a next-segment model on a task that gives no next segment - exit 2, nothing written") {
+  // Memformer's decoder predicts the next segment; the copy task gives within-segment targets
+  // only. Before: an internal error from the first rollout, with a stack trace and a half-made
+  // session directory. (Building a Trainer alone does not refuse it: probes use such models.)
+  const std::string dir = mnemo::test::temp_dir("next-segment");
+  std::ofstream(dir + "/c.json") << R"({"model": {"model": "memformer", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "dec_layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 3, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 2, "batch": 4, "eval_every": 0, "save_every": 0, "record_every": 0}})";
+  auto r = run_cli("--threads 1 train --config " + dir + "/c.json --out " + dir + "/run");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("config field 'model.model' = memformer predicts the next segment, but task 'copy' gives segment 0 "
+                      "none to predict") != std::string::npos);
+  CHECK(r.output.find("internal error") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/run"));
+  // Following the advice works: the same model on copy-recall trains.
+  std::ofstream(dir + "/d.json") << R"({"model": {"model": "memformer", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "dec_layers": 1, "ff": 32},
+    "task": {"name": "copy-recall", "source_len": 4, "symbols": 4, "segments": 3, "seed": 1},
+    "train": {"steps": 2, "batch": 4, "eval_every": 0, "save_every": 0, "record_every": 0}})";
+  r = run_cli("--threads 1 train --config " + dir + "/d.json --out " + dir + "/run2");
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) - a misfit, a missing file or --resume exits 2 writing nothing") {
   const std::string dir = mnemo::test::temp_dir("init-from");
   const std::string cfg = dir + "/tiny.json";
