@@ -120,4 +120,9 @@ std::string run_child(const std::vector<std::string>& args, const std::string& l
   return text;
 }
 
+std::string last_json_line(const std::string& text) {
+  const size_t brace = text.rfind("\n{");
+  return text.substr(brace == std::string::npos ? 0 : brace + 1);
+}
+
 }  // namespace mnemo::app::bench

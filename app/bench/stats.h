@@ -46,6 +46,10 @@ std::string self_exe();
 // merge_stderr; otherwise stderr passes through); lib_dir, when not empty, is put first in the
 // child's LD_LIBRARY_PATH. *code: the exit status, 128 + signal when killed.
 std::string run_child(const std::vector<std::string>& args, const std::string& lib_dir, bool merge_stderr, int* code);
+// The last line of a child's output that starts with '{' (and what follows it): where the
+// benches' children and Python baselines print their one JSON result after any log lines.
+// The whole text when no line starts so (the parse then fails, quoting it).
+std::string last_json_line(const std::string& text);
 
 // A new file in $TMPDIR (default /tmp), "<prefix>XXXXXX<suffix>", removed when this goes out
 // of scope — also when the benchmark throws. fd() is open for writing until close().

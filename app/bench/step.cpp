@@ -73,8 +73,7 @@ int against_python(const BenchStepOptions& o, const ModelConfig& cfg, const Memo
   if (code == 77)
     throw UsageError("bench step --against-python: " + o.python + " has no PyTorch; install Debian's python3-torch "
                      "(bash .ci/setup does) or name another interpreter with --python");
-  const size_t brace = text.rfind("\n{");
-  const std::string last = text.substr(brace == std::string::npos ? 0 : brace + 1);
+  const std::string last = bench::last_json_line(text);
   nlohmann::json j;
   try {
     if (code != 0) throw std::runtime_error("exit " + std::to_string(code));

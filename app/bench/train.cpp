@@ -68,11 +68,10 @@ Side run_python(const BenchTrainOptions& o, const std::string& weights, const st
   if (code == 77)
     throw UsageError("bench train --against-python: " + o.python + " has no PyTorch; install Debian's python3-torch "
                      "(bash .ci/setup does) or name another interpreter with --python");
-  const size_t brace = out.rfind("\n{");
   nlohmann::json j;
   try {
     if (code != 0) throw std::runtime_error("exit " + std::to_string(code));
-    j = nlohmann::json::parse(out.substr(brace == std::string::npos ? 0 : brace + 1));
+    j = nlohmann::json::parse(bench::last_json_line(out));
   } catch (const std::exception& ex) {
     throw UsageError("bench train --against-python: " + o.python + " " + script + " failed (" + ex.what() + "): " +
                      out.substr(0, 2000));
@@ -192,11 +191,10 @@ TrainRow measure_in_child(const BenchTrainOptions& o, const std::string& path) {
   if (o.against_python) args.push_back("--against-python");
   int code = -1;
   const std::string text = bench::run_child(args, "", /*merge_stderr=*/true, &code);
-  const size_t brace = text.rfind("\n{");
   nlohmann::json j;
   try {
     if (code != 0) throw std::runtime_error("exit " + std::to_string(code));
-    j = nlohmann::json::parse(text.substr(brace == std::string::npos ? 0 : brace + 1));
+    j = nlohmann::json::parse(bench::last_json_line(text));
   } catch (const std::exception&) {
     // The child's own message (a usage error names the config and the problem).
     std::string msg = text;

@@ -17,8 +17,23 @@ std::vector<int> largest(const std::vector<float>& w, int top) {
   return idx;
 }
 
+// Entry `entry`'s holdings from a provenance list: `top` [entries x k] largest sources,
+// `initial` [entries] the initial memory's share (a SegmentRecord's or a ProvenanceState's).
+bool holdings_from(const std::vector<ProvenanceSource>& top, int k, const std::vector<float>& initial, int entry,
+                   MemoryRead& r) {
+  const size_t kk = static_cast<size_t>(k);
+  if (entry < 0 || (static_cast<size_t>(entry) + 1) * kk > top.size()) return false;
+  for (size_t i = 0; i < kk; ++i) {
+    const ProvenanceSource& s = top[static_cast<size_t>(entry) * kk + i];
+    if (s.token >= 0 && s.weight > 0.f) r.holds.push_back(s);
+  }
+  if (static_cast<size_t>(entry) < initial.size()) r.initial_share = initial[static_cast<size_t>(entry)];
+  return true;
+}
+
 // What slot / memory token `entry` held before step `segment`: its provenance after the
-// previous step. Returns false, with *why, when that step was not visited or kept no provenance.
+// previous step — the visited record, else (a jump computed that step without showing it) the
+// chain's state `before`. Returns false, with *why, when neither has it.
 bool held_before(const VisitedSegments& visited, const ProvenanceState* before, int64_t segment, int entry,
                  MemoryRead& r, std::string* why) {
   if (segment == 0) {  // the first segment reads the initial memory: no text
@@ -27,34 +42,14 @@ bool held_before(const VisitedSegments& visited, const ProvenanceState* before, 
   }
   auto it = visited.find(segment - 1);
   const bool recorded = it != visited.end() && it->second && it->second->prov_top_k > 0;
-  if (!recorded && before && before->segment == segment - 1 && before->top_k > 0) {
-    // The previous step was computed but not shown (a jump): the chain's state after it.
-    const size_t k = static_cast<size_t>(before->top_k);
-    if (entry < 0 || (static_cast<size_t>(entry) + 1) * k > before->top.size()) return false;
-    for (size_t i = 0; i < k; ++i) {
-      const ProvenanceSource& s = before->top[static_cast<size_t>(entry) * k + i];
-      if (s.token >= 0 && s.weight > 0.f) r.holds.push_back(s);
-    }
-    if (static_cast<size_t>(entry) < before->initial.size()) r.initial_share = before->initial[static_cast<size_t>(entry)];
-    return true;
-  }
-  if (it == visited.end() || !it->second) {
+  if (recorded) return holdings_from(it->second->prov_top, it->second->prov_top_k, it->second->prov_initial, entry, r);
+  if (before && before->segment == segment - 1 && before->top_k > 0)
+    return holdings_from(before->top, before->top_k, before->initial, entry, r);
+  if (it == visited.end() || !it->second)
     *why = "Step segment " + std::to_string(segment - 1) + " (the one before) to see what the entries held.";
-    return false;
-  }
-  if (it->second->prov_top_k <= 0) {
+  else
     *why = "This model keeps no provenance of its memory (docs/models.md#provenance), so what the entries held is not known.";
-    return false;
-  }
-  const SegmentRecord& rec = *it->second;
-  const size_t k = static_cast<size_t>(rec.prov_top_k);
-  if (entry < 0 || (static_cast<size_t>(entry) + 1) * k > rec.prov_top.size()) return false;
-  for (size_t i = 0; i < k; ++i) {
-    const ProvenanceSource& s = rec.prov_top[static_cast<size_t>(entry) * k + i];
-    if (s.token >= 0 && s.weight > 0.f) r.holds.push_back(s);
-  }
-  if (static_cast<size_t>(entry) < rec.prov_initial.size()) r.initial_share = rec.prov_initial[static_cast<size_t>(entry)];
-  return true;
+  return false;
 }
 
 bool is_memory_block(const std::string& name) {
