@@ -195,10 +195,35 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   } catch (const Error& e) {
     throw UsageError(std::string("--checkpoint: ") + e.what());
   }
-  // Without --config the checkpoint's own training config (curriculum segments included).
+  // Without --config the checkpoint's own training config (curriculum segments included). A
+  // document needs the model alone: a weights file with only its model config (export-weights,
+  // the Python package's save_weights and SessionWriter checkpoints) scores one.
+  if (!c.doc.empty() && (c.by_position || c.zero_memory || c.split != "test" || c.batches != -2))
+    throw UsageError("--doc scores one document with the memory carried, reset and zeroed; leave out --split, "
+                     "--batches, --zero-memory and --by-position");
+  if (c.config.empty() && file.training_config.is_null() && !c.doc.empty() && file.has_model_config()) {
+    if (!c.sets.empty())
+      throw UsageError("--set changes a training config, and --checkpoint '" + c.checkpoint +
+                       "' has only its model config; pass --config with the config to change");
+    ModelConfig mc;
+    try {
+      mc = ModelConfig::from_json(file.model_config);
+    } catch (const ConfigError& e) {
+      throw UsageError("--checkpoint '" + c.checkpoint + "' model config: " + e.what());
+    }
+    MemoryModel model = make_model(mc, 0);
+    try {
+      load_weights_checked(*model, mc, file, "its own model config");
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--checkpoint: ") + e.what());
+    }
+    return print_doc_score(c, *model, mc, file, out);
+  }
   if (c.config.empty() && file.training_config.is_null())
     throw UsageError("--checkpoint '" + c.checkpoint + "' names no training config (a " + file.kind +
-                     "); pass --config with the config it was trained with");
+                     (file.has_model_config() ? ", with only its model config" : "") +
+                     "); pass --config with the config it was trained with" +
+                     (file.has_model_config() ? ", or score a document with --doc FILE" : ""));
   TrainingConfig cfg = c.config.empty()
                            ? config_with_sets(file.training_config, c.sets, "--checkpoint '" + c.checkpoint + "' config")
                            : load_training_config(c.config, c.sets);
@@ -220,12 +245,7 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--checkpoint: ") + e.what());
   }
-  if (!c.doc.empty()) {
-    if (c.by_position || c.zero_memory || c.split != "test" || c.batches != -2)
-      throw UsageError("--doc scores one document with the memory carried, reset and zeroed; leave out --split, "
-                       "--batches, --zero-memory and --by-position");
-    return print_doc_score(c, *model, cfg.model, file, out);
-  }
+  if (!c.doc.empty()) return print_doc_score(c, *model, cfg.model, file, out);
   auto task = cfg.make_task();
   try {
     model->set_task_head(task->head());  // e.g. the qa task: MTN answer tagging

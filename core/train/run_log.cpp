@@ -377,9 +377,13 @@ std::vector<FinalEval> RunLog::final_results() const {
 
 std::string describe_final(const FinalEval& f) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "%s%s: loss %.4f, accuracy %.4f", f.split.c_str(),
-                f.zero_memory ? " (memory zeroed)" : "", f.loss, f.accuracy);
-  return buf;
+  std::snprintf(buf, sizeof buf, "%s%s: loss %.4f", f.split.c_str(), f.zero_memory ? " (memory zeroed)" : "", f.loss);
+  std::string out = buf;
+  if (std::isfinite(f.accuracy)) {  // sessions written elsewhere may log no accuracy
+    std::snprintf(buf, sizeof buf, ", accuracy %.4f", f.accuracy);
+    out += buf;
+  }
+  return out;
 }
 
 std::vector<Curve> RunLog::curves(const std::string& name) const {

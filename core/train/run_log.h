@@ -60,7 +60,7 @@ struct FinalEval {
   bool zero_memory = false;  // the ablation: memory zeroed between segments
   double loss = 0, accuracy = 0, bits_per_token = 0;  // NaN where the log had null
 };
-// "valid (memory zeroed): loss 0.1234, accuracy 0.9870"
+// "valid (memory zeroed): loss 0.1234, accuracy 0.9870" (no accuracy where it is NaN)
 std::string describe_final(const FinalEval& f);
 
 // A distributed run's latest step record, for the dashboard (docs/training.md#distributed).

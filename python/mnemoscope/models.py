@@ -355,6 +355,26 @@ def document_segments(document, segment_len):
     return out
 
 
+def window_segments(windows, segment_len):
+    """Training windows of text cut into Segments for either family: `windows` [B, S*L + 1] byte
+    values (int tensor or array; the extra byte is the last position's target). Segment i holds
+    tokens [i*L, (i+1)*L); targets = the next byte (all valid); next_tokens = segment i+1 (none
+    for the last, which Memformer therefore does not score). The batched form of
+    document_segments, without padding."""
+    w = torch.as_tensor(np.asarray(windows) if not isinstance(windows, torch.Tensor) else windows).long()
+    if w.dim() != 2 or w.shape[1] < segment_len + 1 or (w.shape[1] - 1) % segment_len:
+        raise ValueError("windows must be [B, S*%d + 1] (S >= 1), got %s" % (segment_len, list(w.shape)))
+    n = (w.shape[1] - 1) // segment_len
+    out = []
+    for i in range(n):
+        tokens = w[:, i * segment_len:(i + 1) * segment_len]
+        targets = w[:, i * segment_len + 1:(i + 1) * segment_len + 1]
+        nt = w[:, (i + 1) * segment_len:(i + 2) * segment_len] if i + 1 < n else None
+        out.append(Segment(tokens, None, None, targets, torch.ones_like(targets, dtype=torch.bool), nt,
+                           None if nt is None else torch.ones_like(nt, dtype=torch.bool)))
+    return out
+
+
 @dataclass
 class StepOutput:
     """logits [B, L', V]; token_loss [B, L'] (0 where not scored); loss_sum, loss_count and
@@ -427,12 +447,24 @@ class MemoryModel(nn.Module):
             traces = {k: v.detach().cpu().contiguous() for k, v in traces.items()}
         return out, mem, traces or {}
 
-    def forward(self, segments, memory=None, trace=False):
+    def zero_memory(self, memory):
+        """The memory with every tensor zeroed (`mnemoscope eval --zero-memory`'s ablation: a
+        Transformer-XL cache zeroed is also marked empty)."""
+        return {k: torch.zeros_like(v) for k, v in memory.items()}
+
+    def forward(self, segments, memory=None, trace=False, between="carry"):
         """A rollout over `segments` with autograd through the memory (full BPTT): Rollout with
-        the objective sum loss_sum / max(sum loss_count, 1)."""
+        the objective sum loss_sum / max(sum loss_count, 1). between: what each segment after
+        the first starts from: "carry" (the previous segment's memory), "reset" (the initial
+        memory) or "zero" (the memory zeroed, the ablation of `eval --zero-memory`)."""
+        if between not in ("carry", "reset", "zero"):
+            raise ValueError("between must be 'carry', 'reset' or 'zero', got %r" % (between,))
         outputs, all_traces = [], []
         loss_sum = loss_count = None
-        for seg in segments:
+        for i, seg in enumerate(segments):
+            if i > 0 and between != "carry":
+                b = (seg.tokens if isinstance(seg, Segment) else seg["tokens"]).shape[0]
+                memory = self.initial_memory(b) if between == "reset" else self.zero_memory(memory)
             out, memory, tr = self.step(seg, memory, trace)
             outputs.append(out)
             all_traces.append(tr)

@@ -12,6 +12,7 @@ if not harness.have_torch():
     harness.skip_all("PyTorch is not installed for this python3; install python3-torch (bash .ci/setup does)")
 
 import json
+import math
 import os
 import subprocess
 import unittest
@@ -356,6 +357,100 @@ class AgainstCpp(unittest.TestCase):
                             np.testing.assert_array_equal(tr[k], want, err_msg="%s segment %d %s" % (fn, i, k))
                 done += 1
         self.assertGreater(done, 0)
+
+    def test_memory_carried_reset_zeroed_as_eval_doc(self):
+        """forward(between="carry" | "reset" | "zero") scores a document as `mnemoscope eval --doc
+        --json` does with the memory carried, reset and zeroed at every segment (the file
+        save_weights wrote, scored by the C++ side from its model config alone); bits per byte
+        equal to float32 summation order (1e-5)."""
+        segs = mm.document_segments(DOC, 16)
+        for name in ("memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt", "transformer"):
+            with self.subTest(family=name):
+                m = mm.build_model(CONFIGS[name], seed=21)
+                path = os.path.join(self.dir, "doc-%s.safetensors" % name)
+                mm.save_weights(m, path)
+                j = json.loads(run([BIN, "eval", "--checkpoint", path, "--doc", self.doc, "--json"]))
+                with torch.no_grad():
+                    bits = {b: float(r.loss_sum / r.loss_count) / math.log(2)
+                            for b, r in ((b, m(segs, between=b)) for b in ("carry", "reset", "zero"))}
+                self.assertAlmostEqual(j["bits_per_byte"], bits["carry"], delta=1e-5)
+                if name == "transformer":
+                    self.assertFalse(j["has_memory"])
+                    self.assertEqual(bits["carry"], bits["zero"])
+                    continue
+                self.assertAlmostEqual(j["bits_per_byte_reset_memory"], bits["reset"], delta=1e-5)
+                self.assertAlmostEqual(j["bits_per_byte_zero_memory"], bits["zero"], delta=1e-5)
+                self.assertNotAlmostEqual(bits["carry"], bits["zero"], delta=1e-6)  # the ablation changes the scores
+        with self.assertRaisesRegex(ValueError, "between must be"):
+            mm.build_model(CONFIGS["rmt"])(segs, between="keep")
+
+    def test_gradients_equal_the_cpp_trainers(self):
+        """The C++ trainer's first step (python/tests/grad_dump.cpp: its batch, its rollout with the
+        config's strategy, its gradients) against autograd through the PyTorch module from the
+        same weights on the same batch: the objective equal, every parameter's gradient within
+        1e-4 of the tensor's largest (float32, summed in other orders; MRBP and checkpointing
+        recompute the forward), so both sides train the same model. Measured: at most 3.1e-6 (MRBP)."""
+        dump = harness.tool("MNEMO_GRAD_DUMP")
+        if not dump:
+            self.skipTest("grad_dump is not built (run through ctest)")
+        small = dict(TINY, slots=4, segment_len=9)
+        recall = {"name": "copy-recall", "source_len": 8, "segments": 3, "symbols": 10}
+        copy = {"name": "copy", "source_len": 8, "segments": 3, "symbols": 10}
+        cases = {
+            "memformer-mrbp": (dict(small, model="memformer"), recall, "mrbp"),
+            "memformer-checkpoint": (dict(small, model="memformer", memory_scale="sqrt_dim"), recall, "checkpoint"),
+            "memformer-bptt": (dict(small, model="memformer", forgetting=False), recall, "bptt"),
+            "rmt": (dict(small, model="rmt"), copy, "bptt"),
+            "rmt-write-only": (dict(small, model="rmt-write-only"), copy, "bptt"),
+            "trxl": (dict(small, model="trxl", slots=12), copy, "bptt"),
+            "trxl-rmt": (dict(small, model="trxl-rmt", cache_len=6), copy, "bptt"),
+            "transformer": (dict(small, model="transformer"), copy, "bptt"),
+            "rmt-hashed": (dict(small, model="rmt", linear="hashed", hash_bits=4), copy, "bptt"),
+        }
+        for name, (model_cfg, task, strategy) in cases.items():
+            with self.subTest(case=name):
+                cfg_path = os.path.join(self.dir, "grad-%s.json" % name)
+                with open(cfg_path, "w") as f:
+                    json.dump({"model": model_cfg, "task": task,
+                               "train": {"strategy": strategy, "batch": 3, "steps": 1, "seed": 2}}, f)
+                out = os.path.join(self.dir, "grad-%s.safetensors" % name)
+                run([dump, cfg_path, out])
+                f = ms.load_safetensors(out)
+                cfg = mm.Config(json.loads(f.metadata["model"]))
+                m = mm.build_model(cfg)
+                mm.load_state(m, {k[len("weight."):]: f[k] for k in f.keys() if k.startswith("weight.")})
+                fields = ("tokens", "valid", "targets", "target_valid", "next_tokens", "next_valid")
+                segs, k = [], 0
+                while "%d.tokens" % k in f.keys():
+                    d = {fl: torch.from_numpy(f["%d.%s" % (k, fl)].copy()) for fl in fields
+                         if "%d.%s" % (k, fl) in f.keys()}
+                    for fl in ("valid", "target_valid", "next_valid"):
+                        if fl in d:
+                            d[fl] = d[fl].to(torch.bool)
+                    segs.append(mm.Segment(**d))
+                    k += 1
+                self.assertEqual(k, task["segments"])
+                m.train()
+                r = m(segs)
+                r.loss.backward()
+                self.assertAlmostEqual(r.loss.item(), float(f.metadata["loss"]), delta=1e-5 * (1 + r.loss.item()))
+                grads = {k[len("grad."):]: f[k] for k in f.keys() if k.startswith("grad.")}
+                mine = {n: p.grad for n, p in m.named_parameters() if p.grad is not None}
+                self.assertEqual(sorted(grads), sorted(mine), "the parameters that get a gradient")
+                # A tensor's scale is its largest |gradient|, at least 1e-3 of the model's largest:
+                # the key biases' gradients are 0 in exact arithmetic (softmax ignores a shift),
+                # and both sides give rounding noise there (~1e-10).
+                top = max(float(np.abs(g).max()) for g in grads.values())
+                ratio = 0.0
+                for n, want in grads.items():
+                    got = mine[n].numpy()
+                    scale = max(float(np.abs(want).max()), 1e-3 * top)
+                    worst = float(np.abs(got - want).max())
+                    ratio = max(ratio, worst / scale)
+                    self.assertLessEqual(worst, 1e-4 * scale, "%s %s: |py - cpp| %.3g, largest |cpp| %.3g"
+                                         % (name, n, worst, scale))
+                print("%s (%s): loss %.6f, worst |py - cpp| / scale over %d gradients %.2g"
+                      % (name, strategy, r.loss.item(), len(grads), ratio))
 
     def test_cpp_refuses_what_python_refuses(self):
         """A file save_weights wrote for one config, stepped with another: both sides name fields."""

@@ -235,6 +235,14 @@ TEST_CASE("run log: final evaluations - one row per split and ablation, and a cu
   CHECK((f[2].split == "test" && !f[2].zero_memory));
   CHECK(f[2].bits_per_token == doctest::Approx(0.45 / std::log(2.0)));  // from the loss when not recorded
   CHECK(describe_final(f[1]) == "valid (memory zeroed): loss 0.8000, accuracy 0.3000");
+  {  // A session that logs no accuracy (e.g. one written by a Python loop) shows none, not "nan".
+    auto no_acc = recs;
+    no_acc.push_back({{"type", "eval"}, {"step", 5}, {"split", "valid"}, {"loss", 0.4}, {"final", true}});
+    auto g = parse_run_log(no_acc).final_results();
+    REQUIRE(g.size() == 3);
+    CHECK(std::isnan(g[0].accuracy));
+    CHECK(describe_final(g[0]) == "valid: loss 0.4000");
+  }
 
   // A periodic evaluation at the final step keeps the final one off the curve (no double point).
   recs.push_back({{"type", "eval"}, {"step", 5}, {"split", "valid"}, {"loss", 0.41}, {"accuracy", 0.74}});

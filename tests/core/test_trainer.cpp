@@ -324,6 +324,24 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(dz.code == 0);
   CHECK(dz.output.find("model: the zoo's text model rmt-text") != std::string::npos);
   CHECK(dz.output.find("(rmt, 77 bytes predicted)") != std::string::npos);
+  // A weights file with only its model config (export-weights, the Python package's
+  // save_weights) scores a document alone, as with the config given; a split needs the config.
+  auto ew = run_cli("export-weights --config " + cfg + " --seed 3 --out " + dir + "/w.safetensors");
+  REQUIRE(ew.code == 0);
+  auto wa = run_cli("eval --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
+  auto wc = run_cli("eval --config " + cfg + " --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
+  INFO(wa.output);
+  REQUIRE(wa.code == 0);
+  REQUIRE(wc.code == 0);
+  auto ja = nlohmann::json::parse(wa.output.substr(wa.output.find('{')));
+  auto jc = nlohmann::json::parse(wc.output.substr(wc.output.find('{')));
+  CHECK(ja["predicted"] == 77);
+  CHECK(ja["bits_per_byte"].get<double>() == jc["bits_per_byte"].get<double>());
+  CHECK(ja["bits_per_byte_zero_memory"].get<double>() == jc["bits_per_byte_zero_memory"].get<double>());
+  auto wsplit = run_cli("eval --checkpoint " + dir + "/w.safetensors --split test");
+  CHECK(wsplit.code == 2);
+  CHECK(wsplit.output.find("with only its model config); pass --config with the config it was trained with, or "
+                           "score a document with --doc FILE") != std::string::npos);
   auto dn = run_cli("eval --split test");
   CHECK(dn.code == 2);
   CHECK(dn.output.find("--checkpoint is required") != std::string::npos);

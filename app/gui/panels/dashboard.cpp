@@ -7,6 +7,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace mnemo::app {
@@ -36,9 +37,13 @@ void DashboardPanel::draw_header(PanelContext& ctx) {
     std::string tip;
     char buf[96];
     for (size_t i = 0; i < finals.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s%s%s loss %.4f, acc %.3f", i ? " \xC2\xB7 " : "", finals[i].split.c_str(),
-                    finals[i].zero_memory ? " (memory zeroed)" : "", finals[i].loss, finals[i].accuracy);
+      std::snprintf(buf, sizeof buf, "%s%s%s loss %.4f", i ? " \xC2\xB7 " : "", finals[i].split.c_str(),
+                    finals[i].zero_memory ? " (memory zeroed)" : "", finals[i].loss);
       line += buf;
+      if (std::isfinite(finals[i].accuracy)) {  // a session that logs no accuracy shows none, not "nan"
+        std::snprintf(buf, sizeof buf, ", acc %.3f", finals[i].accuracy);
+        line += buf;
+      }
       tip += describe_final(finals[i]) + "\n";
     }
     ImGui::TextWrapped("%s", line.c_str());

@@ -1,0 +1,75 @@
+// grad_dump CONFIG OUT: the C++ trainer's gradients for its first training batch, the reference
+// python/tests/test_models.py compares mnemoscope.models' autograd against.
+//
+// Builds the model and task as `mnemoscope train --config CONFIG` does (a Trainer), draws the
+// batch its first train_step draws, runs that step's rollout with the config's strategy and
+// depth (core/train/rollout.h: bptt, checkpoint or mrbp) and writes OUT (safetensors):
+//   weight.<name>   the weights before the step (module paths, as export-weights names them)
+//   grad.<name>     dJ/dθ of the rollout objective J = Σ loss_sum / Σ loss_count
+//   <k>.tokens, <k>.valid, <k>.targets, <k>.target_valid, <k>.next_tokens, <k>.next_valid
+//                   segment k of the batch (those the task defines)
+// metadata: "model" (the model config JSON), "loss" (J, %.17g), "strategy".
+// Exit 0 on success, 2 with a message on stderr otherwise.
+#include "core/io/safetensors.h"
+#include "core/models/factory.h"
+#include "core/train/rollout.h"
+#include "core/train/trainer.h"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+
+using namespace mnemo;
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: grad_dump CONFIG OUT.safetensors\n";
+    return 2;
+  }
+  try {
+    torch::set_num_threads(1);
+    const TrainingConfig cfg = TrainingConfig::load(argv[1]);
+    Trainer t(cfg);
+    MemoryModel model = t.model();
+    io::NamedTensors out;
+    for (auto& [name, w] : named_weights(*model)) out.emplace_back("weight." + name, w.detach().clone());
+
+    const int64_t b = cfg.train.batch;
+    std::vector<int64_t> idx(static_cast<size_t>(b));
+    for (int64_t i = 0; i < b; ++i) idx[static_cast<size_t>(i)] = i;  // step 0's batch (Trainer::train_step)
+    const TaskBatch tb = t.task().batch(Split::kTrain, idx, torch::kCPU);
+    for (size_t k = 0; k < tb.segments.size(); ++k) {
+      const SegmentInput& in = tb.segments[k];
+      const std::string p = std::to_string(k) + ".";
+      auto put = [&](const char* name, const torch::Tensor& x) {
+        if (x.defined()) out.emplace_back(p + name, x);
+      };
+      put("tokens", in.tokens);
+      put("valid", in.valid);
+      put("targets", in.targets);
+      put("target_valid", in.target_valid);
+      put("next_tokens", in.next_tokens);
+      put("next_valid", in.next_valid);
+    }
+
+    model->train();
+    model->zero_grad();
+    RolloutOptions ro;
+    ro.depth = cfg.train.bptt_depth;
+    ro.strategy = parse_strategy(cfg.train.strategy);
+    ro.freeze_from = tb.memory_frozen_from;
+    const RolloutResult r = run_rollout(*model, tb.segments, model->initial_memory(b), ro);
+    for (const auto& p : model->named_parameters(true))
+      if (p.value().grad().defined()) out.emplace_back("grad." + p.key(), p.value().grad().detach().clone());
+
+    char loss[64];
+    std::snprintf(loss, sizeof loss, "%.17g", r.loss);
+    io::save_safetensors(argv[2], out,
+                         {{"model", cfg.model.to_json().dump()}, {"loss", loss}, {"strategy", cfg.train.strategy}});
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "grad_dump: " << e.what() << "\n";
+    return 2;
+  }
+}
