@@ -12,8 +12,8 @@ as core/models/*.cpp and core/nn/*.cpp build it, so parameter names are the C++ 
 Families: `memformer` (writer, forgetting, decoder), the decoder-only backbone (`rmt`,
 `rmt-write-only`, `trxl`, `trxl-rmt`, `transformer`), each with dense projections or
 MemoryFormer Memory Layers (`"linear": "hashed"`, HashedProjection: codes, gather, sum, written
-in PyTorch ops with the C++ layer's one-sided gradient). The MTN family is not here yet
-(load_weights names it).
+in PyTorch ops with the C++ layer's one-sided gradient), and the Memory Transformer Network
+family (`mtn`, `mtn-naive`, `no-memory`; in mnemoscope.models_mtn, built from here).
 
 Needs torch (imported by this module only; `import mnemoscope` stays numpy-only).
 """
@@ -37,7 +37,8 @@ PAD, BOS = 256, 257
 VOCAB = 262
 LN_EPS = 1e-5
 DECODER_KINDS = ("transformer", "trxl", "rmt", "rmt-write-only", "trxl-rmt")
-FAMILIES = ("memformer",) + DECODER_KINDS
+MTN_KINDS = ("mtn", "mtn-naive", "no-memory")  # mnemoscope.models_mtn
+FAMILIES = ("memformer",) + DECODER_KINDS + MTN_KINDS
 CHECKPOINT_FORMAT = "mnemoscope-train-checkpoint"  # core/train/checkpoint.h
 ZOO_FORMAT = "mnemoscope-zoo-model"
 OPTIM_PREFIX = "optim."  # optimizer state in a training checkpoint (core/train/optim.h)
@@ -829,6 +830,9 @@ def build_model(config, seed=None, dtype=None):
         model = Memformer(config)
     elif config.model in DECODER_KINDS:
         model = DecoderLM(config)
+    elif config.model in MTN_KINDS:
+        from .models_mtn import Mtn
+        model = Mtn(config)
     else:
         raise WeightsError("model '%s' has no PyTorch module in mnemoscope.models yet (it has: %s)"
                            % (config.model, ", ".join(FAMILIES)))

@@ -3,12 +3,14 @@
 //
 // Builds the model and task as `mnemoscope train --config CONFIG` does (a Trainer), draws the
 // batch its first train_step draws, runs that step's rollout with the config's strategy and
-// depth (core/train/rollout.h: bptt, checkpoint or mrbp) and writes OUT (safetensors):
+// depth (core/train/rollout.h: bptt, checkpoint or mrbp), dropout off, and writes OUT (safetensors):
 //   weight.<name>   the weights before the step (module paths, as export-weights names them)
 //   grad.<name>     dJ/dθ of the rollout objective J = Σ loss_sum / Σ loss_count
 //   <k>.tokens, <k>.valid, <k>.targets, <k>.target_valid, <k>.next_tokens, <k>.next_valid
 //                   segment k of the batch (those the task defines)
-// metadata: "model" (the model config JSON), "loss" (J, %.17g), "strategy".
+// metadata: "model" (the model config JSON), "loss" (J, %.17g), "strategy", "task_head"
+// (language_model | answer_tagging) and "class_weights" (other, answer) of the task's head,
+// "freeze_from" (the segment from which the memory is read but not updated; -1 never).
 // Exit 0 on success, 2 with a message on stderr otherwise.
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
@@ -53,7 +55,9 @@ int main(int argc, char** argv) {
       put("next_valid", in.next_valid);
     }
 
-    model->train();
+    // Dropout off (the MTN family's, the only models with dropout): the two sides' random draws
+    // differ, and the comparison is of the computation. Every other model is the same in both modes.
+    model->eval();
     model->zero_grad();
     RolloutOptions ro;
     ro.depth = cfg.train.bptt_depth;
@@ -63,10 +67,17 @@ int main(int argc, char** argv) {
     for (const auto& p : model->named_parameters(true))
       if (p.value().grad().defined()) out.emplace_back("grad." + p.key(), p.value().grad().detach().clone());
 
-    char loss[64];
+    char loss[64], weights[96];
     std::snprintf(loss, sizeof loss, "%.17g", r.loss);
+    const TaskHead head = t.task().head();  // what the Trainer set on the model
+    std::snprintf(weights, sizeof weights, "%.17g %.17g", head.other_weight, head.answer_weight);
     io::save_safetensors(argv[2], out,
-                         {{"model", cfg.model.to_json().dump()}, {"loss", loss}, {"strategy", cfg.train.strategy}});
+                         {{"model", cfg.model.to_json().dump()},
+                          {"loss", loss},
+                          {"strategy", cfg.train.strategy},
+                          {"task_head", head.kind == TaskHead::Kind::kAnswerTagging ? "answer_tagging" : "language_model"},
+                          {"class_weights", weights},
+                          {"freeze_from", std::to_string(tb.memory_frozen_from)}});
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "grad_dump: " << e.what() << "\n";
