@@ -90,6 +90,10 @@ static CLI::App* add_bench_hashed_command(CLI::App* bench, BenchHashedOptions& o
       ->delimiter(',');
   c->add_option("--passes", o.cpu.passes, "CPU: forward, fwd+bwd (default both)")->delimiter(',');
   c->add_option("--loads", o.cpu.loads, "CPU: uniform, zipf (default both)")->delimiter(',');
+  c->add_flag("--against-python", o.cpu.against_python,
+              "CPU: also time the same layer in PyTorch ops (mnemoscope.models.HashedProjection, "
+              "app/bench/python/hashed_eager.py) on the same fp32 tables and uniform inputs, and compare its output");
+  c->add_option("--python", o.cpu.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch)");
   return c;
 }
 

@@ -1,7 +1,9 @@
 #include "app/bench/hashed_linear_cpu.h"
 
 #include "app/bench/stats.h"
+#include "app/cli/assets.h"
 #include "app/cli/cli.h"
+#include "core/io/safetensors.h"
 #include "core/nn/hashed_linear.h"
 #include "kernels/hashed_lookup_cpu.h"
 
@@ -15,6 +17,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -88,6 +91,83 @@ struct Row {
 };
 
 bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// --against-python: the Memory Layer as the Python package writes it in PyTorch ops, on the
+// bench's own fp32 tables and uniform inputs, timed in a child process per thread count, beside
+// the kernel's rows (cache on where run: the tables as held between optimizer steps).
+void against_python(const HashedCpuOptions& o, const std::vector<Row>& rows, int64_t d, int64_t bits,
+                    std::ostream& out) {
+  const std::string script = find_asset("../app/bench/python/hashed_eager.py");
+  const int64_t k = d / bits, nrows = int64_t{1} << bits, d_in = k * bits;
+  std::vector<std::unique_ptr<TempFile>> files;
+  std::string list;
+  for (const int64_t n : o.tokens) {
+    // The tables, input and output gradient of the fp32 uniform cases (the same draws).
+    torch::manual_seed(1234);
+    auto tables = (torch::rand({k, nrows, d}) * 2 - 1).div(std::sqrt(static_cast<double>(k)));
+    (void)torch::rand({d, d_in});
+    auto dy = torch::randn({n, d});
+    auto x = make_input(n, k, bits, 0.0);
+    torch::Tensor y;
+    {
+      torch::NoGradGuard g;
+      y = memory_layer(x, tables, MemoryLayerOptions{bits, 1.0, true, nullptr}).y;
+    }
+    files.push_back(std::make_unique<TempFile>("mnemo-bench-hashed-", ".safetensors"));
+    io::save_safetensors(files.back()->path(), {{"tables", tables}, {"x", x}, {"dy", dy}, {"y", y}}, {});
+    list += (list.empty() ? "" : ",") + files.back()->path();
+  }
+  std::string passes;
+  for (const auto& p : o.passes) passes += (passes.empty() ? "" : ",") + p;
+  char line[512];
+  out << "\nagainst the same layer in PyTorch ops (mnemoscope.models.HashedProjection: codes, p(z), one embedding_bag; "
+         "autograd backward), same tables and inputs, fp32 tables, uniform loads, median of "
+      << o.repeats << ":\n";
+  std::snprintf(line, sizeof line, "%3s %6s %-8s %-5s %11s %13s %9s %13s %13s %12s\n", "thr", "tokens", "pass", "cache",
+                "kernel wall", "PyTorch wall", "kernel is", "torch dense", "LibTorch dense", "max diff y");
+  out << line;
+  std::string torch_version;
+  for (const int64_t threads : o.threads) {
+    int code = -1;
+    const std::string text = run_child({o.python, script, "--inputs", list, "--repeats", std::to_string(o.repeats),
+                                        "--threads", std::to_string(threads), "--passes", passes},
+                                       "", /*merge_stderr=*/true, &code);
+    if (code == 127)
+      throw UsageError("bench hashed-linear --against-python: cannot run " + o.python + "; name a python3 with "
+                       "PyTorch with --python");
+    if (code == 77)
+      throw UsageError("bench hashed-linear --against-python: " + o.python + " has no PyTorch; install Debian's "
+                       "python3-torch (bash .ci/setup does) or name another interpreter with --python");
+    nlohmann::json j;
+    try {
+      if (code != 0) throw std::runtime_error("exit " + std::to_string(code));
+      j = nlohmann::json::parse(last_json_line(text));
+    } catch (const std::exception& ex) {
+      throw UsageError("bench hashed-linear --against-python: " + o.python + " " + script + " failed (" + ex.what() +
+                       "): " + text.substr(0, 2000));
+    }
+    torch_version = j.value("torch", std::string("?"));
+    for (const auto& c : j.at("cases")) {
+      const int64_t n = c.at("tokens").get<int64_t>();
+      const std::string pass = c.at("pass").get<std::string>();
+      const Row* mine = nullptr;  // the kernel's row: cache on where run, else off
+      for (const auto& r : rows)
+        if (r.threads == threads && r.tokens == n && r.pass == pass && r.tables == "fp32" && r.loads == "uniform" &&
+            (mine == nullptr || r.cache == "on"))
+          mine = &r;
+      if (mine == nullptr) continue;
+      const double py = c.at("hashed_wall_ms").get<double>();
+      std::snprintf(line, sizeof line, "%3lld %6lld %-8s %-5s %8.3f ms %10.3f ms %8.2fx %10.3f ms %11.3f ms %12.2g\n",
+                    static_cast<long long>(threads), static_cast<long long>(n), pass.c_str(), mine->cache.c_str(),
+                    mine->hash_wall, py, py / mine->hash_wall, c.at("dense_wall_ms").get<double>(), mine->dense_wall,
+                    c.at("max_abs_diff").get<double>());
+      out << line;
+    }
+  }
+  out << "(PyTorch " << torch_version << " by " << o.python << "; kernel is = PyTorch wall / kernel wall; torch dense = "
+         "torch.nn.functional.linear in that process, LibTorch dense = this one's; max diff y = the largest |y_python - "
+         "y_kernel| of the forward, float rounding: the kernel sums the K tables in order, the bag in its own)\n";
+}
 
 // The 1, 5 and 15-minute load averages.
 std::string load_average() {
@@ -452,6 +532,12 @@ void run_hashed_linear_cpu(const HashedCpuOptions& o, std::ostream& out) {
     } else if (r.pass == "fwd+bwd" && r.tables == "fp32") {
       speed_goal(1.5);
     }
+  }
+  if (o.against_python) {
+    if (!has(o.tables, "fp32") || !has(o.loads, "uniform"))
+      throw UsageError("bench hashed-linear --against-python compares fp32 tables on uniform loads; add fp32 to "
+                       "--tables and uniform to --loads");
+    against_python(o, rows_out, d, bits, out);
   }
   out << "load average at the end: " << load_average() << "\n";
 }

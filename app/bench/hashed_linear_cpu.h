@@ -23,6 +23,11 @@ struct HashedCpuOptions {
   std::vector<std::string> table_cache = {"on", "off"};
   std::vector<std::string> passes = {"forward", "fwd+bwd"};  // forward | fwd+bwd
   std::vector<std::string> loads = {"uniform", "zipf"};      // uniform | zipf
+  // The same layer in PyTorch ops (mnemoscope.models.HashedProjection, app/bench/python/
+  // hashed_eager.py) on the same tables and inputs: fp32 tables, uniform loads, every thread
+  // count, token count and pass run; its output compared with the kernel's.
+  bool against_python = false;
+  std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
 };
 
 // Memory bandwidth in GB/s (10^9 bytes/s), STREAM convention (bytes the loop's arrays hold,

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -324,4 +326,50 @@ TEST_CASE("bench hashed-linear: table cache rows - roofline time and share - pac
     CHECK(b.code == 2);
     CHECK(b.output.find(msg) != std::string::npos);
   }
+}
+
+TEST_CASE("bench hashed-linear --against-python: the layer in PyTorch ops computes the kernel's output, timed beside it") {
+  // d = 30, tau = 4: K = 7 tables, d_in = 28; two token counts, both passes.
+  const std::string tiny = "bench hashed-linear --device cpu --tokens 64,96 --dim 30 --bits 4 --repeats 1 --threads 1 "
+                           "--tables fp32 --loads uniform --table-cache on --against-python";
+  auto r = test::run_cli(tiny);
+  CAPTURE(r.output);
+  if (r.output.find("has no PyTorch") != std::string::npos) {
+    MNEMO_SKIP("/usr/bin/python3 has no PyTorch (Debian's python3-torch)");
+    return;
+  }
+  REQUIRE(r.code == 0);
+  const auto at = r.output.find("against the same layer in PyTorch ops");
+  REQUIRE(at != std::string::npos);
+  // One row per token count and pass, each with the largest |y_python - y_kernel|.
+  int rows = 0;
+  std::istringstream in(r.output.substr(at));
+  std::string line;
+  while (std::getline(in, line)) {
+    long long thr = 0, tokens = 0;
+    char pass[16] = {0}, cache[8] = {0};
+    double kernel = 0, py = 0, ratio = 0, td = 0, ld = 0, diff = -1;
+    if (std::sscanf(line.c_str(), "%lld %lld %15s %7s %lf ms %lf ms %lfx %lf ms %lf ms %lf", &thr, &tokens, pass, cache,
+                    &kernel, &py, &ratio, &td, &ld, &diff) != 10)
+      continue;
+    CAPTURE(line);
+    ++rows;
+    CHECK(thr == 1);
+    CHECK((tokens == 64 || tokens == 96));
+    CHECK(std::string(cache) == "on");
+    CHECK(kernel > 0);
+    CHECK(py > 0);
+    CHECK(ratio == doctest::Approx(py / kernel).epsilon(0.02));
+    CHECK(diff >= 0);
+    CHECK(diff < 1e-5);  // the same function: float rounding only
+  }
+  CHECK(rows == 4);
+  // It compares fp32 tables on uniform loads: without them, refused naming the flags.
+  auto b = test::run_cli("bench hashed-linear --device cpu --tokens 64 --dim 30 --bits 4 --repeats 1 --threads 1 "
+                         "--tables bf16 --loads uniform --against-python");
+  CHECK(b.code == 2);
+  CHECK(b.output.find("add fp32 to --tables and uniform to --loads") != std::string::npos);
+  auto p = test::run_cli(tiny + " --python /nonexistent/python3");
+  CHECK(p.code == 2);
+  CHECK(p.output.find("cannot run /nonexistent/python3") != std::string::npos);
 }
