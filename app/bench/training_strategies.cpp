@@ -11,6 +11,7 @@
 #include "app/cli/cli.h"
 #include "core/data/tokenizer.h"
 #include "core/models/factory.h"
+#include "core/train/evaluate.h"
 #include "core/train/memory_stats.h"
 #include "core/train/rollout.h"
 
@@ -96,23 +97,29 @@ ModelConfig load_config(const std::string& path) {
 }
 
 // The same rollout for every strategy: random pixel-like tokens (0..255) of `batch`
-// sequences of horizon * L tokens, next-segment layout (step 0 reads <bos>, step t reads
-// segment t-1 and predicts segment t), as mnist_rollout builds for L = 98, horizon 8.
-std::vector<SegmentInput> make_rollout(int64_t batch, int64_t horizon, int64_t len, torch::Device dev) {
+// sequences. A model that predicts the next segment (Memformer) gets the next-segment layout
+// of mnist_rollout (L = 98, horizon 8): step 0 reads <bos>, step t reads segment t-1 and
+// predicts segment t. The others (RMT, Transformer-XL, MTN, ...) read segment t and predict
+// each token's next one, the last predicting the next segment's first.
+std::vector<SegmentInput> make_rollout(int64_t batch, int64_t horizon, int64_t len, bool next_segment,
+                                       torch::Device dev) {
   auto g = torch::make_generator<at::CPUGeneratorImpl>(7);
-  auto seq = torch::randint(0, 256, {batch, horizon * len}, g, torch::kInt64);
+  auto seq = torch::randint(0, 256, {batch, horizon * len + 1}, g, torch::kInt64);
   std::vector<SegmentInput> steps;
   for (int64_t t = 0; t < horizon; ++t) {
     SegmentInput in;
-    in.tokens = t == 0 ? torch::full({batch, len}, ByteTokenizer::kBos, torch::kInt64)
-                       : seq.narrow(1, (t - 1) * len, len).contiguous();
-    in.valid = torch::ones({batch, len}, torch::kBool);
-    in.next_tokens = seq.narrow(1, t * len, len).contiguous();
-    in.next_valid = torch::ones({batch, len}, torch::kBool);
-    in.tokens = in.tokens.to(dev);
-    in.valid = in.valid.to(dev);
-    in.next_tokens = in.next_tokens.to(dev);
-    in.next_valid = in.next_valid.to(dev);
+    in.valid = torch::ones({batch, len}, torch::kBool).to(dev);
+    if (next_segment) {
+      in.tokens = (t == 0 ? torch::full({batch, len}, ByteTokenizer::kBos, torch::kInt64)
+                          : seq.narrow(1, (t - 1) * len, len).contiguous())
+                      .to(dev);
+      in.next_tokens = seq.narrow(1, t * len, len).contiguous().to(dev);
+      in.next_valid = torch::ones({batch, len}, torch::kBool).to(dev);
+    } else {
+      in.tokens = seq.narrow(1, t * len, len).contiguous().to(dev);
+      in.targets = seq.narrow(1, t * len + 1, len).contiguous().to(dev);
+      in.target_valid = torch::ones({batch, len}, torch::kBool).to(dev);
+    }
     steps.push_back(in);
   }
   return steps;
@@ -129,7 +136,7 @@ int run_child(const BenchStrategiesOptions& o, std::ostream& out) {
   model->train();
   int64_t params = 0;
   for (const auto& p : model->parameters()) params += p.numel();
-  const auto segs = make_rollout(o.batch, o.horizon, cfg.segment_len, dev);
+  const auto segs = make_rollout(o.batch, o.horizon, cfg.segment_len, predicts_next_segment(*model), dev);
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-3).weight_decay(0.01));
   const RolloutOptions ro{strategy, -1, true};
 
@@ -261,7 +268,7 @@ static int run_bench_strategies(const BenchStrategiesOptions& o, std::ostream& o
       << cfg.dim << ", " << cfg.heads << " heads, ff " << cfg.ff_width() << ", " << cfg.slots << " slots, L "
       << cfg.segment_len << ", " << fmt("%.2f", base["params"].get<double>() / 1e6) << "M parameters\n"
       << "  rollout: batch " << o.batch << ", horizon " << o.horizon << " segments (" << o.horizon * cfg.segment_len
-      << " tokens per sequence), random pixel tokens; AdamW step included\n"
+      << " tokens per sequence), random byte tokens; AdamW step included\n"
       << "  machine: " << (cuda ? "CUDA device 0" : cpu_model()) << ", " << std::thread::hardware_concurrency()
       << " CPUs, LibTorch " << TORCH_VERSION_MAJOR << "." << TORCH_VERSION_MINOR << "." << TORCH_VERSION_PATCH << ", "
       << base["threads"].get<int>() << " intra-op threads\n"

@@ -444,6 +444,25 @@ TEST_CASE("bench training-strategies: one child process per strategy, equal grad
   REQUIRE(norms.size() == 3);
   CHECK(norms[0] == norms[1]);
   CHECK(norms[0] == norms[2]);
+  // A model that predicts within its segment (RMT: targets, no next segment) runs too, with
+  // equal gradients; it used to fail with an internal error on the next-segment rollout.
+  const std::string rmt = dir + "/rmt.json";
+  {
+    std::ofstream f(rmt);
+    f << R"({"model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32}})";
+  }
+  const std::string ro = sh("--config " + rmt + " --batch 2 --horizon 3 --rollouts 1 --rounds 1 --threads 1", &code);
+  CAPTURE(ro);
+  REQUIRE(code == 0);
+  std::vector<std::string> rnorms;
+  std::istringstream rlines(ro);
+  for (std::string line; std::getline(rlines, line);)
+    for (const char* s : {"bptt ", "checkpoint ", "mrbp "})
+      if (line.rfind(s, 0) == 0) rnorms.push_back(line.substr(line.find_last_of(' ') + 1));
+  REQUIRE(rnorms.size() == 3);
+  CHECK(rnorms[0] == rnorms[1]);
+  CHECK(rnorms[0] == rnorms[2]);
+  CHECK(ro.find("internal error") == std::string::npos);
   sh("--strategies bptt,sgd", &code);
   CHECK(code == 2);
   sh("--batch 0", &code);
