@@ -35,6 +35,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # usable in place
 import mnemoscope  # noqa: E402
 from mnemoscope.pytorch import HookCollector, rmt_traces  # noqa: E402
+from app_path import app_command  # noqa: E402  (python/examples/app_path.py)
 
 PAD = 256  # the byte tokenizer's <pad> (docs/formats.md "Tokens")
 VOCAB = 257
@@ -279,8 +280,8 @@ def main(argv=None):
         w.log_eval(args.steps, split="valid", final=True, loss=vloss, accuracy=vacc)
         w.log_eval(args.steps, split="valid", zero_memory=True, final=True, loss=zloss, accuracy=zacc)
         print("valid accuracy with the memory reset between segments: %.3f (loss %.3f)" % (zacc, float(zloss)))
-    print("session written to %s in %.1f s; watch it with: mnemoscope gui --session %s"
-          % (args.out, time.time() - t_start, args.out))
+    print("session written to %s in %.1f s; watch it with: %s gui --session %s"
+          % (args.out, time.time() - t_start, app_command(), args.out))
 
 
 if __name__ == "__main__":

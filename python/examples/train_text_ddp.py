@@ -47,6 +47,7 @@ except ImportError as e:
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # usable in place
 import mnemoscope  # noqa: E402
 from mnemoscope import models as mm  # noqa: E402
+from app_path import app_command  # noqa: E402  (python/examples/app_path.py)
 
 
 class UsageError(Exception):
@@ -280,10 +281,11 @@ def train(rank, world, args):
     if writer is not None:
         writer.close()
         print("the %d processes' weights differ by at most %g" % (world, spread), flush=True)
+        app = app_command()
         print("done: %d steps in %.1f s; valid %.4f bits/byte, memory zeroed %.4f\n"
-              "  follow or replay it:  mnemoscope gui --session %s\n"
-              "  step its weights:     mnemoscope step --checkpoint %s --doc FILE --out DIR"
-              % (args.steps, time.time() - t_start, bpb, zero, args.out, args.out), flush=True)
+              "  follow or replay it:  %s gui --session %s\n"
+              "  step its weights:     %s step --checkpoint %s --doc FILE --out DIR"
+              % (args.steps, time.time() - t_start, bpb, zero, app, args.out, app, args.out), flush=True)
 
 
 def free_port():

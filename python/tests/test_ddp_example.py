@@ -54,6 +54,9 @@ class DDPExample(unittest.TestCase):
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
         self.assertIn("2 processes x 4 windows of 4 segments", self.proc.stdout)
         self.assertIn("the 2 processes' weights differ by at most 0\n", self.proc.stdout)
+        # The advice it prints names a program that exists (the repository's build, or one on PATH).
+        app = re.search(r"follow or replay it:  (\S+) gui --session", self.proc.stdout).group(1)
+        self.assertTrue(app == "mnemoscope" or os.path.isfile(app), app)
 
     def test_the_session_is_complete(self):
         s = ms.open_session(self.dir)
