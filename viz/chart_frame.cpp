@@ -331,4 +331,12 @@ std::string format_tick(double v, double step) {
   return s;
 }
 
+std::string format_log_tick(double exponent) {
+  const double k = std::round(exponent);
+  if (std::fabs(exponent - k) < 1e-9) return chart::format_decade(static_cast<int>(k));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", std::pow(10.0, exponent));
+  return buf;
+}
+
 }  // namespace mnemo::viz

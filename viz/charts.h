@@ -116,6 +116,10 @@ std::string token_label(std::string_view bytes);
 // format_tick(): v printed with just enough decimals for `step` (no "-0").
 std::vector<double> nice_ticks(double lo, double hi, int max_count);
 std::string format_tick(double v, double step);
+// format_log_tick(): the label of a log axis's tick at 10^exponent, as the value: a decade as
+// the figures write it ("0.01", "10", "1e6"), any other as 3 significant digits (10^0.8 ->
+// "6.31", not "1e0.8").
+std::string format_log_tick(double exponent);
 // The step to format `ticks` of [lo, hi] with: their spacing, or hi - lo when there is one tick
 // (a lone 0.5 on a 0.4..0.6 axis is "0.5", not "0").
 double tick_step(const std::vector<double>& ticks, double lo, double hi);

@@ -302,6 +302,14 @@ TEST_CASE("viz: ticks and number formatting") {
   CHECK(format_tick(0.2, 0.2) == "0.2");
   CHECK(format_tick(-1e-17, 0.05) == "0.00");
   CHECK(format_tick(1500, 500) == "1500");
+  // A log axis's ticks are labelled by their value: decades as the figures write them, the
+  // ticks inside a decade (a perplexity curve between 5 and 7) with 3 digits, never "1e0.8".
+  CHECK(format_log_tick(0.8) == "6.31");
+  CHECK(format_log_tick(0.7) == "5.01");
+  CHECK(format_log_tick(1.0) == "10");
+  CHECK(format_log_tick(-2.0) == "0.01");
+  CHECK(format_log_tick(6.0) == "1e6");
+  CHECK(format_log_tick(2.5) == "316");
   // One tick in range (the dashboard's RMT block-mass chart, 0.45..0.55): labelled by the range, not "0".
   t = nice_ticks(0.45, 0.55, 2);
   REQUIRE(t.size() == 1);

@@ -212,7 +212,7 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
     for (double v : ty) {
       const float y = p1.y - static_cast<float>((v - ylo) / (yhi - ylo)) * ph;
       dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), grid);
-      std::string t = view->log_y ? "1e" + viz::format_tick(v, step) : viz::format_tick(v, step);
+      std::string t = view->log_y ? viz::format_log_tick(v) : viz::format_tick(v, step);
       const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
       dl->AddText(ImVec2(p0.x - ts.x - 4, y - ts.y * 0.5f), label, t.c_str());
     }
