@@ -85,6 +85,13 @@ RunCurveInfo run_curve_info(const std::string& name) {
   return {"", "", "", false};
 }
 
+size_t curve_color(const std::string& curve_name, size_t position) {
+  if (curve_name == "train") return 0;
+  if (curve_name == "valid") return 1;
+  if (curve_name == kValidZeroMemoryCurve) return 2;
+  return position;
+}
+
 viz::LineSpec run_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi, const RunLog* compare) {
   const RunCurveInfo info = run_curve_info(name);
   viz::LineSpec spec;
@@ -92,11 +99,12 @@ viz::LineSpec run_curve_spec(const RunLog& log, const std::string& name, int64_t
   spec.x_label = "training step";
   spec.y_label = info.y_label;
   spec.log_y = info.log_y;
-  size_t color = 0;
+  size_t color = 0;  // the compared session's curves take the colours after the main one's
   for (int which = 0; which < (compare ? 2 : 1); ++which) {
     const RunLog& l = which == 0 ? log : *compare;
     for (const auto& c : l.curves(name)) {
-      auto s = downsample(c, lo, hi, palette::series(color++));
+      const size_t position = color++;
+      auto s = downsample(c, lo, hi, palette::series(which == 0 ? curve_color(c.name, position) : position));
       if (which == 1) s.name += " (B)";
       if (!s.x.empty()) spec.series.push_back(std::move(s));
     }

@@ -28,6 +28,12 @@ RunCurveInfo run_curve_info(const std::string& name);
 viz::LineSpec run_curve_spec(const RunLog& log, const std::string& name, int64_t lo, int64_t hi,
                                  const RunLog* compare = nullptr);
 
+// The palette index (palette::series) of a session's curve: train, valid and "valid, memory
+// zeroed" keep one colour each in every chart (Loss, Perplexity and Accuracy: the Accuracy
+// chart has no train curve, and "valid" would take the train colour there); any other curve
+// its position in the chart. Figures and the dashboard both colour by it.
+size_t curve_color(const std::string& curve_name, size_t position);
+
 // "3→4 segments": the label of a curriculum change on a chart (figures and the dashboard).
 std::string curriculum_mark_label(const RunLog::CurriculumMark& m);
 

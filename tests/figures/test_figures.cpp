@@ -5,6 +5,7 @@
 #include "app/figures/extract.h"
 #include "app/figures/figures.h"
 #include "app/figures/hash.h"
+#include "app/figures/palette.h"
 #include "app/figures/run_curves.h"
 #include "core/engine/engine.h"
 #include "core/models/factory.h"
@@ -134,4 +135,22 @@ TEST_CASE("session figures: every curve but 'segments' marks each curriculum cha
   CHECK(app::run_curve_spec(log, "loss", 5, 100).markers.size() == 1);  // only the change at 8
   CHECK(app::run_curve_spec(log, "segments", 0, 100).markers.empty());
   CHECK_NOTHROW(viz::make_lines(loss));
+}
+
+TEST_CASE("session figures: train, valid and valid with the memory zeroed keep one colour in every chart") {
+  std::vector<nlohmann::json> rec;
+  for (int s = 1; s <= 4; ++s) rec.push_back({{"type", "step"}, {"step", s}, {"loss", 3.0 - 0.1 * s}});  // no accuracy
+  rec.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"loss", 2.5}, {"accuracy", 0.4}});
+  rec.push_back({{"type", "eval"}, {"step", 4}, {"split", "valid"}, {"zero_memory", true}, {"loss", 2.7}, {"accuracy", 0.3}});
+  const RunLog log = parse_run_log(rec);
+  const auto loss = app::run_curve_spec(log, "loss", 0, 100);
+  const auto acc = app::run_curve_spec(log, "accuracy", 0, 100);  // no train curve here
+  REQUIRE(loss.series.size() == 3);
+  REQUIRE(acc.series.size() == 2);
+  CHECK(acc.series[0].name == "valid");
+  CHECK(acc.series[0].color == loss.series[1].color);  // "valid" is not drawn in the train colour
+  CHECK(acc.series[1].color == loss.series[2].color);
+  CHECK(acc.series[0].color == app::palette::series(1));
+  CHECK(app::curve_color("learning rate", 0) == 0);
+  CHECK(app::curve_color("layer 0 writing", 4) == 4);
 }

@@ -253,7 +253,8 @@ void DashboardPanel::draw(PanelContext& ctx) {
         cs.data = &it->second.series[k];
         const bool other = s == &model_.other();
         cs.name = it->second.names[k] + (other ? " (B)" : "");
-        cs.color = ui::im_color(palette::series(other ? k : color++));
+        // One colour per curve in every chart; the compared session's curve dashed in its colour.
+        cs.color = ui::im_color(palette::series(curve_color(it->second.names[k], other ? k : color++)));
         cs.dashed = other;
         series.push_back(std::move(cs));
       }
