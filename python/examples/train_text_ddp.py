@@ -339,7 +339,9 @@ def main(argv=None):
         print("train_text_ddp: --backend nccl needs CUDA GPUs, and PyTorch sees none; use --backend gloo",
               file=sys.stderr)
         return 2
-    if os.path.exists(args.out) and (not os.path.isdir(args.out) or os.listdir(args.out)):
+    # Rank 0 alone writes --out (under torchrun the other ranks may start after it made it).
+    if os.environ.get("RANK", "0") == "0" and os.path.exists(args.out) and \
+            (not os.path.isdir(args.out) or os.listdir(args.out)):
         print("train_text_ddp: --out '%s' exists and is not empty; pass a new directory" % args.out, file=sys.stderr)
         return 2
     try:  # the input checks every rank would make, once, before any process starts
