@@ -135,19 +135,9 @@ TrainRow measure_config(const BenchTrainOptions& o, const std::string& path) {
       std::vector<int64_t> idx(static_cast<size_t>(B));
       for (int64_t i = 0; i < B; ++i) idx[static_cast<size_t>(i)] = t->step() * B + i;
       const TaskBatch tb = t->task().batch(Split::kTrain, idx, torch::kCPU);
-      for (size_t k = 0; k < tb.segments.size(); ++k) {
-        const SegmentInput& in = tb.segments[k];
-        const std::string p = std::to_string(s) + "." + std::to_string(k) + ".";
-        auto put = [&](const char* name, const torch::Tensor& x) {
-          if (x.defined()) saved.emplace_back(p + name, x);
-        };
-        put("tokens", in.tokens);
-        put("valid", in.valid);
-        put("targets", in.targets);
-        put("target_valid", in.target_valid);
-        put("next_tokens", in.next_tokens);
-        put("next_valid", in.next_valid);
-      }
+      for (size_t k = 0; k < tb.segments.size(); ++k)
+        for (auto& t : named_segment_tensors(tb.segments[k], std::to_string(s) + "." + std::to_string(k) + "."))
+          saved.push_back(std::move(t));
       if (tb.memory_frozen_from >= 0)
         throw UsageError("bench train --against-python: " + row.name + "'s task freezes the memory; the Python "
                          "reference trains tasks whose memory flows through every segment");

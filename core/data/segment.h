@@ -6,6 +6,8 @@
 #include <torch/torch.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mnemo {
 
@@ -22,6 +24,22 @@ struct SegmentInput {
   torch::Tensor targets;       // [B, L] int64 or undefined
   torch::Tensor target_valid;  // [B, L] bool or undefined
 };
+
+// The defined tensors of `in` named "<prefix>tokens", "<prefix>valid", "<prefix>targets",
+// "<prefix>target_valid", "<prefix>next_tokens", "<prefix>next_valid" (the Python package's
+// Segment fields): how a batch goes to Python (bench train --against-python, python/tests/grad_dump).
+inline std::vector<std::pair<std::string, torch::Tensor>> named_segment_tensors(const SegmentInput& in,
+                                                                                const std::string& prefix) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& [name, x] : {std::pair<const char*, const torch::Tensor*>{"tokens", &in.tokens},
+                                {"valid", &in.valid},
+                                {"targets", &in.targets},
+                                {"target_valid", &in.target_valid},
+                                {"next_tokens", &in.next_tokens},
+                                {"next_valid", &in.next_valid}})
+    if (x->defined()) out.emplace_back(prefix + name, *x);
+  return out;
+}
 
 // What a task asks of the model's output head (MemoryModelImpl::set_task_head).
 //  kLanguageModel: targets are token ids; every model does this.

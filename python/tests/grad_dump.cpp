@@ -41,19 +41,8 @@ int main(int argc, char** argv) {
     std::vector<int64_t> idx(static_cast<size_t>(b));
     for (int64_t i = 0; i < b; ++i) idx[static_cast<size_t>(i)] = i;  // step 0's batch (Trainer::train_step)
     const TaskBatch tb = t.task().batch(Split::kTrain, idx, torch::kCPU);
-    for (size_t k = 0; k < tb.segments.size(); ++k) {
-      const SegmentInput& in = tb.segments[k];
-      const std::string p = std::to_string(k) + ".";
-      auto put = [&](const char* name, const torch::Tensor& x) {
-        if (x.defined()) out.emplace_back(p + name, x);
-      };
-      put("tokens", in.tokens);
-      put("valid", in.valid);
-      put("targets", in.targets);
-      put("target_valid", in.target_valid);
-      put("next_tokens", in.next_tokens);
-      put("next_valid", in.next_valid);
-    }
+    for (size_t k = 0; k < tb.segments.size(); ++k)
+      for (auto& t : named_segment_tensors(tb.segments[k], std::to_string(k) + ".")) out.push_back(std::move(t));
 
     // Dropout off (the MTN family's, the only models with dropout): the two sides' random draws
     // differ, and the comparison is of the computation. Every other model is the same in both modes.

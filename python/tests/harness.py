@@ -7,6 +7,7 @@ A test file imports this module first; `require_numpy()` exits 77 when numpy is 
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -74,3 +75,21 @@ def main():
     if result.testsRun == 0 or len(result.skipped) == result.testsRun:
         sys.exit(SKIP)
     sys.exit(0)
+
+
+def run_ok(args):
+    """Runs a program; its output (stdout and stderr), or AssertionError with it when it fails."""
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        raise AssertionError("%s failed (%d):\n%s" % (" ".join(args), p.returncode, p.stdout.decode(errors="replace")))
+    return p.stdout.decode(errors="replace")
+
+
+def cpp_steps(binary, weights, doc_path, segments, tag="models-step"):
+    """`mnemoscope step --checkpoint weights --doc doc_path` over segments 0..segments-1, read
+    back with mnemoscope.read_traces (the C++ reference of the model tests)."""
+    import mnemoscope
+    out = temp_dir(tag)
+    run_ok([binary, "step", "--checkpoint", weights, "--doc", doc_path, "--out", out, "--from", "0",
+            "--to", str(segments - 1), "--format", "csv", "--force"])
+    return mnemoscope.read_traces(out)

@@ -55,11 +55,7 @@ CONFIGS = {
 HASHED_RTOL = 1e-4
 
 
-def run(args):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    if p.returncode != 0:
-        raise AssertionError("%s failed (%d):\n%s" % (" ".join(args), p.returncode, p.stdout.decode(errors="replace")))
-    return p.stdout.decode(errors="replace")
+run = harness.run_ok
 
 
 def python_steps(model, doc, n=None, segment_len=None):
@@ -73,10 +69,7 @@ def python_steps(model, doc, n=None, segment_len=None):
 
 
 def cpp_steps(weights, doc_path, segments):
-    out = harness.temp_dir("mtn-step")
-    run([BIN, "step", "--checkpoint", weights, "--doc", doc_path, "--out", out, "--from", "0",
-         "--to", str(segments - 1), "--format", "csv", "--force"])
-    return ms.read_traces(out)
+    return harness.cpp_steps(BIN, weights, doc_path, segments, "mtn-step")
 
 
 def no_targets(seg):

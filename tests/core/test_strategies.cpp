@@ -436,11 +436,15 @@ TEST_CASE("bench training-strategies: one child process per strategy, equal grad
   REQUIRE(code == 0);
   for (const char* s : {"bptt", "checkpoint", "mrbp", "MRBP vs BPTT: memory x"}) CHECK(out.find(s) != std::string::npos);
   // The grad-norm column (last) is the same for every strategy.
-  std::vector<std::string> norms;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);)
-    for (const char* s : {"bptt ", "checkpoint ", "mrbp "})
-      if (line.rfind(s, 0) == 0) norms.push_back(line.substr(line.find_last_of(' ') + 1));
+  auto grad_norms = [](const std::string& text) {
+    std::vector<std::string> v;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+      for (const char* s : {"bptt ", "checkpoint ", "mrbp "})
+        if (line.rfind(s, 0) == 0) v.push_back(line.substr(line.find_last_of(' ') + 1));
+    return v;
+  };
+  const auto norms = grad_norms(out);
   REQUIRE(norms.size() == 3);
   CHECK(norms[0] == norms[1]);
   CHECK(norms[0] == norms[2]);
@@ -454,11 +458,7 @@ TEST_CASE("bench training-strategies: one child process per strategy, equal grad
   const std::string ro = sh("--config " + rmt + " --batch 2 --horizon 3 --rollouts 1 --rounds 1 --threads 1", &code);
   CAPTURE(ro);
   REQUIRE(code == 0);
-  std::vector<std::string> rnorms;
-  std::istringstream rlines(ro);
-  for (std::string line; std::getline(rlines, line);)
-    for (const char* s : {"bptt ", "checkpoint ", "mrbp "})
-      if (line.rfind(s, 0) == 0) rnorms.push_back(line.substr(line.find_last_of(' ') + 1));
+  const auto rnorms = grad_norms(ro);
   REQUIRE(rnorms.size() == 3);
   CHECK(rnorms[0] == rnorms[1]);
   CHECK(rnorms[0] == rnorms[2]);
