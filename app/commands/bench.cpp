@@ -13,6 +13,7 @@ std::unique_ptr<Command> make_bench_command() {
   g->add_child(make_bench_blas());
   g->add_child(make_bench_distributed());
   g->add_child(make_bench_train());
+  g->add_child(make_bench_optimizer());
 #ifdef MNEMO_WITH_GUI
   g->add_child(make_bench_provenance());
   g->add_child(make_bench_ui());

@@ -1,6 +1,9 @@
 #include "core/train/optim.h"
 
 #include "core/nn/torch_compat.h"
+#include "kernels/adamw_cpu.h"
+
+#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <stdexcept>
@@ -8,6 +11,11 @@
 namespace mnemo {
 
 namespace {
+bool fusable(const torch::Tensor& t) {
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 && t.is_contiguous() &&
+         t.layout() == torch::kStrided;
+}
+
 bool decays(const std::string& name, const torch::Tensor& p) {
   if (p.dim() != 2) return false;
   const std::string suffix = ".weight";
@@ -37,8 +45,69 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& model, const 
   return std::make_unique<torch::optim::AdamW>(groups, base);
 }
 
+void clear_gradients(torch::optim::Optimizer& opt) {
+  for (auto& g : opt.param_groups())
+    for (auto& p : g.params())
+      if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
+}
+
 void set_learning_rate(torch::optim::Optimizer& opt, double lr) {
   for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+}
+
+bool adamw_step(torch::optim::AdamW& opt) {
+  auto& states = opt.state();
+  for (auto& group : opt.param_groups()) {
+    if (static_cast<const torch::optim::AdamWOptions&>(group.options()).amsgrad()) {
+      opt.step();
+      return false;
+    }
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      bool ok = fusable(p) && fusable(p.grad());
+      const auto it = states.find(optimizer_state_key(p));
+      if (ok && it != states.end()) {
+        const auto& st = static_cast<const torch::optim::AdamWParamState&>(*it->second);
+        ok = fusable(st.exp_avg()) && fusable(st.exp_avg_sq()) && st.exp_avg().numel() == p.numel() &&
+             st.exp_avg_sq().numel() == p.numel();
+      }
+      if (!ok) {
+        opt.step();
+        return false;
+      }
+    }
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& group : opt.param_groups()) {
+    const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      auto& slot = states[optimizer_state_key(p)];
+      if (!slot) {  // as torch::optim::AdamW::step creates it
+        auto st = std::make_unique<torch::optim::AdamWParamState>();
+        st->step(0);
+        st->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        st->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        slot = std::move(st);
+      }
+      auto& st = static_cast<torch::optim::AdamWParamState&>(*slot);
+      st.step(st.step() + 1);
+      const kernels::AdamWCoefficients c = kernels::adamw_coefficients(
+          o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.eps(), o.weight_decay(), st.step());
+      float* pd = p.data_ptr<float>();
+      const float* gd = p.grad().data_ptr<float>();
+      float* md = st.exp_avg().data_ptr<float>();
+      float* vd = st.exp_avg_sq().data_ptr<float>();
+      at::parallel_for(0, p.numel(), int64_t{1} << 16, [&](int64_t b, int64_t e) {
+        kernels::adamw_update_cpu(pd + b, gd + b, md + b, vd + b, e - b, c);
+      });
+      // Written through raw pointers: tell autograd and the hashed layers' packed-table caches.
+      p.unsafeGetTensorImpl()->bump_version();
+      st.exp_avg().unsafeGetTensorImpl()->bump_version();
+      st.exp_avg_sq().unsafeGetTensorImpl()->bump_version();
+    }
+  }
+  return true;
 }
 
 double clip_grad_norm(torch::nn::Module& model, double max_norm) {
@@ -47,7 +116,8 @@ double clip_grad_norm(torch::nn::Module& model, double max_norm) {
   for (auto& p : model.parameters()) {
     if (!p.grad().defined()) continue;
     grads.push_back(p.grad());
-    sq += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
+    if (fusable(p.grad())) sq += kernels::sum_of_squares_cpu(p.grad().data_ptr<float>(), p.grad().numel());
+    else sq += p.grad().to(torch::kFloat64).pow(2).sum().item<double>();
   }
   const double norm = std::sqrt(sq);
   if (max_norm > 0 && std::isfinite(norm) && norm > max_norm) {

@@ -21,11 +21,28 @@ struct AdamWSettings {
 // and heads (2-D ".weight"), none on biases, norms, embeddings and memory / slot vectors.
 std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& model, const AdamWSettings& s);
 
+// Drops every parameter's gradient (leaves it undefined), as PyTorch's
+// zero_grad(set_to_none=True): the next backward then stores its gradient instead of adding
+// it to a zeroed one (LibTorch 1.13's Optimizer::zero_grad() zeroes in place, a pass over every
+// gradient, and the backward's accumulation another). AdamW skips a parameter whose gradient
+// stays undefined, so one that gets no gradient in a step is not decayed in it either.
+void clear_gradients(torch::optim::Optimizer& opt);
+
+// One AdamW step, as opt.step(), with every parameter updated in one pass over its memory
+// (kernels/adamw_cpu.h) where all parameters with a gradient, their gradients and their
+// moments are contiguous float32 CPU tensors and amsgrad is off; otherwise opt.step(). Writes
+// the same state (step, exp_avg, exp_avg_sq) as opt.step(), so checkpoints, load_adamw_state
+// and opt.step() carry on from it, and bumps the version counters of what it writes (the
+// hashed layers' packed tables see the update). Returns whether the fused path ran.
+bool adamw_step(torch::optim::AdamW& opt);
+
 // Sets the learning rate of every parameter group.
 void set_learning_rate(torch::optim::Optimizer& opt, double lr);
 
 // Global L2 norm of the gradients, before clipping; when max_norm > 0 and the norm is
 // larger, gradients are scaled to max_norm. A NaN/Inf norm leaves gradients unchanged.
+// Squares are summed in double (contiguous float32 CPU gradients by
+// kernels::sum_of_squares_cpu, in one pass; others through a float64 copy).
 double clip_grad_norm(torch::nn::Module& model, double max_norm);
 
 // AdamW state of every parameter that has one, named "optim.<param>.exp_avg",

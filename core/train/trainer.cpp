@@ -60,7 +60,7 @@ StepMetrics Trainer::train_step() {
   TaskBatch tb = task_->batch(Split::kTrain, idx, device_);
 
   model_->train();
-  opt_->zero_grad();
+  clear_gradients(*opt_);
   StepMetrics m;
   m.lr = learning_rate();
   set_learning_rate(*opt_, m.lr);
@@ -127,10 +127,10 @@ StepMetrics Trainer::train_step() {
   m.grad_norm = clip_grad_norm(*model_, cfg_.train.clip);
   if (!std::isfinite(m.loss) || !std::isfinite(m.grad_norm)) {
     m.non_finite = true;
-    opt_->zero_grad();
+    clear_gradients(*opt_);
     m.step = step_;
   } else {
-    opt_->step();
+    adamw_step(*opt_);
     ++step_;
     m.step = step_;
   }

@@ -6,6 +6,7 @@
 // torch / core headers come before doctest (Debian LibTorch's glog defines CHECK).
 #include "core/models/factory.h"
 #include "core/nn/hashed_linear.h"
+#include "core/train/optim.h"
 #include "kernels/hashed_lookup_cpu.h"
 #include "tests/support/helpers.h"
 #include "tests/support/skip.h"
@@ -211,7 +212,7 @@ TEST_CASE("hashed packed: memory_layer with a cache gives the bits of no cache a
   }
 }
 
-TEST_CASE("hashed packed: the next call sees every in-place update of the tables - add_ - optimizer step - checkpoint load - InferenceMode") {
+TEST_CASE("hashed packed: the next call sees every in-place update of the tables - add_ - optimizer step - fused optimizer step - checkpoint load - InferenceMode") {
   torch::manual_seed(21);
   auto proj = std::make_shared<HashedProjectionImpl>(48, 40, 6, 1.0);  // K = 8 tables of 64 rows
   auto x = torch::randn({200, 48}, packed_generator(22));
@@ -247,26 +248,33 @@ TEST_CASE("hashed packed: the next call sees every in-place update of the tables
   opt.step();
   auto y2 = check_fresh("an AdamW step", 3);
   CHECK_FALSE(same_bits(y2, y1));
+  // The trainer's fused step (core/train/optim.h) writes through raw pointers and bumps the
+  // version counter itself.
+  proj->tables.mutable_grad() = torch::Tensor();
+  proj->forward(x).backward(dy);
+  REQUIRE(adamw_step(opt));
+  const torch::Tensor y2b = check_fresh("the fused AdamW step", 4);
+  CHECK_FALSE(same_bits(y2b, y2));
 
   // A checkpoint load (load_weights, what load_checkpoint and the trainer's resume call).
   auto other = std::make_shared<HashedProjectionImpl>(48, 40, 6, 1.0);
   REQUIRE_FALSE(torch::equal(other->tables, proj->tables));
   load_weights(*proj, named_weights(*other), "test");
-  auto y3 = check_fresh("load_weights", 4);
+  auto y3 = check_fresh("load_weights", 5);
   CHECK_FALSE(same_bits(y3, y2));
 
   {
     c10::InferenceMode g;  // stepping and evaluating run under InferenceMode
     auto before = proj->forward(x);
     CHECK(same_bits(before, y3));
-    CHECK(proj->packed_tables->packs() == 4);
+    CHECK(proj->packed_tables->packs() == 5);
     proj->tables.mul_(-1.0);
     auto after = proj->forward(x);
-    CHECK(proj->packed_tables->packs() == 5);
+    CHECK(proj->packed_tables->packs() == 6);
     CHECK(same_bits(after, memory_layer(x, proj->tables, {6, 1.0, false, nullptr}).y));
     CHECK_FALSE(same_bits(after, y3));
   }
-  check_fresh("packing under InferenceMode, then training", 5);  // the packed copy is a normal tensor
+  check_fresh("packing under InferenceMode, then training", 6);  // the packed copy is a normal tensor
 
   // Writes that bypass the version counter are only seen after invalidate().
   {
@@ -275,14 +283,14 @@ TEST_CASE("hashed packed: the next call sees every in-place update of the tables
     std::memcpy(proj->tables.data_ptr(), raw.data_ptr(), static_cast<size_t>(raw.nbytes()));
   }
   proj->packed_tables->invalidate();
-  check_fresh("a raw write and invalidate()", 6);
+  check_fresh("a raw write and invalidate()", 7);
 
   // A replaced tables tensor (a new parameter object) is a different tensor.
   {
     torch::NoGradGuard g;
     proj->tables.set_data(torch::randn_like(proj->tables));
   }
-  check_fresh("set_data", 7);
+  check_fresh("set_data", 8);
 }
 
 TEST_CASE("bench hashed-linear: table cache rows - roofline time and share - pack time - the goal lines - d_in = K tau") {
