@@ -7,6 +7,7 @@
 #include "core/train/optim.h"
 #include "kernels/adamw_cpu.h"
 #include "kernels/hashed_lookup_cpu.h"
+#include "tests/support/helpers.h"
 
 #include <torch/version.h>
 
@@ -245,4 +246,23 @@ TEST_CASE("clip_grad_norm: the norm in double, and the clipping, as before the k
   CHECK(std::abs(norm - want) <= 1e-14 * want);
   const float scale = static_cast<float>(1.0 / (norm + 1e-6));
   CHECK(torch::equal(p1.grad(), g1 * scale));
+}
+
+TEST_CASE("bench optimizer: a row per config with both sides' times and equal weights - bad flags exit 2") {
+  const std::string cfg = std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json";
+  auto r = test::run_cli("bench optimizer --repeats 2 --configs " + cfg);
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("torch AdamW") != std::string::npos);
+  const auto row = r.output.find("copy-rmt-tiny.json");
+  REQUIRE(row != std::string::npos);
+  const std::string line = r.output.substr(row, r.output.find('\n', row) - row);
+  CHECK(line.find(" yes") != std::string::npos);  // both AdamW paths ended with the same weights
+  CHECK(line.find("fell back") == std::string::npos);
+  auto bad = test::run_cli("bench optimizer --repeats 0");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("--repeats must be in 1..10000") != std::string::npos);
+  auto missing = test::run_cli("bench optimizer --configs /nonexistent.json");
+  CHECK(missing.code == 2);
+  CHECK(missing.output.find("/nonexistent.json") != std::string::npos);
 }
