@@ -1,8 +1,8 @@
 // `mnemoscope bench optimizer`: the trainer's optimizer step on a config's parameters —
 // LibTorch's torch::optim::AdamW::step against the fused step (core/train/optim.h adamw_step,
-// kernels/adamw_cpu.h), and gradient-norm clipping's sum of squares through a float64 copy
-// (the trainer's earlier code) against the trainer's clip_grad_norm (kernels::sum_of_squares_cpu) — in one process, on two
-// copies of the same weights and gradients, alternating, medians printed with their ratios.
+// kernels/adamw_cpu.h), and the gradient norm through a float64 copy (the trainer's earlier
+// code) against the trainer's clip_grad_norm (kernels::sum_of_squares_cpu) — in one process,
+// on two copies of the same weights and gradients, alternating, medians printed with ratios.
 // It also checks that both AdamW paths end with the same weights.
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
