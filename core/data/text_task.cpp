@@ -25,9 +25,21 @@ size_t range_of(const std::vector<int64_t>& prefix, int64_t u) {
 }  // namespace
 
 TextTask::TextTask(const nlohmann::json& cfg) {
-  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split"});
+  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split", "recur"});
   valid_fraction_ = read_fraction(cfg, "valid_fraction", valid_fraction_);
   test_fraction_ = read_fraction(cfg, "test_fraction", test_fraction_);
+  if (cfg.contains("recur") && !cfg["recur"].is_null()) {
+    const auto& v = cfg["recur"];
+    if (!v.is_number()) config_detail::throw_type("task.recur", FieldKind::kReal, v);
+    recur_ = v.get<double>();
+    check_range("task.recur", recur_, RealRange{0.0, 1.0, false, false});
+    const int64_t l = segment_len();
+    if (recur_ > 0 && window_bytes() < 2 * std::max<int64_t>(1, l / 2) + 2 * l)
+      throw field_error("task.recur", "needs windows of at least " + std::to_string(2 * std::max<int64_t>(1, l / 2) + 2 * l) +
+                                          " bytes (a passage of L/2 bytes, repeated 2L bytes after it, L = length / segments = " +
+                                          std::to_string(l) + "); these hold " + std::to_string(window_bytes()) +
+                                          ": raise 'task.segments' (and 'task.length' with it) or set 'task.recur' to 0");
+  }
   if (!cfg.contains("corpus"))
     throw field_error("task.corpus", "is missing: give a text file, a directory of text files, a list of "
                       "them or a named corpus (sotu, moby-dick), e.g. \"corpus\": \"books/\" (train --data PATH sets it)");
@@ -83,6 +95,7 @@ nlohmann::json TextTask::to_json() const {
   j["valid_fraction"] = valid_fraction_;
   j["test_fraction"] = test_fraction_;
   j["split"] = corpus_->split_record();
+  if (recur_ > 0) j["recur"] = recur_;
   return j;
 }
 
@@ -103,10 +116,26 @@ TextTask::Window TextTask::window(Split s, int64_t index) const {
   return {usable_[k][r].doc, usable_[k][r].begin + (t - tiles_[k][r]) * length_};
 }
 
+TextTask::Recurrence TextTask::recurrence(Split s, int64_t index) const {
+  if (recur_ <= 0) return {};
+  SplitMix64 rng(draw(s, index) ^ 0x7265637572u);  // its own stream: the window's place is unchanged
+  const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+  if (u >= recur_) return {};
+  const int64_t l = segment_len(), w = window_bytes(), gap = 2 * l;
+  const int64_t lo = std::max<int64_t>(1, l / 2), hi = std::max(lo, std::min<int64_t>(2 * l, (w - gap) / 2));
+  Recurrence r;
+  r.n = rng.uniform(lo, hi);
+  r.from = rng.uniform(0, w - 2 * r.n - gap);
+  r.to = rng.uniform(r.from + r.n + gap, w - r.n);
+  return r;
+}
+
 TaskBatch TextTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
   return window_batch(indices, device, [&](int64_t index, int64_t* out) {
     const Window win = window(s, index);
     corpus_->read(win.doc, win.begin, window_bytes(), out);
+    const Recurrence r = recurrence(s, index);
+    if (r.n > 0) std::copy(out + r.from, out + r.from + r.n, out + r.to);
   });
 }
 

@@ -16,6 +16,14 @@
 //   split_size(train) is the number of such tiles in the training ranges.
 //   valid_fraction and test_fraction are each in (0, 0.5]; seed also salts the split hash.
 //   Every split needs at least one window: a ConfigError names the split and what to change.
+//   "recur": p in [0, 1] (default 0) is a curriculum that makes distant text worth remembering:
+//   a fraction p of the windows (every split; chosen from (seed, split, index)) has a passage
+//   of n bytes, n uniform in [L/2, 2L], copied from earlier in the window to a later place at
+//   least 2L bytes after its end, over what stood there (a quotation repeated further on). At
+//   the copy's first byte the source lies wholly before the previous segment, so only a memory
+//   can carry it (not Transformer-XL's one-segment cache, not Memformer's encoder view of the
+//   previous segment). Needs a window of at least 2 L/2 + 2L bytes (ConfigError otherwise).
+//   recurrence(s, index) says where (for tests and eval). docs/training.md#text.
 // to_json() gives the config with "corpus" resolved (absolute paths) and "split", the split
 // record (TextCorpus::split_record: per split its ranges, bytes and hash, and the list of
 // (path, begin, end) while it is short). A config that carries "split" is checked against the
@@ -45,12 +53,19 @@ class TextTask : public ByteWindowTask {
     int64_t doc = 0, begin = 0;
   };
   Window window(Split s, int64_t index) const;
+  // The passage that example `index` of split `s` repeats (recur): window bytes [from, from + n)
+  // copied to [to, to + n); n == 0 when this window has none.
+  struct Recurrence {
+    int64_t from = 0, to = 0, n = 0;
+  };
+  Recurrence recurrence(Split s, int64_t index) const;
+  double recur() const { return recur_; }
   const TextCorpus& corpus() const { return *corpus_; }
   // Per split, the (file path, byte begin, byte end) ranges it holds.
   std::vector<CorpusRange> split_ranges(Split s) const { return corpus_->split_ranges(s); }
 
  private:
-  double valid_fraction_ = 0.1, test_fraction_ = 0.1;
+  double valid_fraction_ = 0.1, test_fraction_ = 0.1, recur_ = 0.0;
   std::shared_ptr<const TextCorpus> corpus_;
   // Per split: the ranges that hold a window, and running totals of their training start
   // positions / tiles (first entry 0).

@@ -219,6 +219,90 @@ TEST_CASE("text task: a single file splits into contiguous blocks - windows stay
   CHECK(wide.split_ranges(Split::kTest)[0].begin == 5000);
 }
 
+TEST_CASE("text task: recur repeats a passage from at least two segments back, and only that") {
+  const std::string dir = test::temp_dir("text-recur");
+  SplitMix64 r(11);
+  test::write_file(dir + "/book.txt", random_text(r, 40000));
+  const nlohmann::json base = {{"name", "text"}, {"corpus", dir + "/book.txt"}, {"length", 64}, {"segments", 8}};
+  nlohmann::json cfg = base;
+  cfg["recur"] = 0.5;
+  const TextTask plain(base), task(cfg);
+  const std::string f = test::read_file(dir + "/book.txt");
+  const int64_t w = task.window_bytes(), l = task.segment_len(), n_seg = task.segments();
+  REQUIRE(w == 72);
+  for (int s = 0; s < 3; ++s) {
+    const Split split = static_cast<Split>(s);
+    CAPTURE(split_name(split));
+    int64_t with = 0;
+    const int64_t count = 2000;
+    for (int64_t i = 0; i < count; ++i) {
+      CHECK(plain.recurrence(split, i).n == 0);
+      const auto rec = task.recurrence(split, i);
+      // The window's place is the one without recur (its own random stream).
+      CHECK(task.window(split, i).begin == plain.window(split, i).begin);
+      if (rec.n == 0) continue;
+      ++with;
+      CHECK(rec.n >= l / 2);
+      CHECK(rec.n <= 2 * l);
+      CHECK(rec.from >= 0);
+      CHECK(rec.to >= rec.from + rec.n + 2 * l);  // wholly before the previous segment at its first byte
+      CHECK(rec.to + rec.n <= w);
+    }
+    // A fraction 0.5 of 2,000 draws: 1,000 +- 4.5 sigma (sigma 22.4).
+    CHECK(with > 900);
+    CHECK(with < 1100);
+    // The batch holds the file's bytes, except the copy: [to, to + n) = [from, from + n).
+    std::vector<int64_t> indices(24);
+    for (int64_t i = 0; i < 24; ++i) indices[static_cast<size_t>(i)] = i;
+    const TaskBatch b = task.batch(split, indices, torch::kCPU);
+    int64_t copies = 0;
+    for (int64_t i = 0; i < 24; ++i) {
+      const auto win = task.window(split, i);
+      std::string want = f.substr(static_cast<size_t>(win.begin), static_cast<size_t>(w));
+      const auto rec = task.recurrence(split, i);
+      if (rec.n > 0) {
+        ++copies;
+        want.replace(static_cast<size_t>(rec.to), static_cast<size_t>(rec.n), want, static_cast<size_t>(rec.from),
+                     static_cast<size_t>(rec.n));
+      }
+      std::string got;
+      for (int64_t t = 0; t < n_seg; ++t)
+        for (int64_t k = 0; k < l; ++k) got += static_cast<char>(b.segments[static_cast<size_t>(t)].tokens[i][k].item<int64_t>());
+      for (int64_t k = 0; k < l; ++k)
+        got += static_cast<char>(b.segments[static_cast<size_t>(n_seg - 1)].next_tokens[i][k].item<int64_t>());
+      CHECK(got == want);
+    }
+    CHECK(copies > 0);
+    CHECK(copies < 24);
+  }
+  // Recorded in the session's config; read back, the same passages.
+  const nlohmann::json j = task.to_json();
+  CHECK(j["recur"].get<double>() == 0.5);
+  CHECK_FALSE(plain.to_json().contains("recur"));
+  const TextTask again(j);
+  for (int64_t i = 0; i < 50; ++i) {
+    CHECK(again.recurrence(Split::kTrain, i).to == task.recurrence(Split::kTrain, i).to);
+    CHECK(again.recurrence(Split::kTest, i).n == task.recurrence(Split::kTest, i).n);
+  }
+  cfg["recur"] = 1.0;
+  const TextTask all(cfg);
+  for (int64_t i = 0; i < 100; ++i) CHECK(all.recurrence(Split::kValid, i).n > 0);
+  // Bad values name the field and the fix.
+  cfg["recur"] = 1.5;
+  CHECK(contains_text(text_error(cfg), "task.recur"));
+  cfg["recur"] = "half";
+  CHECK(contains_text(text_error(cfg), "task.recur"));
+  nlohmann::json small = base;
+  small["length"] = 2;
+  small["segments"] = 2;  // L = 1, a window of 3 bytes: too short for a passage of 1 byte 2 bytes on
+  small["recur"] = 0.5;
+  const std::string e = text_error(small);
+  CHECK(contains_text(e, "task.recur"));
+  CHECK(contains_text(e, "raise 'task.segments'"));
+  small["recur"] = 0;
+  CHECK(text_error(small).empty());
+}
+
 TEST_CASE("text task: determinism, seeds, and the split record") {
   const std::string dir = test::temp_dir("text-det");
   SplitMix64 r(11);
@@ -359,7 +443,7 @@ TEST_CASE("text task: bad corpora are ConfigErrors naming the path - a directory
     CHECK(contains_text(text_error(c), "multiple of 'task.segments'"));
     c = cfg(dir + "/ok.txt");
     c["width"] = 9;
-    CHECK(contains_text(text_error(c), "known fields: name, corpus, valid_fraction, test_fraction, split, length"));
+    CHECK(contains_text(text_error(c), "known fields: name, corpus, valid_fraction, test_fraction, split, recur, length"));
   }
 }
 
