@@ -6,13 +6,15 @@
 //     segments (the ablation that shows what the memory carries).
 //   eval --checkpoint CKPT --by-position [--from-position 8] [--json]
 //     Both at once, split by segment index and by position within the segment.
-//   eval --checkpoint CKPT --doc FILE [--json]
-//     One document: bits per byte with the memory carried across it, reset and zeroed.
+//   eval --checkpoint CKPT --doc FILE [--from-position 8] [--json] [--csv F]
+//     One document: bits per byte with the memory carried across it, reset and zeroed, over
+//     all positions and over positions N.. of each segment; --csv writes each token's losses.
 #include "app/cli/assets.h"
 #include "app/cli/flags.h"
 #include "app/cli/format.h"
 #include "app/commands/commands.h"
 #include "core/engine/doc_score.h"
+#include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
 #include "core/train/checkpoint.h"
@@ -20,12 +22,14 @@
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
 
+#include <cmath>
+
 namespace mnemo::app {
 
 namespace {
 
 struct EvalCommandOptions {
-  std::string config, checkpoint, split = "test", doc;
+  std::string config, checkpoint, split = "test", doc, csv;
   int64_t batches = -2;
   bool zero_memory = false, json = false, by_position = false;
   int64_t from_position = 8;
@@ -145,17 +149,53 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
   }
   const int64_t segments = segment_count(doc.size(), L);
   const double b = with.bits_per_token();
+  // Bits per byte over the tokens at positions from.. of their segment (NaN where none is).
+  const int64_t from = c.from_position;
+  auto from_position = [&](const DocumentLosses& d) {
+    double sum = 0;
+    int64_t n = 0;
+    for (size_t t = 0; t < d.loss.size(); ++t)
+      if (static_cast<int64_t>(t) % L >= from && !std::isnan(d.loss[t])) {
+        sum += d.loss[t];
+        ++n;
+      }
+    return n == 0 ? std::nan("") : sum / static_cast<double>(n) / std::log(2.0);
+  };
+  const double bf = from_position(with);
+  if (!c.csv.empty()) {
+    // One row per document token: its place, its byte and its loss three ways (nats), and the
+    // bits the memory saved on it against each ablation.
+    const double kBits = 1.0 / std::log(2.0);
+    io::write_file_atomic(c.csv, [&](std::FILE* f) {
+      std::fprintf(f, "token,segment,position,byte,nats_memory,nats_reset,nats_zeroed,bits_saved_reset,bits_saved_zeroed\n");
+      for (size_t t = 0; t < with.loss.size(); ++t) {
+        const float w = with.loss[t];
+        const float r = has_memory ? reset.loss[t] : std::nanf(""), z = has_memory ? zeroed.loss[t] : std::nanf("");
+        std::fprintf(f, "%zu,%lld,%lld,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", t, static_cast<long long>(t / L),
+                     static_cast<long long>(t % L), static_cast<int>(doc.id(static_cast<int64_t>(t))), w, r, z,
+                     (r - w) * kBits, (z - w) * kBits);
+      }
+    });
+  }
   if (c.json) {
     nlohmann::json j = {{"document", c.doc},         {"bytes", doc.size()},         {"checkpoint", file.path},
                         {"model", mc.model},         {"segment_len", L},          {"segments", segments},
                         {"trained_segment_len", stepping.trained_len},
                         {"predicted", with.predicted}, {"has_memory", has_memory},  {"bits_per_byte", b}};
+    auto number = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+    j["from_position"] = from;
+    j["bits_per_byte_from_position"] = number(bf);
     if (has_memory) {
       j["bits_per_byte_reset_memory"] = reset.bits_per_token();
       j["bits_per_byte_zero_memory"] = zeroed.bits_per_token();
       j["memory_gain_reset"] = reset.bits_per_token() - b;
       j["memory_gain"] = zeroed.bits_per_token() - b;
+      j["bits_per_byte_from_position_reset_memory"] = number(from_position(reset));
+      j["bits_per_byte_from_position_zero_memory"] = number(from_position(zeroed));
+      j["memory_gain_reset_from_position"] = number(from_position(reset) - bf);
+      j["memory_gain_from_position"] = number(from_position(zeroed) - bf);
     }
+    if (!c.csv.empty()) j["csv"] = c.csv;
     out << j.dump() << "\n";
     return 0;
   }
@@ -171,9 +211,16 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
     std::snprintf(buf, sizeof buf, "memory zeroed at every segment:                       %.4f (the memory saves %+.4f)\n",
                   zeroed.bits_per_token(), zeroed.bits_per_token() - b);
     out << buf;
+    if (!std::isnan(bf)) {
+      std::snprintf(buf, sizeof buf, "positions %lld..%lld of each segment: memory %.4f; reset %.4f (saves %+.4f); zeroed %.4f (saves %+.4f)\n",
+                    static_cast<long long>(from), static_cast<long long>(L - 1), bf, from_position(reset),
+                    from_position(reset) - bf, from_position(zeroed), from_position(zeroed) - bf);
+      out << buf;
+    }
   } else {
     out << "the model has no memory: nothing crosses segments\n";
   }
+  if (!c.csv.empty()) out << "per-token losses -> " << c.csv << "\n";
   return 0;
 }
 
@@ -198,6 +245,8 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   // Without --config the checkpoint's own training config (curriculum segments included). A
   // document needs the model alone: a weights file with only its model config (export-weights,
   // the Python package's save_weights and SessionWriter checkpoints) scores one.
+  if (!c.csv.empty() && c.doc.empty()) throw UsageError("--csv writes the per-token losses of --doc FILE; add --doc");
+  if (c.from_position < 0) throw UsageError("--from-position must be >= 0");
   if (!c.doc.empty() && (c.by_position || c.zero_memory || c.split != "test" || c.batches != -2))
     throw UsageError("--doc scores one document with the memory carried, reset and zeroed; leave out --split, "
                      "--batches, --zero-memory and --by-position");
@@ -295,8 +344,11 @@ class EvalCommand : public Command {
     c->add_flag("--by-position", o_.by_position,
                 "bits per token by segment and by position within the segment, with the memory and zeroed");
     c->add_option("--from-position", o_.from_position,
-                  "with --by-position: also the gain over positions N.. of each segment (default 8), where "
-                  "a memory that only bridges the segment boundary no longer helps");
+                  "with --by-position or --doc: also the gain over positions N.. of each segment (default 8), "
+                  "where a memory that only bridges the segment boundary no longer helps");
+    c->add_option("--csv", o_.csv,
+                  "with --doc: write each token's loss with the memory, reset and zeroed (nats) and the bits "
+                  "the memory saved on it to this CSV file");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
     return c;
   }

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 using namespace mnemo;
 
@@ -312,6 +313,60 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
         doctest::Approx(dd["bits_per_byte_zero_memory"].get<double>() - dd["bits_per_byte"].get<double>()));
   CHECK(dd["memory_gain_reset"].get<double>() ==
         doctest::Approx(dd["bits_per_byte_reset_memory"].get<double>() - dd["bits_per_byte"].get<double>()));
+  // --csv: each token's losses; they add up to the JSON's figures, over all positions and
+  // over positions 2.. of each segment.
+  auto dc = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --from-position 2 --json --csv " + dir +
+                    "/tokens.csv");
+  INFO(dc.output);
+  REQUIRE(dc.code == 0);
+  auto dcj = nlohmann::json::parse(dc.output.substr(dc.output.find('{')));
+  CHECK(dcj["bits_per_byte"].get<double>() == dd["bits_per_byte"].get<double>());
+  {
+    std::ifstream in(dir + "/tokens.csv");
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "token,segment,position,byte,nats_memory,nats_reset,nats_zeroed,bits_saved_reset,bits_saved_zeroed");
+    const int64_t seg_len = dcj["segment_len"].get<int64_t>();
+    const std::string doc_text = "It was the best of times, it was the worst of times, it was the age of wisdom.";
+    double all = 0, all_reset = 0, far = 0, far_reset = 0;
+    int64_t rows = 0, n = 0, nfar = 0;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream ss(line);
+      for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+      REQUIRE(f.size() == 9);
+      CHECK(std::stoll(f[0]) == rows);
+      CHECK(std::stoll(f[1]) == rows / seg_len);
+      CHECK(std::stoll(f[2]) == rows % seg_len);
+      CHECK(std::stoll(f[3]) == static_cast<unsigned char>(doc_text[static_cast<size_t>(rows)]));
+      const double w = std::stod(f[4]), r = std::stod(f[5]), z = std::stod(f[6]);
+      if (!std::isnan(w)) {
+        CHECK(std::stod(f[7]) == doctest::Approx((r - w) / std::log(2.0)).epsilon(1e-4));
+        CHECK(std::stod(f[8]) == doctest::Approx((z - w) / std::log(2.0)).epsilon(1e-4));
+        all += w;
+        all_reset += r;
+        ++n;
+        if (rows % seg_len >= 2) {
+          far += w;
+          far_reset += r;
+          ++nfar;
+        }
+      }
+      ++rows;
+    }
+    CHECK(rows == 78);
+    CHECK(n == 77);
+    REQUIRE(nfar > 0);
+    CHECK(all / n / std::log(2.0) == doctest::Approx(dcj["bits_per_byte"].get<double>()).epsilon(1e-5));
+    CHECK(far / nfar / std::log(2.0) == doctest::Approx(dcj["bits_per_byte_from_position"].get<double>()).epsilon(1e-5));
+    CHECK(far_reset / nfar / std::log(2.0) ==
+          doctest::Approx(dcj["bits_per_byte_from_position_reset_memory"].get<double>()).epsilon(1e-5));
+    CHECK((all_reset - all) / n / std::log(2.0) == doctest::Approx(dcj["memory_gain_reset"].get<double>()).epsilon(1e-4));
+  }
+  auto nocsv = run_cli("eval --checkpoint " + out + " --csv " + dir + "/t2.csv");
+  CHECK(nocsv.code == 2);
+  CHECK(nocsv.output.find("--csv writes the per-token losses of --doc FILE") != std::string::npos);
+  CHECK_FALSE(test::path_exists(dir + "/t2.csv"));
   auto dt = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt");
   CHECK(dt.code == 0);
   CHECK(dt.output.find("bits/byte with the memory carried across the document") != std::string::npos);
