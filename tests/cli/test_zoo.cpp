@@ -102,6 +102,9 @@ void check_zoo_model(const std::string& name) {
     CAPTURE(bp.dump());
     CHECK(bp["bits_per_token"].get<double>() == doctest::Approx(with["bits_per_token"].get<double>()).epsilon(1e-4));
     CHECK(bp["memory_gain_reset"].get<double>() >= check["memory_gain_reset_min"].get<double>());
+    // ... and from position 8 of each segment on, where a bridge over the boundary no longer helps.
+    if (check.contains("memory_gain_reset_from_position_min"))
+      CHECK(bp["memory_gain_reset_from_position"].get<double>() >= check["memory_gain_reset_from_position_min"].get<double>());
   }
 }
 
