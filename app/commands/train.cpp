@@ -43,6 +43,7 @@
 #include "core/nn/torch_compat.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,6 +250,7 @@ class TrainRun {
 
   bool steps_given_ = false;
   std::string dir_;
+  std::unique_ptr<io::SessionWriteLock> lock_;  // rank 0 holds it while it may write the session
   std::optional<io::Session> session_;
   std::optional<io::LoadedCheckpoint> resume_from_;
   TrainingConfig cfg_;
@@ -289,6 +291,9 @@ void TrainRun::load_config() {
   const TrainOptions& c = c_;
   if (writer_ && c.resume) {
     try {
+      // Locked before Session::open removes stale temp files: a writer still running owns them.
+      struct stat st {};
+      if (::stat(dir_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) lock_ = std::make_unique<io::SessionWriteLock>(dir_);
       session_ = io::Session::open(dir_);
       resume_from_ = session_->load_latest();
     } catch (const io::SessionError& e) {
@@ -409,6 +414,7 @@ void TrainRun::open_session() {
     make_out_dir(dir_, c_.out.empty() ? "--sessions" : "--out");
     try {
       session_ = io::Session::create(dir_, manifest);
+      lock_ = std::make_unique<io::SessionWriteLock>(dir_);
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }

@@ -3,6 +3,8 @@
 #include "core/io/atomic_file.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,6 +102,25 @@ Session Session::create(const std::string& dir, nlohmann::json manifest, int kee
   Session s(dir, std::move(manifest), keep_last, false);
   s.metrics_ = std::make_shared<FramedLogWriter>(dir + "/metrics.log");
   return s;
+}
+
+SessionWriteLock::SessionWriteLock(const std::string& dir) {
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError("cannot open session directory " + dir + ": " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    if (e == EWOULDBLOCK)
+      throw SessionError(dir + ": another process is writing this session (a `train` of it still running, or its "
+                         "--resume); wait for it to end, or stop it, then run this again: two writers would "
+                         "interleave its checkpoints and metrics.log");
+    throw IoError("cannot lock session directory " + dir + ": " + std::strerror(e));
+  }
+}
+
+SessionWriteLock::~SessionWriteLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the only descriptor releases the flock
 }
 
 Session Session::open(const std::string& dir, int keep_last, SessionAccess access) {

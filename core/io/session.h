@@ -45,6 +45,25 @@ struct LoadedCheckpoint {
 // run) or replaying one: opening removes nothing, creates nothing, and every write throws.
 enum class SessionAccess { kWrite, kReadOnly };
 
+// An exclusive lock on a session directory for the one process that writes it (`train`, new
+// or --resume): a second writer is refused with a SessionError instead of interleaving the
+// first one's checkpoints and metrics.log or removing its in-flight temp files (Session::open).
+// flock(2) on the directory itself, so nothing is written into the session; the lock is
+// released when this is destroyed or the process ends, however it ends (a killed run leaves
+// no stale lock). Readers (SessionAccess::kReadOnly: the app following a run) take none.
+class SessionWriteLock {
+ public:
+  // SessionError naming `dir` when another process (or another lock in this one) holds it;
+  // IoError when the directory cannot be opened.
+  explicit SessionWriteLock(const std::string& dir);
+  ~SessionWriteLock();
+  SessionWriteLock(const SessionWriteLock&) = delete;
+  SessionWriteLock& operator=(const SessionWriteLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 class Session {
  public:
   // Creates `dir` (must not exist or be empty) with its manifest. `manifest` gets

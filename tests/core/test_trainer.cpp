@@ -1,6 +1,7 @@
 // Trainer (core/train/trainer.h): config validation by field name, schedules, metrics,
 // checkpoint save -> load -> resume, NaN stop, stop flag, and the train/eval CLI.
 #include "core/io/safetensors.h"
+#include "core/io/session.h"
 #include "core/models/factory.h"
 #include "core/train/trainer.h"
 #include "tests/support/helpers.h"
@@ -228,6 +229,40 @@ TEST_CASE("trainer: evaluation with memory zeroed differs from evaluation with m
   EvalOptions all;
   all.batches = -1;
   CHECK(t.evaluate(Split::kTest, all).examples == 16);
+}
+
+TEST_CASE("cli: a session another process is writing is refused - its files untouched, the lock gone with it") {
+  const std::string dir = test::temp_dir("trainlock");
+  const std::string cfg = dir + "/tiny.json";
+  {
+    std::ofstream(cfg) << tiny_config().to_json().dump(2);
+  }
+  const std::string out = dir + "/run";
+  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  // A stand-in for a writer still running: its in-flight temp file, and the lock it holds.
+  test::write_file(out + "/checkpoints/.step-000000003.safetensors.tmp-42", "half-written");
+  {
+    io::SessionWriteLock running(out);
+    CHECK_THROWS_AS(io::SessionWriteLock{out}, io::SessionError);  // a second lock, even in this process
+    auto res = run_cli("train --out " + out + " --resume --steps 4");
+    INFO(res.output);
+    CHECK(res.code == 2);
+    CHECK(res.output.find("another process is writing this session") != std::string::npos);
+    CHECK(res.output.find("wait for it to end, or stop it, then run this again") != std::string::npos);
+    CHECK(test::path_exists(out + "/checkpoints/.step-000000003.safetensors.tmp-42"));  // not removed as stale
+    CHECK_FALSE(test::path_exists(out + "/checkpoints/step-000000004.safetensors"));
+  }
+  // The writer gone (its lock with it): the advice works as printed.
+  auto res = run_cli("train --out " + out + " --resume --steps 4");
+  INFO(res.output);
+  CHECK(res.code == 0);
+  CHECK(test::path_exists(out + "/checkpoints/step-000000004.safetensors"));
+  CHECK_FALSE(test::path_exists(out + "/checkpoints/.step-000000003.safetensors.tmp-42"));
+  // A run holds the lock only while it runs: the next one takes it.
+  CHECK_NOTHROW(io::SessionWriteLock{out});
+  CHECK_THROWS_AS(io::SessionWriteLock{dir + "/no-such-session"}, IoError);
 }
 
 TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
