@@ -161,7 +161,8 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
       }
     return n == 0 ? std::nan("") : sum / static_cast<double>(n) / std::log(2.0);
   };
-  const double bf = from_position(with);
+  const double bf = from_position(with), brf = has_memory ? from_position(reset) : std::nan(""),
+               bzf = has_memory ? from_position(zeroed) : std::nan("");
   if (!c.csv.empty()) {
     // One row per document token: its place, its byte and its loss three ways (nats), and the
     // bits the memory saved on it against each ablation.
@@ -190,10 +191,10 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
       j["bits_per_byte_zero_memory"] = zeroed.bits_per_token();
       j["memory_gain_reset"] = reset.bits_per_token() - b;
       j["memory_gain"] = zeroed.bits_per_token() - b;
-      j["bits_per_byte_from_position_reset_memory"] = number(from_position(reset));
-      j["bits_per_byte_from_position_zero_memory"] = number(from_position(zeroed));
-      j["memory_gain_reset_from_position"] = number(from_position(reset) - bf);
-      j["memory_gain_from_position"] = number(from_position(zeroed) - bf);
+      j["bits_per_byte_from_position_reset_memory"] = number(brf);
+      j["bits_per_byte_from_position_zero_memory"] = number(bzf);
+      j["memory_gain_reset_from_position"] = number(brf - bf);
+      j["memory_gain_from_position"] = number(bzf - bf);
     }
     if (!c.csv.empty()) j["csv"] = c.csv;
     out << j.dump() << "\n";
@@ -213,8 +214,8 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
     out << buf;
     if (!std::isnan(bf)) {
       std::snprintf(buf, sizeof buf, "positions %lld..%lld of each segment: memory %.4f; reset %.4f (saves %+.4f); zeroed %.4f (saves %+.4f)\n",
-                    static_cast<long long>(from), static_cast<long long>(L - 1), bf, from_position(reset),
-                    from_position(reset) - bf, from_position(zeroed), from_position(zeroed) - bf);
+                    static_cast<long long>(from), static_cast<long long>(L - 1), bf, brf, brf - bf,
+                    bzf, bzf - bf);
       out << buf;
     }
   } else {

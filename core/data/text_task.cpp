@@ -8,14 +8,16 @@ namespace mnemo {
 
 namespace {
 
-double read_fraction(const nlohmann::json& cfg, const std::string& key, double fallback) {
+// task.<key>, a number in `range`, or `fallback` when absent (ConfigError naming the field).
+double read_real(const nlohmann::json& cfg, const std::string& key, double fallback, const RealRange& range) {
   if (!cfg.contains(key)) return fallback;
   const auto& v = cfg[key];
   if (!v.is_number()) config_detail::throw_type("task." + key, FieldKind::kReal, v);
   const double f = v.get<double>();
-  check_range("task." + key, f, RealRange{0.0, 0.5, true, false});
+  check_range("task." + key, f, range);
   return f;
 }
+constexpr RealRange kFraction{0.0, 0.5, true, false};
 
 // The entry r with prefix[r] <= u < prefix[r + 1] of running totals `prefix` (first entry 0).
 size_t range_of(const std::vector<int64_t>& prefix, int64_t u) {
@@ -26,20 +28,16 @@ size_t range_of(const std::vector<int64_t>& prefix, int64_t u) {
 
 TextTask::TextTask(const nlohmann::json& cfg) {
   read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split", "recur"});
-  valid_fraction_ = read_fraction(cfg, "valid_fraction", valid_fraction_);
-  test_fraction_ = read_fraction(cfg, "test_fraction", test_fraction_);
-  if (cfg.contains("recur") && !cfg["recur"].is_null()) {
-    const auto& v = cfg["recur"];
-    if (!v.is_number()) config_detail::throw_type("task.recur", FieldKind::kReal, v);
-    recur_ = v.get<double>();
-    check_range("task.recur", recur_, RealRange{0.0, 1.0, false, false});
-    const int64_t l = segment_len();
-    if (recur_ > 0 && window_bytes() < 2 * std::max<int64_t>(1, l / 2) + 2 * l)
-      throw field_error("task.recur", "needs windows of at least " + std::to_string(2 * std::max<int64_t>(1, l / 2) + 2 * l) +
-                                          " bytes (a passage of L/2 bytes, repeated 2L bytes after it, L = length / segments = " +
-                                          std::to_string(l) + "); these hold " + std::to_string(window_bytes()) +
-                                          ": raise 'task.segments' (and 'task.length' with it) or set 'task.recur' to 0");
-  }
+  valid_fraction_ = read_real(cfg, "valid_fraction", valid_fraction_, kFraction);
+  test_fraction_ = read_real(cfg, "test_fraction", test_fraction_, kFraction);
+  if (!(cfg.contains("recur") && cfg["recur"].is_null()))  // null: the default (--set task.recur=null)
+    recur_ = read_real(cfg, "recur", recur_, RealRange{0.0, 1.0, false, false});
+  const int64_t l = segment_len(), need = 2 * recur_min_len() + 2 * l;
+  if (recur_ > 0 && window_bytes() < need)
+    throw field_error("task.recur", "needs windows of at least " + std::to_string(need) +
+                                        " bytes (a passage of L/2 bytes, repeated 2L bytes after it, L = length / segments = " +
+                                        std::to_string(l) + "); these hold " + std::to_string(window_bytes()) +
+                                        ": raise 'task.segments' (and 'task.length' with it) or set 'task.recur' to 0");
   if (!cfg.contains("corpus"))
     throw field_error("task.corpus", "is missing: give a text file, a directory of text files, a list of "
                       "them or a named corpus (sotu, moby-dick), e.g. \"corpus\": \"books/\" (train --data PATH sets it)");
@@ -63,7 +61,7 @@ TextTask::TextTask(const nlohmann::json& cfg) {
                         "restore them, or drop the record (--set task.split=null) to take the new split");
     }
   }
-  const int64_t l = segment_len(), w = window_bytes();
+  const int64_t w = window_bytes();
   for (int s = 0; s < 3; ++s) {
     starts_[s] = {0};
     tiles_[s] = {0};
@@ -122,7 +120,7 @@ TextTask::Recurrence TextTask::recurrence(Split s, int64_t index) const {
   const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
   if (u >= recur_) return {};
   const int64_t l = segment_len(), w = window_bytes(), gap = 2 * l;
-  const int64_t lo = std::max<int64_t>(1, l / 2), hi = std::max(lo, std::min<int64_t>(2 * l, (w - gap) / 2));
+  const int64_t lo = recur_min_len(), hi = std::max(lo, std::min<int64_t>(2 * l, (w - gap) / 2));
   Recurrence r;
   r.n = rng.uniform(lo, hi);
   r.from = rng.uniform(0, w - 2 * r.n - gap);

@@ -32,6 +32,7 @@
 #include "core/data/lm_tasks.h"
 #include "core/data/text_corpus.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ class TextTask : public ByteWindowTask {
   std::vector<CorpusRange> split_ranges(Split s) const { return corpus_->split_ranges(s); }
 
  private:
+  // The shortest repeated passage (recur): L/2 bytes, at least 1.
+  int64_t recur_min_len() const { return std::max<int64_t>(1, segment_len() / 2); }
+
   double valid_fraction_ = 0.1, test_fraction_ = 0.1, recur_ = 0.0;
   std::shared_ptr<const TextCorpus> corpus_;
   // Per split: the ranges that hold a window, and running totals of their training start

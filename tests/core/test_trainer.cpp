@@ -34,6 +34,12 @@ TrainingConfig tiny_config(const std::string& model = "rmt") {
 using Run = mnemo::test::CliRun;
 Run run_cli(const std::string& args) { return mnemo::test::run_cli(args); }
 bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
+// tiny_config() written to DIR/tiny.json, for the command line; returns the path.
+std::string write_tiny_config(const std::string& dir) {
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << tiny_config().to_json().dump(2);
+  return cfg;
+}
 }  // namespace
 
 TEST_CASE("training config: bad fields are rejected by name") {
@@ -233,10 +239,7 @@ TEST_CASE("trainer: evaluation with memory zeroed differs from evaluation with m
 
 TEST_CASE("cli: a session another process is writing is refused - its files untouched, the lock gone with it") {
   const std::string dir = test::temp_dir("trainlock");
-  const std::string cfg = dir + "/tiny.json";
-  {
-    std::ofstream(cfg) << tiny_config().to_json().dump(2);
-  }
+  const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
   auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 2");
   INFO(r.output);
@@ -267,10 +270,7 @@ TEST_CASE("cli: a session another process is writing is refused - its files unto
 
 TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   const std::string dir = test::temp_dir("traincli");
-  const std::string cfg = dir + "/tiny.json";
-  {
-    std::ofstream(cfg) << tiny_config().to_json().dump(2);
-  }
+  const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
   auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 4");
   INFO(r.output);
