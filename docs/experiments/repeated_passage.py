@@ -7,11 +7,18 @@ bytes after its end, scores the result with `mnemoscope eval --doc --csv` and pr
 mean bits of bytes 8..47 of the repeat with the memory, with it reset, and of the same bytes
 at their first occurrence. A model that read the repeat from its memory would predict it far
 better than the first occurrence. Usage: repeated_passage.py MNEMOSCOPE CKPT [SOTU_DATA_DIR]
+[--gap LO,HI] (the repeat starts LO..HI bytes after the passage's end; default 96,296)
 (docs/experiments/text-memory.md, section 3)."""
 import csv, glob, json, math, os, random, subprocess, sys, tempfile
 
-binary, ckpt = sys.argv[1:3]
-data = sys.argv[3] if len(sys.argv) > 3 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
+args = sys.argv[1:]
+gap = (96, 296)
+if "--gap" in args:
+    i = args.index("--gap")
+    gap = tuple(int(v) for v in args[i + 1].split(","))
+    del args[i:i + 2]
+binary, ckpt = args[0:2]
+data = args[2] if len(args) > 2 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
 tests = [f for f in sorted(glob.glob(os.path.join(data, "*.json"))) if int(os.path.basename(f)[:4]) % 10 == 0]
 if not tests:
     sys.exit(f"no SOTU addresses in {data}: bash .ci/fetch-data sotu")
@@ -22,7 +29,7 @@ with tempfile.TemporaryDirectory() as tmp:
     for f in tests[:12]:
         text = json.load(open(f))["text"].encode()[:3000]
         a = rng.randint(200, 1200)
-        b = a + n + 96 + rng.randint(0, 200)
+        b = a + n + gap[0] + rng.randint(0, gap[1] - gap[0])
         with open(doc, "wb") as out:
             out.write(text[:b] + text[a:a + n] + text[b:])
         subprocess.run([binary, "--threads", "1", "eval", "--checkpoint", ckpt, "--doc", doc, "--csv", table, "--json"],
