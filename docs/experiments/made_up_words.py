@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Does a text model read back a word it has just seen? A made-up word (a capital and 7-13
+random lower-case letters, as random_repeats_corpus.py writes them) is put into held-out
+addresses and repeated 48-112 bytes later. Prints the mean bits of its letters 2.. at the
+first and at the second occurrence, with the memory carried and with it reset at every
+segment. Letters no language model can guess cost about log2(26) = 4.7 bits at the first
+occurrence; a model that copies pays far less at the second.
+
+For the first 12 test addresses of the `sotu` corpus (years ending in 0), first 3,000 bytes,
+one pair per 300 bytes (seed 1), scored by `mnemoscope eval --doc --csv`.
+Usage: made_up_words.py MNEMOSCOPE CKPT [SOTU_DATA_DIR]
+(docs/experiments/text-memory.md, section 3)."""
+import csv, glob, json, math, os, random, string, subprocess, sys, tempfile
+
+if len(sys.argv) < 3:
+    sys.exit(__doc__)
+binary, ckpt = sys.argv[1:3]
+data = sys.argv[3] if len(sys.argv) > 3 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
+tests = [f for f in sorted(glob.glob(os.path.join(data, "*.json"))) if int(os.path.basename(f)[:4]) % 10 == 0]
+if not tests:
+    sys.exit(f"no SOTU addresses in {data}: bash .ci/fetch-data sotu")
+rng = random.Random(1)
+tot = {k: 0.0 for k in ("first", "second", "first_reset", "second_reset")}
+count = 0
+with tempfile.TemporaryDirectory() as tmp:
+    doc, table = os.path.join(tmp, "doc.txt"), os.path.join(tmp, "doc.csv")
+    for f in tests[:12]:
+        text = json.load(open(f))["text"].encode("utf-8")[:3000].decode("utf-8", "ignore")
+        spaces = [i for i, c in enumerate(text) if c == " "]
+        out, words, last, at = [], [], 0, 0  # words: (byte offset of the first letter, length)
+        while True:
+            at += rng.randint(150, 450)
+            first = next((s for s in spaces if s >= at), None)
+            second = None if first is None else next((s for s in spaces if s >= first + rng.randint(48, 112)), None)
+            if second is None:
+                break
+            word = rng.choice(string.ascii_uppercase) + "".join(rng.choices(string.ascii_lowercase, k=rng.randint(7, 13)))
+            pair = []
+            for s in (first, second):
+                out.append(text[last:s + 1])
+                pair.append(len("".join(out).encode("utf-8")))
+                out.append(word + " ")
+                last = s + 1
+            words.append((pair[0], pair[1], len(word)))
+            at = second
+        out.append(text[last:])
+        with open(doc, "wb") as w:
+            w.write("".join(out).encode("utf-8"))
+        subprocess.run([binary, "--threads", "1", "eval", "--checkpoint", ckpt, "--doc", doc, "--csv", table, "--json"],
+                       check=True, stdout=subprocess.DEVNULL)
+        rows = list(csv.DictReader(open(table)))
+        for a, b, n in words:
+            assert int(rows[a]["byte"]) == int(rows[b]["byte"]) and 65 <= int(rows[a]["byte"]) <= 90, "rows != bytes"
+            for i in range(1, n):  # letters 2.. (the capital cannot be known at either place)
+                tot["first"] += float(rows[a + i]["nats_memory"])
+                tot["second"] += float(rows[b + i]["nats_memory"])
+                tot["first_reset"] += float(rows[a + i]["nats_reset"])
+                tot["second_reset"] += float(rows[b + i]["nats_reset"])
+                count += 1
+k = count * math.log(2)
+print(f"made-up words, letters 2.. ({count} letters): first occurrence {tot['first'] / k:.3f} bits "
+      f"(reset {tot['first_reset'] / k:.3f}), second occurrence {tot['second'] / k:.3f} bits "
+      f"(reset {tot['second_reset'] / k:.3f})")

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""A training corpus that rewards copying and nothing else: the State of the Union addresses
+of the training split (years ending in neither 0 nor 5), each with made-up words inserted -
+a capital and 7-13 random lower-case letters, which no model can predict from the language -
+every one repeated 48-112 bytes later, both times between words. A made-up word's repeat
+costs about 4.7 bits per letter unless the model reads it back from what it holds, so the
+only way to lower the loss on it is retrieval by content (an induction head). The held-out
+addresses are not written: evaluate on the real corpus (`eval --doc`, repeated_passage.py).
+
+Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES]
+(one pair per BYTES of text, default 160; seed 0; docs/experiments/text-memory.md, section 3)."""
+import glob, json, os, random, string, sys
+
+args = sys.argv[1:]
+every = 160
+if "--every" in args:
+    i = args.index("--every")
+    every = int(args[i + 1])
+    del args[i:i + 2]
+if not args:
+    sys.exit(__doc__)
+out = args[0]
+data = args[1] if len(args) > 1 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
+files = [f for f in sorted(glob.glob(os.path.join(data, "*.json"))) if int(os.path.basename(f)[:4]) % 5 != 0]
+if not files:
+    sys.exit(f"no SOTU addresses in {data}: bash .ci/fetch-data sotu")
+os.makedirs(out, exist_ok=True)
+rng = random.Random(0)
+pairs = 0
+for f in files:
+    text = json.load(open(f))["text"]
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    inserts = {}  # position of a space -> word to put after it
+    at = 0
+    while True:
+        at += rng.randint(every // 2, every * 3 // 2)
+        first = next((s for s in spaces if s >= at), None)
+        if first is None:
+            break
+        second = next((s for s in spaces if s >= first + rng.randint(48, 112)), None)
+        if second is None:
+            break
+        word = rng.choice(string.ascii_uppercase) + "".join(rng.choices(string.ascii_lowercase, k=rng.randint(7, 13)))
+        inserts[first] = word
+        inserts[second] = word
+        pairs += 1
+        at = second
+    pieces, last = [], 0
+    for s in sorted(inserts):
+        pieces.append(text[last:s + 1] + inserts[s] + " ")
+        last = s + 1
+    pieces.append(text[last:])
+    with open(os.path.join(out, os.path.basename(f)[:-5] + ".txt"), "w") as w:
+        w.write("".join(pieces))
+print(f"{len(files)} training addresses, {pairs} made-up words each written twice -> {out}")
