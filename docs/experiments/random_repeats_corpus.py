@@ -7,12 +7,17 @@ costs about 4.7 bits per letter unless the model reads it back from what it hold
 only way to lower the loss on it is retrieval by content (an induction head). The held-out
 addresses are not written: evaluate on the real corpus (`eval --doc`, repeated_passage.py).
 
-Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES]
-(one pair per BYTES of text, default 160; seed 0; docs/experiments/text-memory.md, section 3)."""
+Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES] [--no-prose]
+(one pair per BYTES of text, default 160; seed 0; --no-prose: in place of each address, as
+many bytes of random lower-case words of 2-9 letters, so that the made-up words' repeats are
+the only structure beyond letter frequencies; docs/experiments/text-memory.md, section 3)."""
 import glob, json, os, random, string, sys
 
 args = sys.argv[1:]
 every = 160
+no_prose = "--no-prose" in args
+if no_prose:
+    args.remove("--no-prose")
 if "--every" in args:
     i = args.index("--every")
     every = int(args[i + 1])
@@ -29,6 +34,12 @@ rng = random.Random(0)
 pairs = 0
 for f in files:
     text = json.load(open(f))["text"]
+    if no_prose:
+        words, size = [], 0
+        while size < len(text):
+            words.append("".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))))
+            size += len(words[-1]) + 1
+        text = " ".join(words)
     spaces = [i for i, c in enumerate(text) if c == " "]
     inserts = {}  # position of a space -> word to put after it
     at = 0
