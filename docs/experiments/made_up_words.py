@@ -10,45 +10,43 @@ For the first 12 test addresses of the `sotu` corpus (years ending in 0), first 
 one pair per 300 bytes (seed 1), scored by `mnemoscope eval --doc --csv`.
 Usage: made_up_words.py MNEMOSCOPE CKPT [SOTU_DATA_DIR]
 (docs/experiments/text-memory.md, section 3)."""
-import csv, glob, json, math, os, random, string, subprocess, sys, tempfile
+import math, random, sys, tempfile
+
+from sotu_docs import DATA, addresses, made_up_word, next_space, score, text_of
 
 if len(sys.argv) < 3:
     sys.exit(__doc__)
 binary, ckpt = sys.argv[1:3]
-data = sys.argv[3] if len(sys.argv) > 3 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
-tests = [f for f in sorted(glob.glob(os.path.join(data, "*.json"))) if int(os.path.basename(f)[:4]) % 10 == 0]
-if not tests:
-    sys.exit(f"no SOTU addresses in {data}: bash .ci/fetch-data sotu")
+tests = addresses(sys.argv[3] if len(sys.argv) > 3 else DATA, lambda year: year % 10 == 0)
 rng = random.Random(1)
 tot = {k: 0.0 for k in ("first", "second", "first_reset", "second_reset")}
 count = 0
 with tempfile.TemporaryDirectory() as tmp:
-    doc, table = os.path.join(tmp, "doc.txt"), os.path.join(tmp, "doc.csv")
     for f in tests[:12]:
-        text = json.load(open(f))["text"].encode("utf-8")[:3000].decode("utf-8", "ignore")
+        text = text_of(f).encode("utf-8")[:3000].decode("utf-8", "ignore")
         spaces = [i for i, c in enumerate(text) if c == " "]
-        out, words, last, at = [], [], 0, 0  # words: (byte offset of the first letter, length)
+        out, size, words, last, at = [], 0, [], 0, 0  # words: (byte offsets of the two first letters, length)
         while True:
             at += rng.randint(150, 450)
-            first = next((s for s in spaces if s >= at), None)
+            first = next_space(spaces, at)
+            # The gap is drawn anew for each space tried (one draw per space from the text's start):
+            # kept as the documented corpus and figures were made.
             second = None if first is None else next((s for s in spaces if s >= first + rng.randint(48, 112)), None)
             if second is None:
                 break
-            word = rng.choice(string.ascii_uppercase) + "".join(rng.choices(string.ascii_lowercase, k=rng.randint(7, 13)))
+            word = made_up_word(rng)
             pair = []
             for s in (first, second):
-                out.append(text[last:s + 1])
-                pair.append(len("".join(out).encode("utf-8")))
-                out.append(word + " ")
+                prefix = text[last:s + 1]
+                size += len(prefix.encode("utf-8"))
+                pair.append(size)  # the word's capital
+                out += [prefix, word + " "]
+                size += len(word) + 1
                 last = s + 1
             words.append((pair[0], pair[1], len(word)))
             at = second
         out.append(text[last:])
-        with open(doc, "wb") as w:
-            w.write("".join(out).encode("utf-8"))
-        subprocess.run([binary, "--threads", "1", "eval", "--checkpoint", ckpt, "--doc", doc, "--csv", table, "--json"],
-                       check=True, stdout=subprocess.DEVNULL)
-        rows = list(csv.DictReader(open(table)))
+        rows = score(binary, ckpt, "".join(out).encode("utf-8"), tmp)
         for a, b, n in words:
             assert int(rows[a]["byte"]) == int(rows[b]["byte"]) and 65 <= int(rows[a]["byte"]) <= 90, "rows != bytes"
             for i in range(1, n):  # letters 2.. (the capital cannot be known at either place)

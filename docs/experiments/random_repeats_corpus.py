@@ -11,7 +11,9 @@ Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES] [--no-pr
 (one pair per BYTES of text, default 160; seed 0; --no-prose: in place of each address, as
 many bytes of random lower-case words of 2-9 letters, so that the made-up words' repeats are
 the only structure beyond letter frequencies; docs/experiments/text-memory.md, section 3)."""
-import glob, json, os, random, string, sys
+import os, random, string, sys
+
+from sotu_docs import DATA, addresses, made_up_word, next_space, text_of
 
 args = sys.argv[1:]
 every = 160
@@ -25,15 +27,12 @@ if "--every" in args:
 if not args:
     sys.exit(__doc__)
 out = args[0]
-data = args[1] if len(args) > 1 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
-files = [f for f in sorted(glob.glob(os.path.join(data, "*.json"))) if int(os.path.basename(f)[:4]) % 5 != 0]
-if not files:
-    sys.exit(f"no SOTU addresses in {data}: bash .ci/fetch-data sotu")
+files = addresses(args[1] if len(args) > 1 else DATA, lambda year: year % 5 != 0)
 os.makedirs(out, exist_ok=True)
 rng = random.Random(0)
 pairs = 0
 for f in files:
-    text = json.load(open(f))["text"]
+    text = text_of(f)
     if no_prose:
         words, size = [], 0
         while size < len(text):
@@ -45,13 +44,15 @@ for f in files:
     at = 0
     while True:
         at += rng.randint(every // 2, every * 3 // 2)
-        first = next((s for s in spaces if s >= at), None)
+        first = next_space(spaces, at)
         if first is None:
             break
+        # The gap is drawn anew for each space tried (one draw per space from the text's start):
+        # kept as the documented corpus and figures were made.
         second = next((s for s in spaces if s >= first + rng.randint(48, 112)), None)
         if second is None:
             break
-        word = rng.choice(string.ascii_uppercase) + "".join(rng.choices(string.ascii_lowercase, k=rng.randint(7, 13)))
+        word = made_up_word(rng)
         inserts[first] = word
         inserts[second] = word
         pairs += 1

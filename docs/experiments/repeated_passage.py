@@ -9,7 +9,9 @@ at their first occurrence. A model that read the repeat from its memory would pr
 better than the first occurrence. Usage: repeated_passage.py MNEMOSCOPE CKPT [SOTU_DATA_DIR]
 [--gap LO,HI] (the repeat starts LO..HI bytes after the passage's end; default 96,296)
 (docs/experiments/text-memory.md, section 3)."""
-import csv, glob, json, math, os, random, subprocess, sys, tempfile
+import math, random, sys, tempfile
+
+from sotu_docs import DATA, addresses, score, text_of
 
 args = sys.argv[1:]
 gap = (96, 296)
@@ -18,23 +20,15 @@ if "--gap" in args:
     gap = tuple(int(v) for v in args[i + 1].split(","))
     del args[i:i + 2]
 binary, ckpt = args[0:2]
-data = args[2] if len(args) > 2 else os.path.expanduser("~/.cache/mnemoscope/datasets/sotu/package/data")
-tests = [f for f in sorted(glob.glob(os.path.join(data, "*.json"))) if int(os.path.basename(f)[:4]) % 10 == 0]
-if not tests:
-    sys.exit(f"no SOTU addresses in {data}: bash .ci/fetch-data sotu")
+tests = addresses(args[2] if len(args) > 2 else DATA, lambda year: year % 10 == 0)
 rng = random.Random(0)
 n, tot = 48, {"memory": 0.0, "reset": 0.0, "first": 0.0, "count": 0}
 with tempfile.TemporaryDirectory() as tmp:
-    doc, table = os.path.join(tmp, "doc.txt"), os.path.join(tmp, "doc.csv")
     for f in tests[:12]:
-        text = json.load(open(f))["text"].encode()[:3000]
+        text = text_of(f).encode()[:3000]
         a = rng.randint(200, 1200)
         b = a + n + gap[0] + rng.randint(0, gap[1] - gap[0])
-        with open(doc, "wb") as out:
-            out.write(text[:b] + text[a:a + n] + text[b:])
-        subprocess.run([binary, "--threads", "1", "eval", "--checkpoint", ckpt, "--doc", doc, "--csv", table, "--json"],
-                       check=True, stdout=subprocess.DEVNULL)
-        rows = list(csv.DictReader(open(table)))
+        rows = score(binary, ckpt, text[:b] + text[a:a + n] + text[b:], tmp)
         for i in range(b + 8, b + n):
             tot["memory"] += float(rows[i]["nats_memory"])
             tot["reset"] += float(rows[i]["nats_reset"])
