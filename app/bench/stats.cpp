@@ -101,7 +101,7 @@ std::string run_child(const std::vector<std::string>& args, const std::string& l
       const std::string v = old && *old ? lib_dir + ":" + old : lib_dir;
       ::setenv("LD_LIBRARY_PATH", v.c_str(), 1);
     }
-    ::execv(argv[0], argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   ::close(fds[1]);

@@ -42,9 +42,11 @@ std::string machine_line();
 
 // The running program's own path (/proc/self/exe), for benches that run themselves as children.
 std::string self_exe();
-// Runs args (argv[0] = the program) as a child process and returns its stdout (and stderr when
+// Runs args (argv[0] = the program: a path, or a name without '/' looked up in PATH, as a
+// shell does) as a child process and returns its stdout (and stderr when
 // merge_stderr; otherwise stderr passes through); lib_dir, when not empty, is put first in the
-// child's LD_LIBRARY_PATH. *code: the exit status, 128 + signal when killed.
+// child's LD_LIBRARY_PATH. *code: the exit status, 128 + signal when killed, 127 when argv[0]
+// cannot be run.
 std::string run_child(const std::vector<std::string>& args, const std::string& lib_dir, bool merge_stderr, int* code);
 // The last line of a child's output that starts with '{' (and what follows it): where the
 // benches' children and Python baselines print their one JSON result after any log lines.

@@ -10,6 +10,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "core/io/safetensors.h"
+#include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
 #include "core/train/trainer.h"
 
@@ -33,7 +34,19 @@ struct BenchTrainOptions {
   std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
   double tolerance = 2e-3;  // relative difference allowed between the two sides' step losses
   bool child = false;       // internal: measure the one config given and print its row as JSON
+  std::string device = "cpu";     // cpu | cuda: where both sides train
+  std::vector<std::string> sets;  // --set key=value, applied to every config
 };
+
+// --device: the CPU, or the first CUDA device (UsageError naming the fix where there is none).
+torch::Device bench_train_device(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  if (name != "cuda") throw UsageError("bench train: --device must be cpu or cuda, not '" + name + "'");
+  if (cuda_devices() < 1)
+    throw UsageError("bench train --device cuda: this LibTorch sees no CUDA device (a CPU build, or no GPU on this "
+                     "machine); use --device cpu");
+  return torch::Device(torch::kCUDA, 0);
+}
 
 const char* const kTextConfigs[] = {"text-memformer.json", "text-rmt.json", "text-rmt-hashed.json", "text-trxl.json",
                                     "text-transformer.json"};
@@ -53,7 +66,8 @@ Side run_python(const BenchTrainOptions& o, const std::string& weights, const st
                          {"weight_decay", cfg.train.weight_decay},
                          {"clip", cfg.train.clip},
                          {"warmup_steps", o.warmup},
-                         {"threads", torch::get_num_threads()}};
+                         {"threads", torch::get_num_threads()},
+                         {"device", o.device}};
   const bench::TempFile plan_file("mnemo-bench-train-plan-", ".json");
   {
     const std::string text = plan.dump();
@@ -109,16 +123,19 @@ Side side_of(const nlohmann::json& j) {
 TrainRow measure_config(const BenchTrainOptions& o, const std::string& path) {
   TrainingConfig cfg;
   try {
-    cfg = TrainingConfig::load(path);
+    cfg = load_training_config(path, o.sets);
+  } catch (const UsageError&) {
+    throw;
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
+  const torch::Device device = bench_train_device(o.device);
   TrainRow row;
   const auto slash = path.find_last_of('/');
   row.name = slash == std::string::npos ? path : path.substr(slash + 1);
   std::unique_ptr<Trainer> t;
   try {
-    t = std::make_unique<Trainer>(cfg);
+    t = std::make_unique<Trainer>(cfg, device);
   } catch (const std::exception& e) {
     row.skipped = e.what();  // e.g. a text config without its corpus in the cache
     return row;
@@ -143,7 +160,11 @@ TrainRow measure_config(const BenchTrainOptions& o, const std::string& path) {
                          "reference trains tasks whose memory flows through every segment");
     }
     StepMetrics m;
-    const bench::Timing tm = bench::time_call([&] { m = t->train_step(); });
+    // On CUDA the step ends when its kernels have (the optimizer's run after the loss is read).
+    const bench::Timing tm = bench::time_call([&] {
+      m = t->train_step();
+      if (device.is_cuda()) torch::cuda::synchronize();
+    });
     row.cpp.losses.push_back(m.loss);
     row.cpp.lrs.push_back(m.lr);
     if (s >= o.warmup) {
@@ -179,6 +200,12 @@ TrainRow measure_in_child(const BenchTrainOptions& o, const std::string& path) {
                                    std::to_string(o.warmup),
                                    "--python", o.python, "--tolerance", bench::fmt("%.17g", o.tolerance)};
   if (o.against_python) args.push_back("--against-python");
+  args.push_back("--device");
+  args.push_back(o.device);
+  for (const auto& s : o.sets) {
+    args.push_back("--set");
+    args.push_back(s);
+  }
   int code = -1;
   const std::string text = bench::run_child(args, "", /*merge_stderr=*/true, &code);
   nlohmann::json j;
@@ -215,6 +242,7 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
     for (const char* name : kTextConfigs) paths.push_back(find_session_config(name));
   if (o.steps < 1) throw UsageError("bench train: --steps must be at least 1");
   if (o.warmup < 0) throw UsageError("bench train: --warmup must be at least 0");
+  bench_train_device(o.device);  // before any child starts
   if (o.child) {
     if (paths.size() != 1) throw UsageError("bench train --child: give one config");
     const TrainRow r = measure_config(o, paths[0]);
@@ -229,7 +257,10 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
     return 0;
   }
   out << "bench train: input tokens per second of optimizer steps (" << o.warmup << " warm-up steps, then the median of " << o.steps
-      << "), " << torch::get_num_threads() << " intra-op thread(s), each config in a fresh process\n"
+      << "), " << torch::get_num_threads() << " intra-op thread(s), device " << o.device
+      << (o.device == "cuda" ? " (each step timed to its last kernel)" : "") << ", each config in a fresh process";
+  for (const auto& s : o.sets) out << ", --set " << s;
+  out << "\n"
       << "  " << bench::machine_line() << "\n";
   int code = 0;
   std::vector<TrainRow> rows;
@@ -293,8 +324,10 @@ class BenchTrain : public Command {
     c->add_flag("--against-python", o_.against_python,
                 "also train the same model from the same weights on the same batches with app/bench/python/train_eager.py "
                 "(PyTorch eager): compares the step losses and prints the speed ratio");
-    c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch)");
+    c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch; a name without '/' is looked up in PATH)");
     c->add_option("--tolerance", o_.tolerance, "largest relative step-loss difference accepted between the two sides");
+    c->add_option("--device", o_.device, "cpu (default) or cuda: where both sides train (Python too, with --against-python)");
+    c->add_option("--set", o_.sets, "override a field of every config: --set train.batch=64 (repeatable)");
     c->add_flag("--child", o_.child, "internal: measure one config in this process and print its row as JSON")->group("");
     return c;
   }

@@ -97,6 +97,10 @@ BlasInfo probe_blas() {
     info.path = where.dli_fname;
     info.real_path = real_path_of(info.path);
     info.kind = kind_of_path(info.real_path);
+    // The object that defines sgemm_ is a BLAS whatever its name (PyTorch's wheels link MKL
+    // into libtorch_cpu.so).
+    if (std::find(info.loaded.begin(), info.loaded.end(), info.real_path) == info.loaded.end())
+      info.loaded.push_back(info.real_path);
   } else {
     info.name = "no BLAS loaded (no sgemm_ symbol in the process)";
     return info;

@@ -26,7 +26,8 @@ struct BlasInfo {
   std::string path;         // object that defines sgemm_ as loaded ("/lib/x86_64-linux-gnu/libblas.so.3")
   std::string real_path;    // the same after symlinks ("/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3")
   int threads = -1;         // OpenBLAS's own thread count (openblas_get_num_threads), -1 when unknown
-  std::vector<std::string> loaded;  // every mapped object whose name looks like a BLAS / LAPACK (real paths)
+  std::vector<std::string> loaded;  // every mapped object whose name looks like a BLAS / LAPACK, and the one
+                                    // that defines sgemm_ whatever its name (real paths)
 
   bool is_reference() const { return kind == BlasKind::kReference; }
   // One line for `mnemoscope info`, e.g. "OpenBLAS 0.3.21 (/usr/lib/.../libblas.so.3), 2 threads".

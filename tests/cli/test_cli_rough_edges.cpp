@@ -2,12 +2,14 @@
 // step into a folder of an earlier run, messages that named the wrong flag or printed
 // "0.000000", an --out that cannot be created, export --figure's help, flags that do not
 // apply to gui --session, and --steps' three meanings.
+#include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/helpers.h"
 #include "tests/support/skip.h"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -336,6 +338,49 @@ TEST_CASE("cli: bench train --against-python: PyTorch eager trains the same mode
   CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);
 }
 
+TEST_CASE("cli: bench train --device and --set - on a GPU both sides train there to the same step losses - no GPU, a bad device or a bad --set exit 2") {
+  const std::string dir = mnemo::test::temp_dir("bench-train-device");
+  const std::string cfg = dir + "/rmt.json";
+  std::ofstream(cfg) << R"({"model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 3, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 10, "batch": 4, "lr": 0.05, "warmup": 2, "weight_decay": 0.1, "clip": 0.5, "eval_every": 0, "save_every": 0, "record_every": 0, "seed": 1}})";
+  // --set reaches the trainer: 3 windows of 3 x 6 tokens per step, named in the header.
+  auto r = run_cli("--threads 1 bench train --warmup 0 --steps 1 --set train.batch=3 --configs " + cfg);
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("device cpu, each config in a fresh process, --set train.batch=3") != std::string::npos);
+  r = run_cli("bench train --steps 1 --set train.batch=0 --configs " + cfg);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--set 'train.batch=0'") != std::string::npos);
+  // An interpreter named without a path is looked up in PATH, as a shell does.
+  r = run_cli("bench train --warmup 0 --steps 1 --against-python --python python3 --configs " + cfg);
+  CHECK(r.output.find("cannot run python3") == std::string::npos);
+  r = run_cli("bench train --steps 1 --device tpu --configs " + cfg);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--device must be cpu or cuda, not 'tpu'") != std::string::npos);
+  if (mnemo::cuda_devices() < 1) {
+    r = run_cli("bench train --steps 1 --device cuda --configs " + cfg);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("sees no CUDA device (a CPU build, or no GPU on this machine); use --device cpu") != std::string::npos);
+    MNEMO_SKIP_WITHOUT_CUDA("no CUDA device: bench train --device cuda cannot run here");
+  }
+  // The Python side: MNEMO_TEST_PYTHON names an interpreter with PyTorch (a GPU machine's is
+  // seldom Debian's /usr/bin/python3).
+  const char* py = std::getenv("MNEMO_TEST_PYTHON");
+  const std::string python = py && *py ? py : "/usr/bin/python3";
+  r = run_cli("--threads 1 bench train --warmup 1 --steps 3 --device cuda --against-python --tolerance 1e-4 --python " + python +
+              " --configs " + cfg);
+  CAPTURE(r.output);
+  if (r.output.find("has no PyTorch") != std::string::npos) {
+    MNEMO_SKIP(python + " has no PyTorch: set MNEMO_TEST_PYTHON to one that has");
+    return;
+  }
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("device cuda (each step timed to its last kernel)") != std::string::npos);
+  CHECK(r.output.find("4 within ") != std::string::npos);
+  CHECK(r.output.find("DISAGREE") == std::string::npos);
+}
+
 TEST_CASE("cli: train refuses a next-segment model on a task that gives no next segment - exit 2, nothing written") {
   // Memformer's decoder predicts the next segment; the copy task gives within-segment targets
   // only. Before: an internal error from the first rollout, with a stack trace and a half-made
@@ -469,6 +514,9 @@ TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segme
 }
 
 TEST_CASE("cli: gui takes --segment-len with a checkpoint as the segmentation - at most the model's, exit 2 naming it") {
+#ifndef MNEMO_WITH_GUI
+  MNEMO_SKIP("this build has no desktop app (MNEMO_GUI=OFF), so no gui command");
+#endif
   mnemo::test::EnvGuard no_display("DISPLAY", "");
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
   const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/tours/rmt-copy.txt";
@@ -528,7 +576,11 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
   const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/";
   const std::string dir = mnemo::test::temp_dir("flags-vs-checkpoint");
-  for (const std::string& cmd : {"step --out " + dir + "/s --to 0", std::string("gui --quit")}) {
+  std::vector<std::string> cmds = {"step --out " + dir + "/s --to 0"};
+#ifdef MNEMO_WITH_GUI
+  cmds.push_back("gui --quit");  // a build without the app (MNEMO_GUI=OFF) has no gui command
+#endif
+  for (const std::string& cmd : cmds) {
     CAPTURE(cmd);
     // A field the weights depend on.
     auto r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --slots 4");

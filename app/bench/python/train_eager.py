@@ -15,7 +15,9 @@ the `warmup_steps` first ones.
 
     /usr/bin/python3 train_eager.py --weights W.safetensors --batches B.safetensors --plan P.json
 
-P.json: {"lrs": [lr of step 0, 1, ...], "weight_decay": w, "clip": c, "warmup_steps": n, "threads": t}.
+P.json: {"lrs": [lr of step 0, 1, ...], "weight_decay": w, "clip": c, "warmup_steps": n, "threads": t,
+"device": "cpu" or "cuda"}. On "cuda" the model and batches live on the GPU and each step is timed
+to its last kernel (torch.cuda.synchronize), as the C++ side times it.
 Needs Debian's python3-torch; exits 77 (skipped) without it.
 """
 
@@ -49,8 +51,8 @@ from mnemoscope.safetensors import load_safetensors  # noqa: E402
 FIELDS = ("tokens", "valid", "targets", "target_valid", "next_tokens", "next_valid")
 
 
-def read_batches(path):
-    """{step: [Segment, ...]} from the C++ side's file."""
+def read_batches(path, device):
+    """{step: [Segment, ...]} from the C++ side's file, on `device`."""
     f = load_safetensors(path)
     steps = {}
     for name in f:
@@ -64,7 +66,7 @@ def read_batches(path):
             for field in ("valid", "target_valid", "next_valid"):
                 if field in d:
                     d[field] = d[field].to(torch.bool)
-            out[s].append(Segment(**{f: d.get(f) for f in FIELDS}))
+            out[s].append(Segment(**{f: (d[f].to(device) if d.get(f) is not None else None) for f in FIELDS}))
     return [out[s] for s in sorted(out)]
 
 
@@ -93,9 +95,13 @@ def main():
         plan = json.load(f)
     if plan.get("threads", 0) > 0:
         torch.set_num_threads(int(plan["threads"]))
-    model = load_weights(a.weights)
+    device = torch.device(plan.get("device", "cpu"))
+    cuda = device.type == "cuda"
+    if cuda and not torch.cuda.is_available():
+        raise SystemExit("train_eager.py: device cuda asked for, but this PyTorch sees no CUDA device")
+    model = load_weights(a.weights).to(device)
     model.train()
-    batches = read_batches(a.batches)
+    batches = read_batches(a.batches, device)
     lrs = plan["lrs"]
     if len(lrs) != len(batches):
         raise SystemExit("train_eager.py: %d learning rates for %d batches" % (len(lrs), len(batches)))
@@ -116,6 +122,8 @@ def main():
         norm = clip_grad_norm(params, plan["clip"])
         if loss == loss and norm == norm:
             opt.step()
+        if cuda:
+            torch.cuda.synchronize()
         t1, c1 = time.perf_counter(), time.process_time()
         losses.append(loss)
         if os.environ.get("MNEMO_TRAIN_EAGER_VERBOSE"):
@@ -124,7 +132,7 @@ def main():
             wall.append(1000.0 * (t1 - t0))
             cpu.append(1000.0 * (c1 - c0))
     print(json.dumps({"losses": losses, "wall_ms": wall, "cpu_ms": cpu, "threads": torch.get_num_threads(),
-                      "torch": torch.__version__}))
+                      "torch": torch.__version__, "device": str(device)}))
 
 
 if __name__ == "__main__":
