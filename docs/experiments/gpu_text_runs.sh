@@ -6,6 +6,8 @@
 # beside them (ctest -j6, CUDA and file-system tests first). Run from the repository root with
 # .ci/gpu-debs and a data-set cache in .gpu-data (sotu's .json addresses, moby-dick) carried:
 #   END=535 OUT=/some/dir bash docs/experiments/gpu_text_runs.sh
+# (RUNS, EXTRA, BATCH and LR below change what trains; at most 8 files come back from the
+# device tool, so at most 7 runs.)
 # $OUT receives the six last checkpoints (NAME.safetensors) and logs.tgz (build, ctest,
 # calibration and training logs, each run's metrics.log).
 set -u
@@ -26,8 +28,10 @@ B=$root/build-gpu/mnemoscope
 $B info > $out/logs/info.txt 2>&1
 (ninja -C build-gpu -j10 mnemo_tests > $out/logs/build-tests.log 2>&1; echo "tests built rc $? at t=$(el)" >> $out/logs/session.log) &
 BUILD_PID=$!
-runs="mf-s0:text-memformer:0 mf-s1:text-memformer:1 mf-s2:text-memformer:2 rmt-s0:text-rmt:0 trxl-s0:text-trxl:0 tf-s0:text-transformer:0"
-common="--device cuda --set train.strategy=bptt --set train.batch=${BATCH:-256} --set train.lr=${LR:-0.0015} --set train.warmup=60"
+# RUNS: NAME:CONFIG:SEED ... (sessions/CONFIG.json); EXTRA: more train flags for every run
+# (e.g. EXTRA="--set model.dim=512 --set model.layers=4 --data .gpu-data/corpus").
+runs=${RUNS:-"mf-s0:text-memformer:0 mf-s1:text-memformer:1 mf-s2:text-memformer:2 rmt-s0:text-rmt:0 trxl-s0:text-trxl:0 tf-s0:text-transformer:0"}
+common="--device cuda --set train.strategy=bptt --set train.batch=${BATCH:-256} --set train.lr=${LR:-0.0015} --set train.warmup=60 ${EXTRA:-}"
 # calibration: 12 steps of every run at once
 for r in $runs; do IFS=: read n c s <<< "$r"
   timeout -k 10 120 $B --threads 1 train --config sessions/$c.json --out /tmp/cal/$n $common --set train.seed=$s --steps 12 --set train.eval_every=0 --set train.save_every=0 > $out/logs/cal-$n.log 2>&1 &
