@@ -54,7 +54,7 @@ done
 wait $BUILD_PID
 # tests: CUDA and file-system ones first, then the rest while time lasts
 TR=build-gpu/tests
-export MNEMO_REQUIRE_CUDA=1
+export MNEMO_REQUIRE_CUDA=1 MNEMO_TEST_PYTHON=${MNEMO_TEST_PYTHON:-$(command -v python3)}
 cd build-gpu
 tl=$(( END - 60 - $(el) ))
 timeout $(( tl<200?tl:200 )) ctest -j6 --timeout 150 -R "CUDA|cuda|NCCL|platform|safetensors|atomic|force|export|cli:|viz|session" > $out/logs/ctest-a.log 2>&1; log "ctest a rc $?"
