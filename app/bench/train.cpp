@@ -10,11 +10,11 @@
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "core/io/safetensors.h"
-#include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
 #include "core/train/trainer.h"
 
 #include <nlohmann/json.hpp>
+#include <torch/cuda.h>
 
 #include <algorithm>
 #include <cmath>
@@ -38,15 +38,6 @@ struct BenchTrainOptions {
   std::vector<std::string> sets;  // --set key=value, applied to every config
 };
 
-// --device: the CPU, or the first CUDA device (UsageError naming the fix where there is none).
-torch::Device bench_train_device(const std::string& name) {
-  if (name == "cpu") return torch::kCPU;
-  if (name != "cuda") throw UsageError("bench train: --device must be cpu or cuda, not '" + name + "'");
-  if (cuda_devices() < 1)
-    throw UsageError("bench train --device cuda: this LibTorch sees no CUDA device (a CPU build, or no GPU on this "
-                     "machine); use --device cpu");
-  return torch::Device(torch::kCUDA, 0);
-}
 
 const char* const kTextConfigs[] = {"text-memformer.json", "text-rmt.json", "text-rmt-hashed.json", "text-trxl.json",
                                     "text-transformer.json"};
@@ -129,7 +120,7 @@ TrainRow measure_config(const BenchTrainOptions& o, const std::string& path) {
   } catch (const std::exception& e) {
     throw UsageError(e.what());
   }
-  const torch::Device device = bench_train_device(o.device);
+  const torch::Device device = parse_device_flag(o.device);
   TrainRow row;
   const auto slash = path.find_last_of('/');
   row.name = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -242,7 +233,7 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
     for (const char* name : kTextConfigs) paths.push_back(find_session_config(name));
   if (o.steps < 1) throw UsageError("bench train: --steps must be at least 1");
   if (o.warmup < 0) throw UsageError("bench train: --warmup must be at least 0");
-  bench_train_device(o.device);  // before any child starts
+  parse_device_flag(o.device);  // before any child starts
   if (o.child) {
     if (paths.size() != 1) throw UsageError("bench train --child: give one config");
     const TrainRow r = measure_config(o, paths[0]);

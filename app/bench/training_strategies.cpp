@@ -60,23 +60,13 @@ std::string config_path(const BenchStrategiesOptions& o) {
   return o.config.empty() ? find_session_config("memformer-mnist.json") : o.config;
 }
 
-torch::Device parse_device(const std::string& d) {
-  if (d == "cpu") return torch::kCPU;
-  if (d == "cuda") {
-    if (!torch::cuda::is_available())
-      throw UsageError("--device cuda: this LibTorch has no CUDA or no GPU is visible; use --device cpu");
-    return torch::Device(torch::kCUDA, 0);
-  }
-  throw UsageError("--device '" + d + "' must be cpu or cuda");
-}
-
 void validate(const BenchStrategiesOptions& o) {
   if (o.batch < 1 || o.batch > 4096) throw UsageError("--batch " + std::to_string(o.batch) + " must be in 1..4096");
   if (o.horizon < 1 || o.horizon > 1024) throw UsageError("--horizon " + std::to_string(o.horizon) + " must be in 1..1024");
   if (o.rollouts < 1 || o.rollouts > 1000) throw UsageError("--rollouts " + std::to_string(o.rollouts) + " must be in 1..1000");
   if (o.rounds < 1 || o.rounds > 100) throw UsageError("--rounds " + std::to_string(o.rounds) + " must be in 1..100");
   if (o.threads < 0 || o.threads > 1024) throw UsageError("--threads " + std::to_string(o.threads) + " must be in 0..1024");
-  parse_device(o.device);
+  parse_device_flag(o.device);
   const auto names = split_list(o.strategies);
   if (names.empty()) throw UsageError("--strategies is empty; give e.g. bptt,checkpoint,mrbp");
   for (const auto& n : names) {
@@ -128,7 +118,7 @@ std::vector<SegmentInput> make_rollout(int64_t batch, int64_t horizon, int64_t l
 // The child: trains with one strategy and prints one JSON line on stdout.
 int run_child(const BenchStrategiesOptions& o, std::ostream& out) {
   if (o.threads > 0) torch::set_num_threads(static_cast<int>(o.threads));
-  const torch::Device dev = parse_device(o.device);
+  const torch::Device dev = parse_device_flag(o.device);
   const ModelConfig cfg = load_config(config_path(o));
   const Strategy strategy = parse_strategy(o.child);
   torch::manual_seed(0);

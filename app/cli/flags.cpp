@@ -13,6 +13,7 @@
 #include "core/io/json_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
+#include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
 
 #include <sys/stat.h>
@@ -116,6 +117,15 @@ FigureFormats parse_formats(const std::string& list) {
   }
   if (!f.png && !f.svg && !f.csv) throw UsageError("--format: no format given; use a comma list of png, svg, csv");
   return f;
+}
+
+torch::Device parse_device_flag(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  if (name != "cuda") throw UsageError("--device must be cpu or cuda, not '" + name + "'");
+  if (cuda_devices() < 1)
+    throw UsageError("--device cuda: this LibTorch sees no CUDA device (a CPU build, or no GPU on this machine); "
+                     "use --device cpu");
+  return torch::Device(torch::kCUDA, 0);
 }
 
 void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std::string& flag) {

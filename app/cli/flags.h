@@ -50,6 +50,9 @@ std::vector<std::string> split_list(const std::string& s);
 FigureFormats parse_formats(const std::string& list);
 // "A-B", "A-", "-B", "A" -> [lo, hi] (inclusive; hi = INT64_MAX when open); UsageError naming `flag`.
 void parse_step_range(const std::string& s, int64_t* lo, int64_t* hi, const std::string& flag = "--steps");
+// A one-process --device: "cpu", or "cuda" (the first GPU). UsageError naming the fix when
+// CUDA is asked for and this LibTorch sees no device, or for any other name.
+torch::Device parse_device_flag(const std::string& name);
 
 // A training config file with --set overrides (key.path=value, the value read as the field's
 // kind: core/train/train_config.h apply_config_set), validated. UsageError naming --config,

@@ -28,17 +28,18 @@ done
 if ((fail)); then exit 1; fi
 if ! command -v valgrind >/dev/null; then echo "hashed_counts_tool: cache counts skipped: valgrind is not installed"; exit 77; fi
 # The script's scratch is its own mktemp folder, removed on exit: run it with TMPDIR at a folder
-# holding a user's file, which must be all that is left there afterwards.
+# holding a user's file, which must be all that is left there afterwards. That folder is this
+# test's own mktemp folder, removed when the test exits.
 tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 echo "mine" >"$tmp/user-file.txt"
 out=$(TMPDIR=$tmp bash "$root/docs/experiments/hashed_cachesim.sh" "$build" 256 64 4) ||
-  { echo "FAILED: hashed_cachesim.sh: $out"; rm -rf "$tmp"; exit 1; }
+  { echo "FAILED: hashed_cachesim.sh: $out"; exit 1; }
 echo "$out"
 left=$(ls -A "$tmp")
 if [[ $left != user-file.txt || $(cat "$tmp/user-file.txt") != mine ]]; then
-  echo "FAILED: after hashed_cachesim.sh, TMPDIR holds: $left"; rm -rf "$tmp"; exit 1
+  echo "FAILED: after hashed_cachesim.sh, TMPDIR holds: $left"; exit 1
 fi
-rm -rf "$tmp"
 # Two rows, fp32 and bf16, each with lines brought to L1; bf16 moves half the table bytes, so fewer.
 awk '$1 == "fp32" { f = $3 } $1 == "bf16" { b = $3 } END { exit !(f > 0 && b > 0 && b < f) }' <<<"$out" ||
   { echo "FAILED: expected fp32 and bf16 rows with L1 fills, fewer for bf16"; exit 1; }
