@@ -29,11 +29,16 @@ std::string fmt_rate(double v) {
 std::string eval_line(const EvalMetrics& e) {
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "%s%s @ step %lld: loss %.4f  bits/token %.4f  perplexity %.3f  per-char accuracy %.4f  exact match %.4f  "
-                "(%lld examples)",
+                "%s%s @ step %lld: loss %.4f  bits/token %.4f  perplexity %.3f  per-char accuracy %.4f  exact match %.4f  ",
                 split_name(e.split), e.zero_memory ? " (memory zeroed)" : "", static_cast<long long>(e.step), e.loss,
-                e.bits_per_token, e.perplexity, e.accuracy, e.exact_match, static_cast<long long>(e.examples));
+                e.bits_per_token, e.perplexity, e.accuracy, e.exact_match);
   std::string line = buf;
+  // A part of the split (train.eval_batches) is its first examples, the same ones every time:
+  // said, so that the figure is not read as the whole split's (`eval --batches -1` scores it all).
+  if (e.split_examples > e.examples)
+    line += "(" + std::to_string(e.examples) + " of " + std::to_string(e.split_examples) + " examples: the split's first)";
+  else
+    line += "(" + std::to_string(e.examples) + " examples)";
   for (const auto& [k, v] : e.extra) {  // the task's own metrics (e.g. qa: choice_accuracy)
     char item[96];
     std::snprintf(item, sizeof item, "  %s %.4f", k.c_str(), v);

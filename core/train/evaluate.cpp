@@ -95,6 +95,7 @@ EvalMetrics eval_metrics(const ScoreTotals& s, const TaskSource& task, int64_t s
   e.accuracy = s.accuracy();
   e.exact_match = s.exact_match();
   e.examples = s.examples;
+  e.split_examples = task.split_size(split);
   e.chars = s.chars;
   e.extra = task.finish_metrics(s.extra);
   return e;

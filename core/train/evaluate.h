@@ -22,6 +22,7 @@ struct EvalMetrics {
   double bits_per_token = 0, perplexity = 0;  // from loss (nats per predicted token); MNIST: bits per pixel
   double tokens = 0;                          // predicted tokens the loss averages over
   int64_t examples = 0;
+  int64_t split_examples = 0;  // examples in the split; more than `examples` when only its first ones were scored
   double chars = 0;
   std::map<std::string, double> extra;        // the task's own metrics (TaskSource::finish_metrics)
 };

@@ -126,6 +126,7 @@ nlohmann::json eval_record(const EvalMetrics& e, int world_size) {
                       {"accuracy", e.accuracy}, {"exact_match", e.exact_match}, {"examples", e.examples}, {"chars", e.chars},
                       {"bits_per_token", e.bits_per_token}, {"perplexity", e.perplexity}, {"tokens", e.tokens}};
   if (e.segments > 0) j["segments"] = e.segments;
+  if (e.split_examples > 0) j["split_examples"] = e.split_examples;
   if (e.zero_memory) j["zero_memory"] = true;
   for (const auto& [k, v] : e.extra) j[k] = v;  // the task's own metrics (e.g. qa: choice_accuracy)
   return with_world_size(std::move(j), world_size);

@@ -277,6 +277,9 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(r.code == 0);
   CHECK(r.output.find("step 4/4") != std::string::npos);
   CHECK(r.output.find("final test @ step 4") != std::string::npos);
+  // train.eval_batches 2 of batch 4 score the first 8 of the 16 test examples: the line says so.
+  CHECK(r.output.find("(8 of 16 examples: the split's first)") != std::string::npos);
+  CHECK(test::read_file(out + "/metrics.log").find("\"split_examples\":16") != std::string::npos);
   CHECK(exists(out + "/manifest.json"));
   CHECK(exists(out + "/metrics.log"));
   CHECK(exists(out + "/checkpoints/step-000000004.safetensors"));
