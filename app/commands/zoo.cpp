@@ -1,10 +1,10 @@
 // `mnemoscope zoo`: the shipped model zoo (core/train/zoo.h, docs/zoo/README.md).
 //
 //   zoo pack (--session DIR | --checkpoint F) --name NAME --summary "one line"
-//            [--out assets/models/NAME.safetensors] [--card docs/zoo/NAME.md]
+//            [--out assets/models/NAME.safetensors] [--card docs/zoo/NAME.md] [--set key=value ...]
 //     Writes the weights of a training checkpoint (the session's latest by default) with no
-//     optimizer state and with the training config, summary and card path in the metadata;
-//     refuses files over 4 MiB.
+//     optimizer state and with the training config (edited by --set, recorded), summary and
+//     card path in the metadata; refuses files over 4 MiB.
 //   zoo list [--dir assets/models]
 //     One line per zoo model: name, size, step, summary, and the command that evaluates it.
 #include "app/cli/assets.h"
@@ -31,6 +31,9 @@ class ZooPack : public Command {
     c->add_option("--summary", summary_, "one-line summary (the model picker shows it)")->required();
     c->add_option("--out", out_, "output file (default assets/models/NAME.safetensors)");
     c->add_option("--card", card_, "the model's card (default docs/zoo/NAME.md)");
+    c->add_option("--set", sets_,
+                  "edit the packed config, recorded in the metadata (repeatable): e.g. --set task.corpus=sotu "
+                  "--set task.split=null for a model trained on a made corpus and evaluated on sotu");
     return c;
   }
   int run(std::ostream& out) override {
@@ -52,10 +55,19 @@ class ZooPack : public Command {
     struct stat st {};
     if (::stat(dest.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
       throw UsageError("--out '" + dest + "' is a directory; pass a file name ending in .safetensors");
+    std::vector<std::pair<std::string, std::string>> sets;
+    for (const auto& s : sets_) {
+      const auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.corpus=sotu");
+      sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
     ZooEntry e;
     try {
-      e = pack_zoo_model(ckpt, dest, name_, summary_, card);
+      e = pack_zoo_model(ckpt, dest, name_, summary_, card, sets);
     } catch (const io::SafetensorsError& err) {
+      throw UsageError(std::string("zoo pack: ") + err.what());
+    } catch (const ConfigError& err) {
       throw UsageError(std::string("zoo pack: ") + err.what());
     }
     out << "wrote " << dest << " (" << e.bytes << " bytes, step " << e.step << ", from " << ckpt << ")\n"
@@ -65,6 +77,7 @@ class ZooPack : public Command {
 
  private:
   std::string session_, checkpoint_, name_, summary_, out_, card_;
+  std::vector<std::string> sets_;
 };
 
 class ZooList : public Command {

@@ -1,5 +1,7 @@
 #include "core/train/zoo.h"
 
+#include "core/train/train_config.h"
+
 #include <dirent.h>
 #include <sys/stat.h>
 
@@ -51,7 +53,8 @@ std::map<std::string, std::string> read_safetensors_metadata(const std::string& 
 }
 
 ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, const std::string& name,
-                        const std::string& summary, const std::string& card) {
+                        const std::string& summary, const std::string& card,
+                        const std::vector<std::pair<std::string, std::string>>& sets) {
   if (!valid_name(name))
     throw ConfigError("zoo model name '" + name + "' must be 1..64 characters of a-z, 0-9 and '-'");
   if (summary.empty() || summary.find('\n') != std::string::npos)
@@ -60,6 +63,12 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
   if (f.training_config.is_null())
     throw ConfigError("'" + checkpoint + "' has no training config in its metadata (a " + f.kind +
                       "); pack a checkpoint written by `mnemoscope train`");
+  nlohmann::json set_list = nlohmann::json::array();
+  for (const auto& [key, value] : sets) {
+    apply_config_set(f.training_config, key, value);
+    set_list.push_back(key + "=" + value);
+  }
+  if (!sets.empty()) TrainingConfig::from_json(f.training_config);  // the edited config must still be one
   std::map<std::string, std::string> meta = {{"format", kZooFormat},
                                              {"format_version", std::to_string(kZooVersion)},
                                              {"name", name},
@@ -69,6 +78,7 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
                                              {"step", std::to_string(f.step)},
                                              {"source", checkpoint},
                                              {"program_version", MNEMO_VERSION}};
+  if (!sets.empty()) meta["config_sets"] = set_list.dump();
   // The size before writing (data + a generous header estimate), so an oversized model
   // never replaces a file already at `out`.
   int64_t estimate = 8;

@@ -5,7 +5,8 @@
 //   format = "mnemoscope-zoo-model", format_version, name, summary (the card's one line),
 //   card (docs/zoo/<name>.md), config (the whole training config; task.segments = the count
 //   the model was trained to), step, source (the checkpoint it was packed from),
-//   program_version
+//   program_version, and config_sets (a JSON array of "key=value") when the config was edited
+//   at packing, e.g. to name the corpus its card evaluates it on
 // so `eval`, `step` and `gui --checkpoint` open it with no --config (core/train/checkpoint.h
 // read_weights_file), and the app's model picker lists the zoo from the headers alone.
 #pragma once
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mnemo {
@@ -28,10 +30,14 @@ struct ZooEntry {
 };
 
 // Packs the weights of `checkpoint` (a training checkpoint with its config) into `out`.
-// name: [a-z0-9-]+; summary: one line. Throws ConfigError (bad name, a checkpoint without
-// config, a file over kZooMaxBytes; nothing is left at `out` then) or io::SafetensorsError.
+// name: [a-z0-9-]+; summary: one line. `sets` (key, value) edit the config first, as
+// `train --set` does (apply_config_set), and are recorded in config_sets: for a model trained
+// on a made corpus and evaluated on a public one (task.corpus=sotu, task.split=null).
+// Throws ConfigError (bad name, a checkpoint without config, a set the config refuses, a file
+// over kZooMaxBytes; nothing is left at `out` then) or io::SafetensorsError.
 ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, const std::string& name,
-                        const std::string& summary, const std::string& card);
+                        const std::string& summary, const std::string& card,
+                        const std::vector<std::pair<std::string, std::string>>& sets = {});
 
 // Reads a safetensors file's metadata from its header only (no tensor data).
 // Throws io::SafetensorsError naming the file.

@@ -594,6 +594,32 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - an
   auto ze = test::run_cli("eval --checkpoint " + dir + "/zoo/tiny.safetensors --json --split valid");
   CHECK(ze.code == 0);
   CHECK(nlohmann::json::parse(ze.output.substr(ze.output.find('{')))["accuracy"] == ej["accuracy"]);
+  // --set edits the packed config (here the task's test size) and is recorded; the weights are the same.
+  auto ps = test::run_cli("zoo pack --session " + dir + "/run --name tiny-set --summary s --out " + dir +
+                          "/zoo/tiny-set.safetensors --set task.test_size=4 --set train.eval_batches=-1");
+  INFO(ps.output);
+  REQUIRE(ps.code == 0);
+  const auto meta = read_safetensors_metadata(dir + "/zoo/tiny-set.safetensors");
+  CHECK(nlohmann::json::parse(meta.at("config_sets")) ==
+        nlohmann::json::array({"task.test_size=4", "train.eval_batches=-1"}));
+  CHECK(nlohmann::json::parse(meta.at("config"))["task"]["test_size"] == 4);
+  CHECK(read_safetensors_metadata(dir + "/zoo/tiny.safetensors").count("config_sets") == 0);
+  auto zs = test::run_cli("eval --checkpoint " + dir + "/zoo/tiny-set.safetensors --json");
+  INFO(zs.output);
+  CHECK(zs.code == 0);
+  CHECK(nlohmann::json::parse(zs.output.substr(zs.output.find('{')))["examples"] == 4);
+  const auto wa = io::load_safetensors(dir + "/zoo/tiny-set.safetensors"), wb = io::load_safetensors(dir + "/zoo/tiny.safetensors");
+  REQUIRE(wa.size() == wb.size());
+  for (size_t i = 0; i < wa.size(); ++i) CHECK((wa[i].first == wb[i].first && wa[i].second.equal(wb[i].second)));
+  // A set the config refuses, or not key=value: exit 2, naming it, nothing written.
+  for (const char* bad : {"model.dim=-3", "task.test_size"}) {
+    auto pb = test::run_cli("zoo pack --session " + dir + "/run --name tiny-bad --summary s --out " + dir +
+                            "/zoo/tiny-bad.safetensors --set " + bad);
+    INFO(pb.output);
+    CHECK(pb.code == 2);
+    CHECK(pb.output.find(std::string(bad).substr(0, 9)) != std::string::npos);
+    CHECK_FALSE(test::path_exists(dir + "/zoo/tiny-bad.safetensors"));
+  }
 }
 
 TEST_CASE("BLAS probe: names the object that defines sgemm_ - the reference BLAS is flagged with the fix") {
