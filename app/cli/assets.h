@@ -19,9 +19,9 @@ inline constexpr const char* kDemoModel = "memformer-two-facts-ft";
 bool find_demo_model(std::string* checkpoint, std::string* document);
 
 // The model `step`, `gui` and `eval --doc` open when no model flag is given: the zoo's text
-// model (docs/zoo/rmt-text.md), trained on prose. find_text_model(): its path, or "" when the
-// zoo is not there.
-inline constexpr const char* kTextModel = "rmt-text";
+// model (docs/zoo/trxl-text-recall.md), trained on prose, whose cache reads a word back from its
+// earlier mention. find_text_model(): its path, or "" when the zoo is not there.
+inline constexpr const char* kTextModel = "trxl-text-recall";
 std::string find_text_model();
 
 }  // namespace mnemo::app

@@ -200,7 +200,8 @@ bool ModelFlags::apply_default_text_model(std::ostream& log) {
   }
   checkpoint = path;
   log << "model: the zoo's text model " << kTextModel << " (docs/zoo/" << kTextModel
-      << ".md: an RMT trained on prose); --random for a randomly initialised model\n";
+      << ".md: a Transformer-XL trained on prose that reads words back from its cache); --random for a randomly "
+         "initialised model\n";
   return true;
 }
 

@@ -126,7 +126,7 @@ TEST_CASE("zoo: every model in assets/models has a card with a check, and the zo
 // list must name every model in assets/models.
 const char* const kZooModels[] = {"memformer-copy",      "memformer-copy-unit", "memformer-mnist", "memformer-two-facts",
                                   "memformer-two-facts-ft", "memoryformer-lm", "mtn-qa", "rmt-copy",  "rmt-text",
-                                  "rmt-text-hashed",     "trxl-copy",           "trxl-text"};
+                                  "rmt-text-hashed",     "trxl-copy",           "trxl-text",       "trxl-text-recall"};
 
 TEST_CASE("zoo: the tests below cover every shipped model") {
   std::vector<std::string> names;
@@ -158,6 +158,9 @@ TEST_CASE("zoo model rmt-text-hashed: the card's bits per byte on held-out addre
 }
 TEST_CASE("zoo model trxl-text: the card's bits per byte on held-out addresses, and what its cache saves") {
   check_zoo_model("trxl-text");
+}
+TEST_CASE("zoo model trxl-text-recall: the card's bits per byte on held-out addresses, and what its cache saves beyond position 8") {
+  check_zoo_model("trxl-text-recall");
 }
 TEST_CASE("zoo model trxl-copy: the card's accuracy, and chance with the memory zeroed") { check_zoo_model("trxl-copy"); }
 TEST_CASE("zoo model memformer-mnist: the card's bits per pixel, and worse with the memory zeroed") {
