@@ -68,7 +68,9 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
     apply_config_set(f.training_config, key, value);
     set_list.push_back(key + "=" + value);
   }
-  if (!sets.empty()) TrainingConfig::from_json(f.training_config);  // the edited config must still be one
+  // The edited config must still be one; it is recorded as the Trainer writes configs
+  // (to_json), so `--set task.split=null` leaves no "split" behind.
+  if (!sets.empty()) f.training_config = TrainingConfig::from_json(f.training_config).to_json();
   std::map<std::string, std::string> meta = {{"format", kZooFormat},
                                              {"format_version", std::to_string(kZooVersion)},
                                              {"name", name},
