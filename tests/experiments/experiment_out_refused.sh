@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# ctest gpu_text_runs_out: docs/experiments/gpu_text_runs.sh writes only into a new or empty OUT
-# and its own mktemp folder. An OUT that holds a user's files (or is a file) is refused with
-# exit 2 before anything runs or is written, and is left exactly as it was.
-# Usage: gpu_text_runs_out.sh SOURCE_DIR
+# ctests gpu_text_runs_out and copy_curriculum_out: an experiment script of docs/experiments
+# (gpu_text_runs.sh, copy_curriculum.sh) writes only into a new or empty OUT (and its own mktemp
+# folder). An OUT that holds a user's files (or is a file) is refused with exit 2 before
+# anything runs or is written, and is left exactly as it was.
+# Usage: experiment_out_refused.sh SOURCE_DIR SCRIPT (a file name in docs/experiments)
 set -u
 root=$1
+script=docs/experiments/$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/out/logs"
 echo "mine" >"$tmp/out/logs/notes.txt"
 echo "mine too" >"$tmp/out/file.txt"
 before=$(cd "$tmp/out" && find . -printf '%p %s\n' | sort)
-msg=$(cd "$root" && OUT="$tmp/out" bash docs/experiments/gpu_text_runs.sh 2>&1); code=$?
+msg=$(cd "$root" && OUT="$tmp/out" bash "$script" 2>&1); code=$?
 after=$(cd "$tmp/out" && find . -printf '%p %s\n' | sort)
 fail=0
 [[ $code == 2 ]] || { echo "FAILED: exit $code, expected 2: $msg"; fail=1; }
@@ -19,7 +21,7 @@ fail=0
 [[ $before == "$after" && $(cat "$tmp/out/logs/notes.txt") == mine ]] || { echo "FAILED: OUT changed: $after"; fail=1; }
 # A file as OUT: refused the same way, left alone.
 echo "data" >"$tmp/afile"
-msg=$(cd "$root" && OUT="$tmp/afile" bash docs/experiments/gpu_text_runs.sh 2>&1); code=$?
+msg=$(cd "$root" && OUT="$tmp/afile" bash "$script" 2>&1); code=$?
 [[ $code == 2 && $(cat "$tmp/afile") == data ]] || { echo "FAILED: a file as OUT gave exit $code: $msg"; fail=1; }
 ((fail)) && exit 1
-echo "ok: a non-empty OUT and a file as OUT are refused (exit 2) and left unchanged"
+echo "ok: $2: a non-empty OUT and a file as OUT are refused (exit 2) and left unchanged"
