@@ -38,7 +38,6 @@ struct BenchTrainOptions {
   std::vector<std::string> sets;  // --set key=value, applied to every config
 };
 
-
 const char* const kTextConfigs[] = {"text-memformer.json", "text-rmt.json", "text-rmt-hashed.json", "text-trxl.json",
                                     "text-transformer.json"};
 

@@ -168,13 +168,18 @@ TrainingConfig load_training_config(const std::string& path, const std::vector<s
   return config_with_sets(j, sets, "--config: '" + path + "'");
 }
 
+std::pair<std::string, std::string> split_set_flag(const std::string& s) {
+  const auto eq = s.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.segments=4");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
 TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source) {
   for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.segments=4");
+    const auto [key, value] = split_set_flag(s);
     try {
-      apply_config_set(j, s.substr(0, eq), s.substr(eq + 1));
+      apply_config_set(j, key, value);
     } catch (const ConfigError& e) {
       throw UsageError("--set '" + s + "': " + e.what());
     }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mnemo::app {
@@ -60,6 +61,8 @@ torch::Device parse_device_flag(const std::string& name);
 TrainingConfig load_training_config(const std::string& path, const std::vector<std::string>& sets);
 // The same for a config already read (`source` names where it came from in messages).
 TrainingConfig config_with_sets(nlohmann::json j, const std::vector<std::string>& sets, const std::string& source);
+// One --set argument "key=value" as (key, value); UsageError when it is not of that form.
+std::pair<std::string, std::string> split_set_flag(const std::string& s);
 
 // The model flags every model kind shares (--slots is the memory size of whichever model).
 // Each row of ModelConfig::fields() with a flag ("--slots") is an option here, made from the

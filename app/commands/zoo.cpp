@@ -56,12 +56,7 @@ class ZooPack : public Command {
     if (::stat(dest.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
       throw UsageError("--out '" + dest + "' is a directory; pass a file name ending in .safetensors");
     std::vector<std::pair<std::string, std::string>> sets;
-    for (const auto& s : sets_) {
-      const auto eq = s.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw UsageError("--set '" + s + "': use --set key=value, e.g. --set task.corpus=sotu");
-      sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    }
+    for (const auto& s : sets_) sets.push_back(split_set_flag(s));
     ZooEntry e;
     try {
       e = pack_zoo_model(ckpt, dest, name_, summary_, card, sets);

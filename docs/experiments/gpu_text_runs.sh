@@ -18,9 +18,16 @@ if [[ -e $out && ( ! -d $out || -n $(ls -A "$out") ) ]]; then
   echo "gpu_text_runs.sh: OUT=$out is not an empty folder; name a new or empty one (nothing was written)" >&2
   exit 2
 fi
-mkdir -p "$out"
+# The only recursive delete: this mktemp folder, made here, removed on exit (ctest gpu_text_runs_out
+# shows a user's file beside it in TMPDIR survives).
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 logs=$work/logs; mkdir -p $logs
+# Off the GPU machine nothing is built or trained (a CPU box would build the whole tree with -j16).
+if ! nvidia-smi -L > $logs/nvidia-smi-L.txt 2>&1; then
+  echo "gpu_text_runs.sh: no NVIDIA GPU here (nvidia-smi -L failed); run it on the device machine (docs/gpu.md); nothing was written" >&2
+  exit 2
+fi
+mkdir -p "$out"
 T0=$(date +%s); el() { echo $(( $(date +%s) - T0 )); }
 log() { echo "[t=$(el)s] $*" | tee -a $logs/session.log; }
 END=${END:-540}           # seconds after start when everything must be packed
