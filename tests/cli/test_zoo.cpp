@@ -124,9 +124,10 @@ TEST_CASE("zoo: every model in assets/models has a card with a check, and the zo
 
 // The shipped models, one test each (a missing or broken model fails its own test); the
 // list must name every model in assets/models.
-const char* const kZooModels[] = {"memformer-copy",      "memformer-copy-unit", "memformer-mnist", "memformer-two-facts",
-                                  "memformer-two-facts-ft", "memoryformer-lm", "mtn-qa", "rmt-copy",  "rmt-text",
-                                  "rmt-text-hashed",     "trxl-copy",           "trxl-text",       "trxl-text-recall"};
+const char* const kZooModels[] = {"memformer-copy",         "memformer-copy-unit",   "memformer-mnist", "memformer-text-recall",
+                                  "memformer-two-facts",    "memformer-two-facts-ft", "memoryformer-lm", "mtn-qa",
+                                  "rmt-copy",               "rmt-text",               "rmt-text-hashed", "trxl-copy",
+                                  "trxl-text",              "trxl-text-recall"};
 
 TEST_CASE("zoo: the tests below cover every shipped model") {
   std::vector<std::string> names;
@@ -147,6 +148,10 @@ TEST_CASE("zoo model memformer-two-facts: the card's accuracy, and chance with t
 }
 TEST_CASE("zoo model memformer-two-facts-ft: the card's accuracy, and chance with the memory zeroed") {
   check_zoo_model("memformer-two-facts-ft");
+}
+TEST_CASE("zoo model memformer-text-recall: the card's bits per byte on held-out addresses, and what its slots save beyond "
+          "position 8") {
+  check_zoo_model("memformer-text-recall");
 }
 TEST_CASE("zoo model mtn-qa: the card's choice accuracy, and chance with the memory zeroed") { check_zoo_model("mtn-qa"); }
 TEST_CASE("zoo model rmt-copy: the card's accuracy, and chance with the memory zeroed") { check_zoo_model("rmt-copy"); }
