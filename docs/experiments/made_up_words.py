@@ -15,15 +15,11 @@ Usage: made_up_words.py MNEMOSCOPE CKPT [SOTU_DATA_DIR] [--gap LO,HI]
 (docs/experiments/text-memory.md, section 3)."""
 import math, random, sys, tempfile
 
-from sotu_docs import DATA, addresses, made_up_word, next_space, score, text_of
+from sotu_docs import DATA, addresses, gap_flag, made_up_word, next_space, score, text_of
 
 args = sys.argv[1:]
-gap = (48, 112)
-if "--gap" in args:
-    i = args.index("--gap")
-    gap = tuple(int(v) for v in args[i + 1].split(","))
-    del args[i:i + 2]
-if len(args) < 2 or len(gap) != 2 or not 0 < gap[0] <= gap[1]:
+gap = gap_flag(args, (48, 112), __doc__)
+if len(args) < 2:
     sys.exit(__doc__)
 binary, ckpt = args[:2]
 tests = addresses(args[2] if len(args) > 2 else DATA, lambda year: year % 10 == 0)

@@ -11,14 +11,10 @@ better than the first occurrence. Usage: repeated_passage.py MNEMOSCOPE CKPT [SO
 (docs/experiments/text-memory.md, section 3)."""
 import math, random, sys, tempfile
 
-from sotu_docs import DATA, addresses, score, text_of
+from sotu_docs import DATA, addresses, gap_flag, score, text_of
 
 args = sys.argv[1:]
-gap = (96, 296)
-if "--gap" in args:
-    i = args.index("--gap")
-    gap = tuple(int(v) for v in args[i + 1].split(","))
-    del args[i:i + 2]
+gap = gap_flag(args, (96, 296), __doc__)
 binary, ckpt = args[0:2]
 tests = addresses(args[2] if len(args) > 2 else DATA, lambda year: year % 10 == 0)
 rng = random.Random(0)

@@ -15,6 +15,22 @@ def addresses(data, keep):
     return files
 
 
+def gap_flag(args, default, usage):
+    """Takes `--gap LO,HI` out of the argument list `args` (in place) and returns (LO, HI), or
+    `default` without the flag; exits with `usage` when it is not two integers 0 < LO <= HI."""
+    if "--gap" not in args:
+        return default
+    i = args.index("--gap")
+    try:
+        gap = tuple(int(v) for v in args[i + 1].split(","))
+    except (IndexError, ValueError):
+        sys.exit(usage)
+    del args[i:i + 2]
+    if len(gap) != 2 or not 0 < gap[0] <= gap[1]:
+        sys.exit(usage)
+    return gap
+
+
 def text_of(path):
     return json.load(open(path))["text"]
 

@@ -8,7 +8,7 @@
 set -u
 root=$1
 script=docs/experiments/$2
-tmp=$(mktemp -d)
+tmp=$(mktemp -d) || exit 1  # never run on (or delete) an empty path
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/out/logs"
 echo "mine" >"$tmp/out/logs/notes.txt"
