@@ -16,10 +16,13 @@
 #   C  the made-up-word addresses of trxl's stage C and the doubled passages together (about half
 #      the windows each; on prose alone the copying was gone within 250 steps), task.recur 0.5,
 #      1,200 steps (there is no stage B).
+# MODEL=rmt (section 8): the RMT of sessions/text-rmt.json (16 memory tokens, 16 segments of 32
+#   bytes, 16 windows a step), stages A and C as for memformer.
 # The held-out addresses (years ending in 0 and 5) are in no stage's corpus.
 # Usage, from the repository root, with `mnemoscope` built and `bash .ci/fetch-data sotu` done:
 #   SEED=1 OUT=runs/copy-s1 bash docs/experiments/copy_curriculum.sh
 #   MODEL=memformer SEED=1 OUT=runs/mf-s1 bash docs/experiments/copy_curriculum.sh
+#   MODEL=rmt SEED=0 OUT=runs/rmt-s0 bash docs/experiments/copy_curriculum.sh
 # OUT must be a new or empty folder (anything else is refused, exit 2, before anything is
 # written). It receives the corpora and one session per stage (A, B, C); C's last checkpoint is
 # the model. MNEMOSCOPE names the binary (default build/mnemoscope). On one thread of the 2-core
@@ -37,7 +40,8 @@ fi
 case ${MODEL:-trxl} in
   trxl) cfg=$root/sessions/text-trxl.json; model_sets=(--set model.slots=128) ;;
   memformer) cfg=$root/sessions/text-memformer.json; model_sets=(--set model.slots=32 --set model.memory_scale=sqrt_dim) ;;
-  *) echo "copy_curriculum.sh: MODEL=$MODEL is not trxl or memformer (nothing was written)" >&2; exit 2 ;;
+  rmt) cfg=$root/sessions/text-rmt.json; model_sets=() ;;
+  *) echo "copy_curriculum.sh: MODEL=$MODEL is not trxl, memformer or rmt (nothing was written)" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
 python3 "$root/docs/experiments/doubled_passages_corpus.py" "$out/doubled"
