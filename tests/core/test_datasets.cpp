@@ -97,6 +97,20 @@ TEST_CASE("mnist: a corrupt digit file is rejected with a message naming it") {
   CHECK(contains(msg("{\"data\": [" + row + "1.5]}"), "outside [0, 1]"));
   CHECK(contains(msg("{\"data\": [" + row + "\"x\"]}"), "not a number"));
   CHECK(contains(msg("{\"data\": []}"), "not a positive multiple of 784"));
+  // The same precedence as a reader that builds the JSON tree first: the count before a bad value.
+  CHECK(contains(msg("{\"data\": [1.5]}"), "1 values is not a positive multiple of 784"));
+  CHECK(contains(msg("{\"data\": [" + row + "[0]]}"), "value 783 is an array, not a number"));
+  CHECK(contains(msg("{\"data\": [" + row + "null]}"), "value 783 is null, not a number"));
+  CHECK(contains(msg("{\"data\": [" + row + "-0.5]}"), "value 783 = -0.5 is outside [0, 1]"));
+  CHECK(contains(msg("{\"data\": 5}"), "expected {\"data\""));
+  CHECK(contains(msg("{\"other\": [" + row + "0]}"), "expected {\"data\""));
+  // A later "data" replaces an earlier one, as in a JSON object; other keys are ignored.
+  CHECK(contains(msg("{\"data\": [" + row + "0], \"data\": 1}"), "expected {\"data\""));
+  const auto two = parse_mnist_digit_json(
+      "{\"info\": {\"data\": [2]}, \"data\": [0.5], \"data\": [" + row + "1], \"n\": [3]}", "x");
+  REQUIRE(two.size() == 1);
+  CHECK(two[0][0] == 0);
+  CHECK(two[0][783] == 255);
   for (const auto& m : {msg("{"), msg("{\"data\": [1.5]}")}) {
     CHECK(contains(m, "digits/3.json"));
     CHECK(contains(m, "corrupt"));
