@@ -7,11 +7,16 @@ first by content: an induction head. It is the first stage of the copying curric
 docs/experiments/text-memory.md, section 6, where models trained on prose alone never learnt
 to copy.
 
-Usage: doubled_passages_corpus.py OUT_DIR [--docs N] [--bytes B]
-(N documents, default 200, of at least B bytes each, default 50,000; seed 0)."""
+Usage: doubled_passages_corpus.py OUT_DIR [--docs N] [--bytes B] [--passage LO,HI]
+(N documents, default 200, of at least B bytes each, default 50,000; passages of LO-HI bytes
+before their copy, default 40,60: a copy starts 41-61 bytes after its source, more than a
+32-byte segment; 8,24 puts most copies inside one; seed 0)."""
 import os, random, string, sys
 
+from sotu_docs import range_flag
+
 args = sys.argv[1:]
+passage_len = range_flag(args, "--passage", (40, 60), __doc__)
 opts = {"--docs": 200, "--bytes": 50000}
 for flag in list(opts):
     if flag in args:
@@ -29,7 +34,7 @@ for f in range(opts["--docs"]):
     pieces, size = [], 0
     while size < opts["--bytes"]:
         words, n = [], 0
-        target = rng.randint(40, 60)
+        target = rng.randint(*passage_len)
         while n < target:
             w = "".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9)))
             words.append(w)

@@ -15,20 +15,25 @@ def addresses(data, keep):
     return files
 
 
-def gap_flag(args, default, usage):
-    """Takes `--gap LO,HI` out of the argument list `args` (in place) and returns (LO, HI), or
+def range_flag(args, flag, default, usage):
+    """Takes `FLAG LO,HI` out of the argument list `args` (in place) and returns (LO, HI), or
     `default` without the flag; exits with `usage` when it is not two integers 0 < LO <= HI."""
-    if "--gap" not in args:
+    if flag not in args:
         return default
-    i = args.index("--gap")
+    i = args.index(flag)
     try:
-        gap = tuple(int(v) for v in args[i + 1].split(","))
+        pair = tuple(int(v) for v in args[i + 1].split(","))
     except (IndexError, ValueError):
         sys.exit(usage)
     del args[i:i + 2]
-    if len(gap) != 2 or not 0 < gap[0] <= gap[1]:
+    if len(pair) != 2 or not 0 < pair[0] <= pair[1]:
         sys.exit(usage)
-    return gap
+    return pair
+
+
+def gap_flag(args, default, usage):
+    """`--gap LO,HI` (range_flag)."""
+    return range_flag(args, "--gap", default, usage)
 
 
 def text_of(path):
