@@ -255,6 +255,7 @@ class TrainRun {
   std::optional<io::LoadedCheckpoint> resume_from_;
   TrainingConfig cfg_;
   std::optional<WeightsFile> init_;  // rank 0 loads them; the other ranks get them by sync_from_rank0
+  std::optional<MatchedWeights> matched_;  // --init-matching: what was taken from init_
   std::unique_ptr<dist::ProcessGroup> pg_;
   std::optional<Trainer> trainer_;
   int world_ = 1;
@@ -282,6 +283,8 @@ void TrainRun::check_options() {
     throw UsageError("--resume: pass the session directory with --out DIR");
   if (!c.init_from.empty() && c.resume)
     throw UsageError("--init-from starts a new session from a model's weights and --resume continues one: pass one of them");
+  if (c.init_matching && c.init_from.empty())
+    throw UsageError("--init-matching takes the matching tensors of --init-from's weights: pass --init-from W too");
   dir_ = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
 }
 
@@ -360,15 +363,30 @@ void TrainRun::build_trainer() {
   }
   if (init_) {
     try {
-      load_weights_checked(*trainer.model(), cfg_.model, *init_, c_.config,
-                           "Fine-tuning needs the model the weights were trained with: set those fields with --set "
-                           "or take that config");
+      if (c_.init_matching) {
+        matched_ = load_matching_weights(*trainer.model(), init_->weights, init_->path);
+      } else {
+        load_weights_checked(*trainer.model(), cfg_.model, *init_, c_.config,
+                             "Fine-tuning needs the model the weights were trained with: set those fields with --set "
+                             "or take that config; or take only the tensors that fit with --init-matching");
+      }
     } catch (const Error& e) {
       throw UsageError(std::string("--init-from: ") + e.what());
     }
     out_ << "initialised from " << init_->path << " (a " << init_->kind;
     if (init_->step >= 0) out_ << ", step " << init_->step;
     out_ << "); the optimizer starts fresh\n";
+    if (matched_) {
+      auto list = [](const std::vector<std::string>& names) {
+        std::string s;
+        for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+        return s.empty() ? std::string("none") : s;
+      };
+      out_ << "--init-matching: " << matched_->taken.size() << " of the model's "
+           << matched_->taken.size() + matched_->fresh.size() << " tensors from the file; initialised as the config's "
+           << "seed gives them: " << list(matched_->fresh) << "; not used from the file: " << list(matched_->unused)
+           << "\n";
+    }
   }
   if (resume_from_) {
     Checkpoint ck;
@@ -410,6 +428,8 @@ void TrainRun::open_session() {
   if (!c_.resume) {
     nlohmann::json manifest = {{"kind", "train"}, {"config", cfg_.to_json()}, {"config_path", c_.config}};
     if (init_) manifest["init_from"] = {{"path", init_->path}, {"kind", init_->kind}, {"step", init_->step}};
+    if (matched_)
+      manifest["init_from"].update({{"matching", true}, {"fresh", matched_->fresh}, {"unused", matched_->unused}});
     if (world_ > 1) manifest["world_size"] = world_;
     make_out_dir(dir_, c_.out.empty() ? "--sessions" : "--out");
     try {
@@ -762,6 +782,9 @@ class TrainCommand : public Command {
     c->add_option("--init-from", o_.init_from,
                   "start from these model weights (zoo model, checkpoint, export-weights file or session; the "
                   "optimizer starts fresh): fine-tuning");
+    c->add_flag("--init-matching", o_.init_matching,
+                "with --init-from: take only the file's tensors whose name and shape are the model's (e.g. a "
+                "Transformer-XL's layers into an RMT of the same size); the others start as the seed gives them");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
     c->add_option("--data", o_.data,
                   "the corpus of a text task: a text file, a directory of them or a named corpus (sotu, moby-dick); "

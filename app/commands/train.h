@@ -16,6 +16,7 @@ struct TrainOptions {
   bool steps_override = false;    // use `steps` (set by callers without a command line)
   bool resume = false;
   std::string init_from;          // --init-from WEIGHTS: start a new session from a model's weights
+  bool init_matching = false;     // --init-matching: only the tensors of WEIGHTS whose name and shape match
   int64_t hash_stats_every = 0;   // --hash-stats-every N: bucket statistics to DIR/hash_stats.csv
   std::vector<std::string> sets;  // --set key=value
   // --data PATH (repeatable): the corpus of a "text" task (task.corpus; several make a list),

@@ -5,6 +5,7 @@
 #include "core/models/mtn.h"
 
 #include <map>
+#include <set>
 #include <mutex>
 #include <sstream>
 
@@ -66,6 +67,36 @@ void load_weights(torch::nn::Module& model, const std::vector<std::pair<std::str
   }
   torch::NoGradGuard g;
   for (auto& [name, t] : mine) t.copy_(given[name].to(t.device(), t.scalar_type()));
+}
+
+MatchedWeights load_matching_weights(torch::nn::Module& model,
+                                     const std::vector<std::pair<std::string, torch::Tensor>>& weights,
+                                     const std::string& source) {
+  std::map<std::string, const torch::Tensor*> given;
+  for (const auto& [name, t] : weights) given[name] = &t;
+  auto mine = named_weights(model);
+  MatchedWeights m;
+  std::set<std::string> used;
+  for (const auto& [name, t] : mine) {
+    auto it = given.find(name);
+    if (it != given.end() && it->second->sizes() == t.sizes() &&
+        (it->second->is_floating_point() || !t.is_floating_point())) {
+      m.taken.push_back(name);
+      used.insert(name);
+    } else {
+      m.fresh.push_back(name);
+    }
+  }
+  for (const auto& [name, t] : weights)
+    if (!used.count(name)) m.unused.push_back(name);
+  if (m.taken.empty())
+    throw ConfigError(source + ": no tensor has the name and shape of one of this model's (" +
+                      std::to_string(weights.size()) + " in the file, " + std::to_string(mine.size()) +
+                      " in the model); the file belongs to another kind or size of model");
+  torch::NoGradGuard g;
+  for (auto& [name, t] : mine)
+    if (used.count(name)) t.copy_(given[name]->to(t.device(), t.scalar_type()));
+  return m;
 }
 
 }  // namespace mnemo

@@ -15,4 +15,18 @@ std::vector<std::pair<std::string, torch::Tensor>> named_weights(const torch::nn
 void load_weights(torch::nn::Module& model, const std::vector<std::pair<std::string, torch::Tensor>>& weights,
                   const std::string& source);
 
+// A partial initialisation (`train --init-from W --init-matching`): the model's tensors filled
+// from the file (`taken`), those left as they were (`fresh`: not in the file, or another
+// shape there), and the file's tensors not used (`unused`), each in the model's or the file's
+// order.
+struct MatchedWeights {
+  std::vector<std::string> taken, fresh, unused;
+};
+// Copies every tensor of `weights` whose name and shape are those of one of the model's (e.g.
+// a Transformer-XL's layers into an RMT of the same size). Throws ConfigError, the model
+// unchanged, when none matches.
+MatchedWeights load_matching_weights(torch::nn::Module& model,
+                                     const std::vector<std::pair<std::string, torch::Tensor>>& weights,
+                                     const std::string& source);
+
 }  // namespace mnemo

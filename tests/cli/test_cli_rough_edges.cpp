@@ -456,6 +456,34 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
   auto f = run_cli("train --out " + dir + "/a --resume --init-from " + w);
   CHECK(f.code == 2);
   CHECK(f.output.find("pass one of them") != std::string::npos);
+  // --init-matching: the misfit above takes what fits (every tensor but the memory's, whose
+  // shape follows model.slots), lists the rest, and records them in the manifest.
+  CHECK(d.output.find("--init-matching") != std::string::npos);  // the misfit's message offers it
+  auto g = run_cli("train --config " + cfg + " --out " + dir + "/g --init-from " + w +
+                   " --init-matching --set model.slots=3");
+  INFO(g.output);
+  REQUIRE(g.code == 0);
+  CHECK(g.output.find("--init-matching: ") != std::string::npos);
+  CHECK(g.output.find("not used from the file: ") != std::string::npos);
+  std::ifstream mf(dir + "/g/manifest.json");
+  const auto manifest = nlohmann::json::parse(mf);
+  REQUIRE(manifest.contains("init_from"));
+  CHECK(manifest["init_from"]["matching"] == true);
+  CHECK_FALSE(manifest["init_from"]["fresh"].empty());
+  CHECK(manifest["init_from"]["fresh"] == manifest["init_from"]["unused"]);  // the memory's tensors, both sides
+  const auto got = mnemo::read_weights_file(dir + "/g");
+  std::map<std::string, torch::Tensor> was(init.weights.begin(), init.weights.end());
+  int same = 0;
+  for (const auto& [n, t] : got.weights)
+    if (was.count(n) && was[n].sizes() == t.sizes()) {
+      CHECK((t - was[n]).abs().max().item<double>() < 1e-6);  // one step at lr 1e-9
+      ++same;
+    }
+  CHECK(same > 0);
+  auto h = run_cli("train --config " + cfg + " --out " + dir + "/h --init-matching");
+  CHECK(h.code == 2);
+  CHECK(h.output.find("pass --init-from W too") != std::string::npos);
+  CHECK_FALSE(mnemo::test::path_exists(dir + "/h"));
 }
 
 TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segment-len re-cuts the document, labelled and warned") {

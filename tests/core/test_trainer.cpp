@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <tuple>
 #include <cmath>
 #include <cstdio>
@@ -147,6 +149,62 @@ TEST_CASE("trainer: checkpoint save -> load -> resume continues with the identic
   Trainer b(other);
   CHECK_THROWS_WITH_AS(b.restore(load_checkpoint(dir + "/c.safetensors"), "c"),
                        doctest::Contains("pass the config it was trained with"), ConfigError);
+}
+
+TEST_CASE("load_matching_weights: a Transformer-XL's layers into an RMT of the same size, the rest left as they were") {
+  ModelConfig xl, rmt;
+  xl.model = "trxl";
+  rmt.model = "rmt";
+  for (ModelConfig* c : {&xl, &rmt}) {
+    c->slots = 4;
+    c->segment_len = 6;
+    c->dim = 16;
+    c->heads = 2;
+    c->layers = 2;
+    c->ff = 32;
+  }
+  auto from = make_model(xl, 3), to = make_model(rmt, 4), before = make_model(rmt, 4);
+  const auto given = named_weights(*from);
+  const auto m = load_matching_weights(*to, given, "xl.safetensors");
+  std::map<std::string, torch::Tensor> g(given.begin(), given.end()), b;
+  for (const auto& [n, t] : named_weights(*before)) b[n] = t;
+  REQUIRE_FALSE(m.taken.empty());
+  REQUIRE_FALSE(m.fresh.empty());  // RMT's memory tokens are not in a Transformer-XL
+  size_t checked = 0;
+  for (const auto& [n, t] : named_weights(*to)) {
+    CAPTURE(n);
+    // What an RMT has and a Transformer-XL of the same size has not: its memory.
+    const bool rmt_only = n == "memory_init" || n == "read_emb" || n == "write_emb" || n.rfind("mem_norm.", 0) == 0;
+    const bool taken = std::find(m.taken.begin(), m.taken.end(), n) != m.taken.end();
+    const bool fresh = std::find(m.fresh.begin(), m.fresh.end(), n) != m.fresh.end();
+    CHECK(taken != fresh);  // each tensor of the model is in exactly one list
+    if (taken) {
+      CHECK(torch::equal(t, g.at(n)));
+      CHECK_FALSE(rmt_only);
+    } else {
+      CHECK(rmt_only);
+      CHECK(torch::equal(t, b.at(n)));  // as the seed made it
+      const bool absent_or_other_shape = g.count(n) == 0 || g.at(n).sizes() != t.sizes();
+      CHECK(absent_or_other_shape);
+    }
+    ++checked;
+  }
+  CHECK(checked == m.taken.size() + m.fresh.size());
+  for (const auto& n : m.unused) CHECK(std::find(m.taken.begin(), m.taken.end(), n) == m.taken.end());
+  CHECK(m.taken.size() + m.unused.size() == given.size());
+  // A shape that differs is not taken: the layers of a wider model.
+  ModelConfig wide = xl;
+  wide.dim = 32;
+  wide.ff = 64;
+  auto w = make_model(wide, 3);
+  auto to2 = make_model(rmt, 4);
+  const auto m2 = load_matching_weights(*to2, named_weights(*w), "wide");
+  for (const auto& n : m2.taken) CAPTURE(n);
+  CHECK(m2.taken.size() < m.taken.size());
+  // Nothing in common: refused, the model unchanged.
+  std::vector<std::pair<std::string, torch::Tensor>> none = {{"not.a.tensor", torch::zeros({2})}};
+  CHECK_THROWS_WITH_AS(load_matching_weights(*to2, none, "other.safetensors"),
+                       doctest::Contains("other.safetensors: no tensor has the name and shape"), ConfigError);
 }
 
 TEST_CASE("trainer: run evaluates and saves on schedule, honours the stop flag, stops on NaN with the step") {
