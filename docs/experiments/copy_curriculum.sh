@@ -19,10 +19,12 @@
 # MODEL=rmt (section 8): the RMT of sessions/text-rmt.json (16 memory tokens, 16 segments of 32
 #   bytes, 16 windows a step). RMT sees nothing of the previous segment but its memory, and
 #   memformer's stage A alone (copies 41-61 bytes back: always in an earlier segment) left it
-#   on the plateau (valid 4.437 bits/byte at step 1,500, zeroed 4.458; stopped at 1,650), so:
+#   on the plateau (valid 4.437 bits/byte at step 1,500, zeroed 4.458; stopped at 1,681), so:
 #   S  doubled passages of 8-24 bytes (most copies inside one segment), 1,000 steps;
 #   A  the doubled passages of 40-60 bytes, 1,500 steps;
 #   C  as for memformer.
+#   This did not teach RMT to copy either (S ended at 4.433; A stopped at step 839 at 4.440):
+#   section 8 records it, and what else was tried.
 # The held-out addresses (years ending in 0 and 5) are in no stage's corpus.
 # Usage, from the repository root, with `mnemoscope` built and `bash .ci/fetch-data sotu` done:
 #   SEED=1 OUT=runs/copy-s1 bash docs/experiments/copy_curriculum.sh
