@@ -31,6 +31,7 @@
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "core/io/atomic_file.h"
+#include "core/io/config_fields.h"
 #include "core/io/json_file.h"
 #include "core/io/session.h"
 #include "core/platform/memory.h"
@@ -377,11 +378,7 @@ void TrainRun::build_trainer() {
     if (init_->step >= 0) out_ << ", step " << init_->step;
     out_ << "); the optimizer starts fresh\n";
     if (matched_) {
-      auto list = [](const std::vector<std::string>& names) {
-        std::string s;
-        for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-        return s.empty() ? std::string("none") : s;
-      };
+      auto list = [](const std::vector<std::string>& names) { return names.empty() ? "none" : join_names(names); };
       out_ << "--init-matching: " << matched_->taken.size() << " of the model's "
            << matched_->taken.size() + matched_->fresh.size() << " tensors from the file; initialised as the config's "
            << "seed gives them: " << list(matched_->fresh) << "; not used from the file: " << list(matched_->unused)

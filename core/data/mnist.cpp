@@ -25,29 +25,26 @@ class DigitReader {
   using json = nlohmann::json;
   explicit DigitReader(std::vector<uint8_t>& out) : out_(out) {}
 
-  bool null() { return value("null"); }
-  bool boolean(bool b) { return value(b ? "true" : "false"); }
-  bool number_integer(json::number_integer_t v) { return number(static_cast<double>(v), json(v)); }
-  bool number_unsigned(json::number_unsigned_t v) { return number(static_cast<double>(v), json(v)); }
-  bool number_float(json::number_float_t v, const json::string_t&) { return number(v, json(v)); }
-  bool string(json::string_t& v) { return value(json(v).dump()); }
-  bool binary(json::binary_t&) { return value("binary"); }
+  bool null() { return other("null"); }
+  bool boolean(bool b) { return other(b ? "true" : "false"); }
+  bool number_integer(json::number_integer_t v) { return number(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return number(v); }
+  bool number_float(json::number_float_t v, const json::string_t&) { return number(v); }
+  bool string(json::string_t& v) { return other(json(v).dump()); }
+  bool binary(json::binary_t&) { return other("binary"); }
   bool start_object(std::size_t) {
     if (depth_ == 0) top_object_ = true;
-    return open("an object");
+    return open(false);
   }
+  bool start_array(std::size_t) { return open(true); }
   bool end_object() { return close(); }
-  bool start_array(std::size_t) { return open("an array"); }
   bool end_array() { return close(); }
   bool key(json::string_t& k) {
-    if (depth_ == 1) {
-      data_key_ = k == "data";
-      if (data_key_) {  // a repeated key replaces the earlier value
-        has_data_ = false;
-        out_.clear();
-        count_ = 0;
-        bad_index_ = -1;
-      }
+    if (depth_ == 1 && (data_key_ = k == "data")) {  // a repeated key replaces the earlier value
+      has_data_ = false;
+      out_.clear();
+      count_ = 0;
+      bad_index_ = -1;
     }
     return true;
   }
@@ -64,43 +61,42 @@ class DigitReader {
   bool bad_range() const { return bad_range_; }
 
  private:
-  // A value directly inside the data array (depth 2, under key "data" of the top object).
-  bool in_data() const { return depth_ == 2 && data_open_; }
-  bool open(const char* what) {
-    if (in_data()) value(what);
-    else if (depth_ == 1 && data_key_ && std::string(what) == "an array") {
-      has_data_ = true;
-      data_open_ = true;
-      data_key_ = false;
-    } else if (depth_ == 1) {
-      data_key_ = false;  // "data" holds something other than an array
-    }
+  // True for an element of the data array (depth 2, under key "data" of the top object). Any
+  // value of a top-level key ends that key's turn.
+  bool element() {
+    if (depth_ == 1) data_key_ = false;
+    return depth_ == 2 && data_open_;
+  }
+  bool open(bool array) {
+    if (depth_ == 1 && data_key_ && array) has_data_ = data_open_ = true;
+    if (element()) bad(array ? "an array" : "an object", false);
     ++depth_;
     return true;
   }
   bool close() {
-    --depth_;
-    if (depth_ == 1) data_open_ = false;
+    if (--depth_ == 1) data_open_ = false;
     return true;
   }
-  void note_bad(const std::string& text, bool range) {
-    if (bad_index_ >= 0) return;
-    bad_index_ = count_;
-    bad_value_ = text;
-    bad_range_ = range;
+  bool other(const std::string& text) {
+    if (element()) bad(text, false);
+    return true;
   }
-  bool value(const std::string& text) {
-    if (depth_ == 1 && data_key_) data_key_ = false;  // "data" holds a scalar
-    if (!in_data()) return true;
-    note_bad(text, false);
+  template <class T>
+  bool number(T v) {
+    if (!element()) return true;
+    const double x = static_cast<double>(v);
+    if (!(x >= 0.0 && x <= 1.0)) return bad(json(v).dump(), true);  // written only for the message
+    out_.push_back(static_cast<uint8_t>(std::lround(x * 255.0)));
     ++count_;
     return true;
   }
-  bool number(double x, const json& v) {
-    if (depth_ == 1 && data_key_) data_key_ = false;
-    if (!in_data()) return true;
-    if (!(x >= 0.0 && x <= 1.0)) note_bad(v.dump(), true);
-    if (bad_index_ < 0) out_.push_back(static_cast<uint8_t>(std::lround(x * 255.0)));
+  // An element that is not a grey level: the first is named in the error.
+  bool bad(const std::string& text, bool range) {
+    if (bad_index_ < 0) {
+      bad_index_ = count_;
+      bad_value_ = text;
+      bad_range_ = range;
+    }
     ++count_;
     return true;
   }

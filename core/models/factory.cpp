@@ -43,6 +43,20 @@ std::vector<std::pair<std::string, torch::Tensor>> named_weights(const torch::nn
   return out;
 }
 
+namespace {
+// Why the file's tensor `given` cannot fill the model's `mine` ("" when it can).
+std::string misfit(const torch::Tensor& given, const torch::Tensor& mine) {
+  if (given.sizes() != mine.sizes()) {
+    std::ostringstream os;
+    os << "has shape " << given.sizes() << " but the model expects " << mine.sizes()
+       << "; pass the config the checkpoint was made with";
+    return os.str();
+  }
+  if (!given.is_floating_point() && mine.is_floating_point()) return "is not floating point";
+  return "";
+}
+}  // namespace
+
 void load_weights(torch::nn::Module& model, const std::vector<std::pair<std::string, torch::Tensor>>& weights,
                   const std::string& source) {
   std::map<std::string, torch::Tensor> given(weights.begin(), weights.end());
@@ -51,14 +65,8 @@ void load_weights(torch::nn::Module& model, const std::vector<std::pair<std::str
     auto it = given.find(name);
     if (it == given.end())
       throw ConfigError(source + ": tensor '" + name + "' is missing; the checkpoint was made for another model config");
-    if (it->second.sizes() != t.sizes()) {
-      std::ostringstream os;
-      os << source << ": tensor '" << name << "' has shape " << it->second.sizes() << " but the model expects "
-         << t.sizes() << "; pass the config the checkpoint was made with";
-      throw ConfigError(os.str());
-    }
-    if (!it->second.is_floating_point() && t.is_floating_point())
-      throw ConfigError(source + ": tensor '" + name + "' is not floating point");
+    if (const std::string why = misfit(it->second, t); !why.empty())
+      throw ConfigError(source + ": tensor '" + name + "' " + why);
   }
   for (const auto& [name, t] : given) {
     bool known = false;
@@ -79,8 +87,7 @@ MatchedWeights load_matching_weights(torch::nn::Module& model,
   std::set<std::string> used;
   for (const auto& [name, t] : mine) {
     auto it = given.find(name);
-    if (it != given.end() && it->second->sizes() == t.sizes() &&
-        (it->second->is_floating_point() || !t.is_floating_point())) {
+    if (it != given.end() && misfit(*it->second, t).empty()) {
       m.taken.push_back(name);
       used.insert(name);
     } else {

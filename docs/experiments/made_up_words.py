@@ -15,10 +15,10 @@ Usage: made_up_words.py MNEMOSCOPE CKPT [SOTU_DATA_DIR] [--gap LO,HI]
 (docs/experiments/text-memory.md, section 3)."""
 import math, random, sys, tempfile
 
-from sotu_docs import DATA, addresses, gap_flag, made_up_word, next_space, score, text_of
+from sotu_docs import DATA, addresses, range_flag, made_up_word, next_space, score, text_of
 
 args = sys.argv[1:]
-gap = gap_flag(args, (48, 112), __doc__)
+gap = range_flag(args, "--gap", (48, 112), __doc__)
 if len(args) < 2:
     sys.exit(__doc__)
 binary, ckpt = args[:2]

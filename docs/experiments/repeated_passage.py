@@ -11,10 +11,12 @@ better than the first occurrence. Usage: repeated_passage.py MNEMOSCOPE CKPT [SO
 (docs/experiments/text-memory.md, section 3)."""
 import math, random, sys, tempfile
 
-from sotu_docs import DATA, addresses, gap_flag, score, text_of
+from sotu_docs import DATA, addresses, range_flag, score, text_of
 
 args = sys.argv[1:]
-gap = gap_flag(args, (96, 296), __doc__)
+gap = range_flag(args, "--gap", (96, 296), __doc__)
+if len(args) < 2:
+    sys.exit(__doc__)
 binary, ckpt = args[0:2]
 tests = addresses(args[2] if len(args) > 2 else DATA, lambda year: year % 10 == 0)
 rng = random.Random(0)

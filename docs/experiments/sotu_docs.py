@@ -31,11 +31,6 @@ def range_flag(args, flag, default, usage):
     return pair
 
 
-def gap_flag(args, default, usage):
-    """`--gap LO,HI` (range_flag)."""
-    return range_flag(args, "--gap", default, usage)
-
-
 def text_of(path):
     return json.load(open(path))["text"]
 
