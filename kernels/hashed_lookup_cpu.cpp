@@ -548,7 +548,6 @@ inline void add_sums(float* dst, __m256 sums, int n) {
   }
 }
 inline void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
-inline void prefetch_far(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1); }
 inline void store_fence() { _mm_sfence(); }
 
 // 16 table elements as floats.
@@ -698,7 +697,6 @@ inline void add_sums(float* dst, __m512 sums, int n) {
   _mm512_mask_storeu_ps(dst, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, dst), sums));
 }
 inline void prefetch(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T0); }
-inline void prefetch_far(const void* p) { _mm_prefetch(static_cast<const char*>(p), _MM_HINT_T1); }
 inline void store_fence() { _mm_sfence(); }
 
 inline F widen(const Bf16* p) {
@@ -822,13 +820,15 @@ namespace {
 // (packed == false) or packed ahead of time (packed == true).
 template <class E>
 void forward_any(const float* x, const E* tables, bool packed, float* y, int32_t* bucket, float* p, int64_t n,
-                 int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
+                 int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf,
+                 HashedForwardPhases* phases = nullptr) {
   const E* plain = packed ? nullptr : tables;
   const E* pre = packed ? tables : nullptr;
+  HashedForwardPhases* ph = pf ? nullptr : phases;  // the phases of one thread only
   switch (cpu_isa()) {
 #if MNEMO_X86_SIMD
-    case CpuIsa::kAvx512: return avx512::forward(x, plain, pre, y, bucket, p, n, k, tau, d_out, temperature, pf);
-    case CpuIsa::kAvx2: return avx2::forward(x, plain, pre, y, bucket, p, n, k, tau, d_out, temperature, pf);
+    case CpuIsa::kAvx512: return avx512::forward(x, plain, pre, y, bucket, p, n, k, tau, d_out, temperature, pf, ph);
+    case CpuIsa::kAvx2: return avx2::forward(x, plain, pre, y, bucket, p, n, k, tau, d_out, temperature, pf, ph);
 #endif
     default:
       return portable_forward(x, TableRows<E>{tables, packed, k, int64_t{1} << tau, d_out}, y, bucket, p, n, k, tau,
@@ -894,6 +894,13 @@ void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableT
                                       double temperature, const ParallelFor& pf) {
   with_table_type(table_type, packed, "hashed_lookup_forward_packed_cpu", [&](auto* t) {
     forward_any(x, t, /*packed=*/true, y, bucket, p, n, k, tau, d_out, temperature, pf);
+  });
+}
+void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableType table_type, float* y,
+                                      int32_t* bucket, float* p, int64_t n, int64_t k, int tau, int64_t d_out,
+                                      double temperature, HashedForwardPhases& phases) {
+  with_table_type(table_type, packed, "hashed_lookup_forward_packed_cpu", [&](auto* t) {
+    forward_any(x, t, /*packed=*/true, y, bucket, p, n, k, tau, d_out, temperature, {}, &phases);
   });
 }
 

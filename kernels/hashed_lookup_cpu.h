@@ -124,6 +124,19 @@ void hashed_lookup_backward_input_packed_cpu(const float* x, const void* packed,
                                              int64_t n, int64_t k, int tau, int64_t d_out, double temperature,
                                              const ParallelFor& pf);
 
+// Where a single-threaded packed forward spends its time, in seconds of the calling thread's CPU
+// time, added to by hashed_lookup_forward_packed_cpu's overload below (for benchmarks:
+// kernels/tools/hashed_counts.cpp, docs/benchmarks.md). codes: bucket and p, and their
+// reshuffle by row block; fetch: reading each group's slabs from memory before its gathers;
+// gathers: the multiply-adds of the table pieces, with the partial sums between groups and the
+// writes of y. On the portable path nothing is added.
+struct HashedForwardPhases {
+  double codes = 0, fetch = 0, gathers = 0;
+};
+void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableType table_type, float* y,
+                                      int32_t* bucket, float* p, int64_t n, int64_t k, int tau, int64_t d_out,
+                                      double temperature, HashedForwardPhases& phases);
+
 // The rate (GB/s) at which the forward's inner loop multiply-adds table pieces that are
 // already in L2 (packed slabs of 16 tables of 2^8 rows, 2048 rows, random codes; best of five
 // runs taking about `seconds` of the calling thread's CPU time, with the current path): the

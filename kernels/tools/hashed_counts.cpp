@@ -24,6 +24,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace {
 
 using mnemo::kernels::TableType;
@@ -59,13 +63,46 @@ struct Aligned {
   T* p;
 };
 
+// Non-temporal writes of 32 MiB as runs of `run` bytes whose starts are 2 KiB apart, run
+// after run over a row of 2 KiB, then the next 2 KiB row: the pattern in which the table
+// gradient writes d_tables ([K, 2^tau, d_out], rows 4 d_out bytes apart) when it takes
+// run / 128 column blocks of 32 floats at a time, at d_out = 512. Returns GB/s (median of 9).
+double write_runs_gbs(int64_t run) {
+#if defined(__x86_64__)
+  constexpr int64_t kBytes = int64_t{32} << 20, kRow = 2048;
+  float* a = static_cast<float*>(std::aligned_alloc(64, kBytes));
+  if (a == nullptr) throw std::bad_alloc();
+  std::memset(a, 0, kBytes);  // the pages exist before the timing
+  std::vector<double> t;
+  for (int rep = 0; rep < 9; ++rep) {
+    const __m128 v = _mm_set1_ps(static_cast<float>(rep));
+    const double t0 = cpu_seconds();
+    for (int64_t c0 = 0; c0 < kRow; c0 += run)
+      for (int64_t row = 0; row < kBytes; row += kRow)
+        for (int64_t o = 0; o < run; o += 16) _mm_stream_ps(a + (row + c0 + o) / 4, v);
+    _mm_sfence();
+    t.push_back(cpu_seconds() - t0);
+  }
+  std::free(a);
+  std::sort(t.begin(), t.end());
+  return static_cast<double>(kBytes) / t[t.size() / 2] / 1e9;
+#else
+  (void)run;
+  return 0;
+#endif
+}
+
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "mnemo_hashed_counts: %s\n"
                "usage: mnemo_hashed_counts [--tokens N] [--dim D] [--bits TAU] [--tables fp32|bf16] [--calls C]\n"
-               "                           [--cpu-kernels avx2|avx512|portable] [--probe]\n"
+               "                           [--cpu-kernels avx2|avx512|portable] [--probe] [--phases] [--write-runs]\n"
                "  defaults: N 2048, D 512, TAU 8, fp32, 3 calls, the widest path this CPU runs;\n"
-               "  --probe also prints the gather probe's rate (GB/s of table pieces from L2, see the header)\n",
+               "  --probe also prints the gather probe's rate (GB/s of table pieces from L2, see the header);\n"
+               "  --phases times the codes, the slab fetches and the gathers of every call, and prints\n"
+               "  their medians over the calls after the first with the rate of each;\n"
+               "  --write-runs also times non-temporal writes of 32 MiB in runs of 128 .. 2048 bytes 2 KiB\n"
+               "  apart (the table gradient's write pattern, x86-64 only)\n",
                why.c_str());
   std::exit(2);
 }
@@ -84,12 +121,12 @@ int main(int argc, char** argv) {
   namespace k = mnemo::kernels;
   int64_t n = 2048, d = 512, tau = 8, calls = 3;
   std::string tables_name = "fp32";
-  bool probe = false;
+  bool probe = false, phases = false, write_runs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") usage("the packed forward, alone");
-    if (a == "--probe") {
-      probe = true;
+    if (a == "--probe" || a == "--phases" || a == "--write-runs") {
+      (a == "--probe" ? probe : a == "--phases" ? phases : write_runs) = true;
       continue;
     }
     if (i + 1 >= argc) usage(a + " needs a value");
@@ -137,13 +174,59 @@ int main(int argc, char** argv) {
               static_cast<long long>(n), static_cast<long long>(d), static_cast<long long>(tau),
               static_cast<long long>(kt), tables_name.c_str(), static_cast<double>(packed.n) / (1 << 20),
               k::cpu_isa_name(k::cpu_isa()));
+  std::vector<k::HashedForwardPhases> split;
   for (int64_t c = 0; c < calls; ++c) {
+    k::HashedForwardPhases ph;
     const double t0 = cpu_seconds();
-    k::hashed_lookup_forward_packed_cpu(x.data(), packed.data(), type, y.data(), bucket.data(), p.data(), n, kt,
-                                        static_cast<int>(tau), d, 1.0, {});
-    std::printf("call %lld: %.3f ms cpu\n", static_cast<long long>(c), 1e3 * (cpu_seconds() - t0));
+    if (phases)
+      k::hashed_lookup_forward_packed_cpu(x.data(), packed.data(), type, y.data(), bucket.data(), p.data(), n, kt,
+                                          static_cast<int>(tau), d, 1.0, ph);
+    else
+      k::hashed_lookup_forward_packed_cpu(x.data(), packed.data(), type, y.data(), bucket.data(), p.data(), n, kt,
+                                          static_cast<int>(tau), d, 1.0, {});
+    const double ms = 1e3 * (cpu_seconds() - t0);
+    if (phases) {
+      std::printf("call %lld: %.3f ms cpu (codes %.3f, fetch %.3f, gathers %.3f)\n", static_cast<long long>(c), ms,
+                  1e3 * ph.codes, 1e3 * ph.fetch, 1e3 * ph.gathers);
+      if (c > 0 || calls == 1) split.push_back(ph);
+    } else {
+      std::printf("call %lld: %.3f ms cpu\n", static_cast<long long>(c), ms);
+    }
   }
-  if (probe) std::printf("gather probe: %.1f GB/s\n", k::hashed_lookup_gather_probe_gbs(0.3));
+  const double probe_gbs = probe ? k::hashed_lookup_gather_probe_gbs(0.3) : 0;
+  if (probe) std::printf("gather probe: %.1f GB/s\n", probe_gbs);
+  if (phases) {
+    const auto median = [&](double k::HashedForwardPhases::*field) {
+      std::vector<double> v;
+      for (const auto& ph : split) v.push_back(ph.*field);
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    const double codes = median(&k::HashedForwardPhases::codes), fetch = median(&k::HashedForwardPhases::fetch),
+                 gathers = median(&k::HashedForwardPhases::gathers);
+    // Every lookup multiply-adds one piece of 32 table elements per column block.
+    const double pieces = static_cast<double>(n * kt) * static_cast<double>((d + 31) / 32 * 32) * static_cast<double>(elem);
+    if (gathers <= 0) {
+      std::printf("phases: not split on the %s path\n", k::cpu_isa_name(k::cpu_isa()));
+    } else {
+      std::printf("phases, median of %zu calls: codes %.3f ms (%.0f M codes/s); fetch %.3f ms (%.1f MiB of slabs, %.1f GB/s);"
+                  " gathers %.3f ms (%.1f MiB of table pieces, %.1f GB/s",
+                  split.size(), 1e3 * codes, static_cast<double>(n * kt) / codes / 1e6, 1e3 * fetch,
+                  static_cast<double>(packed.n) / (1 << 20), fetch > 0 ? static_cast<double>(packed.n) / fetch / 1e9 : 0.0,
+                  1e3 * gathers, pieces / (1 << 20), pieces / gathers / 1e9);
+      if (probe) std::printf(", %.0f %% of the probe", 100.0 * pieces / gathers / 1e9 / probe_gbs);
+      std::printf(")\n");
+    }
+  }
+  if (write_runs) {
+#if defined(__x86_64__)
+    for (const int64_t run : {128, 256, 512, 2048})
+      std::printf("non-temporal writes, runs of %4lld bytes 2 KiB apart: %.1f GB/s\n", static_cast<long long>(run),
+                  write_runs_gbs(run));
+#else
+    std::printf("--write-runs: not on this CPU (x86-64 only)\n");
+#endif
+  }
   double sum = 0;
   for (const float v : y) sum += v;
   std::printf("checksum sum(y) = %.9g\n", sum);

@@ -2,7 +2,9 @@
 # ctest hashed_counts_tool: kernels/tools/hashed_counts.cpp (the packed forward without LibTorch,
 # for docs/experiments/hashed_cachesim.sh) computes what the kernels compute on every path this
 # CPU runs - AVX2 and AVX-512 bit for bit (kernels/hashed_lookup_cpu.h) - refuses bad flags with
-# exit 2 naming the flag, and the cache-count script runs on it (skipped, exit 77, without valgrind).
+# exit 2 naming the flag, times the forward's phases (--phases: the same checksum, a median line)
+# and the table gradient's write pattern (--write-runs), and the cache-count script runs on it
+# (skipped, exit 77, without valgrind).
 # Usage: hashed_counts.sh TOOL SOURCE_DIR BUILD_DIR
 set -u
 tool=$1 root=$2 build=$3
@@ -25,6 +27,19 @@ for bad in "--tables fp64:--tables fp64 is unknown" "--dim 0:--dim 0 is not a wh
   out=$("$tool" $args 2>&1); code=$?
   if [[ $code != 2 || $out != *"$msg"* ]]; then echo "FAILED: '$args' gave exit $code: $out"; fail=1; else echo "ok: '$args' -> exit 2"; fi
 done
+# --phases: the same y, and a line of medians with the three phases and the probe's share.
+plain=$("$tool" --tokens 512 --dim 512 --bits 8 --calls 2 | sed -n 's/^checksum sum(y) = //p')
+ph=$("$tool" --tokens 512 --dim 512 --bits 8 --calls 3 --phases --probe)
+echo "$ph" | tail -2
+[[ $(sed -n 's/^checksum sum(y) = //p' <<<"$ph") == "$plain" ]] || { echo "FAILED: --phases changed y"; fail=1; }
+if [[ -n ${s5:-}${s2:-} ]] &&
+  ! grep -Eq '^phases, median of 2 calls: codes [0-9.]+ ms .*fetch [0-9.]+ ms \(32\.0 MiB of slabs.*gathers [0-9.]+ ms \(64\.0 MiB of table pieces, [0-9.]+ GB/s, [0-9]+ % of the probe\)$' <<<"$ph"; then
+  echo "FAILED: no phases line"; fail=1
+fi
+wr=$("$tool" --tokens 8 --dim 64 --bits 8 --calls 1 --write-runs)
+if [[ $(uname -m) == x86_64 ]] && [[ $(grep -Ec '^non-temporal writes, runs of +[0-9]+ bytes 2 KiB apart: [0-9.]+ GB/s$' <<<"$wr") != 4 ]]; then
+  echo "FAILED: --write-runs: $wr"; fail=1
+fi
 if ((fail)); then exit 1; fi
 if ! command -v valgrind >/dev/null; then echo "hashed_counts_tool: cache counts skipped: valgrind is not installed"; exit 77; fi
 # The script's scratch is its own mktemp folder, removed on exit: run it with TMPDIR at a folder

@@ -173,6 +173,42 @@ TEST_CASE("hashed packed: tables packed ahead of time give the bits of packing i
   }
 }
 
+TEST_CASE("hashed packed: the forward timed by phases computes the same bits and fills codes - fetch - gathers") {
+  IsaGuard guard;
+  for (CpuIsa isa : {CpuIsa::kPortable, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (!kernels::cpu_isa_supported(isa)) continue;
+    kernels::set_cpu_isa(isa);
+    INFO("path " << std::string(kernels::cpu_isa_name(isa)));
+    // {512, 64, 8, 512} fetches its slabs (16 tables a group); {40, 3, 12, 40} reads them in place.
+    for (const Shape& s : {Shape{512, 64, 8, 512}, Shape{40, 3, 12, 40}}) {
+      CAPTURE(s.tau);
+      auto x = torch::randn({s.n, s.k * s.tau}, packed_generator(11));
+      auto tables = torch::randn({s.k, int64_t{1} << s.tau, s.d_out}, packed_generator(12));
+      auto packed = pack(tables, s);
+      const Out plain = run(x, {}, packed, torch::zeros({s.n, s.d_out}), s, 0.9);
+      auto y = torch::empty({s.n, s.d_out});
+      auto bucket = torch::empty({s.n, s.k}, torch::kInt32);
+      auto p = torch::empty({s.n, s.k});
+      kernels::HashedForwardPhases ph;
+      kernels::hashed_lookup_forward_packed_cpu(x.data_ptr<float>(), packed.data_ptr(), TableType::kFloat32,
+                                                y.data_ptr<float>(), bucket.data_ptr<int32_t>(), p.data_ptr<float>(),
+                                                s.n, s.k, s.tau, s.d_out, 0.9, ph);
+      CHECK(same_bits(y, plain.y));
+      CHECK(same_bits(p, plain.p));
+      CHECK(torch::equal(bucket, plain.bucket));
+      if (isa == CpuIsa::kPortable) {
+        CHECK(ph.codes == 0);  // the portable path is not split into phases
+        CHECK(ph.gathers == 0);
+      } else {
+        CHECK(ph.codes > 0);
+        CHECK(ph.gathers > 0);
+        if (s.tau == 8) CHECK(ph.fetch > 0);
+        else CHECK(ph.fetch == 0);  // slabs read in place are not fetched ahead
+      }
+    }
+  }
+}
+
 TEST_CASE("hashed packed: memory_layer with a cache gives the bits of no cache and packs once for unchanged tables") {
   const int64_t n = 300, k = 12, tau = 6, d_out = 80;
   auto x = torch::randn({n, k * tau}, packed_generator(11));
