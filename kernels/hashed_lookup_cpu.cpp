@@ -19,12 +19,14 @@
 //   by bucket (a stable counting sort) and sums each bucket's rows in registers, so each
 //   d_tables piece is written once; the input gradient reduces 16 (or 8) dot products at
 //   once with a transposed tree of shuffles and adds.
-// * Codes (bucket, p) are computed 16 chunks at a time: a gather of the chunk's i-th
-//   component across 16 chunks, a polynomial exp, a compare for the code bit.
+// * Codes (bucket, p) are computed 16 chunks at a time: the chunks' i-th components in one
+//   vector (permutes of the loaded floats on AVX-512, a gather on AVX2 and for the last
+//   k % 16 chunks), a polynomial exp, a compare for the code bit.
 // * Every output element is owned by one task and summed in a fixed order, so results do
 //   not depend on the thread count; the AVX2 path emulates 16-lane vectors with pairs of
 //   8-lane ones so that it computes the same bits as the AVX-512 path.
 #include "kernels/hashed_lookup_cpu.h"
+#include "kernels/limits.h"
 
 #include <algorithm>
 #include <atomic>
@@ -513,6 +515,19 @@ inline F gather(const float* base, I idx, M m) {
   return {_mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx.a, m.a, 4),
           _mm256_mask_i32gather_ps(_mm256_setzero_ps(), base, idx.b, m.b, 4)};
 }
+// The components of 16 whole chunks (16 tau consecutive floats at src) as tau vectors: lane l
+// of z[i] is chunk l's component i. Gathers here (avx512 permutes the loaded floats instead).
+class ChunkTranspose {
+ public:
+  explicit ChunkTranspose(int tau) : tau_(tau), offsets_(ilanes_times(tau)) {}
+  void operator()(const float* src, F* z) const {
+    for (int i = 0; i < tau_; ++i) z[i] = gather(src, iadd(offsets_, iset1(i)), first(16));
+  }
+
+ private:
+  int tau_;
+  I offsets_;
+};
 // Float <-> int helpers for exp_neg.
 inline I bits_of(F x) { return {_mm256_castps_si256(x.a), _mm256_castps_si256(x.b)}; }
 inline F from_bits(I x) { return {_mm256_castsi256_ps(x.a), _mm256_castsi256_ps(x.b)}; }
@@ -668,6 +683,44 @@ inline void istore(int32_t* p, I v, M m) { _mm512_mask_storeu_epi32(p, m.m, v.v)
 inline F gather(const float* base, I idx, M m) {
   return {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), m.m, idx.v, base, 4)};
 }
+// The components of 16 whole chunks (16 tau consecutive floats at src) as tau vectors: lane l
+// of z[i] is chunk l's component i. The tau vectors are loaded and each z[i] is put together
+// from two-source permutes of consecutive pairs of them: the gathers this replaces took more
+// than half of the codes' time (docs/benchmarks.md, "The codes without gathers").
+class ChunkTranspose {
+ public:
+  explicit ChunkTranspose(int tau) : tau_(tau), pairs_((tau + 1) / 2) {
+    for (int i = 0; i < tau; ++i)
+      for (int m = 0; m < pairs_; ++m) {
+        alignas(64) int32_t ix[16];
+        unsigned mk = 0;
+        for (int l = 0; l < 16; ++l) {
+          const int at = l * tau + i - 32 * m;  // the float's place in the pair (v[2m], v[2m + 1])
+          const bool here = at >= 0 && at < 32;
+          ix[l] = here ? at : 0;
+          mk |= here ? 1u << l : 0u;
+        }
+        idx_[i][m] = _mm512_load_si512(ix);
+        mask_[i][m] = static_cast<__mmask16>(mk);
+      }
+  }
+  void operator()(const float* src, F* z) const {
+    __m512 v[kMaxHashBits + 1];
+    for (int q = 0; q < tau_; ++q) v[q] = _mm512_loadu_ps(src + 16 * q);
+    v[tau_] = _mm512_setzero_ps();  // an odd tau's last pair has one vector: no lane reads this
+    for (int i = 0; i < tau_; ++i) {
+      __m512 out = _mm512_maskz_permutex2var_ps(mask_[i][0], v[0], idx_[i][0], v[1]);
+      for (int m = 1; m < pairs_; ++m)
+        out = _mm512_mask_blend_ps(mask_[i][m], out, _mm512_permutex2var_ps(v[2 * m], idx_[i][m], v[2 * m + 1]));
+      z[i] = {out};
+    }
+  }
+
+ private:
+  int tau_, pairs_;
+  __m512i idx_[kMaxHashBits][(kMaxHashBits + 1) / 2];
+  __mmask16 mask_[kMaxHashBits][(kMaxHashBits + 1) / 2];
+};
 inline I bits_of(F x) { return {_mm512_castps_si512(x.v)}; }
 inline F from_bits(I x) { return {_mm512_castsi512_ps(x.v)}; }
 inline I imin(I x, I y) { return {_mm512_min_epi32(x.v, y.v)}; }

@@ -86,10 +86,12 @@ torch::Tensor make_x(const Sizes& s, uint64_t seed) {
 
 // Sizes covering: full and ragged column blocks (d_out % 32), tables not a multiple of 16,
 // rows not a multiple of the row block, packed slabs (tau <= 11) and slabs read in place
-// (tau 12, 16), a single row, a single column.
-const std::vector<Sizes> kSizes = {{2048, 64, 8, 512}, {777, 12, 5, 300}, {50, 5, 3, 7},  {2100, 2, 11, 64},
-                                   {40, 3, 12, 40},    {3, 3, 16, 33},    {1, 1, 1, 1},   {130, 16, 4, 128},
-                                   {301, 17, 2, 95}};
+// (tau 12, 16), a single row, a single column; codes of 16 whole chunks (read by permutes on
+// the AVX-512 path) for odd and even tau from 1 to 16, beside a last group of fewer chunks.
+const std::vector<Sizes> kSizes = {{2048, 64, 8, 512}, {777, 12, 5, 300}, {50, 5, 3, 7},    {2100, 2, 11, 64},
+                                   {40, 3, 12, 40},    {3, 3, 16, 33},    {1, 1, 1, 1},     {130, 16, 4, 128},
+                                   {301, 17, 2, 95},   {200, 20, 7, 40},  {64, 16, 16, 32}, {100, 33, 3, 20},
+                                   {50, 48, 1, 64}};
 
 const std::vector<CpuIsa> kVector = {CpuIsa::kAvx2, CpuIsa::kAvx512};
 
