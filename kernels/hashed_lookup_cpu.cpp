@@ -686,7 +686,8 @@ inline F gather(const float* base, I idx, M m) {
 // The components of 16 whole chunks (16 tau consecutive floats at src) as tau vectors: lane l
 // of z[i] is chunk l's component i. The tau vectors are loaded and each z[i] is put together
 // from two-source permutes of consecutive pairs of them: the gathers this replaces took more
-// than half of the codes' time (docs/benchmarks.md, "The codes without gathers").
+// than half of the codes' time (docs/benchmarks.md, "Fetching by loads, and the table
+// gradient's writes").
 class ChunkTranspose {
  public:
   explicit ChunkTranspose(int tau) : tau_(tau), pairs_((tau + 1) / 2) {
