@@ -519,14 +519,15 @@ inline F gather(const float* base, I idx, M m) {
 // of z[i] is chunk l's component i. Gathers here (avx512 permutes the loaded floats instead).
 class ChunkTranspose {
  public:
-  explicit ChunkTranspose(int tau) : tau_(tau), offsets_(ilanes_times(tau)) {}
+  explicit ChunkTranspose(int tau) : tau_(tau), offsets_(ilanes_times(tau)), all_(first(16)) {}
   void operator()(const float* src, F* z) const {
-    for (int i = 0; i < tau_; ++i) z[i] = gather(src, iadd(offsets_, iset1(i)), first(16));
+    for (int i = 0; i < tau_; ++i) z[i] = gather(src, iadd(offsets_, iset1(i)), all_);
   }
 
  private:
   int tau_;
   I offsets_;
+  M all_;
 };
 // Float <-> int helpers for exp_neg.
 inline I bits_of(F x) { return {_mm256_castps_si256(x.a), _mm256_castps_si256(x.b)}; }
@@ -943,19 +944,25 @@ void hashed_lookup_forward_cpu(const float* x, const float* tables, float* y, in
                                int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf) {
   forward_any(x, tables, /*packed=*/false, y, bucket, p, n, k, tau, d_out, temperature, pf);
 }
+namespace {
+// Both packed forwards: timed by phases when `phases` is given (one thread only).
+void forward_packed(const float* x, const void* packed, TableType table_type, float* y, int32_t* bucket, float* p,
+                    int64_t n, int64_t k, int tau, int64_t d_out, double temperature, const ParallelFor& pf,
+                    HashedForwardPhases* phases) {
+  with_table_type(table_type, packed, "hashed_lookup_forward_packed_cpu", [&](auto* t) {
+    forward_any(x, t, /*packed=*/true, y, bucket, p, n, k, tau, d_out, temperature, pf, phases);
+  });
+}
+}  // namespace
 void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableType table_type, float* y,
                                       int32_t* bucket, float* p, int64_t n, int64_t k, int tau, int64_t d_out,
                                       double temperature, const ParallelFor& pf) {
-  with_table_type(table_type, packed, "hashed_lookup_forward_packed_cpu", [&](auto* t) {
-    forward_any(x, t, /*packed=*/true, y, bucket, p, n, k, tau, d_out, temperature, pf);
-  });
+  forward_packed(x, packed, table_type, y, bucket, p, n, k, tau, d_out, temperature, pf, nullptr);
 }
 void hashed_lookup_forward_packed_cpu(const float* x, const void* packed, TableType table_type, float* y,
                                       int32_t* bucket, float* p, int64_t n, int64_t k, int tau, int64_t d_out,
                                       double temperature, HashedForwardPhases& phases) {
-  with_table_type(table_type, packed, "hashed_lookup_forward_packed_cpu", [&](auto* t) {
-    forward_any(x, t, /*packed=*/true, y, bucket, p, n, k, tau, d_out, temperature, {}, &phases);
-  });
+  forward_packed(x, packed, table_type, y, bucket, p, n, k, tau, d_out, temperature, {}, &phases);
 }
 
 int64_t hashed_packed_elems(int64_t k, int tau, int64_t d_out) {
