@@ -2,18 +2,19 @@
 """A training corpus that rewards copying and nothing else: the State of the Union addresses
 of the training split (years ending in neither 0 nor 5), each with made-up words inserted -
 a capital and 7-13 random lower-case letters, which no model can predict from the language -
-every one repeated 48-112 bytes later, both times between words. A made-up word's repeat
-costs about 4.7 bits per letter unless the model reads it back from what it holds, so the
+every one repeated 48-112 bytes later (--gap LO,HI), both times between words. A made-up
+word's repeat costs about 4.7 bits per letter unless the model reads it back from what it holds, so the
 only way to lower the loss on it is retrieval by content (an induction head). The held-out
 addresses are not written: evaluate on the real corpus (`eval --doc`, repeated_passage.py).
 
-Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES] [--no-prose]
-(one pair per BYTES of text, default 160; seed 0; --no-prose: in place of each address, as
+Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES] [--gap LO,HI] [--no-prose]
+(one pair per BYTES of text, default 160; the second mention LO-HI bytes after the first,
+default 48,112, drawn once per pair with --gap; seed 0; --no-prose: in place of each address, as
 many bytes of random lower-case words of 2-9 letters, so that the made-up words' repeats are
 the only structure beyond letter frequencies; docs/experiments/text-memory.md, section 3)."""
 import os, random, string, sys
 
-from sotu_docs import DATA, addresses, made_up_word, next_space, text_of
+from sotu_docs import DATA, addresses, made_up_word, next_space, range_flag, text_of
 
 args = sys.argv[1:]
 every = 160
@@ -24,6 +25,8 @@ if "--every" in args:
     i = args.index("--every")
     every = int(args[i + 1])
     del args[i:i + 2]
+legacy_gap = "--gap" not in args
+gap = range_flag(args, "--gap", (48, 112), __doc__)
 if not args:
     sys.exit(__doc__)
 out = args[0]
@@ -47,9 +50,13 @@ for f in files:
         first = next_space(spaces, at)
         if first is None:
             break
-        # The gap is drawn anew for each space tried (one draw per space from the text's start):
-        # kept as the documented corpus and figures were made.
-        second = next((s for s in spaces if s >= first + rng.randint(48, 112)), None)
+        # Without --gap, the gap is drawn anew for each space tried (one draw per space from the
+        # text's start), which favours the short end of 48-112: kept as the documented corpus and
+        # figures were made. With --gap, one draw per pair: the gaps spread evenly over LO-HI.
+        if legacy_gap:
+            second = next((s for s in spaces if s >= first + rng.randint(*gap)), None)
+        else:
+            second = next_space(spaces, first + rng.randint(*gap))
         if second is None:
             break
         word = made_up_word(rng)
