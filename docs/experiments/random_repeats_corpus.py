@@ -3,14 +3,16 @@
 of the training split (years ending in neither 0 nor 5), each with made-up words inserted -
 a capital and 7-13 random lower-case letters, which no model can predict from the language -
 every one repeated 48-112 bytes later (--gap LO,HI), both times between words. A made-up
-word's repeat costs about 4.7 bits per letter unless the model reads it back from what it holds, so the
-only way to lower the loss on it is retrieval by content (an induction head). The held-out
-addresses are not written: evaluate on the real corpus (`eval --doc`, repeated_passage.py).
+word's repeat costs about 4.7 bits per letter unless the model reads it back from what it
+holds, so the only way to lower the loss on it is retrieval by content (an induction head).
+The held-out addresses are not written: evaluate on the real corpus (`eval --doc`,
+repeated_passage.py).
 
-Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES] [--gap LO,HI] [--no-prose]
+Usage: random_repeats_corpus.py OUT_DIR [SOTU_DATA_DIR] [--every BYTES] [--gap LO,HI]
+       [--no-prose]
 (one pair per BYTES of text, default 160; the second mention LO-HI bytes after the first,
-default 48,112, drawn once per pair with --gap; seed 0; --no-prose: in place of each address, as
-many bytes of random lower-case words of 2-9 letters, so that the made-up words' repeats are
+default 48,112, drawn once per pair with --gap; seed 0; --no-prose: in place of each address,
+as many bytes of random lower-case words of 2-9 letters, so that the made-up words' repeats are
 the only structure beyond letter frequencies; docs/experiments/text-memory.md, section 3)."""
 import os, random, string, sys
 
