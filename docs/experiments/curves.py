@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Turns the metrics.log of training sessions (mnemoscope train --out DIR) into one CSV of
-curves for `mnemoscope plot`: run,step,train_loss,valid_loss,valid_bits.
+curves for `mnemoscope plot`: run,step,train_loss,valid_loss,valid_bits, and
+valid_bits_zero_memory when a session evaluated with the memory zeroed.
 
     python3 docs/experiments/curves.py OUT.csv NAME=DIR [NAME=DIR ...] [--smooth N]
 
@@ -37,10 +38,17 @@ def main(argv):
                         rows.append((name, j["step"], sum(window) / len(window), "", ""))
                         window = []
                 elif j.get("type") == "eval" and not j.get("final") and j.get("split") == "valid":
-                    rows.append((name, j["step"], "", j["loss"], j["loss"] / math.log(2)))
+                    if j.get("zero_memory"):
+                        rows.append((name, j["step"], "", "", "", j["loss"] / math.log(2)))
+                    else:
+                        rows.append((name, j["step"], "", j["loss"], j["loss"] / math.log(2)))
+    # The evaluations with the memory zeroed get a column of their own, written only when a
+    # session has them (a model with no recurrent memory has none).
+    zeroed = any(len(r) == 6 for r in rows)
     with open(out, "w") as f:
-        f.write("run,step,train_loss,valid_loss,valid_bits\n")
+        f.write("run,step,train_loss,valid_loss,valid_bits" + (",valid_bits_zero_memory" if zeroed else "") + "\n")
         for r in rows:
+            r = (r + ("",) * (6 - len(r))) if zeroed else r[:5]
             f.write(",".join(x if isinstance(x, str) else ("%d" % x if isinstance(x, int) else "%.6f" % x) for x in r) + "\n")
 
 if __name__ == "__main__":
