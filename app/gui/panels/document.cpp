@@ -293,12 +293,14 @@ void DocumentPanel::draw(PanelContext& ctx) {
     char buf[128];
     // Memformer reads its slots in a sub-layer of its own, whose weights sum to 1 by
     // construction: a share of 100% there says nothing, so say what the weights are instead.
+    const long long tok = static_cast<long long>(selected_token_);
+    const std::string text = token_text(doc, selected_token_);
     if (sel.entry_name == "slot")
-      std::snprintf(buf, sizeof buf, "token #%lld '%s' read the slots (the encoder's memory read; weights sum to 1): most on", static_cast<long long>(selected_token_),
-                    token_text(doc, selected_token_).c_str());
+      std::snprintf(buf, sizeof buf, "token #%lld '%s' read the slots (the encoder's memory read; weights sum to 1): most on",
+                    tok, text.c_str());
     else
-      std::snprintf(buf, sizeof buf, "token #%lld '%s' put %.1f%% of its attention on memory; most on", static_cast<long long>(selected_token_),
-                    token_text(doc, selected_token_).c_str(), 100.f * sel.memory_share);
+      std::snprintf(buf, sizeof buf, "token #%lld '%s' put %.1f%% of its attention on memory; most on", tok, text.c_str(),
+                    100.f * sel.memory_share);
     std::string line = buf;
     for (size_t i = 0; i < sel.top.size(); ++i) {
       const auto& r = sel.top[i];
