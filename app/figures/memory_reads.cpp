@@ -71,6 +71,7 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
     w.assign(st.read.begin() + j * st.slots, st.read.begin() + (j + 1) * st.slots);
     entry_token.assign(w.size(), -1);
     out.entry_name = "slot";
+    out.own_read = true;
     out.layer = st.read_layer;
     out.how = "the encoder's memory read in layer " + std::to_string(st.read_layer) + ", mean over heads (sums to 1 over the slots)";
   } else {

@@ -39,6 +39,9 @@ struct MemoryReads {
   std::string how;          // where the weights come from, for tooltips and captions
   int layer = -1;           // the model layer read
   float memory_share = 0.f; // the row's total on memory (1 for Memformer's memory read)
+  // Whether the weights are a read of their own over the memory alone (Memformer's encoder
+  // memory read), so that memory_share is 1 by construction and says nothing.
+  bool own_read = false;
   int entries_total = 0;    // memory entries the row covers
   bool holds_known = false; // whether `holds` could be filled (the previous step was visited)
   std::string holds_note;   // when not: why, and what to do (shown to the user)

@@ -35,20 +35,21 @@ def main(argv):
                 if j.get("type") == "step":
                     window.append(j["loss"])
                     if j["step"] % smooth == 0:
-                        rows.append((name, j["step"], sum(window) / len(window), "", ""))
+                        rows.append((name, j["step"], sum(window) / len(window), "", "", ""))
                         window = []
                 elif j.get("type") == "eval" and not j.get("final") and j.get("split") == "valid":
+                    bits = j["loss"] / math.log(2)
                     if j.get("zero_memory"):
-                        rows.append((name, j["step"], "", "", "", j["loss"] / math.log(2)))
+                        rows.append((name, j["step"], "", "", "", bits))
                     else:
-                        rows.append((name, j["step"], "", j["loss"], j["loss"] / math.log(2)))
+                        rows.append((name, j["step"], "", j["loss"], bits, ""))
     # The evaluations with the memory zeroed get a column of their own, written only when a
     # session has them (a model with no recurrent memory has none).
-    zeroed = any(len(r) == 6 for r in rows)
+    cols = 6 if any(r[5] != "" for r in rows) else 5
     with open(out, "w") as f:
-        f.write("run,step,train_loss,valid_loss,valid_bits" + (",valid_bits_zero_memory" if zeroed else "") + "\n")
+        f.write("run,step,train_loss,valid_loss,valid_bits" + (",valid_bits_zero_memory" if cols == 6 else "") + "\n")
         for r in rows:
-            r = (r + ("",) * (6 - len(r))) if zeroed else r[:5]
+            r = r[:cols]
             f.write(",".join(x if isinstance(x, str) else ("%d" % x if isinstance(x, int) else "%.6f" % x) for x in r) + "\n")
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ void check_reads(const std::string& kind) {
     for (double x : want) share += x;
     CHECK(got.memory_share == doctest::Approx(share).epsilon(1e-5));
     if (kind == "memformer") CHECK(share == doctest::Approx(1.0).epsilon(1e-5));  // a read over the slots only
+    CHECK(got.own_read == (kind == "memformer"));  // the panel then says so instead of a share of 100%
     // Descending, and every entry's weight as computed here.
     for (size_t i = 0; i < got.top.size(); ++i) {
       const MemoryRead& r = got.top[i];

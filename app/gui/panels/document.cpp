@@ -291,11 +291,11 @@ void DocumentPanel::draw(PanelContext& ctx) {
   held_.clear();
   if (!sel.empty()) {
     char buf[128];
-    // Memformer reads its slots in a sub-layer of its own, whose weights sum to 1 by
-    // construction: a share of 100% there says nothing, so say what the weights are instead.
+    // A read of its own (Memformer's slots) sums to 1 by construction: a share of 100% there
+    // says nothing, so say what the weights are instead.
     const long long tok = static_cast<long long>(selected_token_);
     const std::string text = token_text(doc, selected_token_);
-    if (sel.entry_name == "slot")
+    if (sel.own_read)
       std::snprintf(buf, sizeof buf, "token #%lld '%s' read the slots (the encoder's memory read; weights sum to 1): most on",
                     tok, text.c_str());
     else
