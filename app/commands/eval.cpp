@@ -290,8 +290,14 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--config: ") + e.what());
   }
+  // With no --config, a mismatch comes from --set flags on model fields: the advice names them.
+  std::string model_sets;
+  for (const auto& s : c.sets)
+    if (c.config.empty() && s.rfind("model.", 0) == 0) model_sets += (model_sets.empty() ? "--set " : ", --set ") + s;
   try {
-    load_weights_checked(*model, cfg.model, file, c.config.empty() ? "the --set flags" : c.config);
+    load_weights_checked(*model, cfg.model, file, c.config.empty() ? "the --set flags" : c.config,
+                         model_sets.empty() ? std::string()
+                                            : "Leave out " + model_sets + " (the file's own model config is used)");
   } catch (const ConfigError& e) {
     throw UsageError(std::string("--checkpoint: ") + e.what());
   }

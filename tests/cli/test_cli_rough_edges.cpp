@@ -638,3 +638,25 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
   CAPTURE(r.output);
   CHECK(r.code == 0);
 }
+
+TEST_CASE("cli: eval --set on a model field the weights fix exits 2 naming the --set flag to leave out - one they do not fix "
+          "(a Transformer-XL's cache length) evaluates") {
+  const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/";
+  auto r = run_cli("--threads 1 eval --checkpoint " + zoo + "memformer-copy.safetensors --batches 1 --set model.slots=4 "
+                   "--set task.segments=4");
+  CAPTURE(r.output);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("model.slots: 8 vs 4") != std::string::npos);
+  CHECK(r.output.find("Leave out --set model.slots=4 (the file's own model config is used)") != std::string::npos);
+  CHECK(r.output.find("Leave out --config") == std::string::npos);  // none was given
+  // Following the advice works: the task field alone is fine.
+  r = run_cli("--threads 1 eval --checkpoint " + zoo + "memformer-copy.safetensors --batches 1 --set task.segments=4");
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  // A cache length is not in the weights: a Transformer-XL evaluates with a longer cache
+  // (docs/experiments/text-memory.md section 11 measures what a longer cache adds).
+  r = run_cli("--threads 1 eval --checkpoint " + zoo + "trxl-copy.safetensors --batches 1 --set model.slots=64");
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(r.output.find("bits/token") != std::string::npos);
+}
