@@ -292,8 +292,9 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   }
   // With no --config, a mismatch comes from --set flags on model fields: the advice names them.
   std::string model_sets;
-  for (const auto& s : c.sets)
-    if (c.config.empty() && s.rfind("model.", 0) == 0) model_sets += (model_sets.empty() ? "--set " : ", --set ") + s;
+  if (c.config.empty())
+    for (const auto& s : c.sets)
+      if (s.rfind("model.", 0) == 0) model_sets += (model_sets.empty() ? "--set " : ", --set ") + s;
   try {
     load_weights_checked(*model, cfg.model, file, c.config.empty() ? "the --set flags" : c.config,
                          model_sets.empty() ? std::string()
