@@ -18,10 +18,13 @@ std::string find_session_config(const std::string& name);
 inline constexpr const char* kDemoModel = "memformer-two-facts-ft";
 bool find_demo_model(std::string* checkpoint, std::string* document);
 
-// The model `step`, `gui` and `eval --doc` open when no model flag is given: the zoo's text
-// model (docs/zoo/trxl-text-recall.md), trained on prose, whose cache reads a word back from its
-// earlier mention. find_text_model(): its path, or "" when the zoo is not there.
-inline constexpr const char* kTextModel = "trxl-text-recall";
+// The model `step`, `gui` and `eval --doc` open when no model flag is given: the zoo's Memformer
+// language model (docs/zoo/memformer-text-names.md), trained on prose, whose slots read a name
+// back two segments after its first mention. find_text_model(): its path, or "" when the zoo
+// is not there.
+inline constexpr const char* kTextModel = "memformer-text-names";
+// What it is, in the words `step`, `gui` and `eval --doc` print when they open it.
+inline constexpr const char* kTextModelWhat = "a Memformer trained on prose whose slots read a name back from two segments earlier";
 std::string find_text_model();
 
 }  // namespace mnemo::app

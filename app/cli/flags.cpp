@@ -205,8 +205,7 @@ bool ModelFlags::apply_default_text_model(std::ostream& log) {
   }
   checkpoint = path;
   log << "model: the zoo's text model " << kTextModel << " (docs/zoo/" << kTextModel
-      << ".md: a Transformer-XL trained on prose that reads words back from its cache); --random for a randomly "
-         "initialised model\n";
+      << ".md: " << kTextModelWhat << "); --random for a randomly initialised model\n";
   return true;
 }
 

@@ -140,7 +140,8 @@ TEST_CASE("zoo: every model in assets/models has a card with a check, and the zo
 // The shipped models, one test each (a missing or broken model fails its own test); the
 // list must name every model in assets/models.
 const char* const kZooModels[] = {"memformer-copy",        "memformer-copy-unit", "memformer-mnist",        "memformer-text",
-                                  "memformer-text-recall", "memformer-two-facts", "memformer-two-facts-ft", "memoryformer-lm",
+                                  "memformer-text-names",  "memformer-text-recall",
+                                  "memformer-two-facts",   "memformer-two-facts-ft", "memoryformer-lm",
                                   "mtn-qa",                "rmt-copy",            "rmt-text",               "rmt-text-hashed",
                                   "trxl-copy",             "trxl-text",           "trxl-text-recall"};
 
@@ -171,6 +172,10 @@ TEST_CASE("zoo model memformer-text: the card's bits per byte on held-out addres
 TEST_CASE("zoo model memformer-text-recall: the card's bits per byte on held-out addresses, and what its slots save beyond "
           "position 8") {
   check_zoo_model("memformer-text-recall");
+}
+TEST_CASE("zoo model memformer-text-names: the card's bits per byte on held-out addresses, and what its slots save "
+          "beyond position 8") {
+  check_zoo_model("memformer-text-names");
 }
 TEST_CASE("zoo model mtn-qa: the card's choice accuracy, and chance with the memory zeroed") { check_zoo_model("mtn-qa"); }
 TEST_CASE("zoo model rmt-copy: the card's accuracy, and chance with the memory zeroed") { check_zoo_model("rmt-copy"); }

@@ -473,8 +473,8 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   auto dz = run_cli("eval --doc " + dir + "/doc.txt");
   INFO(dz.output);
   CHECK(dz.code == 0);
-  CHECK(dz.output.find("model: the zoo's text model trxl-text-recall") != std::string::npos);
-  CHECK(dz.output.find("(trxl, 77 bytes predicted)") != std::string::npos);
+  CHECK(dz.output.find("model: the zoo's text model memformer-text-names") != std::string::npos);
+  CHECK(dz.output.find("(memformer, 46 bytes predicted)") != std::string::npos);
   // A weights file with only its model config (export-weights, the Python package's
   // save_weights) scores a document alone, as with the config given; a split needs the config.
   auto ew = run_cli("export-weights --config " + cfg + " --seed 3 --out " + dir + "/w.safetensors");
