@@ -346,6 +346,16 @@ void TrainRun::join_group() {
   if (!writer_) cfg_ = TrainingConfig::from_json(nlohmann::json::parse(cj));
 }
 
+namespace {
+// Whether any dropout of the model drops anything (the only randomness in a training step
+// besides the examples drawn).
+bool has_dropout(torch::nn::Module& m) {
+  for (const auto& sub : m.modules())
+    if (const auto* d = dynamic_cast<const torch::nn::DropoutImpl*>(sub.get()); d && d->options.p() > 0) return true;
+  return false;
+}
+}  // namespace
+
 // The trainer, started from --init-from's weights or the checkpoint resumed; every rank
 // starts from rank 0's weights, optimizer state and step (and curriculum).
 void TrainRun::build_trainer() {
@@ -384,6 +394,11 @@ void TrainRun::build_trainer() {
            << "seed gives them: " << list(matched_->fresh) << "; not used from the file: " << list(matched_->unused)
            << "\n";
     }
+    // train.seed only initialises the model (and seeds its dropout): with every weight from the
+    // file and no dropout, runs that differ only in it are the same run.
+    if ((!matched_ || matched_->fresh.empty()) && !has_dropout(*trainer.model()))
+      out_ << "note: every weight comes from the file and the model has no dropout, so train.seed changes nothing in "
+              "this run; task.seed draws other training examples (for a corpus of several files, also another split)\n";
   }
   if (resume_from_) {
     Checkpoint ck;

@@ -430,6 +430,25 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
   REQUIRE(a.code == 0);
   CHECK(a.output.find("initialised from " + w + " (a weights)") != std::string::npos);
   CHECK(max_diff(dir + "/a") < 1e-6);  // one step at lr 1e-9 from the file's weights
+  // Every weight from the file, no dropout: train.seed changes nothing, and the note says so
+  // and what does (task.seed); following it gives another run.
+  const std::string real = " --set train.lr=0.01 --set train.steps=3";
+  CHECK(a.output.find("so train.seed changes nothing in this run; task.seed draws other training examples") !=
+        std::string::npos);
+  REQUIRE(run_cli("train --config " + cfg + " --out " + dir + "/s1 --init-from " + w + real + " --set train.seed=1").code == 0);
+  REQUIRE(run_cli("train --config " + cfg + " --out " + dir + "/s2 --init-from " + w + real + " --set train.seed=2").code == 0);
+  REQUIRE(run_cli("train --config " + cfg + " --out " + dir + "/t2 --init-from " + w + real + " --set task.seed=2").code == 0);
+  {
+    const auto s1 = mnemo::read_weights_file(dir + "/s1"), s2 = mnemo::read_weights_file(dir + "/s2"),
+               t2 = mnemo::read_weights_file(dir + "/t2");
+    double seed_diff = 0, task_diff = 0;
+    for (size_t i = 0; i < s1.weights.size(); ++i) {
+      seed_diff = std::max(seed_diff, (s1.weights[i].second - s2.weights[i].second).abs().max().item<double>());
+      task_diff = std::max(task_diff, (s1.weights[i].second - t2.weights[i].second).abs().max().item<double>());
+    }
+    CHECK(seed_diff == 0.0);
+    CHECK(task_diff > 1e-6);
+  }
   auto b = run_cli("train --config " + cfg + " --out " + dir + "/b");  // its own initialisation (seed 1)
   REQUIRE(b.code == 0);
   CHECK(max_diff(dir + "/b") > 0.1);
@@ -465,6 +484,7 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
   REQUIRE(g.code == 0);
   CHECK(g.output.find("--init-matching: ") != std::string::npos);
   CHECK(g.output.find("not used from the file: ") != std::string::npos);
+  CHECK(g.output.find("train.seed changes nothing") == std::string::npos);  // the memory's tensors take the seed
   std::ifstream mf(dir + "/g/manifest.json");
   const auto manifest = nlohmann::json::parse(mf);
   REQUIRE(manifest.contains("init_from"));
