@@ -4,7 +4,10 @@
 // The read is the token's own attention row in the model's last traced layer, mean over
 // heads, on the columns that are memory:
 //   Memformer       the encoder's memory read (memformer.read_attn.<last>): the token's row
-//                   over the k slots as they were before the step; it sums to 1 over the slots
+//                   over the k slots as they were before the step; it sums to 1 over the slots.
+//                   A token the step predicts (the next segment) has its row of
+//                   memformer.decoder_read instead: the decoder's cross-attention over the
+//                   encoder states times their memory read, which also sums to 1
 //   RMT family      the token's row of rmt.attn.<last> on the read block (write-only RMT: the
 //                   previous write), a share of the row that also covers the segment's tokens
 //   Transformer-XL  its row of trxl.attn.<last> on the cache (the previous segment's states,
@@ -42,6 +45,9 @@ struct MemoryReads {
   // Whether the weights are a read of their own over the memory alone (Memformer's encoder
   // memory read), so that memory_share is 1 by construction and says nothing.
   bool own_read = false;
+  // Whether the token is one the step predicts (Memformer's next segment) rather than one of
+  // its segment: the weights are then memformer.decoder_read's row.
+  bool predicted = false;
   int entries_total = 0;    // memory entries the row covers
   bool holds_known = false; // whether `holds` could be filled (the previous step was visited)
   std::string holds_note;   // when not: why, and what to do (shown to the user)
@@ -49,8 +55,8 @@ struct MemoryReads {
   bool empty() const { return top.empty(); }
 };
 
-// The chain for document token `token` of the step `st` (empty when the token is not in the
-// step's segment or the step has no memory read). What the slots held comes from the previous
+// The chain for document token `token` of the step `st`: a token of its segment, or for
+// Memformer one it predicts (empty when it is neither, or the step has no memory read). What the slots held comes from the previous
 // segment's visited record, or, when that segment was not shown (a jump computes it untraced),
 // from `before`: the provenance after the previous step as the publisher's chain computed it
 // (PublishedView::provenance_before; ignored unless it is of segment st.segment - 1).

@@ -151,6 +151,11 @@ struct StepData {
   // empty when not traced. read_layer: that layer (app/figures/memory_reads.h).
   std::vector<float> read;
   int read_layer = -1;
+  // What each token this step predicts (Memformer: the next segment, document tokens
+  // (segment + 1) * segment_len + j) drew from the same slots through the encoder
+  // (memformer.decoder_read, [decoder_rows x slots], rows sum to 1); empty when not traced.
+  std::vector<float> decoder_read;
+  int64_t decoder_rows = 0;
 
   int dim = 0;
   std::vector<float> memory;            // [slots x dim] after the step, empty when not traced

@@ -37,10 +37,11 @@ MemformerDecoderLayerImpl::MemformerDecoderLayerImpl(int64_t dim, int64_t heads,
 }
 
 torch::Tensor MemformerDecoderLayerImpl::forward(const torch::Tensor& y, const torch::Tensor& causal,
-                                                 const torch::Tensor& enc, const torch::Tensor& enc_mask) {
+                                                 const torch::Tensor& enc, const torch::Tensor& enc_mask,
+                                                 torch::Tensor* cross_weights) {
   auto h = ln_self->forward(y);
   auto z = y + self_attn->forward(h, h, causal);
-  z = z + cross_attn->forward(ln_cross->forward(z), enc, enc_mask);
+  z = z + cross_attn->forward(ln_cross->forward(z), enc, enc_mask, cross_weights);
   return z + ffn->forward(ln_ffn->forward(z));
 }
 
@@ -113,7 +114,8 @@ torch::Tensor MemformerImpl::forget(const torch::Tensor& m_prime) const {
 torch::Tensor MemformerImpl::forget_norm() const { return v_bias.norm(2, -1); }
 
 torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Tensor& valid,
-                                    const torch::Tensor& memory, torch::Tensor* enc_valid, Tracer* tracer) {
+                                    const torch::Tensor& memory, torch::Tensor* enc_valid, Tracer* tracer,
+                                    torch::Tensor* last_read) {
   const int64_t b = tokens.size(0), l = tokens.size(1);
   TORCH_CHECK(l <= cfg_.segment_len, "segment of ", l, " tokens is longer than the model's segment_len ",
               cfg_.segment_len);
@@ -123,12 +125,15 @@ torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Te
   auto v = cfg_.n_cls > 0 ? torch::cat({valid, torch::ones({b, cfg_.n_cls}, valid.options())}, 1) : valid;
   auto mask = key_padding_mask(v);
   int64_t li = 0;
+  const int64_t last = static_cast<int64_t>(encoder->size()) - 1;
   for (const auto& m : *encoder) {
     const std::string key = std::string(keys::kReadAttnPrefix) + std::to_string(li);
     torch::Tensor w;
     const bool want = tracer && cfg_.memory && tracer->wants(key);
-    x = m->as<MemformerEncoderLayerImpl>()->forward(x, mask, memory, want ? &w : nullptr);
+    const bool keep = last_read && cfg_.memory && li == last;
+    x = m->as<MemformerEncoderLayerImpl>()->forward(x, mask, memory, want || keep ? &w : nullptr);
     if (want) tracer->put(key, w.narrow(2, 0, l));  // token rows [B, H, L, k]
+    if (keep) *last_read = w;                       // every row, cls included [B, H, L+C, k]
     ++li;
   }
   if (enc_valid) *enc_valid = v;
@@ -136,7 +141,7 @@ torch::Tensor MemformerImpl::encode(const torch::Tensor& tokens, const torch::Te
 }
 
 torch::Tensor MemformerImpl::decode(const torch::Tensor& next_tokens, const torch::Tensor& enc,
-                                    const torch::Tensor& enc_valid) {
+                                    const torch::Tensor& enc_valid, Tracer* tracer, const torch::Tensor& last_read) {
   const int64_t b = next_tokens.size(0), l = next_tokens.size(1);
   TORCH_CHECK(l <= cfg_.segment_len, "target segment longer than segment_len");
   auto dev = next_tokens.device();
@@ -145,7 +150,21 @@ torch::Tensor MemformerImpl::decode(const torch::Tensor& next_tokens, const torc
   auto y = tok_emb->forward(inp) + dec_pos->weight.narrow(0, 0, l).unsqueeze(0);  // positions 0..l-1
   auto causal = causal_mask(l, dev);
   auto enc_mask = key_padding_mask(enc_valid);
-  for (const auto& m : *decoder) y = m->as<MemformerDecoderLayerImpl>()->forward(y, causal, enc, enc_mask);
+  const int64_t last = static_cast<int64_t>(decoder->size()) - 1;
+  int64_t n = 0;
+  for (const auto& m : *decoder) {
+    const std::string key = std::string(keys::kCrossAttnPrefix) + std::to_string(n);
+    const bool want = tracer && tracer->wants(key);
+    const bool read = tracer && last_read.defined() && n == last && tracer->wants(keys::kDecoderRead);
+    torch::Tensor w;
+    y = m->as<MemformerDecoderLayerImpl>()->forward(y, causal, enc, enc_mask, want || read ? &w : nullptr);
+    if (want) tracer->put(key, w);  // [B, H, L', L+C]
+    // What each predicted token's row drew from the slots, through the encoder states it
+    // attends to: mean over heads of the cross-attention [B, L', L+C] times the mean over
+    // heads of those states' memory read [B, L+C, k]; each row sums to 1 over the slots.
+    if (read) tracer->put(keys::kDecoderRead, torch::bmm(w.mean(1), last_read.mean(1)));
+    ++n;
+  }
   return head->forward(dec_norm->forward(y));
 }
 
@@ -162,8 +181,9 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   }
   // The slots as the encoder and the writer see them (the state itself stays unit-norm).
   const auto seen = cfg_.memory_scale == "sqrt_dim" ? slots * std::sqrt(static_cast<double>(cfg_.dim)) : slots;
-  torch::Tensor enc_valid;
-  auto enc = encode(in.tokens, in.valid, seen, &enc_valid, tracer);
+  torch::Tensor enc_valid, last_read;
+  const bool want_decoder_read = tracer && cfg_.memory && in.next_tokens.defined() && tracer->wants(keys::kDecoderRead);
+  auto enc = encode(in.tokens, in.valid, seen, &enc_valid, tracer, want_decoder_read ? &last_read : nullptr);
   if (tracer) tracer->put_if_wanted(keys::kEncoderOut, enc);  // [B, L+C, d]: what the writer and decoder read
 
   const bool want_writer =
@@ -179,7 +199,7 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
 
   if (in.next_tokens.defined()) {
     TORCH_CHECK(in.next_valid.defined() && in.next_valid.sizes() == in.next_tokens.sizes(), "next_valid must match");
-    out.logits = decode(in.next_tokens, enc, enc_valid);
+    out.logits = decode(in.next_tokens, enc, enc_valid, tracer, last_read);
     auto flat = torch::nn::functional::cross_entropy(
         out.logits.reshape({-1, out.logits.size(-1)}), in.next_tokens.reshape({-1}),
         torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));

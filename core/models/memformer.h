@@ -24,8 +24,9 @@ TORCH_MODULE(MemformerEncoderLayer);
 struct MemformerDecoderLayerImpl : torch::nn::Module {
   MemformerDecoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin);
   // y [B, L, d] causal self-attention, then cross-attention to enc [B, T, d].
+  // cross_weights receives the cross-attention [B, H, L, T] when non-null.
   torch::Tensor forward(const torch::Tensor& y, const torch::Tensor& causal, const torch::Tensor& enc,
-                        const torch::Tensor& enc_mask);
+                        const torch::Tensor& enc_mask, torch::Tensor* cross_weights = nullptr);
   torch::nn::LayerNorm ln_self{nullptr}, ln_cross{nullptr}, ln_ffn{nullptr};
   MultiHeadAttention self_attn{nullptr}, cross_attn{nullptr};
   FeedForward ffn{nullptr};
@@ -63,11 +64,15 @@ class MemformerImpl : public MemoryModelImpl {
   // Biased memory normalisation: normalise(m' + v_bias) (forgetting on) or normalise(m').
   torch::Tensor forget(const torch::Tensor& m_prime) const;
   // Encoder over tokens (+ cls) with memory reading; returns [B, L + n_cls, d] after the
-  // final norm and fills `valid` with the key mask [B, L + n_cls].
+  // final norm and fills `valid` with the key mask [B, L + n_cls]. last_read, when non-null,
+  // receives the last encoder layer's memory read over every row, cls included [B, H, L+C, k].
   torch::Tensor encode(const torch::Tensor& tokens, const torch::Tensor& valid, const torch::Tensor& memory,
-                       torch::Tensor* enc_valid, Tracer* tracer);
-  // Decoder logits [B, L, V] for next_tokens (teacher forcing with <bos> shifted in).
-  torch::Tensor decode(const torch::Tensor& next_tokens, const torch::Tensor& enc, const torch::Tensor& enc_valid);
+                       torch::Tensor* enc_valid, Tracer* tracer, torch::Tensor* last_read = nullptr);
+  // Decoder logits [B, L, V] for next_tokens (teacher forcing with <bos> shifted in). With a
+  // tracer: memformer.cross_attn.<n> of the layers it wants, and memformer.decoder_read from
+  // the last layer's cross-attention and `last_read` (encode's) when that is defined.
+  torch::Tensor decode(const torch::Tensor& next_tokens, const torch::Tensor& enc, const torch::Tensor& enc_valid,
+                       Tracer* tracer = nullptr, const torch::Tensor& last_read = torch::Tensor());
   // ||v_bias^i|| per slot [k].
   torch::Tensor forget_norm() const;
 

@@ -30,6 +30,13 @@ inline constexpr const char* kMemory = "memformer.memory";           // [B, k, d
 inline constexpr const char* kForgetNorm = "memformer.forget_norm";  // [k] ||v_bias^i||
 inline constexpr const char* kSlotType = "memformer.slot_type";      // [B, k] int8: 0 retain, 1 mix, 2 overwrite
 inline constexpr const char* kEncoderOut = "memformer.enc";          // [B, L+C, d] final encoder states (enc_norm applied)
+// The decoder's cross-attention over the encoder states [tokens | cls]; rows are the predicted
+// (next) segment's positions, L' of them.
+inline constexpr const char* kCrossAttnPrefix = "memformer.cross_attn.";  // + decoder layer: [B, H, L', L+C]
+// What each predicted token drew from the slots: mean over heads of the last decoder layer's
+// cross-attention [B, L', L+C] times the mean over heads of the last encoder layer's memory
+// read of those rows, cls included [B, L+C, k] (docs/models.md#memformer).
+inline constexpr const char* kDecoderRead = "memformer.decoder_read";  // [B, L', k]
 
 // --- Recurrent Memory Transformer and Transformer-XL (docs/models.md#rmt) ---
 inline constexpr const char* kRmtAttnPrefix = "rmt.attn.";             // + layer: [B, H, T, T], T = 2m+L, [read | tokens | write]

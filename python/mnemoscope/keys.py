@@ -23,7 +23,8 @@ ST_NAME = {"float32": "F32", "int64": "I64", "int32": "I32", "int8": "I8"}
 
 # Shapes as core/trace/key_check.cpp words them (its messages and these agree).
 _DOC_SHAPE = {"memformer.writer_attn": "[B, H, k, 1+L+C]", "hash.<module path>.counts": "[K, R]",
-              "mtn.importance": "[B, m+L]", "mtn.candidate_source": "[B, m+L]", "mtn.e": "[B, m+L, d]"}
+              "mtn.importance": "[B, m+L]", "mtn.candidate_source": "[B, m+L]", "mtn.e": "[B, m+L, d]",
+              "memformer.cross_attn.<layer>": "[B, H, L', L+C]", "memformer.decoder_read": "[B, L', k]"}
 
 
 class KeySpec:
@@ -44,7 +45,7 @@ class KeySpec:
 
 # The table of docs/formats.md "Trace keys" (the C++ names: core/trace/keys.h) (batch first). Dims: B batch, L segment tokens (padded),
 # H heads, k Memformer slots, C classification tokens, m RMT/MTN memory size, d width,
-# T attention rows, N lookups, K tables, R = 2^tau buckets.
+# T attention rows, N lookups, K tables, R = 2^tau buckets, P the predicted (next) segment's tokens.
 KEYS = [
     KeySpec("input.tokens", ("B", "L"), I64, "token ids of the segment"),
     KeySpec("input.offsets", ("B", "L", 2), I64, "byte range of each token in the document; -1 on padding"),
@@ -59,6 +60,11 @@ KEYS = [
     KeySpec("memformer.slot_type", ("B", "k"), I8, "0 retain, 1 mix, 2 overwrite"),
     KeySpec("memformer.enc", ("B", "E", "d"), FLOAT,
             "final encoder states (after enc_norm) that the writer and the decoder read, E = L + C"),
+    KeySpec("memformer.cross_attn.<layer>", ("B", "H", "P", "E"), FLOAT,
+            "decoder cross-attention over the encoder states [tokens | cls]; rows: the P positions of the predicted segment"),
+    KeySpec("memformer.decoder_read", ("B", "P", "k"), FLOAT,
+            "what each predicted token drew from the slots: mean over heads of the last cross_attn times the mean over "
+            "heads of the last encoder layer's memory read of every row, cls included; rows sum to 1"),
     KeySpec("rmt.attn.<layer>", ("B", "H", "T", "T"), FLOAT,
             "RMT self-attention, T = 2m + L in the order [read, tokens, write]"),
     KeySpec("rmt.block_mass.<layer>", ("B", "H", 3), FLOAT, "reading, writing, rewriting masses"),

@@ -297,3 +297,58 @@ TEST_CASE("weights round trip by module path - a mismatched checkpoint is reject
   auto c = tiny(1, bigger);
   CHECK_THROWS_WITH_AS(load_weights(*c, wa, "ckpt"), doctest::Contains("'v_bias' has shape"), ConfigError);
 }
+
+TEST_CASE("memformer.decoder_read: each predicted token's draw on the slots, the decoder's cross-attention times the encoder's read") {
+  // The app's chain for a token a Memformer step predicts (docs/formats.md, app/figures/memory_reads.h):
+  // mean over heads of the last decoder layer's cross-attention over [tokens | cls], times the
+  // mean over heads of the last encoder layer's memory read of those rows. Without cls tokens
+  // every factor is traced, so the product is recomputed here in float64.
+  torch::NoGradGuard g;
+  for (int64_t n_cls : {0, 2}) {
+    CAPTURE(n_cls);
+    ModelConfig cfg = test::tiny_memformer(5, 8);
+    cfg.n_cls = n_cls;
+    cfg.dec_layers = 2;
+    auto m = tiny(7, cfg);
+    Tracer tr(TraceSpec::of({"memformer.read_attn.*", "memformer.cross_attn.*", keys::kDecoderRead}));
+    auto in = random_input(8, 9);
+    in.next_tokens = in.next_tokens.narrow(1, 0, 6);  // a shorter predicted segment: L' = 6
+    in.next_valid = in.next_valid.narrow(1, 0, 6);
+    in.valid[0][7].fill_(false);                      // a padded encoder token
+    m->step(in, m->initial_memory(1), &tr);
+    const Trace& t = tr.trace();
+    REQUIRE(t.has("memformer.cross_attn.0"));
+    REQUIRE(t.has("memformer.cross_attn.1"));
+    const auto cross = t.at("memformer.cross_attn.1").to(torch::kFloat64);  // [1, H, 6, 8 + C]
+    CHECK(cross.sizes() == torch::IntArrayRef({1, 2, 6, 8 + n_cls}));
+    CHECK((cross.sum(-1) - 1).abs().max().item<double>() < 1e-6);  // rows are distributions
+    CHECK(cross.select(3, 7).abs().max().item<double>() == 0.0);    // nothing on the padded token
+    REQUIRE(t.has(keys::kDecoderRead));
+    const auto dr = t.at(keys::kDecoderRead).to(torch::kFloat64);  // [1, 6, 5]
+    CHECK(dr.sizes() == torch::IntArrayRef({1, 6, 5}));
+    CHECK((dr.sum(-1) - 1).abs().max().item<double>() < 1e-6);      // each row sums to 1 over the slots
+    const auto read = t.at("memformer.read_attn.1").to(torch::kFloat64).mean(1);  // token rows [1, 8, 5]
+    const auto via_tokens = torch::bmm(cross.mean(1).narrow(2, 0, 8), read);     // [1, 6, 5]
+    if (n_cls == 0) {
+      CHECK((dr - via_tokens).abs().max().item<double>() < 1e-6);
+    } else {
+      // The cls rows' reads are not traced: what they add is non-negative and carries exactly
+      // the cross-attention's mass on the cls columns.
+      CHECK((dr - via_tokens).min().item<double>() > -1e-7);
+      const auto cls_mass = cross.mean(1).narrow(2, 8, n_cls).sum(-1);  // [1, 6]
+      CHECK(((dr - via_tokens).sum(-1) - cls_mass).abs().max().item<double>() < 1e-6);
+    }
+  }
+  // Not asked for, not computed; no memory ("w/o memory"): nothing to draw on.
+  Tracer none(TraceSpec::of({"memformer.cross_attn.*"}));
+  auto m = tiny(7);
+  m->step(random_input(8, 9), m->initial_memory(1), &none);
+  CHECK_FALSE(none.trace().has(keys::kDecoderRead));
+  ModelConfig off = test::tiny_memformer();
+  off.memory = false;
+  auto mo = tiny(7, off);
+  Tracer all(TraceSpec::all());
+  mo->step(random_input(8, 9), mo->initial_memory(1), &all);
+  CHECK_FALSE(all.trace().has(keys::kDecoderRead));
+  CHECK(all.trace().has("memformer.cross_attn.0"));
+}

@@ -8,6 +8,7 @@
 #include "app/figures/memory_reads.h"
 #include "core/engine/engine.h"
 #include "core/models/factory.h"
+#include "core/trace/keys.h"
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
@@ -132,7 +133,13 @@ void check_reads(const std::string& kind) {
   CHECK(checked == L);
   // Outside the step's segment: nothing.
   CHECK(memory_reads(st, visited, st.first_token - 1, 3).empty());
-  CHECK(memory_reads(st, visited, st.first_token + st.length, 3).empty());
+  if (kind == "memformer") {
+    // ... but for Memformer the segment the step predicts (test case below), and nothing beyond.
+    CHECK(memory_reads(st, visited, st.first_token + st.length, 3).predicted);
+    CHECK(memory_reads(st, visited, st.first_token + st.length + st.decoder_rows, 3).empty());
+  } else {
+    CHECK(memory_reads(st, visited, st.first_token + st.length, 3).empty());
+  }
   // Without the previous step's record, a slot's holdings are unknown (a cache's are not).
   const MemoryReads bare = memory_reads(st, {}, st.first_token, 3);
   CHECK(bare.holds_known == (kind == "trxl"));
@@ -182,6 +189,57 @@ void check_reads(const std::string& kind) {
 }  // namespace
 
 TEST_CASE("memory reads: a token's reads and what the entries held match the trace - memformer") { check_reads("memformer"); }
+TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as memformer.decoder_read says") {
+  // The next segment's tokens: their row of the decoder's draw on the slots (the trace's
+  // memformer.decoder_read, whose formula tests/core/test_memformer.cpp checks against the
+  // cross-attention and the memory read), and what those slots held before the step: the
+  // same slots the step's own tokens read.
+  const int64_t L = 16, m = 4;
+  MemoryModel model = make_model(test::tiny_memformer(m, L), 11);
+  Document doc = make_document(kReadsText, "ishmael.txt");
+  Engine engine(model, doc, L, TraceSpec::all());
+  engine.jump(0);
+  SnapshotPtr snap = engine.jump(1);
+  const StepData st = make_step_data(*snap, engine.document(), "memformer");
+  REQUIRE(snap->trace.has(keys::kDecoderRead));
+  const auto dr = snap->trace.at(keys::kDecoderRead)[0].to(torch::kFloat64);  // [L', k]
+  REQUIRE(st.decoder_rows == dr.size(0));
+  REQUIRE(st.decoder_rows == L);  // segment 2 of a 78-byte document is whole
+  auto rec = std::make_shared<SegmentRecord>();
+  rec->prov_top_k = 1;
+  for (int e = 0; e < m; ++e) {
+    rec->prov_top.push_back({3 + e, 0.9f});
+    rec->prov_initial.push_back(0.1f);
+  }
+  VisitedSegments visited{{0, rec}};
+  for (int64_t p = 0; p < st.decoder_rows; ++p) {
+    CAPTURE(p);
+    const int64_t token = 2 * L + p;  // the document token that row p predicts
+    const MemoryReads got = memory_reads(st, visited, token, 1000);
+    REQUIRE_FALSE(got.empty());
+    CHECK(got.predicted);
+    CHECK(got.own_read);
+    CHECK(got.entry_name == "slot");
+    CHECK(got.memory_share == doctest::Approx(1.0).epsilon(1e-5));
+    REQUIRE(got.top.size() == static_cast<size_t>(m));
+    for (size_t i = 0; i < got.top.size(); ++i) {
+      const MemoryRead& r = got.top[i];
+      CHECK(r.weight == doctest::Approx(dr[p][r.entry].item<double>()).epsilon(1e-5));
+      if (i > 0) CHECK(got.top[i - 1].weight >= r.weight);
+      REQUIRE(r.holds.size() == 1);
+      CHECK(r.holds[0].token == 3 + r.entry);  // the slots before step 1: segment 0's record
+    }
+  }
+  // The step's own tokens still read through the encoder.
+  CHECK_FALSE(memory_reads(st, visited, L + 2, 3).predicted);
+  CHECK_FALSE(memory_reads(st, visited, L + 2, 3).empty());
+  // A model whose step predicts the next token has no such rows.
+  MemoryModel rmt = make_model(test::tiny_decoder("rmt", m, L), 11);
+  Engine e2(rmt, doc, L, TraceSpec::all());
+  const StepData sr = make_step_data(*e2.jump(1), e2.document(), "rmt");
+  CHECK(sr.decoder_read.empty());
+  CHECK(memory_reads(sr, {}, 2 * L + 1, 3).empty());
+}
 TEST_CASE("memory reads: a token's reads and what the entries held match the trace - rmt") { check_reads("rmt"); }
 TEST_CASE("memory reads: a token's reads and what the entries held match the trace - trxl") { check_reads("trxl"); }
 

@@ -158,7 +158,11 @@ TEST_CASE("tour checks: a caption's numbers need checks that say them - each che
       {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "top", "slot": 2, "min": 0.5, "says": "c"}]})", ""},
       {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "holds", "slot": 2, "tokens": [0, 9], "min": 0.5, "says": "c"}]})", ""},
       {head + R"("caption": "c", "checks": [{"check": "reads", "token": 3, "of": "memory", "min": 0.5, "says": "c"}]})",
-       "field 'checks[0].token': 3 is not in the stop's segment 1 (tokens 9..17)"},
+       "field 'checks[0].token': 3 is neither in the stop's segment 1 (tokens 9..17) nor in the one it predicts"},
+      // ... or of the segment it predicts (Memformer's next segment: 18..26), and no further.
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 20, "of": "memory", "min": 0.5, "says": "c"}]})", ""},
+      {head + R"("caption": "c", "checks": [{"check": "reads", "token": 27, "of": "memory", "min": 0.5, "says": "c"}]})",
+       "field 'checks[0].token': 27 is neither in the stop's segment 1 (tokens 9..17) nor in the one it predicts"},
       {head + R"("caption": "c", "checks": [{"check": "reads", "of": "memory", "min": 0.5, "says": "c"}]})",
        "reads needs \"token\", \"of\" and a \"min\" or \"max\""},
       {head + R"("caption": "c", "checks": [{"check": "reads", "token": 12, "of": "initial", "min": 0.5, "says": "c"}]})",

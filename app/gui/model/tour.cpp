@@ -133,10 +133,11 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
     if (c.token < 0 || c.of.empty() || !bounded) bad(f, "reads needs \"token\", \"of\" and a \"min\" or \"max\"");
     if (c.of != "memory" && c.slot < 0) bad(f, "reads of " + c.of + " needs \"slot\" (the memory entry)");
     if (c.of == "holds" && c.token_from < 0) bad(f, "reads of holds needs \"tokens\" (what the entry held)");
-    if (c.token < s.segment * s.segment_len || c.token >= (s.segment + 1) * s.segment_len)
-      bad(f + ".token", std::to_string(c.token) + " is not in the stop's segment " + std::to_string(s.segment) +
+    // A token of the stop's segment, or of the next one (what a Memformer step predicts).
+    if (c.token < s.segment * s.segment_len || c.token >= (s.segment + 2) * s.segment_len)
+      bad(f + ".token", std::to_string(c.token) + " is neither in the stop's segment " + std::to_string(s.segment) +
                             " (tokens " + std::to_string(s.segment * s.segment_len) + ".." +
-                            std::to_string((s.segment + 1) * s.segment_len - 1) + ")");
+                            std::to_string((s.segment + 1) * s.segment_len - 1) + ") nor in the one it predicts");
   }
   return c;
 }

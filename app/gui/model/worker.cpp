@@ -22,7 +22,7 @@ std::vector<std::string> gui_trace_keys() {
   auto all = [](const char* prefix) { return std::string(prefix) + "*"; };
   // Not input.offsets nor memformer.slot_type: nothing in app/ reads them (the panels take the
   // slot types from the writer's self mass, app/figures/extract.cpp).
-  return std::vector<std::string>({keys::kInputTokens, keys::kLmLoss, keys::kWriterAttn, all(keys::kReadAttnPrefix), keys::kMemoryPrev,
+  return std::vector<std::string>({keys::kInputTokens, keys::kLmLoss, keys::kWriterAttn, all(keys::kReadAttnPrefix), keys::kDecoderRead, keys::kMemoryPrev,
                         keys::kMemory, keys::kForgetNorm, all(keys::kRmtAttnPrefix),
                         all(keys::kRmtBlockMassPrefix), all(keys::kTrxlAttnPrefix), all(keys::kMtnJointAttnPrefix),
                         keys::kMtnBlocks, keys::kMtnImportance, keys::kMtnCandidateSource, keys::kMtnKeptSource,

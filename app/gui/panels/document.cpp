@@ -295,7 +295,12 @@ void DocumentPanel::draw(PanelContext& ctx) {
     // says nothing, so say what the weights are instead.
     const long long tok = static_cast<long long>(selected_token_);
     const std::string text = token_text(doc, selected_token_);
-    if (sel.own_read)
+    if (sel.predicted)
+      std::snprintf(buf, sizeof buf,
+                    "token #%lld '%s', predicted at this step, drew on the slots through the decoder (weights sum to 1): "
+                    "most on",
+                    tok, text.c_str());
+    else if (sel.own_read)
       std::snprintf(buf, sizeof buf, "token #%lld '%s' read the slots (the encoder's memory read; weights sum to 1): most on",
                     tok, text.c_str());
     else
@@ -324,7 +329,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
       "One cell per token (bytes: a character of several bytes spans their cells); underlines mark token\n"
       "boundaries, amber bars segment starts, with the segment's number in the margin.\n"
       "Hover a token for its id, bytes and loss; click one of the current segment to see what it read\n"
-      "from the memory and what that memory held (outlined); click another to go to its segment.");
+      "from the memory and what that memory held (outlined) - for Memformer also one of the segment the\n"
+      "step predicts, through the decoder; click another to go to its segment.");
 
   ImFont* font = ctx.mono ? ctx.mono : ImGui::GetFont();
   const float fs = font->FontSize;
@@ -586,20 +592,22 @@ void DocumentPanel::draw(PanelContext& ctx) {
       const float w = prov->at(prov_slot, t);
       ImGui::Text("provenance of slot %d: %.6f (%.2f%% of its content)", prov_slot, w, 100.f * w);
     }
-    const bool in_step = s.step && t >= s.step->first_token && t < s.step->first_token + s.step->length;
-    const MemoryReads reads = in_step ? memory_reads(*s.step, s.visited, t, 3, s.provenance_before.get()) : MemoryReads{};
+    // A token of the shown segment, or one its step predicts (Memformer's next segment).
+    const MemoryReads reads = s.step ? memory_reads(*s.step, s.visited, t, 3, s.provenance_before.get()) : MemoryReads{};
+    const bool in_step = !reads.empty();
     if (!reads.empty()) {
       ImGui::Separator();
-      ImGui::Text("read from memory (%s):", reads.how.c_str());
+      ImGui::Text(reads.predicted ? "predicted at this step, drawing on the memory (%s):" : "read from memory (%s):",
+                  reads.how.c_str());
       for (const auto& r : reads.top) memory_read_lines(doc, reads, r);
     }
-    if (!ctx.preview && in_step && !reads.empty())
+    if (!ctx.preview && in_step)
       ImGui::TextDisabled(t == selected_token_ ? "click: clear the selection" : "click: select it (what it read stays shown)");
     else if (!ctx.preview)
       ImGui::TextDisabled("click: go to segment %lld", static_cast<long long>(seg));
     ImGui::EndTooltip();
     if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-      if (in_step && !reads.empty()) {
+      if (in_step) {
         selected_token_ = t == selected_token_ ? -1 : t;
       } else {
         selected_token_ = -1;
