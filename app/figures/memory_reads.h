@@ -56,10 +56,11 @@ struct MemoryReads {
 };
 
 // The chain for document token `token` of the step `st`: a token of its segment, or for
-// Memformer one it predicts (empty when it is neither, or the step has no memory read). What the slots held comes from the previous
-// segment's visited record, or, when that segment was not shown (a jump computes it untraced),
-// from `before`: the provenance after the previous step as the publisher's chain computed it
-// (PublishedView::provenance_before; ignored unless it is of segment st.segment - 1).
+// Memformer one it predicts (empty when it is neither, or the step has no memory read). What
+// the slots held comes from the previous segment's visited record, or, when that segment was
+// not shown (a jump computes it untraced), from `before`: the provenance after the previous
+// step as the publisher's chain computed it (PublishedView::provenance_before; ignored unless
+// it is of segment st.segment - 1).
 MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int64_t token, int top = 3,
                          const ProvenanceState* before = nullptr);
 
