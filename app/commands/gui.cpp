@@ -301,7 +301,7 @@ class GuiCommand : public Command {
     g->add_option("--select-slot", c.select_slot, "select this slot once the first step is shown");
     g->add_option("--select-token", c.select_token,
                   "select this document token (0-based) in the Document panel: what it read from the memory, when the "
-                  "shown segment holds it");
+                  "shown segment holds it (Memformer: or its step predicts it)");
     g->add_option("--mouse", c.mouse, "put the mouse at X,Y (screenshots with a tooltip)");
     g->add_option("--export", c.export_dir, "once the steps are shown, export every panel into this folder");
     g->add_flag("--no-save", c.no_save, "do not read or write the layout and recent files");
