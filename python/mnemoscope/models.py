@@ -515,10 +515,12 @@ class MemformerDecoderLayer(nn.Module):
         self.ffn = FeedForward(d, cfg)
 
     def forward(self, y, causal, enc, enc_mask):
+        """Returns the output and the cross-attention [B, H, L, T] over enc."""
         h = self.ln_self(y)
         z = y + self.self_attn(h, h, causal)[0]
-        z = z + self.cross_attn(self.ln_cross(z), enc, enc_mask)[0]
-        return z + self.ffn(self.ln_ffn(z))
+        c, w = self.cross_attn(self.ln_cross(z), enc, enc_mask)
+        z = z + c
+        return z + self.ffn(self.ln_ffn(z)), w
 
 
 class MemoryWriter(nn.Module):
@@ -588,10 +590,12 @@ class Memformer(MemoryModel):
         x = x + self.enc_pos.weight[:l + cfg.n_cls].unsqueeze(0)
         enc_valid = torch.cat([seg.valid, torch.ones(b, cfg.n_cls, dtype=torch.bool, device=seg.valid.device)], 1)
         mask = key_padding_mask(enc_valid)
+        last_read = None  # the last encoder layer's memory read of every row, cls included
         for n, layer in enumerate(self.encoder):
             x, w = layer(x, mask, seen)
             if tr is not None and w is not None:
                 tr["memformer.read_attn.%d" % n] = w[:, :, :l]
+                last_read = w
         enc = self.enc_norm(x)
         if cfg.memory:
             m_prime, attn = self.writer(seen, enc, enc_valid)
@@ -607,8 +611,14 @@ class Memformer(MemoryModel):
             bos = torch.full((b, 1), BOS, dtype=torch.int64, device=seg.tokens.device)
             y = self.tok_emb(torch.cat([bos, seg.next_tokens[:, :nl - 1]], 1)) + self.dec_pos.weight[:nl].unsqueeze(0)
             causal, enc_mask = causal_mask(nl, y.device), key_padding_mask(enc_valid)
-            for layer in self.decoder:
-                y = layer(y, causal, enc, enc_mask)
+            for n, layer in enumerate(self.decoder):
+                y, w = layer(y, causal, enc, enc_mask)
+                if tr is not None:
+                    tr["memformer.cross_attn.%d" % n] = w
+                    # What each predicted token drew on the slots: the mean over heads of the
+                    # last decoder layer's cross-attention times that of the encoder's last read.
+                    if last_read is not None and n == len(self.decoder) - 1:
+                        tr["memformer.decoder_read"] = torch.bmm(w.mean(1), last_read.mean(1))
             out = masked_token_loss(self.head(self.dec_norm(y)), seg.next_tokens, seg.next_valid, clamp=False)
         if tr is not None:
             tr["memformer.memory_prev"] = slots
