@@ -445,7 +445,6 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
   }
   if (tr.has(keys::kDecoderRead)) {
     const auto& r = tr.at(keys::kDecoderRead);  // [B, L', k]
-    d.decoder_rows = r.size(1);
     d.decoder_read = to_vector(r[0].to(torch::kFloat32));
     if (d.slots == 0) d.slots = static_cast<int>(r.size(2));
   }

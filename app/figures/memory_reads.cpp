@@ -65,12 +65,11 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
   const int64_t j = token - st.first_token;
   // A token this step predicts: Memformer's next segment, (segment + 1) * L + p.
   const int64_t p = token - (st.segment + 1) * st.segment_len;
-  const bool predicted = !st.decoder_read.empty() && st.slots > 0 && st.segment_len > 0 && p >= 0 && p < st.decoder_rows;
+  const bool predicted = st.segment_len > 0 && p >= 0 && p < st.decoder_rows();
   if (st.segment < 0 || ((j < 0 || j >= st.length) && !predicted)) return out;
   std::vector<float> w;  // the row over memory entries
   std::vector<int64_t> entry_token;
   if (predicted) {
-    if (static_cast<size_t>((p + 1) * st.slots) > st.decoder_read.size()) return out;
     w.assign(st.decoder_read.begin() + p * st.slots, st.decoder_read.begin() + (p + 1) * st.slots);
     entry_token.assign(w.size(), -1);
     out.entry_name = "slot";

@@ -153,9 +153,9 @@ struct StepData {
   int read_layer = -1;
   // What each token this step predicts (Memformer: the next segment, document tokens
   // (segment + 1) * segment_len + j) drew from the same slots through the encoder
-  // (memformer.decoder_read, [decoder_rows x slots], rows sum to 1); empty when not traced.
+  // (memformer.decoder_read, [decoder_rows() x slots], rows sum to 1); empty when not traced.
   std::vector<float> decoder_read;
-  int64_t decoder_rows = 0;
+  int64_t decoder_rows() const { return slots > 0 ? static_cast<int64_t>(decoder_read.size()) / slots : 0; }
 
   int dim = 0;
   std::vector<float> memory;            // [slots x dim] after the step, empty when not traced

@@ -155,7 +155,7 @@ torch::Tensor MemformerImpl::decode(const torch::Tensor& next_tokens, const torc
   for (const auto& m : *decoder) {
     const std::string key = std::string(keys::kCrossAttnPrefix) + std::to_string(n);
     const bool want = tracer && tracer->wants(key);
-    const bool read = tracer && last_read.defined() && n == last && tracer->wants(keys::kDecoderRead);
+    const bool read = tracer && last_read.defined() && n == last;  // step passes last_read only when it is wanted
     torch::Tensor w;
     y = m->as<MemformerDecoderLayerImpl>()->forward(y, causal, enc, enc_mask, want || read ? &w : nullptr);
     if (want) tracer->put(key, w);  // [B, H, L', L+C]

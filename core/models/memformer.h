@@ -70,7 +70,8 @@ class MemformerImpl : public MemoryModelImpl {
                        torch::Tensor* enc_valid, Tracer* tracer, torch::Tensor* last_read = nullptr);
   // Decoder logits [B, L, V] for next_tokens (teacher forcing with <bos> shifted in). With a
   // tracer: memformer.cross_attn.<n> of the layers it wants, and memformer.decoder_read from
-  // the last layer's cross-attention and `last_read` (encode's) when that is defined.
+  // the last layer's cross-attention and `last_read` (encode's) when that is defined (step
+  // asks encode for it only when the tracer wants memformer.decoder_read).
   torch::Tensor decode(const torch::Tensor& next_tokens, const torch::Tensor& enc, const torch::Tensor& enc_valid,
                        Tracer* tracer = nullptr, const torch::Tensor& last_read = torch::Tensor());
   // ||v_bias^i|| per slot [k].

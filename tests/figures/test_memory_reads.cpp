@@ -136,7 +136,7 @@ void check_reads(const std::string& kind) {
   if (kind == "memformer") {
     // ... but for Memformer the segment the step predicts (test case below), and nothing beyond.
     CHECK(memory_reads(st, visited, st.first_token + st.length, 3).predicted);
-    CHECK(memory_reads(st, visited, st.first_token + st.length + st.decoder_rows, 3).empty());
+    CHECK(memory_reads(st, visited, st.first_token + st.length + st.decoder_rows(), 3).empty());
   } else {
     CHECK(memory_reads(st, visited, st.first_token + st.length, 3).empty());
   }
@@ -203,8 +203,8 @@ TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as 
   const StepData st = make_step_data(*snap, engine.document(), "memformer");
   REQUIRE(snap->trace.has(keys::kDecoderRead));
   const auto dr = snap->trace.at(keys::kDecoderRead)[0].to(torch::kFloat64);  // [L', k]
-  REQUIRE(st.decoder_rows == dr.size(0));
-  REQUIRE(st.decoder_rows == L);  // segment 2 of a 78-byte document is whole
+  REQUIRE(st.decoder_rows() == dr.size(0));
+  REQUIRE(st.decoder_rows() == L);  // segment 2 of a 78-byte document is whole
   auto rec = std::make_shared<SegmentRecord>();
   rec->prov_top_k = 1;
   for (int e = 0; e < m; ++e) {
@@ -212,7 +212,7 @@ TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as 
     rec->prov_initial.push_back(0.1f);
   }
   VisitedSegments visited{{0, rec}};
-  for (int64_t p = 0; p < st.decoder_rows; ++p) {
+  for (int64_t p = 0; p < st.decoder_rows(); ++p) {
     CAPTURE(p);
     const int64_t token = 2 * L + p;  // the document token that row p predicts
     const MemoryReads got = memory_reads(st, visited, token, 1000);

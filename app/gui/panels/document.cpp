@@ -594,20 +594,20 @@ void DocumentPanel::draw(PanelContext& ctx) {
     }
     // A token of the shown segment, or one its step predicts (Memformer's next segment).
     const MemoryReads reads = s.step ? memory_reads(*s.step, s.visited, t, 3, s.provenance_before.get()) : MemoryReads{};
-    const bool in_step = !reads.empty();
-    if (!reads.empty()) {
+    const bool selectable = !reads.empty();
+    if (selectable) {
       ImGui::Separator();
       ImGui::Text(reads.predicted ? "predicted at this step, drawing on the memory (%s):" : "read from memory (%s):",
                   reads.how.c_str());
       for (const auto& r : reads.top) memory_read_lines(doc, reads, r);
     }
-    if (!ctx.preview && in_step)
+    if (!ctx.preview && selectable)
       ImGui::TextDisabled(t == selected_token_ ? "click: clear the selection" : "click: select it (what it read stays shown)");
     else if (!ctx.preview)
       ImGui::TextDisabled("click: go to segment %lld", static_cast<long long>(seg));
     ImGui::EndTooltip();
     if (!ctx.preview && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-      if (in_step) {
+      if (selectable) {
         selected_token_ = t == selected_token_ ? -1 : t;
       } else {
         selected_token_ = -1;
