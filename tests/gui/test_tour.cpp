@@ -102,6 +102,13 @@ TEST_CASE("tour files: a good tour parses - every field is checked and named wit
   CHECK(error_of("not json").find("is not JSON") != std::string::npos);
   CHECK(error_of(R"({"format": "mnemoscope-tour", "version": 2, "stops": []})").find("field 'version' = 2") != std::string::npos);
   CHECK(error_of(R"({"format": "slides", "version": 1, "stops": []})").find("field 'format'") != std::string::npos);
+  // A field of the wrong JSON type is a TourError naming the field, never a JSON library exception
+  // (the fuzzer found "format": 0 escaping as nlohmann's type_error).
+  CHECK(error_of(R"({"format": 0, "version": 1, "stops": []})").find("field 'format'") != std::string::npos);
+  CHECK(error_of(R"({"format": ["mnemoscope-tour"], "version": 1, "stops": []})").find("field 'format'") != std::string::npos);
+  CHECK(error_of(R"({"version": 1, "stops": []})").find("field 'format'") != std::string::npos);
+  CHECK(error_of(R"({"format": "mnemoscope-tour", "version": 1, "title": 3, "stops": []})").find("field 'title'") !=
+        std::string::npos);
   CHECK(error_of(R"({"format": "mnemoscope-tour", "version": 1, "stops": []})").find("field 'stops'") != std::string::npos);
   CHECK_THROWS_WITH_AS(load_tour("/no/such/tour.json", kZoo), doctest::Contains("no such file"), TourError);
 }

@@ -181,7 +181,7 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     fail(std::string("is not JSON (") + e.what() + "); see docs/formats.md#tours");
   }
   if (!j.is_object()) fail("must be a JSON object with \"format\", \"version\" and \"stops\"");
-  if (j.value("format", std::string()) != "mnemoscope-tour")
+  if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != "mnemoscope-tour")
     fail("field 'format' must be \"mnemoscope-tour\" (is this a tour file? see docs/formats.md#tours)");
   if (!j.contains("version") || !j["version"].is_number_integer()) fail("field 'version' must be an integer (1)");
   Tour t;
