@@ -55,6 +55,8 @@ const ConfigFields<ModelConfig>& ModelConfig::fields() {
            bool_field("memory", &M::memory, "Memformer: false = the \"w/o memory\" ablation"),
            string_field("memory_scale", &M::memory_scale, {"unit", "sqrt_dim"},
                         "Memformer: the scale at which the encoder and the writer see the slots"),
+           bool_field("memory_gate", &M::memory_gate,
+                      "Memformer: the memory read enters each encoder layer through tanh(g), g = 0 at start"),
            int_field("cache_len", &M::cache_len, -1, 65536, "Transformer-XL + RMT: cache length (-1 = segment_len)"),
            int_field("n1_layers", &M::n1_layers, 0, 256, "MTN: separate layers for chunk and memory"),
            int_field("n2_layers", &M::n2_layers, 1, 256, "MTN: joint layers"),

@@ -36,6 +36,10 @@ struct ModelConfig {
   // "unit" (the paper as written) or "sqrt_dim" (sqrt(d)·m, the scale of the LayerNorm'd
   // encoder outputs the writer mixes them with; docs/models.md#memformer "Memory scale").
   std::string memory_scale = "unit";
+  // Memformer: each encoder layer's memory read enters through a learnt scalar gate tanh(g_l),
+  // g_l = 0 at initialisation, so a model with a gate starts as its "w/o memory" twin and
+  // the memory comes in only as far as training finds it worth (docs/models.md#memory-gate).
+  bool memory_gate = false;
   int64_t cache_len = -1;      // Transformer-XL + RMT: cache length (-1 = segment_len); trxl uses slots
   int64_t n1_layers = 2;       // MTN: separate layers for chunk and memory
   int64_t n2_layers = 4;       // MTN: joint layers

@@ -10,20 +10,24 @@
 namespace mnemo {
 
 MemformerEncoderLayerImpl::MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin,
-                                                     bool read_memory) {
+                                                     bool read_memory, bool gate) {
   ln_self = register_module("ln_self", layer_norm(dim));
   if (read_memory) ln_read = register_module("ln_read", layer_norm(dim));
   ln_ffn = register_module("ln_ffn", layer_norm(dim));
   self_attn = register_module("self_attn", MultiHeadAttention(dim, heads, lin));
   if (read_memory) mem_read = register_module("mem_read", MultiHeadAttention(dim, heads, lin));
   ffn = register_module("ffn", FeedForward(dim, ff, lin));
+  if (read_memory && gate) read_gate = register_parameter("read_gate", torch::zeros({1}));
 }
 
 torch::Tensor MemformerEncoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& self_mask,
                                                  const torch::Tensor& memory, torch::Tensor* read_weights) {
   auto h = ln_self->forward(x);
   auto y = x + self_attn->forward(h, h, self_mask);
-  if (mem_read) y = y + mem_read->forward(ln_read->forward(y), memory, torch::Tensor(), read_weights);
+  if (mem_read) {
+    auto r = mem_read->forward(ln_read->forward(y), memory, torch::Tensor(), read_weights);
+    y = y + (read_gate.defined() ? torch::tanh(read_gate) * r : r);
+  }
   return y + ffn->forward(ln_ffn->forward(y));
 }
 
@@ -89,7 +93,8 @@ MemformerImpl::MemformerImpl(const ModelConfig& cfg) : cfg_(cfg) {
   // ||v_bias^i|| starts near 1 (the paper reports trained magnitudes of about 1 to 3).
   v_bias = register_parameter("v_bias", torch::randn({cfg_.slots, d}) / std::sqrt(static_cast<double>(d)));
   encoder = register_module("encoder", torch::nn::ModuleList());
-  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff, cfg_.linear_options(), cfg_.memory));
+  for (int64_t i = 0; i < cfg_.layers; ++i) encoder->push_back(MemformerEncoderLayer(d, cfg_.heads, ff, cfg_.linear_options(), cfg_.memory,
+                                                                          cfg_.memory_gate));
   decoder = register_module("decoder", torch::nn::ModuleList());
   for (int64_t i = 0; i < cfg_.dec_layers; ++i) decoder->push_back(MemformerDecoderLayer(d, cfg_.heads, ff, cfg_.linear_options()));
   enc_norm = register_module("enc_norm", layer_norm(d));

@@ -10,13 +10,16 @@ namespace mnemo {
 
 struct MemformerEncoderLayerImpl : torch::nn::Module {
   // read_memory = false (the "w/o memory" ablation): no memory-reading sub-layer.
-  MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin, bool read_memory = true);
+  // gate: the read enters as tanh(read_gate) * read, read_gate a learnt scalar that starts at 0.
+  MemformerEncoderLayerImpl(int64_t dim, int64_t heads, int64_t ff, const LinearOptions& lin, bool read_memory = true,
+                            bool gate = false);
   // x [B, T, d]; self_mask additive [B, 1, 1, T]; memory [B, k, d] (ignored without reading).
   // read_weights receives the memory-reading attention [B, H, T, k] when non-null.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& self_mask, const torch::Tensor& memory,
                         torch::Tensor* read_weights);
   torch::nn::LayerNorm ln_self{nullptr}, ln_read{nullptr}, ln_ffn{nullptr};
   MultiHeadAttention self_attn{nullptr}, mem_read{nullptr};
+  torch::Tensor read_gate;  // [1], with `gate` only
   FeedForward ffn{nullptr};
 };
 TORCH_MODULE(MemformerEncoderLayer);

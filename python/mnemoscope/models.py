@@ -54,7 +54,7 @@ class WeightsError(MnemoscopeError, ValueError):
 # ModelConfig's fields and defaults (core/models/config.h), in its to_json order.
 DEFAULTS = {"model": "memformer", "slots": 16, "segment_len": 32, "dim": 64, "heads": 4, "layers": 2,
             "dec_layers": 2, "ff": 0, "n_cls": 1, "temperature": 0.25, "forgetting": True, "memory": True,
-            "memory_scale": "unit", "cache_len": -1, "n1_layers": 2, "n2_layers": 4, "linear": "dense",
+            "memory_scale": "unit", "memory_gate": False, "cache_len": -1, "n1_layers": 2, "n2_layers": 4, "linear": "dense",
             "hash_bits": 8, "hash_temperature": 1.0}
 
 
@@ -494,6 +494,9 @@ class MemformerEncoderLayer(nn.Module):
         if cfg.memory:
             self.mem_read = MultiHeadAttention(d, h, cfg)
         self.ffn = FeedForward(d, cfg)
+        if cfg.memory and cfg.memory_gate:
+            # The read enters through tanh(read_gate), a learnt scalar that starts at 0.
+            self.read_gate = nn.Parameter(torch.zeros(1))
 
     def forward(self, x, mask, memory):
         h = self.ln_self(x)
@@ -501,7 +504,7 @@ class MemformerEncoderLayer(nn.Module):
         w = None
         if hasattr(self, "mem_read"):
             r, w = self.mem_read(self.ln_read(y), memory)
-            y = y + r
+            y = y + (torch.tanh(self.read_gate) * r if hasattr(self, "read_gate") else r)
         return y + self.ffn(self.ln_ffn(y)), w
 
 

@@ -39,7 +39,7 @@ _INT_FIELDS = {"slots": (1, 65536), "segment_len": (1, 65536), "dim": (1, 65536)
                "cache_len": (-1, 65536), "n1_layers": (0, 256), "n2_layers": (1, 256), "hash_bits": (1, 16)}
 _DEFAULTS = {"model": "memformer", "slots": 16, "segment_len": 32, "dim": 64, "heads": 4}
 _FIELDS = ("model, slots, segment_len, dim, heads, layers, dec_layers, ff, n_cls, temperature, forgetting, memory, "
-           "memory_scale, cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
+           "memory_scale, memory_gate, cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
 
 
 def _choices(values):
@@ -64,7 +64,7 @@ def validate_model_config(model):
         elif k in ("temperature", "hash_temperature"):
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ValueError("config field '%s' must be a number, got %s" % (k, json.dumps(v)))
-        elif k in ("forgetting", "memory"):
+        elif k in ("forgetting", "memory", "memory_gate"):
             if not isinstance(v, bool):
                 raise ValueError("config field '%s' must be true or false, got %s" % (k, json.dumps(v)))
         else:

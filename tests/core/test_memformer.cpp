@@ -229,6 +229,73 @@ TEST_CASE("memory_scale sqrt_dim: the encoder and the writer see sqrt(d)-scaled 
                        doctest::Contains("'memory_scale' = 'big' must be \"unit\" or \"sqrt_dim\""), ConfigError);
 }
 
+TEST_CASE("memory_gate: a gated model at g = 0 is its \"w/o memory\" twin, and the gate's gradient is the finite difference") {
+  ModelConfig cg = test::tiny_memformer();
+  cg.memory_gate = true;
+  ModelConfig cn = test::tiny_memformer();
+  cn.memory = false;
+  auto gated = tiny(4, cg);
+  auto twin = tiny(5, cn);
+  {
+    torch::NoGradGuard g;
+    auto pt = twin->named_parameters(), pg = gated->named_parameters();
+    for (const auto& kv : pt) pg[kv.key()].copy_(kv.value());  // every twin tensor has its namesake
+  }
+  // One scalar per encoder layer, named for checkpoints, at 0.
+  auto params = gated->named_parameters();
+  for (int64_t l = 0; l < cg.layers; ++l) {
+    const std::string name = "encoder." + std::to_string(l) + ".read_gate";
+    REQUIRE(params.contains(name));
+    CHECK(params[name].sizes() == torch::IntArrayRef({1}));
+    CHECK(params[name].item<float>() == 0.f);
+  }
+  CHECK_FALSE(tiny(4)->named_parameters().contains("encoder.0.read_gate"));  // off by default
+  auto in = random_input(8, 6);
+  // Whatever the slots hold (here not the initial memory), at g = 0 the logits are the twin's
+  // to the bit: the read is multiplied by tanh(0) = 0.
+  MemoryState other;
+  other.tensors["slots"] = torch::nn::functional::normalize(torch::randn({1, cg.slots, cg.dim}),
+                                                            torch::nn::functional::NormalizeFuncOptions().dim(-1));
+  {
+    torch::NoGradGuard g;
+    auto og = gated->step(in, other, nullptr);
+    auto on = twin->step(in, twin->initial_memory(1), nullptr);
+    CHECK(torch::equal(og.logits, on.logits));
+    CHECK(og.loss.item<double>() == on.loss.item<double>());
+    // The writer still writes: the gate only governs the read.
+    CHECK(test::max_abs_diff(og.memory.at("slots"), other.at("slots")) > 1e-3);
+  }
+  // The gate's gradient at 0 is not 0 (the memory can come in), and equals the central
+  // difference of the loss in double precision.
+  gated->to(torch::kFloat64);
+  other.tensors["slots"] = other.at("slots").to(torch::kFloat64);
+  auto& g0 = params["encoder.0.read_gate"];
+  for (auto& p : gated->parameters()) p.mutable_grad() = torch::Tensor();
+  gated->step(in, other, nullptr).loss.backward();
+  const double analytic = g0.grad().item<double>();
+  CHECK(std::abs(analytic) > 1e-6);
+  const double h = 1e-5;
+  auto loss_at = [&](double v) {
+    torch::NoGradGuard g;
+    g0.fill_(v);
+    return gated->step(in, other, nullptr).loss.item<double>();
+  };
+  const double numeric = (loss_at(h) - loss_at(-h)) / (2 * h);
+  CHECK(analytic == doctest::Approx(numeric).epsilon(1e-6));
+  // At g != 0 the memory changes the logits.
+  {
+    torch::NoGradGuard g;
+    g0.fill_(0.5);
+    auto a = gated->step(in, other, nullptr).logits;
+    g0.fill_(0.0);
+    auto b = gated->step(in, other, nullptr).logits;
+    CHECK(test::max_abs_diff(a, b) > 1e-4);
+  }
+  // The field: default false, round-trips.
+  CHECK_FALSE(ModelConfig{}.memory_gate);
+  CHECK(ModelConfig::from_json(cg.to_json()).memory_gate);
+}
+
 TEST_CASE("padding is masked: pad tokens get no writer weight and no loss") {
   torch::NoGradGuard g;
   auto m = tiny(8);
