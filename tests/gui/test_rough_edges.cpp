@@ -7,6 +7,7 @@
 #include "app/gui/model/published_view.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/widgets/heatmap.h"
+#include "app/gui/panels/widgets/widgets.h"
 #include "viz/charts.h"
 #endif
 #include "tests/support/helpers.h"
@@ -104,6 +105,28 @@ TEST_CASE("gui: the window title names the document and model, and a replay's se
   replay.position = -1;
   CHECK(status_text(replay) == "session copy, probe recorded at training step 300  |  not stepped yet");
   CHECK(status_text(PublishedView{}).empty());
+}
+
+TEST_CASE("gui: the selection line wraps at spaces only - a weight such as (0.474) is never split after its point") {
+  // One unit per character: the widths are the characters counted.
+  auto chars = [](const std::string& t) { return static_cast<float>(t.size()); };
+  const std::string line = "drew on the slots: most on slot 11 (0.474), slot 24 (0.211), slot 12 (0.149)";
+  for (float w = 8.f; w <= 80.f; w += 1.f) {
+    CAPTURE(w);
+    const auto lines = ui::wrap_at_spaces(line, w, chars);
+    std::string joined;
+    for (const auto& l : lines) {
+      CHECK(!l.empty());
+      CHECK((chars(l) <= w || l.find(' ') == std::string::npos));  // only a lone word may overflow
+      CHECK(l.back() != '.');                                       // never "(0." at a line's end
+      joined += (joined.empty() ? "" : " ") + l;
+    }
+    CHECK(joined == line);  // nothing lost, spaces only where they were
+  }
+  CHECK(ui::wrap_at_spaces("a bb ccc", 4.f, chars) == std::vector<std::string>{"a bb", "ccc"});
+  CHECK(ui::wrap_at_spaces("  a  b ", 10.f, chars) == std::vector<std::string>{"a b"});  // runs of spaces fold
+  CHECK(ui::wrap_at_spaces("", 10.f, chars) == std::vector<std::string>{""});
+  CHECK(ui::wrap_at_spaces("longword x", 3.f, chars) == std::vector<std::string>{"longword", "x"});
 }
 
 TEST_CASE("viz: a thinned column axis keeps the first and the last label (the writer map's self and last token)") {

@@ -314,7 +314,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
       line += buf;
       for (const auto& h : r.holds) held_.push_back(h.token);
     }
-    ImGui::TextWrapped("%s", line.c_str());
+    ui::text_wrapped_at_spaces(line);  // never inside a number ("(0." / "474)")
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::Text("Weights: %s.", sel.how.c_str());

@@ -59,6 +59,37 @@ std::string elide_left(const std::string& s, float max_width) {
   return ell;
 }
 
+std::vector<std::string> wrap_at_spaces(const std::string& text, float width,
+                                        const std::function<float(const std::string&)>& measure) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t j = std::min(text.find(' ', i), text.size());
+    if (j > i) {
+      const std::string word = text.substr(i, j - i);
+      const std::string longer = line.empty() ? word : line + " " + word;
+      if (!line.empty() && measure(longer) > width) {
+        lines.push_back(line);
+        line = word;
+      } else {
+        line = longer;
+      }
+    }
+    i = j + 1;
+  }
+  if (!line.empty() || lines.empty()) lines.push_back(line);
+  return lines;
+}
+
+void text_wrapped_at_spaces(const std::string& text) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize());
+  ImGui::BeginGroup();
+  for (const auto& l : wrap_at_spaces(text, width, [](const std::string& s) { return ImGui::CalcTextSize(s.c_str()).x; }))
+    ImGui::TextUnformatted(l.c_str());
+  ImGui::EndGroup();
+}
+
 void colormap_strip(viz::Colormap cmap, float lo, float hi) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 p0 = ImGui::GetCursorScreenPos();

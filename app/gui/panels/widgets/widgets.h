@@ -4,7 +4,9 @@
 
 #include <imgui.h>
 
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace mnemo::app::ui {
 
@@ -31,5 +33,14 @@ void align_right(float width);
 
 // Text of `s` shortened with a leading "…" so it fits `max_width` px.
 std::string elide_left(const std::string& s, float max_width);
+
+// `text` broken into lines at spaces only, each at most `width` wide as `measure` gives it (a
+// word wider than that stands on a line of its own). ImGui's TextWrapped also breaks after
+// '.' and ',', which splits a number such as "0.474" across two lines.
+std::vector<std::string> wrap_at_spaces(const std::string& text, float width,
+                                        const std::function<float(const std::string&)>& measure);
+// wrap_at_spaces at the content region's width, drawn as one item (a group), so that
+// IsItemHovered afterwards covers all of its lines.
+void text_wrapped_at_spaces(const std::string& text);
 
 }  // namespace mnemo::app::ui
