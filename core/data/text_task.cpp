@@ -46,19 +46,26 @@ TextTask::TextTask(const nlohmann::json& cfg) {
     const nlohmann::json now = corpus_->split_record();
     if (cfg["split"] != now) {
       std::string diff;
+      // The record is read as JSON of any shape (a hand-edited or damaged session): a field
+      // that is missing or not what this version writes reads as "?" and counts as a change.
+      auto field = [](const nlohmann::json& rec, const char* k) {
+        return rec.is_object() && rec.contains(k) ? rec[k] : nlohmann::json();
+      };
       for (const char* s : {"train", "valid", "test"}) {
-        const auto& was = cfg["split"].contains(s) ? cfg["split"][s] : nlohmann::json();
-        if (was.is_object() && was.value("hash", "") == now[s]["hash"] && was.value("ranges", -1) == now[s]["ranges"])
-          continue;
+        const auto& was = cfg["split"].is_object() && cfg["split"].contains(s) ? cfg["split"][s] : nlohmann::json();
+        if (field(was, "hash") == now[s]["hash"] && field(was, "ranges") == now[s]["ranges"]) continue;
+        const auto ranges = field(was, "ranges"), hash = field(was, "hash");
         diff += std::string(diff.empty() ? "" : "; ") + s + ": recorded " +
-                (was.is_object() ? std::to_string(was.value("ranges", int64_t{-1})) + " ranges, hash " + was.value("hash", "?")
+                (was.is_object() ? (ranges.is_number_integer() ? ranges.dump() : std::string("?")) + " ranges, hash " +
+                                       (hash.is_string() ? hash.get<std::string>() : std::string("?"))
                                  : std::string("nothing")) +
                 ", now " + now[s]["ranges"].dump() + " ranges, hash " + now[s]["hash"].get<std::string>();
       }
       if (diff.empty()) diff = "the recorded list differs";
       throw field_error("task.split", "does not match the corpus as it is now (" + diff +
-                        "): its files changed since the split was recorded, so held-out text could be trained on; "
-                        "restore them, or drop the record (--set task.split=null) to take the new split");
+                        "): the corpus is not the one the split was recorded for (another corpus, or its files changed "
+                        "since), so held-out text could be trained on; restore it, or drop the record "
+                        "(--set task.split=null) to take the new split");
     }
   }
   const int64_t w = window_bytes();

@@ -357,6 +357,17 @@ TEST_CASE("text task: determinism, seeds, and the split record") {
   CHECK(text_error(dropped).empty());
   ::unlink((dir + "/extra.txt").c_str());
   CHECK(text_error(j).empty());
+  // A damaged record (fields of the wrong type, or not an object at all) is the same refusal,
+  // never a JSON library exception.
+  for (const nlohmann::json& bad : {nlohmann::json{{"train", {{"hash", 7}, {"ranges", "many"}}}}, nlohmann::json(3),
+                                    nlohmann::json{{"valid", "x"}}, nlohmann::json::array({1, 2})}) {
+    CAPTURE(bad.dump());
+    nlohmann::json damaged = j;
+    damaged["split"] = bad;
+    const std::string d = text_error(damaged);
+    CHECK(contains_text(d, "'task.split' does not match the corpus"));
+    CHECK(contains_text(d, "--set task.split=null"));
+  }
 }
 
 TEST_CASE("text task: bad corpora are ConfigErrors naming the path - a directory skips and counts") {
