@@ -292,7 +292,8 @@ void run_hashed_linear_cpu(const HashedCpuOptions& o, std::ostream& out) {
   const std::string load0 = load_average();
   out << "CPU: " << first_line_of("/proc/cpuinfo", "model name") << ", " << cores << " hardware threads; load average "
       << load0 << " (start)\n";
-  out << "dense baseline: torch::nn::functional::linear, BLAS loaded: " << loaded_blas() << "\n";
+  out << "dense baseline: torch::nn::functional::linear, BLAS loaded: " << loaded_blas() << blas_environment_note()
+      << "\n";
   out << "hashed kernels: " << kernels::cpu_isa_name(kernels::cpu_isa()) << " path (widest this CPU runs: "
       << kernels::cpu_isa_name(kernels::cpu_isa_best()) << "; --cpu-kernels or MNEMO_CPU_KERNELS choose)\n";
 

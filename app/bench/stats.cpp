@@ -64,6 +64,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+std::string blas_environment_note() {
+  std::string set;
+  for (const char* v : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"})
+    if (const char* x = std::getenv(v)) set += std::string(set.empty() ? "" : " ") + v + "=" + x;
+  if (set.empty()) return "";
+  return "; the environment sets " + set +
+         ", so OpenBLAS runs those kernels, not the ones it picks for this CPU: the BLAS baseline is not "
+         "a user's (run with env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)";
+}
+
 std::string machine_line() {
   char line[160];
   double load[3] = {0, 0, 0};
@@ -72,7 +82,7 @@ std::string machine_line() {
                   std::thread::hardware_concurrency(), load[0], load[1], load[2]);
   else
     std::snprintf(line, sizeof line, "machine: %u hardware threads, load average unknown", std::thread::hardware_concurrency());
-  return line;
+  return line + blas_environment_note();
 }
 
 std::string self_exe() {

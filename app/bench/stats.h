@@ -37,8 +37,14 @@ Timing time_call(F&& f) {
   return {ms_since(t0), process_cpu_ms() - c0};
 }
 
-// "machine: N hardware threads, load average at the end: a b c" for reports.
+// "machine: N hardware threads, load average at the end: a b c" for reports, and
+// blas_environment_note() after it when that is not empty.
 std::string machine_line();
+// "" or, when OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE is set, a note naming them: OpenBLAS then
+// runs the kernels of the core type named, not those it picks for this CPU, so the BLAS
+// baseline is not the one a user has (docs/benchmarks.md measured 10.8-12.5 ms against
+// 5.8-6.1 ms for one dense forward with OPENBLAS_CORETYPE=Haswell on an AVX-512 machine).
+std::string blas_environment_note();
 
 // The running program's own path (/proc/self/exe), for benches that run themselves as children.
 std::string self_exe();

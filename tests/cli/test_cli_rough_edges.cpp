@@ -2,6 +2,7 @@
 // step into a folder of an earlier run, messages that named the wrong flag or printed
 // "0.000000", an --out that cannot be created, export --figure's help, flags that do not
 // apply to gui --session, and --steps' three meanings.
+#include "app/bench/stats.h"
 #include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/helpers.h"
@@ -11,6 +12,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <set>
 
@@ -679,4 +681,27 @@ TEST_CASE("cli: eval --set on a model field the weights fix exits 2 naming the -
   CAPTURE(r.output);
   CHECK(r.code == 0);
   CHECK(r.output.find("bits/token") != std::string::npos);
+}
+
+TEST_CASE("bench: a report names OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when the environment sets them") {
+  // This machine's sessions set both, which makes OpenBLAS run another core type's kernels
+  // (docs/benchmarks.md): a bench's machine line must say so, and say nothing when unset.
+  std::map<std::string, std::string> saved;
+  for (const char* v : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"})
+    if (const char* x = std::getenv(v)) saved[v] = x;
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ::unsetenv("OPENBLAS_L2_SIZE");
+  CHECK(mnemo::app::bench::blas_environment_note().empty());
+  CHECK(mnemo::app::bench::machine_line().find("OPENBLAS") == std::string::npos);
+  ::setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+  const std::string line = mnemo::app::bench::machine_line();
+  CHECK(line.rfind("machine: ", 0) == 0);
+  CHECK(line.find("the environment sets OPENBLAS_CORETYPE=Haswell, so OpenBLAS") != std::string::npos);
+  CHECK(line.find("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE") != std::string::npos);
+  ::setenv("OPENBLAS_L2_SIZE", "512", 1);
+  CHECK(mnemo::app::bench::blas_environment_note().find("OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512") !=
+        std::string::npos);
+  ::unsetenv("OPENBLAS_CORETYPE");
+  ::unsetenv("OPENBLAS_L2_SIZE");
+  for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
 }
