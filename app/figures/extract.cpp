@@ -443,6 +443,7 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
     d.read_layer = read_layers.back();
     if (d.slots == 0) d.slots = static_cast<int>(r.size(3));
   }
+  if (tr.has(keys::kReadGate)) d.read_gate = to_vector(tr.at(keys::kReadGate).flatten());
   if (tr.has(keys::kDecoderRead)) {
     const auto& r = tr.at(keys::kDecoderRead);  // [B, L', k]
     d.decoder_read = to_vector(r[0].to(torch::kFloat32));

@@ -1,6 +1,7 @@
 #include "app/figures/memory_reads.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 namespace mnemo::app {
@@ -113,6 +114,12 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
     out.entry_name = mem->name == "cache" ? "cache token" : mem->name == "memory" ? "kept token" : "memory token";
     out.how = "its attention on the " + mem->name + " block in layer " + std::to_string(out.layer) + " of " + a.kind +
               ", mean over heads (a share of the whole row)";
+  }
+  if (out.own_read && out.layer >= 0 && out.layer < static_cast<int>(st.read_gate.size())) {
+    out.gate = st.read_gate[static_cast<size_t>(out.layer)];
+    char g[96];
+    std::snprintf(g, sizeof g, "; that read enters the encoder at gate tanh(g) = %.4g (model.memory_gate)", out.gate);
+    out.how += g;
   }
   out.entries_total = static_cast<int>(w.size());
   for (float x : w)

@@ -48,6 +48,9 @@ struct MemoryReads {
   // Whether the token is one the step predicts (Memformer's next segment) rather than one of
   // its segment: the weights are then memformer.decoder_read's row.
   bool predicted = false;
+  // Memformer with model.memory_gate: tanh(g) of the read layer, the factor its read enters
+  // the encoder with (a read at gate 0.0004 shapes the prediction that little); NaN: ungated.
+  float gate = std::nan("");
   int entries_total = 0;    // memory entries the row covers
   bool holds_known = false; // whether `holds` could be filled (the previous step was visited)
   std::string holds_note;   // when not: why, and what to do (shown to the user)

@@ -151,6 +151,9 @@ struct StepData {
   // empty when not traced. read_layer: that layer (app/figures/memory_reads.h).
   std::vector<float> read;
   int read_layer = -1;
+  // With model.memory_gate: tanh(read_gate) of each encoder layer (memformer.read_gate), the
+  // factor each layer's read enters with; empty for ungated models.
+  std::vector<float> read_gate;
   // What each token this step predicts (Memformer: the next segment, document tokens
   // (segment + 1) * segment_len + j) drew from the same slots through the encoder
   // (memformer.decoder_read, [decoder_rows() x slots], rows sum to 1); empty when not traced.

@@ -221,6 +221,11 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
     }
     tracer->put_if_wanted(keys::kMemory, out.memory.tensors["slots"]);
     if (tracer->wants(keys::kForgetNorm)) tracer->put(keys::kForgetNorm, forget_norm());
+    if (cfg_.memory && cfg_.memory_gate && tracer->wants(keys::kReadGate)) {
+      std::vector<torch::Tensor> g;
+      for (const auto& m : *encoder) g.push_back(torch::tanh(m->as<MemformerEncoderLayerImpl>()->read_gate));
+      tracer->put(keys::kReadGate, torch::cat(g));
+    }
     if (out.token_loss.defined()) tracer->put_if_wanted(keys::kLmLoss, out.token_loss);
   }
   return out;

@@ -34,6 +34,7 @@ const std::vector<Rule>& rules() {
       {kEncoderOut, "[B, L+C, d]", torch::kFloat32},
       {layered(kCrossAttnPrefix), "[B, H, L', L+C]", torch::kFloat32},
       {kDecoderRead, "[B, L', k]", torch::kFloat32},
+      {kReadGate, "[N_enc]", torch::kFloat32},
       {layered(kRmtAttnPrefix), "[B, H, T, T]", torch::kFloat32},
       {layered(kRmtBlockMassPrefix), "[B, H, 3]", torch::kFloat32},
       {kRmtMemoryPrev, "[B, m, d]", torch::kFloat32},

@@ -37,6 +37,9 @@ inline constexpr const char* kCrossAttnPrefix = "memformer.cross_attn.";  // + d
 // cross-attention [B, L', L+C] times the mean over heads of the last encoder layer's memory
 // read of those rows, cls included [B, L+C, k] (docs/models.md#memformer).
 inline constexpr const char* kDecoderRead = "memformer.decoder_read";  // [B, L', k]
+// With model.memory_gate: tanh(read_gate) of each encoder layer, the factor its memory read
+// enters with (docs/models.md#memory-gate); absent from ungated models.
+inline constexpr const char* kReadGate = "memformer.read_gate";  // [N_enc]
 
 // --- Recurrent Memory Transformer and Transformer-XL (docs/models.md#rmt) ---
 inline constexpr const char* kRmtAttnPrefix = "rmt.attn.";             // + layer: [B, H, T, T], T = 2m+L, [read | tokens | write]

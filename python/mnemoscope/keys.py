@@ -65,6 +65,8 @@ KEYS = [
     KeySpec("memformer.decoder_read", ("B", "P", "k"), FLOAT,
             "what each predicted token drew from the slots: mean over heads of the last cross_attn times the mean over "
             "heads of the last encoder layer's memory read of every row, cls included; rows sum to 1"),
+    KeySpec("memformer.read_gate", ("N_enc",), FLOAT,
+            "tanh(read_gate) of each encoder layer, the factor its memory read enters with (model.memory_gate only)"),
     KeySpec("rmt.attn.<layer>", ("B", "H", "T", "T"), FLOAT,
             "RMT self-attention, T = 2m + L in the order [read, tokens, write]"),
     KeySpec("rmt.block_mass.<layer>", ("B", "H", 3), FLOAT, "reading, writing, rewriting masses"),

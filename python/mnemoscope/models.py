@@ -631,6 +631,8 @@ class Memformer(MemoryModel):
                 tr["memformer.slot_type"] = slot_types(attn)
             tr["memformer.memory"] = new_slots
             tr["memformer.forget_norm"] = self.v_bias.norm(2, -1)
+            if self.config.memory and self.config.memory_gate:
+                tr["memformer.read_gate"] = torch.tanh(torch.cat([layer.read_gate for layer in self.encoder]))
         return out, {"slots": new_slots}
 
 

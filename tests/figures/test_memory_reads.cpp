@@ -14,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 using namespace mnemo;
@@ -239,6 +240,45 @@ TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as 
   const StepData sr = make_step_data(*e2.jump(1), e2.document(), "rmt");
   CHECK(sr.decoder_read.empty());
   CHECK(memory_reads(sr, {}, 2 * L + 1, 3).empty());
+}
+TEST_CASE("memory reads: a gated Memformer's chain carries its read layer's gate, tanh(read_gate), as traced") {
+  const int64_t L = 16, m = 4;
+  ModelConfig cfg = test::tiny_memformer(m, L);
+  cfg.memory_gate = true;
+  MemoryModel model = make_model(cfg, 11);
+  {
+    torch::NoGradGuard g;
+    int l = 0;
+    for (auto& kv : model->named_parameters())
+      if (kv.key().find("read_gate") != std::string::npos) kv.value().fill_(0.25 * ++l);  // tanh(0.25), tanh(0.5)
+  }
+  Document doc = make_document(kReadsText, "ishmael.txt");
+  Engine engine(model, doc, L, TraceSpec::all());
+  engine.jump(0);
+  SnapshotPtr snap = engine.jump(1);
+  REQUIRE(snap->trace.has(keys::kReadGate));
+  const StepData st = make_step_data(*snap, engine.document(), "memformer");
+  REQUIRE(st.read_gate.size() == static_cast<size_t>(cfg.layers));
+  for (int64_t l = 0; l < cfg.layers; ++l) CHECK(st.read_gate[l] == doctest::Approx(std::tanh(0.25 * (l + 1))));
+  // A token of the segment and one the step predicts: both name the last read layer's gate.
+  for (int64_t token : {L + 2, 2 * L + 3}) {
+    CAPTURE(token);
+    const MemoryReads r = memory_reads(st, {}, token, 3);
+    REQUIRE_FALSE(r.empty());
+    CHECK(r.layer == cfg.layers - 1);
+    CHECK(r.gate == doctest::Approx(std::tanh(0.25 * cfg.layers)));
+    CHECK(r.how.find("gate tanh(g) = ") != std::string::npos);
+  }
+  // An ungated model has no gate key, and its chain none.
+  MemoryModel plain = make_model(test::tiny_memformer(m, L), 11);
+  Engine e2(plain, doc, L, TraceSpec::all());
+  e2.jump(0);
+  SnapshotPtr s2 = e2.jump(1);
+  CHECK_FALSE(s2->trace.has(keys::kReadGate));
+  const MemoryReads r2 = memory_reads(make_step_data(*s2, e2.document(), "memformer"), {}, L + 2, 3);
+  REQUIRE_FALSE(r2.empty());
+  CHECK(std::isnan(r2.gate));
+  CHECK(r2.how.find("gate") == std::string::npos);
 }
 TEST_CASE("memory reads: a token's reads and what the entries held match the trace - rmt") { check_reads("rmt"); }
 TEST_CASE("memory reads: a token's reads and what the entries held match the trace - trxl") { check_reads("trxl"); }

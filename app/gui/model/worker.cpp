@@ -23,7 +23,7 @@ std::vector<std::string> gui_trace_keys() {
   // Not input.offsets nor memformer.slot_type: nothing in app/ reads them (the panels take the
   // slot types from the writer's self mass, app/figures/extract.cpp).
   return std::vector<std::string>({keys::kInputTokens, keys::kLmLoss, keys::kWriterAttn, all(keys::kReadAttnPrefix), keys::kDecoderRead, keys::kMemoryPrev,
-                        keys::kMemory, keys::kForgetNorm, all(keys::kRmtAttnPrefix),
+                        keys::kMemory, keys::kForgetNorm, keys::kReadGate, all(keys::kRmtAttnPrefix),
                         all(keys::kRmtBlockMassPrefix), all(keys::kTrxlAttnPrefix), all(keys::kMtnJointAttnPrefix),
                         keys::kMtnBlocks, keys::kMtnImportance, keys::kMtnCandidateSource, keys::kMtnKeptSource,
                         keys::kMtnKeptIndex, keys::kMtnKeptImportance, keys::kMtnAge, all(keys::kHashPrefix)});

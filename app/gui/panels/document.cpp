@@ -314,6 +314,10 @@ void DocumentPanel::draw(PanelContext& ctx) {
       line += buf;
       for (const auto& h : r.holds) held_.push_back(h.token);
     }
+    if (std::isfinite(sel.gate)) {  // a gated read (model.memory_gate) counts only as much as its gate
+      std::snprintf(buf, sizeof buf, "; the read enters at gate %.3g", sel.gate);
+      line += buf;
+    }
     ui::text_wrapped_at_spaces(line);  // never inside a number ("(0." / "474)")
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
