@@ -52,9 +52,8 @@ TextTask::TextTask(const nlohmann::json& cfg) {
         return rec.is_object() && rec.contains(k) ? rec[k] : nlohmann::json();
       };
       for (const char* s : {"train", "valid", "test"}) {
-        const auto& was = cfg["split"].is_object() && cfg["split"].contains(s) ? cfg["split"][s] : nlohmann::json();
-        if (field(was, "hash") == now[s]["hash"] && field(was, "ranges") == now[s]["ranges"]) continue;
-        const auto ranges = field(was, "ranges"), hash = field(was, "hash");
+        const nlohmann::json was = field(cfg["split"], s), ranges = field(was, "ranges"), hash = field(was, "hash");
+        if (hash == now[s]["hash"] && ranges == now[s]["ranges"]) continue;
         diff += std::string(diff.empty() ? "" : "; ") + s + ": recorded " +
                 (was.is_object() ? (ranges.is_number_integer() ? ranges.dump() : std::string("?")) + " ranges, hash " +
                                        (hash.is_string() ? hash.get<std::string>() : std::string("?"))
