@@ -1,5 +1,6 @@
 // app/gui/model/view_model: slot selection shared by every panel and slot-type thresholds that
 // re-classify at once — tested as plain C++ (no ImGui, no pixels).
+#include "app/gui/model/model_fields.h"
 #include "app/gui/model/view_model.h"
 #include "core/trace/analysis.h"
 #include "tests/support/helpers.h"
@@ -130,4 +131,39 @@ TEST_CASE("gui view model: head selection falls back to the mean when out of ran
   CHECK(vm.head() == -1);
   vm.set_head(0, 0);
   CHECK(vm.head() == -1);
+}
+
+TEST_CASE("gui Model panel: the config fields it has no control for are named, per model kind") {
+  ModelConfig mf;  // the defaults: a Memformer, d 64, ff 0 = 4d
+  CHECK(other_model_fields(mf) == "ff 256; 1 cls token; memory read at scale unit; linear dense");
+  // The twin without memory must not look like the model with one.
+  mf.memory = false;
+  CHECK(other_model_fields(mf) == "ff 256; 1 cls token; memory off: the \"w/o memory\" ablation (no read, no writer); linear dense");
+  mf.memory = true;
+  mf.memory_scale = "sqrt_dim";
+  mf.memory_gate = true;
+  mf.n_cls = 2;
+  mf.ff = 100;
+  CHECK(other_model_fields(mf) == "ff 100; 2 cls tokens; memory read at scale sqrt_dim, through a learnt gate; linear dense");
+
+  ModelConfig rmt;
+  rmt.model = "rmt";
+  rmt.linear = "hashed";
+  rmt.hash_bits = 4;
+  rmt.hash_temperature = 0.5;
+  // No Memformer fields for RMT, and the hashing parameters with a hashed Linear.
+  CHECK(other_model_fields(rmt) == "ff 256; linear hashed (4 bits a chunk, temperature 0.5)");
+
+  ModelConfig tr;
+  tr.model = "trxl-rmt";
+  tr.segment_len = 24;
+  CHECK(other_model_fields(tr) == "ff 256; cache 24; linear dense");  // cache_len -1 = segment_len
+  tr.cache_len = 64;
+  CHECK(other_model_fields(tr) == "ff 256; cache 64; linear dense");
+
+  ModelConfig mtn;
+  mtn.model = "mtn";
+  mtn.n1_layers = 1;
+  mtn.n2_layers = 3;
+  CHECK(other_model_fields(mtn) == "ff 256; n1 layers 1, n2 layers 3; linear dense");
 }

@@ -38,7 +38,9 @@ bool slot_row_label(PanelContext& ctx, int slot) {
 }
 
 void value_cell(float x) {
-  if (std::isfinite(x)) ImGui::Text("%.4f", x);
+  // Four decimals: a value that rounds to zero prints as 0.0000, not -0.0000 (1 - cos of an
+  // unchanged slot is often -1e-7).
+  if (std::isfinite(x)) ImGui::Text("%.4f", std::fabs(x) < 0.00005f ? 0.f : x);
   else ImGui::TextColored(ImVec4(1, 0, 1, 1), "%s", std::isnan(x) ? "nan" : "inf");
 }
 

@@ -2,6 +2,7 @@
 // with Apply, checkpoint and document loading, and the progress of a long jump (cancellable).
 #include "core/models/capabilities.h"
 #include "app/gui/panels/panels.h"
+#include "app/gui/model/model_fields.h"
 
 #include "app/gui/panels/widgets/widgets.h"
 
@@ -112,6 +113,9 @@ void ControlsPanel::draw(PanelContext& ctx) {
                   static_cast<long long>(hi), st.loss);
     else if (std::isfinite(st.loss))
       ImGui::Text("loss of this step: %.4f nats/token", st.loss);
+    if (std::isfinite(st.loss) && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%.6f nats = %.6f bits a token (bits = nats / ln 2; the Document panel and eval count bits)",
+                        st.loss, st.loss / std::log(2.0));
     else if (std::isnan(st.loss) && !st.non_finite)
       ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
                                                : "loss: none (no token to predict here)");
@@ -204,6 +208,16 @@ void ControlsPanel::draw(PanelContext& ctx) {
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip("%s", memformer ? "biased memory normalisation with v_bias (off = ablation)" : unused.c_str());
       ImGui::EndTable();
+    }
+    if (have) {
+      // The fields above are the ones Apply can change; the rest of the shown model's config,
+      // so that a model without a memory, a gated read or a hashed Linear is never taken for
+      // the default.
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ui::text_wrapped_at_spaces(other_model_fields(s.info->cfg));
+      ImGui::PopStyleColor();
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("the rest of this model's config (from its checkpoint or config file); Apply keeps these as they are");
     }
     ImGui::BeginDisabled(!have || ctx.preview);
     if (ImGui::Button("Apply")) {

@@ -1,6 +1,7 @@
 // Memory: the slots x d memory after the step (diverging colours, 0 = white), and per
 // slot its norm and how far it turned from the previous step (cosine).
 #include "app/gui/panels/panels.h"
+#include "core/models/capabilities.h"
 
 #include "app/gui/panels/widgets/widgets.h"
 
@@ -25,6 +26,12 @@ void MemoryPanel::draw(PanelContext& ctx) {
       "Table: ||m|| per slot, cos = cosine between the slot before and after this step,\n"
       "drift = 1 - cos (0: unchanged direction, 1: orthogonal, 2: reversed). Click a header to sort.");
   export_button(ctx, PanelId::kMemory);
+  // A Memformer without memory (the "w/o memory" ablation) carries its initial slots through
+  // untouched: say so, or the table's drift 0 reads as a memory that chose to keep everything.
+  if (ctx.session.info && capabilities_of(ctx.session.info->cfg.model).panels == PanelFamily::kMemformer &&
+       !ctx.session.info->cfg.memory)
+    ui::text_wrapped_at_spaces("memory off (the \"w/o memory\" ablation): nothing reads or writes these slots; "
+                               "they stay the initial memory");
 
   if (step != last_step_) {
     ++key_;

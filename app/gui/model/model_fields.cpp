@@ -1,0 +1,39 @@
+#include "app/gui/model/model_fields.h"
+
+#include "core/models/capabilities.h"
+
+#include <sstream>
+#include <vector>
+
+namespace mnemo::app {
+
+std::string other_model_fields(const ModelConfig& cfg) {
+  const ModelCapabilities& caps = capabilities_of(cfg.model);
+  std::vector<std::string> parts;
+  parts.push_back("ff " + std::to_string(cfg.ff_width()));
+  if (caps.panels == PanelFamily::kMemformer) {
+    parts.push_back(std::to_string(cfg.n_cls) + (cfg.n_cls == 1 ? " cls token" : " cls tokens"));
+    if (!cfg.memory) {
+      parts.push_back("memory off: the \"w/o memory\" ablation (no read, no writer)");
+    } else {
+      parts.push_back("memory read at scale " + cfg.memory_scale +
+                      (cfg.memory_gate ? ", through a learnt gate" : ""));
+    }
+  }
+  if (caps.memory == MemoryKind::kCacheAndTokens)
+    parts.push_back("cache " + std::to_string(cfg.cache_len < 0 ? cfg.segment_len : cfg.cache_len));
+  if (caps.mtn_family)
+    parts.push_back("n1 layers " + std::to_string(cfg.n1_layers) + ", n2 layers " + std::to_string(cfg.n2_layers));
+  if (cfg.linear == "hashed") {
+    std::ostringstream t;
+    t << cfg.hash_temperature;
+    parts.push_back("linear hashed (" + std::to_string(cfg.hash_bits) + " bits a chunk, temperature " + t.str() + ")");
+  } else {
+    parts.push_back("linear " + cfg.linear);
+  }
+  std::string line;
+  for (const std::string& p : parts) line += (line.empty() ? "" : "; ") + p;
+  return line;
+}
+
+}  // namespace mnemo::app
