@@ -176,6 +176,8 @@ TrainingConfig TrainingConfig::from_json(const nlohmann::json& j) {
       if (!it.value().is_string()) throw field_error("description", "must be a string");
       c.description = it.value().get<std::string>();
     } else if (k == "model") {
+      if (!it.value().is_object())
+        throw field_error("model", "must be a JSON object, got " + std::string(it.value().type_name()));
       try {
         c.model = ModelConfig::from_json(it.value());
       } catch (const ConfigError& e) {

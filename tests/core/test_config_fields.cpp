@@ -13,6 +13,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
@@ -381,4 +384,76 @@ TEST_CASE("config fields: errors of a nested config carry the nested path - and 
   CHECK(number_text(1e-7) == "1e-07");
   CHECK(number_text(std::numeric_limits<double>::quiet_NaN()) == "NaN");
   CHECK(number_text(-std::numeric_limits<double>::infinity()) == "-Inf");
+}
+
+TEST_CASE("config fields: every shipped session config, any field of a wrong JSON type, is refused by name") {
+  // The sweep a user's hand-edited config goes through: every leaf of the sessions/*.json
+  // configs (and every list and object), replaced by a value of each other JSON type, is read
+  // and checked, its task built (TrainingConfig::from_json builds it). Whatever fails must fail
+  // as the project's own error (ConfigError with the field's dotted path, or a data set's
+  // InputError), never as a JSON library or standard exception, which the CLI would report as
+  // an internal error. A model or train field is tried in the first config that has it, a task
+  // field once per task kind: the same field of another config takes the same code path, and
+  // the data sets' tasks (text, mnist) take a while to build, so the sweep stays at seconds.
+  const std::vector<nlohmann::json> wrong = {0, -1, 0.5, 1e308, "x", true, nullptr, nlohmann::json::array(),
+                                             nlohmann::json::object()};
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MNEMO_SOURCE_DIR) + "/sessions"))
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 40);
+  int64_t tried = 0, refused_by_name = 0;
+  std::set<std::string> seen, tasks;
+  for (const std::string& file : files) {
+    std::ifstream in(file);
+    const nlohmann::json base = nlohmann::json::parse(in);
+    // demo-memformer.json and mtn-demo.json are model configs alone (gui --config).
+    const bool model_only = !base.contains("task");
+    const std::string task = model_only ? std::string("(none)") : base["task"].value("name", std::string());
+    tasks.insert(task);
+    // Every path in the config, leaves and containers, except the free-text description.
+    std::vector<nlohmann::json::json_pointer> paths;
+    std::function<void(const nlohmann::json&, const nlohmann::json::json_pointer&)> walk =
+        [&](const nlohmann::json& v, const nlohmann::json::json_pointer& at) {
+          if (!at.empty()) paths.push_back(at);
+          if (v.is_object())
+            for (const auto& [k, c] : v.items()) walk(c, at / k);
+          else if (v.is_array())
+            for (size_t i = 0; i < v.size(); ++i) walk(v[i], at / i);
+        };
+    walk(base, nlohmann::json::json_pointer());
+    for (const auto& path : paths) {
+      std::string dotted = path.to_string().substr(1);
+      std::replace(dotted.begin(), dotted.end(), '/', '.');
+      const bool task_field = dotted.rfind("task", 0) == 0;
+      if (dotted == "description" || !seen.insert(task_field ? task + " " + dotted : dotted).second) continue;
+      for (const nlohmann::json& value : wrong) {
+        if (value.type() == base[path].type()) continue;
+        nlohmann::json j = base;
+        j[path] = value;
+        ++tried;
+        INFO(file << ": " << dotted << " = " << value.dump());
+        try {
+          if (model_only)
+            ModelConfig::from_json(j.at("model")).validate();
+          else
+            TrainingConfig::from_json(j).validate();
+        } catch (const ConfigError& e) {
+          ++refused_by_name;
+          // The error names the field that was changed, or one inside it (a replaced object
+          // is refused at the first field it lacks), or the field it must agree with (a model
+          // config alone that is not an object says so without a field).
+          CHECK_MESSAGE((!e.field().empty() || (model_only && dotted == "model")), e.what());
+        } catch (const Error&) {
+          // A data set that is not fetched here (InputError / DatasetError): the config was read.
+        } catch (const std::exception& e) {
+          FAIL_CHECK("not the project's error: " << e.what());
+        }
+      }
+    }
+  }
+  MESSAGE(tried << " wrong-typed fields tried over " << files.size() << " configs of " << tasks.size()
+                << " task kinds; " << refused_by_name << " refused with ConfigError");
+  CHECK(tasks.size() >= 9);
+  CHECK(refused_by_name > tried / 2);
 }
