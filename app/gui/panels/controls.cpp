@@ -113,12 +113,13 @@ void ControlsPanel::draw(PanelContext& ctx) {
                   static_cast<long long>(hi), st.loss);
     else if (std::isfinite(st.loss))
       ImGui::Text("loss of this step: %.4f nats/token", st.loss);
-    if (std::isfinite(st.loss) && ImGui::IsItemHovered())
-      ImGui::SetTooltip("%.6f nats = %.6f bits a token (bits = nats / ln 2; the Document panel and eval count bits)",
-                        st.loss, st.loss / std::log(2.0));
     else if (std::isnan(st.loss) && !st.non_finite)
       ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
                                                : "loss: none (no token to predict here)");
+    // A finite loss was the last item drawn: its tooltip gives it in bits too.
+    if (std::isfinite(st.loss) && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%.6f nats = %.6f bits a token (bits = nats / ln 2; the Document panel and eval count bits)",
+                        st.loss, st.loss / std::log(2.0));
     // A synthetic task's episode: the loss above averages every predicted token, random
     // symbols too; what the task scores (and the memory is for) is said beside it.
     if (std::isfinite(st.loss) && !s.info->scored_tokens.empty() && !st.token_losses.empty()) {
