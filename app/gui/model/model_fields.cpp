@@ -2,7 +2,6 @@
 
 #include "core/models/capabilities.h"
 
-#include <sstream>
 #include <vector>
 
 namespace mnemo::app {
@@ -25,9 +24,8 @@ std::string other_model_fields(const ModelConfig& cfg) {
   if (caps.mtn_family)
     parts.push_back("n1 layers " + std::to_string(cfg.n1_layers) + ", n2 layers " + std::to_string(cfg.n2_layers));
   if (cfg.linear == "hashed") {
-    std::ostringstream t;
-    t << cfg.hash_temperature;
-    parts.push_back("linear hashed (" + std::to_string(cfg.hash_bits) + " bits a chunk, temperature " + t.str() + ")");
+    parts.push_back("linear hashed (" + std::to_string(cfg.hash_bits) + " bits a chunk, temperature " +
+                    number_text(cfg.hash_temperature) + ")");
   } else {
     parts.push_back("linear " + cfg.linear);
   }

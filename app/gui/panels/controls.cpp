@@ -25,6 +25,7 @@ void ControlsPanel::sync_fields(const ViewSource& info) {
   forgetting_ = info.cfg.forgetting;
   seed_ = info.seed;
   checkpoint_ = info.checkpoint;
+  other_fields_ = other_model_fields(info.cfg);
 }
 
 void ControlsPanel::draw(PanelContext& ctx) {
@@ -215,7 +216,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
       // so that a model without a memory, a gated read or a hashed Linear is never taken for
       // the default.
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-      ui::text_wrapped_at_spaces(other_model_fields(s.info->cfg));
+      ui::text_wrapped_at_spaces(other_fields_);
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("the rest of this model's config (from its checkpoint or config file); Apply keeps these as they are");

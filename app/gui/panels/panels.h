@@ -112,6 +112,7 @@ class ControlsPanel : public Panel {
   bool forgetting_ = true;
   uint64_t seed_ = 0;
   std::string checkpoint_;
+  std::string other_fields_;  // other_model_fields of the synced model (the line under the fields)
   int slider_ = 0;
   bool slider_active_ = false;
 };
