@@ -13,23 +13,24 @@ modules, weights both ways: mnemoscope.models (both need torch).
 """
 
 from ._version import FORMAT_MAJOR, FORMAT_MINOR, __version__
+from ._guard import MAX_JSON_DEPTH
 from .errors import (FormatVersionError, MetricsWarning, MnemoscopeError, RecordingError, SafetensorsError,
-                     SessionError, TraceKeyError)
+                     SessionError, SessionLockedError, TraceKeyError)
 from .framed_log import FramedLogWriter, LogGap, LogReadResult, read_framed_log
 from .keys import KEYS, validate_segment
 from .safetensors import RawTensor, TensorFile, load_safetensors, save_safetensors
-from .session import (Checkpoint, Column, Follower, Metrics, Recording, Session, Trace, check_format, open_session,
-                      read_metrics, read_recording, read_trace, read_traces)
+from .session import (Checkpoint, Column, Follower, InvalidRecord, Metrics, Recording, Session, Trace, check_format,
+                      open_session, read_metrics, read_recording, read_trace, read_traces)
 from .writer import SessionWriter, summarize_recording, validate_model_config
 
 __all__ = [
     "__version__", "FORMAT_MAJOR", "FORMAT_MINOR",
-    "open_session", "Session", "Metrics", "Column", "Recording", "Checkpoint", "Follower", "Trace",
+    "open_session", "Session", "Metrics", "InvalidRecord", "Column", "Recording", "Checkpoint", "Follower", "Trace",
     "read_metrics", "read_recording", "read_trace", "read_traces", "check_format",
     "SessionWriter", "summarize_recording", "validate_model_config",
     "load_safetensors", "save_safetensors", "TensorFile", "RawTensor",
     "read_framed_log", "FramedLogWriter", "LogGap", "LogReadResult",
     "KEYS", "validate_segment",
-    "MnemoscopeError", "SafetensorsError", "SessionError", "FormatVersionError", "RecordingError", "TraceKeyError",
-    "MetricsWarning",
+    "MnemoscopeError", "SafetensorsError", "SessionError", "SessionLockedError", "FormatVersionError", "RecordingError", "TraceKeyError",
+    "MetricsWarning", "MAX_JSON_DEPTH",
 ]

@@ -14,6 +14,11 @@ class SessionError(MnemoscopeError):
     """A session directory problem a user can act on (core/io/session.h)."""
 
 
+class SessionLockedError(SessionError):
+    """Another writer (a `mnemoscope train` of the session, its --resume, or another
+    SessionWriter) holds the session's write lock (docs/formats.md "The write lock")."""
+
+
 class FormatVersionError(SessionError):
     """A session written in a newer major format version than this package reads."""
 

@@ -28,6 +28,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import _guard
 from .errors import MnemoscopeError
 from .pytorch import rmt_block_mass, slot_types, to_saveable
 from .safetensors import load_safetensors, save_safetensors
@@ -126,9 +127,13 @@ class Config:
     @classmethod
     def from_file(cls, path):
         """A config file: the model object itself or {"model": {...}} (a session config)."""
-        with open(path, "rb") as f:
+        try:
+            fd = _guard.open_regular(path)  # a FIFO would block a plain open
+        except _guard.NotRegularFile as e:
+            raise WeightsError("config file '%s' %s; pass a config file" % (path, e.why)) from None
+        with os.fdopen(fd, "rb") as f:
             try:
-                j = json.loads(f.read().decode("utf-8"))
+                j = _guard.loads(f.read().decode("utf-8"))
             except ValueError as e:
                 raise WeightsError("config file '%s' is not valid JSON (%s)" % (path, e)) from None
         try:
@@ -894,7 +899,7 @@ def _resolve_path(path):
 
 def _meta_json(path, key, text):
     try:
-        return json.loads(text)
+        return _guard.loads(text)
     except ValueError as e:
         raise WeightsError("'%s': its \"%s\" metadata is not valid JSON (%s)" % (path, key, e)) from None
 

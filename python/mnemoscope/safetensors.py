@@ -23,6 +23,7 @@ import struct
 
 import numpy as np
 
+from . import _guard
 from .atomic import AtomicWriteError, write_file_atomic
 from .errors import SafetensorsError
 
@@ -224,7 +225,7 @@ def _parse_header(path, text):
         raise ValueError("%s is not JSON" % c)
 
     try:
-        header = json.loads(text.decode("utf-8"), object_pairs_hook=pairs, parse_constant=no_constants)
+        header = _guard.loads(text.decode("utf-8"), object_pairs_hook=pairs, parse_constant=no_constants)
     except UnicodeDecodeError as e:
         _fail(path, "header is not valid JSON: invalid UTF-8 (%s)" % e)
     except ValueError as e:
@@ -255,7 +256,7 @@ def load_safetensors(path, bf16="float32"):
     tensors to float32 (exact); bf16="raw" returns their bit patterns as uint16."""
     path = os.fspath(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)  # a FIFO opens at once, refused below
     except FileNotFoundError:
         _fail(path, "file does not exist")
     except IsADirectoryError:
@@ -265,7 +266,8 @@ def load_safetensors(path, bf16="float32"):
     st = os.fstat(fd)
     if not _stat.S_ISREG(st.st_mode):
         os.close(fd)
-        _fail(path, "is a directory, not a safetensors file" if _stat.S_ISDIR(st.st_mode) else "is not a regular file")
+        _fail(path, "is a directory, not a safetensors file" if _stat.S_ISDIR(st.st_mode)
+              else "is %s, not a regular file" % _guard.kind_of(st.st_mode))
     with os.fdopen(fd, "rb") as f:
         size = st.st_size
         if size < 8:

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _version
+from . import _guard, _version
 from .errors import FormatVersionError, MetricsWarning, RecordingError, SafetensorsError, SessionError, TraceKeyError
-from .framed_log import LogGap, read_framed_log
+from .framed_log import LogError, LogGap, read_framed_log
 from .keys import check_stored
 from .safetensors import load_safetensors
 
@@ -55,10 +55,25 @@ def outside_session(root, rel):
     return ""
 
 
+def wrong_kind(root, rel, want="file"):
+    """"" when root/rel is missing or of the kind the format expects there (want: "file", a
+    regular file, or "dir"); else why not: "'metrics.log' is a FIFO (named pipe), not a regular
+    file". Opening a FIFO for reading would block; a directory or a device is no session file."""
+    kind = _guard.lstat_kind(os.path.join(os.fspath(root), rel))
+    if kind is None or kind == "a symbolic link":  # links: outside_session's words
+        return ""
+    if want == "dir":
+        return "" if kind == "a directory" else "'%s' is %s, not a directory" % (rel, kind)
+    return "" if kind == "a regular file" else "'%s' is %s, not a regular file" % (rel, kind)
+
+
 def _check_inside(root, rel):
     why = outside_session(root, rel)
     if why:
         raise SessionError("%s: %s; copy the real file into the session" % (os.fspath(root), why))
+    why = wrong_kind(root, rel)
+    if why:
+        raise SessionError("%s: %s; a session reads only regular files" % (os.fspath(root), why))
 
 
 def steps_in(directory):
@@ -125,8 +140,9 @@ def _checked_int(text):
 
 
 def _loads(text):
-    """Strict JSON as the C++ readers parse it: no NaN/Infinity, no number a double cannot hold."""
-    return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_checked_int)
+    """Strict JSON as the C++ readers parse it: no NaN/Infinity, no number a double cannot hold;
+    nested at most MAX_JSON_DEPTH levels (deeper is a JsonDepthError, a ValueError)."""
+    return _guard.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_checked_int)
 
 
 def parse_json_record(payload):
@@ -142,8 +158,10 @@ def read_manifest(directory):
     mpath = os.path.join(directory, "manifest.json")
     _check_inside(directory, "manifest.json")
     try:
-        with open(mpath, "rb") as f:
+        with os.fdopen(_guard.open_regular(mpath), "rb") as f:  # a FIFO put there would block a plain open
             text = f.read(MAX_MANIFEST_BYTES + 1)  # at most one byte past the cap
+    except _guard.NotRegularFile as e:
+        raise SessionError("%s: 'manifest.json' %s; a session reads only regular files" % (directory, e.why)) from None
     except OSError:
         raise SessionError("%s: not a session (no readable manifest.json); pass a session directory" % directory) from None
     if len(text) > MAX_MANIFEST_BYTES:
@@ -161,11 +179,63 @@ def read_manifest(directory):
 
 
 def _step_of(r):
+    """The record's step as the C++ reader takes it (step_of in core/train/run_log.cpp): a JSON
+    integer as an int64 (2^63..2^64-1 wrap to negative, as nlohmann's get<int64_t> does), -1
+    for anything else."""
     s = r.get("step") if isinstance(r, dict) else None
-    return s if isinstance(s, int) and not isinstance(s, bool) else -1
+    if not isinstance(s, int) or isinstance(s, bool) or not -2 ** 63 <= s < 2 ** 64:
+        return -1
+    return s - 2 ** 64 if s >= 2 ** 63 else s
 
 
 RECORD_TYPES = ("step", "eval", "probe", "error")
+# Record types whose "step" places them in the history (docs/training.md "Output").
+STEPPED_TYPES = ("step", "eval", "probe", "error", "curriculum", "resume")
+MAX_STEP = 2 ** 63 - 1
+
+
+def _show(v):
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_problem(r):
+    """Why a parsed metrics record cannot join the history ("" when it can): not an object, a
+    "type" that is not a string, or for the types placed by their step (STEPPED_TYPES) a "step"
+    that is not an integer 0..2^63-1; an eval's "split" that is not a string, a "final" or
+    "zero_memory" (and a step record's "non_finite") that is not true or false. A record with
+    a problem is skipped and reported (Metrics.invalid), never applied: a {"type": "resume",
+    "step": -1} would otherwise drop the whole history."""
+    if not isinstance(r, dict):
+        return "the record is %s, not a JSON object" % _show(r)[:40]
+    t = r.get("type")
+    if "type" in r and not isinstance(t, str):
+        return "field 'type' is %s, not a string" % _show(t)[:40]
+    if t not in STEPPED_TYPES:
+        return ""
+    if "step" not in r:
+        return "a %s record without a field 'step'" % t
+    s = r["step"]
+    if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_STEP:
+        return "field 'step' is %s, not a step number (an integer 0..%d)" % (_show(s)[:40], MAX_STEP)
+    if t == "eval" and "split" in r and not isinstance(r["split"], str):
+        return "field 'split' is %s, not a string" % _show(r["split"])[:40]
+    for k in (("final", "zero_memory") if t == "eval" else ("non_finite",) if t == "step" else ()):
+        if k in r and not isinstance(r[k], bool):
+            return "field '%s' is %s, not true or false" % (k, _show(r[k])[:40])
+    return ""
+
+
+@dataclass
+class InvalidRecord:
+    """A checksummed JSON record the history leaves out (record_problem): where its frame starts
+    (None when not known), the record, and why."""
+    offset: object
+    record: object
+    reason: str
+
+    def describe(self):
+        at = "the record at byte %d" % self.offset if self.offset is not None else "a record"
+        return "skipped %s: %s" % (at, self.reason)
 
 
 @dataclass
@@ -228,6 +298,8 @@ class Metrics:
     written before it (the steps a crash lost and the resumed run does again).
 
     records     every record read, in file order
+    invalid     the records left out of the history (InvalidRecord: offset, record, reason): a
+                step that is not an integer 0..2^63-1, a field of the wrong type (record_problem)
     steps, evals, probes, errors   the records of each type after resumes, in step order
     read        what the reader met (good_bytes, file_bytes, clean, gaps, stop_reason)
     gaps        damaged ranges skipped (MetricsGap: bytes, reason, the steps around them)
@@ -242,8 +314,16 @@ class Metrics:
         self.gaps = []
         self.by_type = {}
         self.resumes = 0
-        for r in records:
+        self.invalid = []
+        offsets = list(getattr(read, "offsets", None) or [])
+        for i, r in enumerate(records):
+            why = record_problem(r)
+            if why:
+                self.invalid.append(InvalidRecord(offsets[i] if i < len(offsets) else None, r, why))
+                continue
             self._apply(r)
+        if self.invalid and read is not None:
+            read.clean = False
 
     def _apply(self, r):
         """One record, as apply_run_record does; True when a resume dropped records."""
@@ -383,9 +463,17 @@ class Metrics:
             + ("; stops early: " + self.stop_reason if self.stop_reason else ""))
 
 
+def parse_failure(e):
+    """The gap reason of a checksummed record parse_json_record refused."""
+    if isinstance(e, _guard.JsonDepthError):
+        return "record nests deeper than %d levels" % _guard.MAX_JSON_DEPTH
+    return "record is not valid JSON"
+
+
 def parse_records(raw_records, offsets=None):
     """Parses framed-log payloads like Session::read_metrics: a checksummed record that is not
-    valid JSON is skipped and becomes a gap ("record is not valid JSON") over its frame's bytes.
+    valid JSON is skipped and becomes a gap ("record is not valid JSON") over its frame's bytes,
+    and so does one nested deeper than MAX_JSON_DEPTH ("record nests deeper than 64 levels").
     Returns (records, their offsets, the gaps of records that are not JSON)."""
     out, kept, gaps = [], [], []
     offsets = list(offsets) if offsets is not None else [None] * len(raw_records)
@@ -393,9 +481,9 @@ def parse_records(raw_records, offsets=None):
         try:
             out.append(parse_json_record(rec))
             kept.append(off)
-        except ValueError:
+        except ValueError as e:
             if off is not None:
-                gaps.append(LogGap(off, off + 12 + len(rec), "record is not valid JSON"))
+                gaps.append(LogGap(off, off + 12 + len(rec), parse_failure(e)))
     return out, kept, gaps
 
 
@@ -463,6 +551,9 @@ def read_metrics(path, warn=True):
     if warn:
         for g in m.gaps:
             warnings.warn("%s: %s; the records after it were read" % (path, g.describe()), MetricsWarning, stacklevel=3)
+        for x in m.invalid:
+            warnings.warn("%s: %s; the records around it were read" % (path, x.describe()), MetricsWarning,
+                          stacklevel=3)
         if r.stop_reason:
             warnings.warn("%s: stops at byte %d of %d (%s); reading the %d records before it"
                           % (path, r.good_bytes, r.file_bytes, r.stop_reason, len(records)), MetricsWarning,
@@ -628,7 +719,7 @@ class Trace:
         seg = f.metadata.get("segment")
         self.segment = int(seg) if seg is not None and re.fullmatch(r"-?[0-9]+", seg) else None
         try:
-            self.model = json.loads(f.metadata["model"]) if "model" in f.metadata else None
+            self.model = _loads(f.metadata["model"]) if "model" in f.metadata else None
         except ValueError:
             self.model = None
         if validate:
@@ -781,16 +872,20 @@ class Session:
             f = load_safetensors(self.checkpoint_path(step))
             return Checkpoint(step, self.checkpoint_path(step), f, [])
         pointed = ""
+        skipped = []
+        latest = os.path.join(self.path, "checkpoints", "latest")
         try:
             if not outside_session(self.path, "checkpoints/latest"):
-                with open(os.path.join(self.path, "checkpoints", "latest"), "rb") as fh:
-                    pointed = fh.read().split(b"\n", 1)[0].decode("utf-8", errors="replace")
+                # A FIFO here would block a plain open; `latest` holds one short line.
+                with os.fdopen(_guard.open_regular(latest), "rb") as fh:
+                    pointed = fh.read(4096).split(b"\n", 1)[0].decode("utf-8", errors="replace")
+        except _guard.NotRegularFile as e:
+            skipped.append("%s/checkpoints/latest: %s" % (self.path, e.why))
         except OSError:
             pass
         steps = self.checkpoint_steps
         order = [s for s in reversed(steps) if step_name(s) == pointed] + \
                 [s for s in reversed(steps) if step_name(s) != pointed]
-        skipped = []
         # Symbolic links among the checkpoints are not followed; say so, since they look present.
         try:
             names = sorted(os.listdir(os.path.join(self.path, "checkpoints")))
@@ -862,25 +957,29 @@ class Follower:
 
     def poll(self):
         log = os.path.join(self.path, "metrics.log")
-        why = outside_session(self.path, "metrics.log")
-        if why:  # a link out of the session is not followed
+        why = outside_session(self.path, "metrics.log") or wrong_kind(self.path, "metrics.log")
+        if why:  # a link out of the session is not followed, a FIFO not opened
             self.problem = why
             return []
-        r = read_framed_log(log, self.offset)
-        if r.shrunk:
-            self.offset = 0
-            self.epoch += 1
-            self.gaps = []
-            self._last_step = -1
-            r = read_framed_log(log, 0)
+        try:
+            r = read_framed_log(log, self.offset)
+            if r.shrunk:
+                self.offset = 0
+                self.epoch += 1
+                self.gaps = []
+                self._last_step = -1
+                r = read_framed_log(log, 0)
+        except LogError as e:  # swapped for something else between the check and the open
+            self.problem = str(e)
+            return []
         parsed = []
         bad = []
         for rec, off in zip(r.records, r.offsets):
             try:
                 parsed.append(parse_json_record(rec))
-            except ValueError:
+            except ValueError as e:
                 parsed.append(None)  # a record that is not JSON carries no curve point
-                bad.append(LogGap(off, off + 12 + len(rec), "record is not valid JSON"))
+                bad.append(LogGap(off, off + 12 + len(rec), parse_failure(e)))
         before = len(self.gaps)
         self.gaps, self._last_step = place_gaps(parsed, r.offsets, r.gaps + bad, self._last_step, self.gaps)
         for g in self.gaps[before:]:

@@ -13,6 +13,7 @@ record, which readers skip.
 """
 
 import datetime
+import fcntl
 import json
 import math
 import numbers
@@ -20,13 +21,13 @@ import os
 
 import numpy as np
 
-from . import _version
+from . import _guard, _version
 from .atomic import write_file_atomic
-from .errors import SessionError, TraceKeyError
-from .framed_log import FramedLogWriter, read_framed_log
+from .errors import SessionError, SessionLockedError, TraceKeyError
+from .framed_log import FramedLogWriter, LogError, read_framed_log
 from .keys import coerce, validate_segment
 from .safetensors import save_safetensors
-from .session import read_manifest, step_name, steps_in
+from .session import MAX_STEP, STEPPED_TYPES, outside_session, read_manifest, record_problem, step_name, steps_in, wrong_kind
 
 # ------------------------------------------------------------------------------ model config
 
@@ -104,9 +105,14 @@ def to_array(v):
     return np.asarray(v)
 
 
-def json_value(v, where):
+def json_value(v, where, _depth=0):
     """A metric value as JSON: numbers (numpy and torch scalars too), bools, strings, None,
-    and lists/dicts of them. NaN and Inf become null, as the C++ writer stores them."""
+    and lists/dicts of them. NaN and Inf become null, as the C++ writer stores them. Nested
+    deeper than MAX_JSON_DEPTH levels (the record itself is one) is a ValueError: readers skip
+    such a record."""
+    if isinstance(v, (dict, list, tuple)) and _depth >= _guard.MAX_JSON_DEPTH:
+        raise ValueError("metric '%s' nests deeper than %d levels (with the record); readers skip such a record: "
+                         "log flatter values" % (where, _guard.MAX_JSON_DEPTH))
     if v is None or isinstance(v, (bool, str)):
         return v
     if isinstance(v, np.bool_):
@@ -117,14 +123,14 @@ def json_value(v, where):
         f = float(v)
         return f if math.isfinite(f) else None
     if isinstance(v, dict):
-        return {str(k): json_value(x, where + "." + str(k)) for k, x in v.items()}
+        return {str(k): json_value(x, where + "." + str(k), _depth + 1) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [json_value(x, "%s[%d]" % (where, i)) for i, x in enumerate(v)]
+        return [json_value(x, "%s[%d]" % (where, i), _depth + 1) for i, x in enumerate(v)]
     if isinstance(v, np.ndarray) or _is_torch_tensor(v):
         a = to_array(v)
         if a.size == 1:
-            return json_value(a.reshape(()).item(), where)
-        return json_value(a.tolist(), where)
+            return json_value(a.reshape(()).item(), where, _depth)
+        return json_value(a.tolist(), where, _depth)
     raise TypeError("metric '%s' has a value of type %s; log numbers, strings, bools or lists/dicts of them"
                     % (where, type(v).__name__))
 
@@ -135,9 +141,42 @@ def dump_record(record):
 
 
 def _check_step(step):
-    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or step < 0:
-        raise ValueError("step must be a non-negative integer, got %r" % (step,))
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or not 0 <= step <= MAX_STEP:
+        raise ValueError("step must be an integer 0..%d, got %r" % (MAX_STEP, step))
     return int(step)
+
+
+# ------------------------------------------------------------------------------ the lock
+
+
+def lock_session(path):
+    """Takes the session's write lock: flock(2) LOCK_EX on the session directory itself, as
+    core/io/session.h SessionWriteLock does, so a Python writer and `mnemoscope train` exclude
+    each other. Returns the directory's fd (closing it releases the lock; so does the process
+    ending, however it ends). SessionLockedError naming the folder when another process, or
+    another writer in this one, holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise SessionError("%s: cannot open the session directory to lock it: %s" % (path, e.strerror or e)) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise SessionLockedError(
+            "%s: another process is writing this session (a `mnemoscope train` of it still running, or its --resume, "
+            "or another SessionWriter, in this process or another); wait for it to end, or stop it (close() the other "
+            "SessionWriter), then run this again: two writers would interleave its checkpoints and metrics.log"
+            % path) from None
+    except OSError as e:
+        os.close(fd)
+        raise SessionError("%s: cannot lock the session directory: %s" % (path, e.strerror or e)) from None
+    return fd
+
+
+# What the format expects at each path a writer writes through (C++ Session::open refuses a
+# link at any of them; a FIFO, a device or a folder where a file belongs is refused here too).
+_WRITTEN_PATHS = (("checkpoints", "dir"), ("traces", "dir"), ("metrics.log", "file"), ("checkpoints/latest", "file"))
 
 
 # ------------------------------------------------------------------------------ probe summary
@@ -239,12 +278,41 @@ class SessionWriter:
         if config and isinstance(config, dict) and "model" in config:
             validate_model_config(config["model"])
         self.segment_len = segment_len
+        self._log = None
+        self._lock_fd = None
         if _resume:
-            self.manifest = read_manifest(self.path)
+            # Locked before anything is read or removed: a writer still running owns its temp files.
+            self._lock_fd = lock_session(self.path)
+            try:
+                self.manifest = read_manifest(self.path)
+                self._check_paths()
+            except BaseException:
+                self.close()
+                raise
             return
-        if os.path.exists(self.path) and (not os.path.isdir(self.path) or os.listdir(self.path)):
-            raise SessionError("%s: directory exists and is not empty; pass a new directory (or SessionWriter.resume it)"
-                               % self.path)
+        if config is not None and _guard.value_depth(config, _guard.MAX_JSON_DEPTH - 1):
+            raise TypeError("config nests deeper than %d levels (with the manifest); readers refuse such a manifest"
+                            % _guard.MAX_JSON_DEPTH)
+        not_empty = SessionError("%s: directory exists and is not empty; pass a new directory (or SessionWriter.resume "
+                                 "it)" % self.path)
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            raise not_empty
+        made = not os.path.exists(self.path)
+        os.makedirs(self.path, exist_ok=True)
+        try:
+            # Locked before the folder is judged empty, so two writers starting together cannot
+            # both find it so; a writer running in it is named as such.
+            self._lock_fd = lock_session(self.path)
+            if os.listdir(self.path):
+                raise not_empty
+        except BaseException:
+            self.close()
+            if made:
+                try:
+                    os.rmdir(self.path)
+                except OSError:
+                    pass
+            raise
         manifest = {"kind": "python"}
         if config is not None:
             manifest["config"] = config
@@ -256,14 +324,41 @@ class SessionWriter:
             "writer": "mnemoscope Python package %s" % _version.__version__,
         })
         try:
-            text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-        except (TypeError, ValueError) as e:
-            raise TypeError("config must be JSON-serialisable (numbers, strings, bools, None, lists, dicts): %s" % e) from None
-        os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
-        os.makedirs(os.path.join(self.path, "traces"), exist_ok=True)
-        write_file_atomic(os.path.join(self.path, "manifest.json"), text.encode("utf-8"))
-        self.manifest = manifest
-        self._log = FramedLogWriter(os.path.join(self.path, "metrics.log"))
+            try:
+                text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+            except (TypeError, ValueError) as e:
+                raise TypeError("config must be JSON-serialisable (numbers, strings, bools, None, lists, dicts): %s"
+                                % e) from None
+            os.makedirs(os.path.join(self.path, "checkpoints"), exist_ok=True)
+            os.makedirs(os.path.join(self.path, "traces"), exist_ok=True)
+            write_file_atomic(os.path.join(self.path, "manifest.json"), text.encode("utf-8"))
+            self.manifest = manifest
+            self._log = FramedLogWriter(os.path.join(self.path, "metrics.log"))
+        except BaseException:
+            self.close()
+            raise
+
+    def _check_paths(self):
+        """Refuses, as C++ Session::open does for writing, a symbolic link at any path this writer
+        writes through (checkpoints/, traces/, metrics.log, checkpoints/latest): writing or
+        truncating there would change a file outside the session. Also refuses anything of
+        another kind than the format expects there (a FIFO, a device, a folder where a file
+        belongs, a file where a folder belongs). SessionError naming the path and the fix."""
+        for rel, want in _WRITTEN_PATHS:
+            why = outside_session(self.path, rel)
+            if why:
+                raise SessionError("%s: %s; a session writes only inside its directory: replace the link by the "
+                                   "real %s, or write a new session" % (self.path, why,
+                                                                       "folder" if want == "dir" else "file"))
+            why = wrong_kind(self.path, rel, want)
+            if why:
+                raise SessionError("%s: %s; a session holds only %s there: remove or rename it, or write a new "
+                                   "session" % (self.path, why, "a folder" if want == "dir" else "a regular file"))
+
+    def _check_open(self, what):
+        if self._lock_fd is None:
+            raise SessionError("%s: cannot %s: this SessionWriter is closed (SessionWriter.resume(path, step) writes "
+                               "to the session again)" % (self.path, what))
 
     @classmethod
     def resume(cls, path, step, keep_last=3, segment_len=None):
@@ -271,24 +366,37 @@ class SessionWriter:
         its format version, removes temp files a crash left, cuts a torn tail off metrics.log and
         appends {"type": "resume", "step": step}, so readers drop the records of later steps
         written before the crash. Returns (writer, what was repaired: "" when the log was clean)."""
-        w = cls(path, None, keep_last, segment_len, _resume=True)
-        w.config = w.manifest.get("config")
-        w.remove_stale_temp_files()
-        log = os.path.join(w.path, "metrics.log")
-        r = read_framed_log(log)
-        repaired = ""
-        if r.stop_reason:  # gaps in the middle stay: readers skip them
-            os.truncate(log, r.good_bytes)
-            repaired = "metrics.log: dropped %d damaged bytes after byte %d (%s)" % (
-                r.file_bytes - r.good_bytes, r.good_bytes, r.stop_reason)
-        w._log = FramedLogWriter(log)
-        w.log_record({"type": "resume", "step": _check_step(step)}, sync=True)
+        step = _check_step(step)
+        w = cls(path, None, keep_last, segment_len, _resume=True)  # locked, its paths checked
+        try:
+            w.config = w.manifest.get("config")
+            os.makedirs(os.path.join(w.path, "checkpoints"), exist_ok=True)
+            os.makedirs(os.path.join(w.path, "traces"), exist_ok=True)
+            w.remove_stale_temp_files()
+            log = os.path.join(w.path, "metrics.log")
+            w._log = FramedLogWriter(log)  # O_NOFOLLOW, a regular file: what is cut below is the session's
+            r = read_framed_log(log)
+            repaired = ""
+            if r.stop_reason:  # gaps in the middle stay: readers skip them
+                try:
+                    os.ftruncate(w._log._fd, r.good_bytes)
+                except OSError as e:
+                    raise LogError("%s: cannot cut the damaged tail (%s); copy the session and retry"
+                                   % (log, e.strerror or e)) from None
+                repaired = "metrics.log: dropped %d damaged bytes after byte %d (%s)" % (
+                    r.file_bytes - r.good_bytes, r.good_bytes, r.stop_reason)
+            w.log_record({"type": "resume", "step": step}, sync=True)
+        except BaseException:
+            w.close()
+            raise
         return w, repaired
 
     def remove_stale_temp_files(self):
         """Removes temp files left by an interrupted write; returns how many."""
         removed = 0
         for sub in ("", "checkpoints", "traces"):
+            if sub and outside_session(self.path, sub):
+                continue  # a link out of the session: what is there is not the session's
             d = os.path.join(self.path, sub)
             try:
                 names = os.listdir(d)
@@ -306,10 +414,20 @@ class SessionWriter:
     # --- metrics
 
     def log_record(self, record, sync=False):
-        """Appends one JSON record (a dict with a "type") to metrics.log; NaN/Inf are stored as null."""
+        """Appends one JSON record (a dict with a "type") to metrics.log; NaN/Inf are stored as null.
+        A record readers would leave out of the history (mnemoscope.session.record_problem: e.g. a
+        step record whose "step" is not an integer 0..2^63-1) is a ValueError, and nothing is written."""
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):
             raise ValueError("a metrics record is a dict with a string \"type\" (step, eval, probe, resume, error, ...)")
-        self._log.append(dump_record(json_value(record, "record")), sync)
+        rec = json_value(record, "record")
+        why = record_problem(rec)
+        if why:
+            raise ValueError("log_record(): readers would skip this record: %s" % why)
+        self._append(dump_record(rec), sync)
+
+    def _append(self, payload, sync):
+        self._check_open("append to metrics.log")
+        self._log.append(payload, sync)
 
     def log(self, step, sync=False, **metrics):
         """A {"type": "step"} record: what the app's dashboard plots over training. The fields it
@@ -318,8 +436,8 @@ class SessionWriter:
         if "type" in metrics:
             raise ValueError("log(): 'type' is set by the method; use log_record() for records of another type")
         rec = {"type": "step", "step": _check_step(step)}
-        rec.update({k: json_value(v, k) for k, v in metrics.items()})
-        self._log.append(dump_record(rec), sync)
+        rec.update({k: json_value(v, k, 1) for k, v in metrics.items()})
+        self._append(dump_record(rec), sync)
 
     def log_eval(self, step, split="valid", sync=False, zero_memory=False, final=False, **metrics):
         """A {"type": "eval", "split": split} record (docs/formats.md#sessions). The dashboard draws
@@ -338,8 +456,8 @@ class SessionWriter:
             rec["zero_memory"] = True
         if final:
             rec["final"] = True
-        rec.update({k: json_value(v, k) for k, v in metrics.items()})
-        self._log.append(dump_record(rec), sync)
+        rec.update({k: json_value(v, k, 1) for k, v in metrics.items()})
+        self._append(dump_record(rec), sync)
 
     # --- probe recordings
 
@@ -370,6 +488,7 @@ class SessionWriter:
         loss               per-segment probe loss (None entries allowed), or None
         Keys, dtypes and shapes are checked (mnemoscope.keys) before anything is written."""
         step = _check_step(step)
+        self._check_open("record")
         if isinstance(probe_doc, str):
             doc = probe_doc.encode("utf-8")
         elif isinstance(probe_doc, (bytes, bytearray)):
@@ -426,6 +545,7 @@ class SessionWriter:
                  "non_finite": [_first_non_finite(seg) for seg in segments]}
         meta = {"probe": json.dumps(probe, sort_keys=True, separators=(",", ":")), "step": str(step)}
         path = os.path.join(self.path, "traces", step_name(step))
+        self._check_paths()  # a link made since the writer opened is not written through either
         save_safetensors(path, tensors, meta)
         summary = summarize_recording(segments, losses)
         summary.update({"type": "probe", "step": step})
@@ -438,12 +558,14 @@ class SessionWriter:
         """Writes checkpoints/step-N.safetensors (tensors by name: a model's state_dict, numpy
         arrays) atomically, then `latest`, then deletes all but the newest keep_last."""
         step = _check_step(step)
+        self._check_open("write a checkpoint")
         meta = {"format": "mnemoscope-python-checkpoint", "program_version": _version.__version__}
         for k, v in (metadata or {}).items():
             meta[str(k)] = v if isinstance(v, str) else json.dumps(v)
         meta["step"] = str(step)
         items = list(state_dict.items()) if hasattr(state_dict, "items") else list(state_dict)
         path = os.path.join(self.path, "checkpoints", step_name(step))
+        self._check_paths()  # a link made since the writer opened is not written through either
         save_safetensors(path, items, meta)
         write_file_atomic(os.path.join(self.path, "checkpoints", "latest"), (step_name(step) + "\n").encode())
         steps = steps_in(os.path.join(self.path, "checkpoints"))
@@ -456,8 +578,19 @@ class SessionWriter:
         return path
 
     def close(self):
+        """Closes metrics.log and releases the session's write lock (idempotent)."""
         if getattr(self, "_log", None) is not None:
             self._log.close()
+        fd = getattr(self, "_lock_fd", None)
+        if fd is not None:
+            self._lock_fd = None
+            os.close(fd)  # closing the only descriptor releases the flock
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
     def __enter__(self):
         return self
