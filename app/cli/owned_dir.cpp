@@ -2,6 +2,7 @@
 
 #include "app/cli/cli.h"
 #include "core/io/atomic_file.h"
+#include "core/io/session.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -26,9 +27,16 @@ bool safe_relative(const std::string& p) {
   return true;
 }
 
-// The files dir/manifest.json lists, when it is a Mnemoscope manifest with a "files" list.
-std::set<std::string> listed_files(const std::string& dir) {
-  std::set<std::string> out;
+// What dir/manifest.json says this program owns, when it is a Mnemoscope manifest with a
+// "files" list: the files written, and the folders a run was writing when it stopped
+// ("pending": created by that run, listed before anything went into them).
+struct Owned {
+  std::set<std::string> files;
+  std::set<std::string> pending;
+};
+
+Owned owned_paths(const std::string& dir) {
+  Owned out;
   std::ifstream f(dir + "/" + kManifest);
   if (!f) return out;
   nlohmann::json m = nlohmann::json::parse(f, nullptr, false);
@@ -36,41 +44,73 @@ std::set<std::string> listed_files(const std::string& dir) {
       !m["files"].is_array())
     return out;
   for (const auto& e : m["files"])
-    if (e.is_string() && safe_relative(e.get<std::string>())) out.insert(e.get<std::string>());
-  out.insert(kManifest);
+    if (e.is_string() && safe_relative(e.get<std::string>())) out.files.insert(e.get<std::string>());
+  out.files.insert(kManifest);
+  if (m.contains("pending") && m["pending"].is_array())
+    for (const auto& e : m["pending"])
+      if (e.is_string() && safe_relative(e.get<std::string>())) out.pending.insert(e.get<std::string>());
   return out;
 }
 
-// Every folder on the way to a listed file ("a/b/c.png" -> "a", "a/b").
-std::set<std::string> listed_folders(const std::set<std::string>& files) {
+// Every folder on the way to a listed file ("a/b/c.png" -> "a", "a/b") or into a pending folder.
+std::set<std::string> listed_folders(const Owned& owned) {
   std::set<std::string> out;
-  for (const auto& f : files)
+  for (const auto& f : owned.files)
+    for (size_t p = f.find('/'); p != std::string::npos; p = f.find('/', p + 1)) out.insert(f.substr(0, p));
+  for (const auto& f : owned.pending)
     for (size_t p = f.find('/'); p != std::string::npos; p = f.find('/', p + 1)) out.insert(f.substr(0, p));
   return out;
+}
+
+// Whether `rel` is the temp file of an interrupted atomic write of a listed file
+// (core/io/atomic_file.h, viz/export.cpp: "DIR/.NAME.tmp-..." beside "DIR/NAME").
+bool temp_of_listed(const std::string& rel, const std::set<std::string>& files) {
+  const size_t slash = rel.rfind('/');
+  const std::string parent = slash == std::string::npos ? "" : rel.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  const size_t tmp = base.rfind(".tmp-");
+  if (base.size() < 2 || base[0] != '.' || tmp == std::string::npos || tmp < 2) return false;
+  return files.count(parent + base.substr(1, tmp - 1)) > 0;
+}
+
+// The entries of `dir` that its manifest does not own (`foreign`) and the temp files of listed
+// files (`temps`), as relative paths.
+void scan_owned_dir(const std::string& dir, const Owned& owned, std::vector<std::string>* foreign,
+                    std::vector<std::string>* temps) {
+  std::error_code ec;
+  const std::set<std::string> folders = listed_folders(owned);
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::none, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
+    const bool folder = it->is_directory(ec) && !it->is_symlink(ec);
+    if (folder) {
+      if (owned.pending.count(rel)) {  // an interrupted run's folder: ours, whole
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (folders.count(rel)) continue;  // ours: look inside
+      foreign->push_back(rel + "/");     // a folder we never wrote into: the user's, whole
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (owned.files.count(rel)) continue;
+    if (temp_of_listed(rel, owned.files)) {
+      temps->push_back(rel);
+      continue;
+    }
+    foreign->push_back(rel);
+  }
+  if (ec) throw UsageError("'" + dir + "' cannot be read: " + ec.message());
+  std::sort(foreign->begin(), foreign->end());
 }
 
 }  // namespace
 
 std::vector<std::string> unlisted_entries(const std::string& dir) {
   std::error_code ec;
-  std::vector<std::string> out;
+  std::vector<std::string> out, temps;
   if (!fs::is_directory(dir, ec)) return out;
-  const std::set<std::string> files = listed_files(dir);
-  const std::set<std::string> folders = listed_folders(files);
-  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::none, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const std::string rel = it->path().lexically_relative(dir).generic_string();
-    const bool folder = it->is_directory(ec) && !it->is_symlink(ec);
-    if (folder) {
-      if (folders.count(rel)) continue;  // ours: look inside
-      out.push_back(rel + "/");          // a folder we never wrote into: the user's, whole
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (!files.count(rel)) out.push_back(rel);
-  }
-  if (ec) throw UsageError("'" + dir + "' cannot be read: " + ec.message());
-  std::sort(out.begin(), out.end());
+  scan_owned_dir(dir, owned_paths(dir), &out, &temps);
   return out;
 }
 
@@ -95,18 +135,35 @@ void clear_owned_dir(const std::string& dir, const std::string& flag) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return;
   refuse_unowned(dir, flag);
-  const std::set<std::string> files = listed_files(dir);
-  for (const auto& f : files) {
+  const Owned owned = owned_paths(dir);
+  std::vector<std::string> foreign, temps;
+  scan_owned_dir(dir, owned, &foreign, &temps);
+  auto removed = [&](const std::string& f) {
+    if (ec) throw UsageError(flag + " '" + dir + "': --force could not remove '" + f + "': " + ec.message());
+  };
+  for (const auto& f : owned.files) {
     if (f == kManifest) continue;
     fs::remove(fs::path(dir) / f, ec);
-    if (ec) throw UsageError(flag + " '" + dir + "': --force could not remove '" + f + "': " + ec.message());
+    removed(f);
+  }
+  for (const auto& f : temps) {
+    fs::remove(fs::path(dir) / f, ec);
+    removed(f);
+  }
+  for (const auto& f : owned.pending) {
+    const fs::path p = fs::path(dir) / f;
+    std::error_code absent;  // a run killed before it made the folder: nothing to remove
+    if (!fs::is_directory(fs::symlink_status(p, absent))) continue;
+    fs::remove_all(p, ec);
+    removed(f + "/");
   }
   // Folders left empty, deepest first.
-  std::set<std::string> folders = listed_folders(files);
+  const std::set<std::string> folders = listed_folders(owned);
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
     const fs::path p = fs::path(dir) / *it;
     if (fs::is_directory(p, ec) && fs::is_empty(p, ec)) fs::remove(p, ec);
   }
+  ec.clear();
   fs::remove(fs::path(dir) / kManifest, ec);
   if (ec) throw UsageError(flag + " '" + dir + "': --force could not remove its manifest.json: " + ec.message());
 }
@@ -127,11 +184,34 @@ void OwnedDirManifest::add_written(const std::string& path) {
   add(p);
 }
 
+void OwnedDirManifest::begin_folder(const std::string& relative_path) {
+  if (std::find(pending_.begin(), pending_.end(), relative_path) == pending_.end()) pending_.push_back(relative_path);
+}
+
+void OwnedDirManifest::end_folder(const std::string& relative_path) {
+  pending_.erase(std::remove(pending_.begin(), pending_.end(), relative_path), pending_.end());
+}
+
 void OwnedDirManifest::save(bool complete) {
   nlohmann::json m = meta_;
   m["files"] = files_;
+  if (!pending_.empty()) m["pending"] = pending_;
   m["complete"] = complete;
   io::write_file_atomic(dir_ + "/" + kManifest, m.dump(2) + "\n");
+}
+
+std::unique_ptr<io::SessionWriteLock> lock_owned_dir(const std::string& dir, const std::string& flag,
+                                                     const std::string& command) {
+  const std::string busy = "another `mnemoscope " + command +
+                           "` is writing into this folder; wait for it to end (or stop it) and run this again, or pass "
+                           "another " + flag + ": two runs into one folder would mix their files and its manifest.json";
+  try {
+    return std::make_unique<io::SessionWriteLock>(dir, busy);
+  } catch (const io::SessionError&) {
+    throw UsageError(flag + " '" + dir + "': " + busy);
+  } catch (const Error& e) {
+    throw UsageError(flag + " '" + dir + "' cannot be locked for writing: " + e.what());
+  }
 }
 
 }  // namespace mnemo::app

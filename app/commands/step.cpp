@@ -10,6 +10,7 @@
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
+#include "core/io/session.h"
 #include "core/train/checkpoint.h"
 #include "core/platform/memory.h"
 #include "core/trace/hash_stats.h"
@@ -53,14 +54,23 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   const int64_t to = so.to ? *so.to : std::min(n - 1, so.from + 3);
   if (to < so.from || to >= n)
     throw UsageError("--to " + std::to_string(to) + " is out of range " + std::to_string(so.from) + ".." + std::to_string(n - 1));
+  // One run writes a folder at a time: a second one (of step or the headless demo) is refused
+  // before it looks at, clears or writes anything there. A folder that does not exist yet is
+  // locked once made, below.
+  std::unique_ptr<io::SessionWriteLock> lock;
+  if (is_dir(so.out)) lock = lock_owned_dir(so.out);
   // Refuse an earlier run's files (without --force) or anything Mnemoscope did not write (with
   // it) before building anything.
   if (so.force) refuse_unowned(so.out); else prepare_out_dir(so.out, false);
   MemoryModel model = mf.build(cfg, log);
   if (doc.looks_binary()) log << "note: '" << so.doc << "' is not UTF-8 text; bytes are shown escaped\n";
 
-  if (so.force) prepare_out_dir(so.out, true);
   make_out_dir(so.out);
+  if (!lock) {
+    lock = lock_owned_dir(so.out);
+    if (!so.force) prepare_out_dir(so.out, false);  // another run may have come and gone meanwhile
+  }
+  if (so.force) prepare_out_dir(so.out, true);
   // Every file is listed in the manifest before the next segment starts, so a later --force
   // removes exactly these (app/cli/owned_dir.h), even after an interrupted run.
   OwnedDirManifest manifest(so.out, {{"version", MNEMO_VERSION}, {"model", cfg.to_json()}, {"document", so.doc},
@@ -96,6 +106,13 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
     char name[32];
     std::snprintf(name, sizeof name, "/step-%04lld", static_cast<long long>(i));
     const std::string dir = so.out + name;
+    // Listed as pending before it exists, so a run killed (or out of disk) inside this segment
+    // leaves a folder --force may clear (app/cli/owned_dir.h).
+    const bool fresh = !is_dir(dir);
+    if (fresh) {
+      manifest.begin_folder(name + 1);
+      manifest.save(false);
+    }
     make_dirs(dir);
     io::NamedTensors tensors(snap->trace.tensors.begin(), snap->trace.tensors.end());
     io::save_safetensors(dir + "/trace.safetensors", tensors,
@@ -106,6 +123,7 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
     const StepData& st = *pub.step;
     auto files = write_step_figures(st, engine.document(), dir, fm);
     for (const auto& f : files) manifest.add_written(f);
+    manifest.end_folder(name + 1);
     manifest.save(false);
     hash_stats.add(snap->trace);
     log << "  segment " << i;

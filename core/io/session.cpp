@@ -104,13 +104,14 @@ Session Session::create(const std::string& dir, nlohmann::json manifest, int kee
   return s;
 }
 
-SessionWriteLock::SessionWriteLock(const std::string& dir) {
+SessionWriteLock::SessionWriteLock(const std::string& dir, const std::string& busy) {
   fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd_ < 0) throw IoError("cannot open session directory " + dir + ": " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int e = errno;
     ::close(fd_);
     fd_ = -1;
+    if (e == EWOULDBLOCK && !busy.empty()) throw SessionError(dir + ": " + busy);
     if (e == EWOULDBLOCK)
       throw SessionError(dir + ": another process is writing this session (a `train` of it still running, or its "
                          "--resume); wait for it to end, or stop it, then run this again: two writers would "

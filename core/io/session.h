@@ -53,9 +53,11 @@ enum class SessionAccess { kWrite, kReadOnly };
 // no stale lock). Readers (SessionAccess::kReadOnly: the app following a run) take none.
 class SessionWriteLock {
  public:
-  // SessionError naming `dir` when another process (or another lock in this one) holds it;
-  // IoError when the directory cannot be opened.
-  explicit SessionWriteLock(const std::string& dir);
+  // SessionError naming `dir` when another process (or another lock in this one) holds it
+  // ("DIR: " + `busy` when given, else what a second `train` of a session is told);
+  // IoError when the directory cannot be opened. The same lock guards any folder one
+  // process at a time may write (`step --out`, app/cli/owned_dir.h).
+  explicit SessionWriteLock(const std::string& dir, const std::string& busy = "");
   ~SessionWriteLock();
   SessionWriteLock(const SessionWriteLock&) = delete;
   SessionWriteLock& operator=(const SessionWriteLock&) = delete;

@@ -3,6 +3,7 @@
 // "0.000000", an --out that cannot be created, export --figure's help, flags that do not
 // apply to gui --session, and --steps' three meanings.
 #include "app/bench/stats.h"
+#include "app/cli/owned_dir.h"
 #include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
 #include "tests/support/helpers.h"
@@ -10,8 +11,15 @@
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <map>
 #include <fstream>
 #include <set>
@@ -125,6 +133,125 @@ TEST_CASE("cli: step --force removes only the files an earlier step listed - a u
   CAPTURE(r.output);
   CHECK(r.code == 0);
   CHECK(mnemo::test::read_file(dir + "/notes.txt") == "my notes");
+}
+
+namespace {
+// Starts the built program with `args` (stdout and stderr to `log`); returns its pid.
+pid_t start_mnemoscope(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> all = {MNEMO_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  return pid;
+}
+
+// The files below `dir` (relative) and the files its step manifest lists (with manifest.json).
+std::set<std::string> files_below(const std::string& dir) {
+  std::set<std::string> found;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (!e.is_directory()) found.insert(std::filesystem::relative(e.path(), dir).generic_string());
+  return found;
+}
+std::set<std::string> files_listed(const std::string& dir) {
+  const auto m = nlohmann::json::parse(mnemo::test::read_file(dir + "/manifest.json"));
+  std::set<std::string> listed(m["files"].begin(), m["files"].end());
+  listed.insert("manifest.json");
+  return listed;
+}
+}  // namespace
+
+TEST_CASE("cli: step takes its folder's single-writer lock - a second step into it is refused while the first runs, "
+          "and a killed run's folder is cleared by --force") {
+  const std::string dir = mnemo::test::temp_dir("step-lock");
+  const std::string out = dir + "/out";
+  // A first run far longer than this test (6000 segments of 4 bytes; it is killed below).
+  const std::string sample = mnemo::test::read_file(kSampleDocument);
+  std::string long_doc;
+  for (int i = 0; i < 8; ++i) long_doc += sample;
+  mnemo::test::write_file(dir + "/long.txt", long_doc);
+  const pid_t first = start_mnemoscope({"step", "--doc", dir + "/long.txt", "--out", out, "--slots", "4", "--segment-len", "4",
+                                        "--dim", "16", "--heads", "2", "--layers", "1", "--dec-layers", "1", "--to", "6000",
+                                        "--format", "csv"},
+                                       dir + "/first.log");
+  REQUIRE(first > 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!mnemo::test::path_exists(out + "/step-0003") && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(mnemo::test::path_exists(out + "/step-0003"));
+  const std::string second = "step --doc " + kSampleDocument + " --out " + out + kTinyModelFlags + " --to 1 --format csv";
+  for (const std::string& force : {std::string(" --force"), std::string()}) {
+    auto r = run_cli(second + force);
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("--out '" + out + "': another `mnemoscope step` is writing into this folder; wait for it to end") !=
+          std::string::npos);
+  }
+  int st = 0;
+  REQUIRE(::waitpid(first, &st, WNOHANG) == 0);  // the refusals came while it ran
+  ::kill(first, SIGKILL);                          // most likely inside a segment
+  ::waitpid(first, &st, 0);
+  // The refused runs removed nothing: every file the first run listed is there.
+  for (const auto& f : files_listed(out)) CHECK_MESSAGE(mnemo::test::path_exists(out + "/" + f), f);
+  // Its lock went with it, and --force clears what it wrote, the folder it was in the middle of too.
+  auto r = run_cli(second + " --force");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(files_below(out) == files_listed(out));
+  CHECK_FALSE(mnemo::test::path_exists(out + "/step-0003"));
+}
+
+TEST_CASE("cli: step stopped inside a segment by a full disk or a kill - --force clears the folder it was writing") {
+  const std::string dir = mnemo::test::temp_dir("step-cut");
+  const std::string step_cmd = "step --doc " + kSampleDocument + kTinyModelFlags + " --to 3 --format csv";
+  // The sizes of a whole run: the file-size limit below lets its manifest through, not a trace.
+  auto r = run_cli(step_cmd + " --out " + dir + "/whole");
+  REQUIRE(r.code == 0);
+  const auto trace_bytes = std::filesystem::file_size(dir + "/whole/step-0000/trace.safetensors");
+  const auto manifest_bytes = std::filesystem::file_size(dir + "/whole/manifest.json");
+  const auto limit_kib = (trace_bytes - 1) / 1024;
+  REQUIRE(limit_kib * 1024 > manifest_bytes);
+  // RLIMIT_FSIZE stands in for a full disk (the write fails, exit 2) and, with SIGXFSZ left to
+  // kill, for a kill in the middle of a write (a temp file is left behind).
+  for (const std::string& signal : {std::string("trap '' XFSZ; "), std::string()}) {
+    CAPTURE(signal);
+    const std::string out = dir + "/out";
+    std::filesystem::remove_all(out);
+    r = mnemo::test::run_shell("bash -c \"" + signal + "ulimit -f " + std::to_string(limit_kib) + "; exec " +
+                               std::string(MNEMO_BINARY) + " " + step_cmd + " --out " + out + "\"");
+    CAPTURE(r.output);
+    CHECK(r.code != 0);
+    if (!signal.empty()) {
+      CHECK(r.code == 2);
+      CHECK(r.output.find("File too large") != std::string::npos);
+    }
+    REQUIRE(mnemo::test::path_exists(out + "/step-0000"));
+    CHECK(mnemo::app::unlisted_entries(out).empty());  // all of it the run's
+    r = run_cli(step_cmd + " --out " + out + " --force");
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(files_below(out) == files_listed(out));
+    CHECK(nlohmann::json::parse(mnemo::test::read_file(out + "/manifest.json")).count("pending") == 0);
+  }
+  // A pending folder outside the output folder is never honoured.
+  const std::string evil = dir + "/evil";
+  std::filesystem::create_directories(evil);
+  std::filesystem::create_directories(dir + "/keep");
+  mnemo::test::write_file(dir + "/keep/mine.txt", "mine");
+  mnemo::test::write_file(evil + "/manifest.json", "{\"program\": \"mnemoscope\", \"files\": [], \"pending\": [\"../keep\", \"/tmp\"]}");
+  r = run_cli(step_cmd + " --out " + evil + " --force");
+  CAPTURE(r.output);
+  CHECK(r.code == 0);
+  CHECK(mnemo::test::read_file(dir + "/keep/mine.txt") == "mine");
 }
 
 TEST_CASE("cli: messages name the right flag and print numbers as given") {
