@@ -216,6 +216,7 @@ class TrainRun {
   // Set-up: nothing is written until open_session().
   void check_options();
   void load_config();
+  void check_resume_point();
   void read_init_weights();
   void join_group();
   void build_trainer();
@@ -289,6 +290,31 @@ void TrainRun::check_options() {
   dir_ = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
 }
 
+// The checkpoint a resume goes on from is the newest that loads (io::Session::load_latest).
+// A newer one that could not be read at all (permissions, not a file) may hold good weights
+// that the run would overwrite on reaching its step: refused, saying how to get either. A
+// newer one that is damaged is only reported (it loads nothing to lose); a `latest` that
+// names an older step than the one taken is reported too.
+void TrainRun::check_resume_point() {
+  const io::LoadedCheckpoint& r = *resume_from_;
+  const std::string ckdir = dir_ + "/checkpoints";
+  if (!r.unreadable.empty()) {
+    std::string files;
+    for (const auto& u : r.unreadable) files += (files.empty() ? "" : "; ") + u;
+    throw UsageError("--resume: " + files + ". " + (r.unreadable.size() == 1 ? "It is" : "They are") +
+                     " newer than step " + std::to_string(r.step) + ", the newest checkpoint that loads, and resuming " +
+                     "from there would overwrite " + (r.unreadable.size() == 1 ? "it" : "them") +
+                     ". Make it readable (see its owner and mode with `ls -l " + shell_quote(ckdir) +
+                     "`; e.g. `chmod u+r FILE`, or run as its owner) and run this again; or, to give it up and resume " +
+                     "from step " + std::to_string(r.step) + ", move it out of " + shell_quote(ckdir) + " first");
+  }
+  for (const auto& s : r.skipped) out_ << "warning: skipped checkpoint " << s << "\n";
+  if (r.latest_names >= 0 && r.latest_names < r.step)
+    out_ << "note: " << ckdir << "/latest names step " << r.latest_names << ", but the checkpoint of step " << r.step
+         << " is newer and loads: resuming from step " << r.step << ", so no step is lost (to go on from step "
+         << r.latest_names << " instead, move the newer checkpoints out of " << shell_quote(ckdir) << " first)\n";
+}
+
 // Rank 0 reads the config and the session; the other ranks get the config from it
 // (join_group): another machine needs no copy of the session.
 void TrainRun::load_config() {
@@ -303,8 +329,7 @@ void TrainRun::load_config() {
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
-    if (resume_from_)
-      for (const auto& s : resume_from_->skipped) out_ << "warning: skipped damaged checkpoint " << s << "\n";
+    if (resume_from_) check_resume_point();
     if (!c.config.empty()) {
       cfg_ = load_training_config(c.config, c.sets);
     } else {

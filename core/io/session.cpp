@@ -181,26 +181,45 @@ std::string Session::save_checkpoint(int64_t step, const NamedTensors& tensors,
   return path;
 }
 
+namespace {
+// Why `path` cannot be read at all ("" when it can be opened as a regular file): an
+// unreadable checkpoint is not a damaged one, and must not be overwritten.
+std::string cannot_read(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? std::string() : "cannot be read: " + std::string(std::strerror(errno));
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) why = "cannot be read: " + std::string(std::strerror(errno));
+  else if (S_ISDIR(st.st_mode)) why = "cannot be read: it is a directory, not a file";
+  else if (!S_ISREG(st.st_mode)) why = "cannot be read: it is not a regular file";
+  ::close(fd);
+  return why;
+}
+}  // namespace
+
 std::optional<LoadedCheckpoint> Session::load_latest() const {
-  std::vector<int64_t> order;
   std::string pointed;
   if (outside_session(dir_, "checkpoints/latest").empty()) {
     std::ifstream in(dir_ + "/checkpoints/latest");
     std::getline(in, pointed);
   }
-  auto steps = checkpoint_steps();
-  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-    if (step_name(*it) == pointed) order.push_back(*it);
-  for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-    if (step_name(*it) != pointed) order.push_back(*it);
+  const auto steps = checkpoint_steps();
   LoadedCheckpoint lc;
+  for (int64_t s : steps)
+    if (step_name(s) == pointed) lc.latest_names = s;
   // Symbolic links among the checkpoints are not followed; say so, since they look present.
   for (const auto& n : list_dir(dir_ + "/checkpoints"))
     if (parse_step_file_name(n) && !outside_session(dir_, "checkpoints/" + n).empty())
       lc.skipped.push_back(dir_ + "/checkpoints/" + n + ": " + outside_session(dir_, "checkpoints/" + n));
-  if (!pointed.empty() && (order.empty() || step_name(order.front()) != pointed))
+  if (!pointed.empty() && lc.latest_names < 0)
     lc.skipped.push_back(dir_ + "/checkpoints/latest: names '" + pointed + "', which is missing");
-  for (int64_t s : order) {
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    const int64_t s = *it;
+    if (const std::string why = cannot_read(checkpoint_path(s)); !why.empty()) {
+      lc.unreadable.push_back(checkpoint_path(s) + ": " + why);
+      lc.skipped.push_back(lc.unreadable.back());
+      continue;
+    }
     try {
       lc.tensors = load_safetensors(checkpoint_path(s), &lc.metadata);
       lc.step = s;

@@ -6,7 +6,8 @@
 //   traces/         step-<NNNNNNNNN>.safetensors recorded traces of a probe document
 // Crash safety: every file is either complete or absent; temp files left by a crash are
 // removed when the session is opened; a corrupt newest checkpoint falls back to the
-// previous good one, and the fallback is reported.
+// previous good one, and the fallback is reported (one that cannot be read is reported apart:
+// load_latest).
 // Hostile sessions (docs/reliability.md#sessions): every path read is built from the session
 // directory and fixed names (`latest` only names one of the listed step files); a file or
 // folder below the directory that is a symbolic link is not followed: it is skipped (and
@@ -39,6 +40,11 @@ struct LoadedCheckpoint {
   NamedTensors tensors;
   std::map<std::string, std::string> metadata;
   std::vector<std::string> skipped;  // "file: reason" for each newer checkpoint that failed to load
+  // Of those, the files that could not be read at all ("file: reason": no permission, not a
+  // regular file): unlike a damaged one they may hold good weights, so a writer must not go
+  // on from an older step and overwrite them (`train --resume` refuses).
+  std::vector<std::string> unreadable;
+  int64_t latest_names = -1;  // the step `checkpoints/latest` names (-1: none, or not a listed step file)
 };
 
 // kReadOnly: for watching a session another process is writing (the app following a CLI
@@ -88,8 +94,13 @@ class Session {
                               const std::map<std::string, std::string>& metadata = {});
   // Steps of the checkpoint files present, ascending.
   std::vector<int64_t> checkpoint_steps() const;
-  // The checkpoint `latest` names, or — when it is missing or corrupt — the newest that
-  // loads; skipped files are listed with their reasons. nullopt when none loads.
+  // The newest checkpoint that loads; the newer ones that did not are listed in `skipped`
+  // with their reasons (those that could not be read at all also in `unreadable`). `latest`
+  // only says which file was written last: when it names an older step than a newer file that
+  // loads (a crash between the checkpoint's rename and latest's, or an edited latest), the
+  // newer one is taken and `latest_names` tells the caller so, since going on from the older
+  // step would overwrite the newer work. nullopt when there is no checkpoint; SessionError
+  // listing every file when none loads.
   std::optional<LoadedCheckpoint> load_latest() const;
   std::string checkpoint_path(int64_t step) const;
 

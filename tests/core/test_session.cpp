@@ -188,6 +188,41 @@ TEST_CASE("session: checkpoints are atomic, pruned to keep_last, and latest fall
   CHECK_THROWS_WITH_AS(s.load_latest(), doctest::Contains("no checkpoint loads"), SessionError);
 }
 
+TEST_CASE("session: load_latest takes the newest checkpoint that loads, not an older one latest names - an unreadable "
+          "newer one is reported apart from a damaged one") {
+  const std::string dir = test::temp_dir("sess-newest") + "/run";
+  auto s = Session::create(dir, {}, 3);
+  for (int step : {16, 18, 20}) s.save_checkpoint(step, weights(static_cast<float>(step)));
+  // latest naming step 16 while 18 and 20 exist (a crash between a checkpoint and latest, or an edit).
+  write_all_bytes(dir + "/checkpoints/latest", "step-000000016.safetensors\n");
+  auto l = s.load_latest();
+  REQUIRE(l);
+  CHECK(l->step == 20);
+  CHECK(l->latest_names == 16);
+  CHECK(l->tensors[0].second[0][0].item<float>() == 20.f);
+  CHECK(l->unreadable.empty());
+  // The newest cannot be read at all (here a directory where the file was; for a user without
+  // permission it is open()'s EACCES): taken as unreadable, not damaged; the next one loads.
+  const std::string newest = s.checkpoint_path(20);
+  REQUIRE(::unlink(newest.c_str()) == 0);
+  REQUIRE(::mkdir(newest.c_str(), 0755) == 0);
+  auto u = s.load_latest();
+  REQUIRE(u);
+  CHECK(u->step == 18);
+  REQUIRE(u->unreadable.size() == 1);
+  CHECK(u->unreadable[0] == newest + ": cannot be read: it is a directory, not a file");
+  CHECK(u->skipped == u->unreadable);
+  // A damaged one is skipped but is not unreadable.
+  ::rmdir(newest.c_str());
+  write_all_bytes(newest, "garbage");
+  auto d = s.load_latest();
+  REQUIRE(d);
+  CHECK(d->step == 18);
+  CHECK(d->unreadable.empty());
+  REQUIRE(d->skipped.size() == 1);
+  CHECK(d->skipped[0].find("step-000000020.safetensors") != std::string::npos);
+}
+
 TEST_CASE("session: stale temp files from a crash are removed on open - metrics round-trip") {
   const std::string dir = test::temp_dir("sess2") + "/run";
   {

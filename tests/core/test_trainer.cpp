@@ -326,6 +326,79 @@ TEST_CASE("cli: a session another process is writing is refused - its files unto
   CHECK_THROWS_AS(io::SessionWriteLock{dir + "/no-such-session"}, IoError);
 }
 
+TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - never from an older one over a newer one "
+          "it could not read") {
+  const std::string dir = test::temp_dir("resume-newest");
+  const std::string cfg = write_tiny_config(dir);
+  const std::string out = dir + "/run";
+  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 6 --set train.save_every=2 --set train.eval_every=0");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string ck = out + "/checkpoints/";
+  auto name = [&](int step) {
+    char b[64];
+    std::snprintf(b, sizeof b, "step-%09d.safetensors", step);
+    return ck + b;
+  };
+  REQUIRE(exists(name(2)));
+  REQUIRE(exists(name(6)));
+  // latest names step 2 while 4 and 6 exist: the run goes on from 6 and says so; 6 is not rewritten.
+  test::write_file(ck + "latest", "step-000000002.safetensors\n");
+  const std::string six = test::read_file(name(6));
+  auto res = run_cli("train --out " + out + " --resume --steps 8 --set train.save_every=2");
+  INFO(res.output);
+  REQUIRE(res.code == 0);
+  CHECK(res.output.find("resuming " + out + " from step 6") != std::string::npos);
+  CHECK(res.output.find("latest names step 2, but the checkpoint of step 6 is newer and loads: resuming from step 6") !=
+        std::string::npos);
+  CHECK(test::read_file(name(6)) == six);
+  REQUIRE(exists(name(8)));
+  // The newest (8) cannot be read - here a directory where the file was: refused, nothing written;
+  // the advice (move it out) then works and resumes from 6.
+  REQUIRE(std::rename(name(8).c_str(), (dir + "/eight.safetensors").c_str()) == 0);
+  REQUIRE(::mkdir(name(8).c_str(), 0755) == 0);
+  const std::string log_before = test::read_file(out + "/metrics.log");
+  res = run_cli("train --out " + out + " --resume --steps 10 --set train.save_every=2");
+  INFO(res.output);
+  CHECK(res.code == 2);
+  CHECK(res.output.find(name(8) + ": cannot be read: it is a directory, not a file") != std::string::npos);
+  CHECK(res.output.find("newer than step 6, the newest checkpoint that loads") != std::string::npos);
+  CHECK(res.output.find("move it out of") != std::string::npos);
+  CHECK(test::read_file(out + "/metrics.log") == log_before);
+  CHECK(test::read_file(name(6)) == six);
+  CHECK_FALSE(exists(name(10)));
+  // Unreadable by permission, as the user who runs train (root reads anything: the run is then
+  // made as another user, which is what the probe did).
+  REQUIRE(::rmdir(name(8).c_str()) == 0);
+  REQUIRE(std::rename((dir + "/eight.safetensors").c_str(), name(8).c_str()) == 0);
+  REQUIRE(::chmod(name(8).c_str(), 0) == 0);
+  std::string as_user;
+  if (::geteuid() == 0) {
+    if (test::run_shell("command -v setpriv").code == 0) {
+      REQUIRE(test::run_shell("chmod 755 " + dir + " && chown -R 65534:65534 " + dir).code == 0);
+      as_user = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    } else {
+      MESSAGE("no setpriv: the permission case is not run as root");
+    }
+  }
+  if (::geteuid() != 0 || !as_user.empty()) {
+    res = test::run_shell("cd " + dir + " && HOME=" + dir + " " + as_user + MNEMO_BINARY + " train --out " + out +
+                          " --resume --steps 10 --set train.save_every=2");
+    INFO(res.output);
+    CHECK(res.code == 2);
+    CHECK(res.output.find(name(8) + ": cannot be read: Permission denied") != std::string::npos);
+    CHECK_FALSE(exists(name(10)));
+    // The advice: make it readable and run again - it goes on from 8.
+    REQUIRE(::chmod(name(8).c_str(), 0600) == 0);
+    res = test::run_shell("cd " + dir + " && HOME=" + dir + " " + as_user + MNEMO_BINARY + " train --out " + out +
+                          " --resume --steps 10 --set train.save_every=2");
+    INFO(res.output);
+    CHECK(res.code == 0);
+    CHECK(res.output.find("resuming " + out + " from step 8") != std::string::npos);
+    CHECK(exists(name(10)));
+  }
+}
+
 TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   const std::string dir = test::temp_dir("traincli");
   const std::string cfg = write_tiny_config(dir);
