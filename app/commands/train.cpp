@@ -76,11 +76,15 @@ int64_t monotonic_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-// The first SIGINT / SIGTERM asks to stop. Another within a second is the same request
-// delivered twice (a terminal's Ctrl-C plus the --nproc launcher's SIGTERM, or a scheduler
-// signalling the whole process group) and is ignored; a later one kills as usual.
+// The first SIGINT / SIGTERM / SIGHUP asks to stop. Another within a second is the same
+// request delivered twice (a terminal's Ctrl-C plus the --nproc launcher's SIGTERM, or a
+// scheduler signalling the whole process group) and is ignored; a later one kills as usual.
+// A hang-up (the terminal closed) also ignores SIGPIPE from then on: the run's output may go
+// to a pipe whose reader the hang-up ended (`train ... | tee log`), and writing the last lines
+// must not kill it before its checkpoint is saved.
 extern "C" void on_sigint(int sig) {
   const int64_t now = monotonic_ns();
+  if (sig == SIGHUP) ::signal(SIGPIPE, SIG_IGN);
   int64_t first = 0;
   if (g_first_stop_ns.compare_exchange_strong(first, now)) {
     g_stop_requested.store(true);
@@ -92,8 +96,9 @@ extern "C" void on_sigint(int sig) {
 }
 extern "C" void on_sigusr1(int) { g_checkpoint_requested.store(true); }
 
-// Ctrl-C (SIGINT) or SIGTERM sets the stop flag while a run is in progress: the run stops
-// after the current step and saves; a second one (more than a second later) kills. SIGUSR1
+// Ctrl-C (SIGINT), SIGTERM or a hang-up (SIGHUP: the terminal closed) sets the stop flag while
+// a run is in progress: the run stops after the current step and saves; a second one (more
+// than a second later) kills. SIGUSR1
 // asks for a checkpoint after the current step (the desktop app's "Checkpoint now").
 class SigintGuard {
  public:
@@ -106,6 +111,10 @@ class SigintGuard {
     sigemptyset(&sa.sa_mask);
     installed_int_ = ::sigaction(SIGINT, &sa, &old_int_) == 0;
     installed_term_ = ::sigaction(SIGTERM, &sa, &old_term_) == 0;
+    // A hang-up saves too, unless it was ignored on purpose (`nohup train ...`): then it stays so.
+    struct sigaction cur {};
+    if (::sigaction(SIGHUP, nullptr, &cur) == 0 && cur.sa_handler != SIG_IGN)
+      installed_hup_ = ::sigaction(SIGHUP, &sa, &old_hup_) == 0;
     struct sigaction su {};
     su.sa_handler = on_sigusr1;
     sigemptyset(&su.sa_mask);
@@ -117,12 +126,13 @@ class SigintGuard {
     const bool stopping = g_first_stop_ns.load() != 0;
     if (installed_int_ && !stopping) ::sigaction(SIGINT, &old_int_, nullptr);
     if (installed_term_ && !stopping) ::sigaction(SIGTERM, &old_term_, nullptr);
+    if (installed_hup_ && !stopping) ::sigaction(SIGHUP, &old_hup_, nullptr);
     if (installed_usr1_) ::sigaction(SIGUSR1, &old_usr1_, nullptr);
   }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {}, old_usr1_ {};
-  bool installed_int_ = false, installed_term_ = false, installed_usr1_ = false;
+  struct sigaction old_int_ {}, old_term_ {}, old_hup_ {}, old_usr1_ {};
+  bool installed_int_ = false, installed_term_ = false, installed_hup_ = false, installed_usr1_ = false;
 };
 
 // The distributed options of the command line: RANK / WORLD_SIZE / LOCAL_RANK / MASTER_ADDR /

@@ -5,7 +5,7 @@
 // oversubscribe the cores.
 //
 // Signals: the ranks stay in the launcher's process group, so a terminal's Ctrl-C reaches
-// each of them once; SIGINT or SIGTERM to the launcher is forwarded as SIGTERM (a rank that
+// each of them once; SIGINT, SIGTERM or SIGHUP to the launcher is forwarded as SIGTERM (a rank that
 // gets both within a second counts them as one stop request: app/commands/train.cpp),
 // SIGUSR1 (checkpoint now) to every rank (rank 0 acts). A rank that fails: its exit is reported with the rank and
 // the cause; a rank that exits with code 2 (bad input, a rendezvous problem) makes the
@@ -127,11 +127,14 @@ int launch_local_ranks(const TrainOptions& c, std::ostream& out) {
       << ", timeout " << c.dist_timeout << " s)\n"
       << std::flush;
 
-  struct sigaction sa {}, old_int {}, old_term {}, old_usr1 {};
+  struct sigaction sa {}, old_int {}, old_term {}, old_hup {}, old_usr1 {};
   sa.sa_handler = on_launcher_term;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
+  struct sigaction hup_now {};
+  const bool hup = ::sigaction(SIGHUP, nullptr, &hup_now) == 0 && hup_now.sa_handler != SIG_IGN;  // not under nohup
+  if (hup) ::sigaction(SIGHUP, &sa, &old_hup);
   struct sigaction su {};
   su.sa_handler = on_launcher_usr1;
   sigemptyset(&su.sa_mask);
@@ -228,6 +231,7 @@ int launch_local_ranks(const TrainOptions& c, std::ostream& out) {
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
+  if (hup) ::sigaction(SIGHUP, &old_hup, nullptr);
   ::sigaction(SIGUSR1, &old_usr1, nullptr);
 
   if (first_failed < 0) {

@@ -7,8 +7,11 @@
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -18,6 +21,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <chrono>
 
 using namespace mnemo;
 
@@ -397,6 +402,59 @@ TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - n
     CHECK(res.output.find("resuming " + out + " from step 8") != std::string::npos);
     CHECK(exists(name(10)));
   }
+}
+
+TEST_CASE("cli: a hang-up (SIGHUP: the terminal closed) stops train after the current step and saves it, like SIGTERM") {
+  const std::string dir = test::temp_dir("train-hup");
+  const std::string cfg = write_tiny_config(dir);
+  const std::string out = dir + "/run";
+  std::vector<std::string> args = {MNEMO_BINARY, "train", "--config", cfg, "--out", out, "--steps", "100000",
+                                   "--set", "train.save_every=0", "--set", "train.eval_every=0", "--set",
+                                   "train.record_every=0"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string log = dir + "/train.log";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::signal(SIGHUP, SIG_DFL);  // as a terminal's shell starts it
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  REQUIRE(pid > 0);
+  // Wait for a few steps in metrics.log (step records are framed JSON with "type":"step").
+  const auto t0 = std::chrono::steady_clock::now();
+  auto steps_logged = [&] {
+    size_t n = 0;
+    const std::string text = test::read_file(out + "/metrics.log");
+    for (size_t at = text.find("\"type\":\"step\""); at != std::string::npos; at = text.find("\"type\":\"step\"", at + 1)) ++n;
+    return n;
+  };
+  while (steps_logged() < 5 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(steps_logged() >= 5);
+  ::kill(pid, SIGHUP);
+  int st = 0;
+  const auto t1 = std::chrono::steady_clock::now();
+  while (::waitpid(pid, &st, WNOHANG) == 0 && std::chrono::steady_clock::now() - t1 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (std::chrono::steady_clock::now() - t1 >= std::chrono::seconds(60)) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &st, 0);
+  }
+  const std::string printed = test::read_file(log);
+  INFO(printed);
+  REQUIRE(WIFEXITED(st));  // not killed by the hang-up (exit 129 before)
+  CHECK(WEXITSTATUS(st) == 130);
+  CHECK(printed.find("interrupted at step") != std::string::npos);
+  auto latest = io::Session::open(out, 3, io::SessionAccess::kReadOnly).load_latest();
+  REQUIRE(latest);
+  CHECK(latest->step >= 5);
+  CHECK(printed.find("continue with: mnemoscope train --out " + out + " --resume") != std::string::npos);
 }
 
 TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
