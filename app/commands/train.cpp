@@ -239,6 +239,7 @@ class TrainRun {
   void record(int64_t step);
   void record_hash_stats(int64_t step);
   std::string save(int64_t step);
+  std::string resume_command() const;
   void end_line();
   std::string activity_name(int64_t step) const;
   void on_step(const StepMetrics& m);
@@ -543,9 +544,42 @@ void TrainRun::prepare_loop() {
   }
 }
 
+// The command that continues this run: a resume's --steps and --set's are not in the session's
+// manifest (a new run's are), so they are given again.
+std::string TrainRun::resume_command() const {
+  std::string cmd = "mnemoscope train --out " + shell_quote(dir_) + " --resume";
+  if (world_ > 1) cmd += " --nproc " + std::to_string(world_);
+  if (c_.resume) {
+    if (steps_given_) cmd += " --steps " + std::to_string(cfg_.train.steps);
+    for (const auto& set : c_.sets) cmd += " --set " + shell_quote(set);
+  }
+  return cmd;
+}
+
+// A checkpoint that cannot be written (a full disk, a folder made read-only, a file in the way)
+// stops the run as out of memory does: an `error` record in metrics.log (when it can still be
+// written), and a message naming the cause, the checkpoint that is kept and how to go on.
+// Nothing saved before is touched (Session::save_checkpoint).
 std::string TrainRun::save(int64_t step) {
   Checkpoint ck = trainer_->checkpoint();
-  const std::string path = session_->save_checkpoint(step, ck.tensors, ck.metadata);
+  std::string path;
+  try {
+    path = session_->save_checkpoint(step, ck.tensors, ck.metadata);
+  } catch (const Error& e) {
+    end_line();
+    // The checkpoint itself may be complete when only `latest` failed: resume takes the newest.
+    const auto steps = session_->checkpoint_steps();
+    const std::string kept = steps.empty() ? "no checkpoint was saved before, so a resume starts again from step 0"
+                                           : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
+    const std::string what = "cannot save the checkpoint of step " + std::to_string(step) + ": " + e.what();
+    try {
+      session_->append_metrics(error_record(step, what, world_), true);
+    } catch (const std::exception&) {
+      // A full disk may refuse the record too; the message still goes out below.
+    }
+    throw IoError(what + "; " + kept + ": free space on that disk, or make " + dir_ +
+                  "/checkpoints a writable folder, then continue with `" + resume_command() + "`");
+  }
   last_saved_ = step;
   return path;
 }

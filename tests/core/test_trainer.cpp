@@ -3,6 +3,7 @@
 #include "core/io/safetensors.h"
 #include "core/io/session.h"
 #include "core/models/factory.h"
+#include "core/train/run_log.h"
 #include "core/train/trainer.h"
 #include "tests/support/helpers.h"
 
@@ -455,6 +456,41 @@ TEST_CASE("cli: a hang-up (SIGHUP: the terminal closed) stops train after the cu
   REQUIRE(latest);
   CHECK(latest->step >= 5);
   CHECK(printed.find("continue with: mnemoscope train --out " + out + " --resume") != std::string::npos);
+}
+
+TEST_CASE("cli: a checkpoint that cannot be written (a full disk) stops train with an error record, the checkpoint "
+          "kept and a resume command that works") {
+  const std::string dir = test::temp_dir("train-nospace");
+  const std::string cfg = write_tiny_config(dir);
+  const std::string out = dir + "/run";
+  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 2 --set train.save_every=2 --set train.eval_every=0 "
+                   "--set train.record_every=0");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto ck_bytes = test::read_file(out + "/checkpoints/step-000000002.safetensors").size();
+  const size_t limit_kib = (ck_bytes - 1) / 1024;
+  REQUIRE(limit_kib * 1024 > test::read_file(out + "/metrics.log").size() + 4096);
+  // A file-size limit stands in for a full disk: the checkpoint of step 4 cannot be written.
+  auto full = test::run_shell("bash -c \"trap '' XFSZ; ulimit -f " + std::to_string(limit_kib) + "; exec " +
+                              std::string(MNEMO_BINARY) + " train --out " + out + " --resume --steps 4\"");
+  INFO(full.output);
+  CHECK(full.code == 2);
+  CHECK(full.output.find("mnemoscope: error: cannot save the checkpoint of step 4: ") != std::string::npos);
+  CHECK(full.output.find("File too large") != std::string::npos);
+  CHECK(full.output.find("the last checkpoint (step 2) is kept") != std::string::npos);
+  const std::string advice = "continue with `mnemoscope train --out " + out + " --resume --steps 4`";
+  CHECK(full.output.find(advice) != std::string::npos);
+  auto s = io::Session::open(out, 3, io::SessionAccess::kReadOnly);
+  const auto logged = parse_run_log(s.read_metrics());
+  REQUIRE_FALSE(logged.errors.empty());
+  CHECK(logged.errors.back()["message"].get<std::string>().rfind("cannot save the checkpoint of step 4: ", 0) == 0);
+  CHECK(s.load_latest()->step == 2);
+  // The advice, with room again: it goes on from step 2 to step 4.
+  auto again = run_cli("train --out " + out + " --resume --steps 4");
+  INFO(again.output);
+  CHECK(again.code == 0);
+  CHECK(again.output.find("resuming " + out + " from step 2") != std::string::npos);
+  CHECK(exists(out + "/checkpoints/step-000000004.safetensors"));
 }
 
 TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
