@@ -322,6 +322,40 @@ TEST_CASE("training from the app: start, pause, resume, checkpoint now, stop (sa
   CHECK(err.find("give a config") != std::string::npos);
 }
 
+TEST_CASE("training from the app on a fresh account: Start into the default sessions folder creates the folders it needs") {
+  // A new user's HOME: no ~/.local/share at all (Train > Start failed with "cannot write the
+  // training log ...: No such file or directory").
+  const std::string home = test::temp_dir("fresh-home");
+  test::EnvGuard h("HOME", home), x("XDG_DATA_HOME", ""), m("MNEMO_SESSIONS", "");
+  const std::string dir = test::temp_dir("fresh-cfg");
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
+    "train": {"steps": 2, "batch": 4, "lr": 1e-2, "warmup": 1, "eval_every": 0, "save_every": 0, "record_every": 0}
+  })");
+  const std::string cfg = dir + "/fresh-tiny.json";
+  std::ofstream(cfg) << j.dump();
+  DashboardModel dash;
+  dash.training().set_program(MNEMO_BINARY);
+  std::string err;
+  REQUIRE_MESSAGE(dash.start_training(cfg, "", &err), err);  // "" = the session field left at its default
+  TrainingProcess& tp = dash.training();
+  const auto t0 = std::chrono::steady_clock::now();
+  while (tp.poll() != TrainingProcess::State::kExited && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string session = home + "/.local/share/mnemoscope/sessions/fresh-tiny";
+  INFO(test::read_file(session + ".log"));
+  REQUIRE(tp.state() == TrainingProcess::State::kExited);
+  CHECK(tp.exit_code() == 0);
+  CHECK(tp.out_dir() == session);
+  CHECK(test::path_exists(session + "/checkpoints/step-000000002.safetensors"));
+  // A folder that cannot be made (a file in its way) is refused naming it and the fix.
+  test::write_file(dir + "/blocked", "a file");
+  CHECK_FALSE(dash.start_training(cfg, dir + "/blocked/sessions/run", &err));
+  CHECK(err.find("cannot create the folder " + dir + "/blocked/sessions for the training session") != std::string::npos);
+  CHECK(err.find("pick a session directory in a folder you can write to") != std::string::npos);
+}
+
 TEST_CASE("dashboard: a distributed run's line names the world size, each rank's tokens/s and the slowest rank") {
   DistributedStatus d;
   CHECK(distributed_summary(d).empty());  // one process

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace mnemo::app {
@@ -45,7 +46,19 @@ bool TrainingProcess::start(const std::string& config, const std::string& out, b
     args.push_back("--set");
     args.push_back(s);
   }
+  // The log goes beside the session and train makes the session itself, but the folder that
+  // holds both may not exist yet: on a fresh account ~/.local/share/mnemoscope/sessions does not.
   const std::string log = out + ".log";
+  const std::filesystem::path parent = std::filesystem::path(out).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      if (error) *error = "cannot create the folder " + parent.string() + " for the training session: " + ec.message() +
+                          "; pick a session directory in a folder you can write to";
+      return false;
+    }
+  }
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (error) *error = "cannot write the training log " + log + ": " + std::strerror(errno) + "; pick a writable directory";

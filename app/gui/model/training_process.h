@@ -9,7 +9,8 @@
 //           --dist-timeout may fail on resume, as the ranks cannot tell a pause from a hang)
 //   stop    SIGTERM: train stops after the current step, saves a checkpoint, exits 130
 //   checkpoint now  SIGUSR1: train saves after the current step
-// Its stdout/stderr go to DIR.log (beside the session directory); last_line() is the
+// Its stdout/stderr go to DIR.log (beside the session directory; the folder holding both is
+// created when missing, as on a fresh account's default sessions folder); last_line() is the
 // newest progress line. Not thread-safe: use from the UI thread.
 #pragma once
 #include <sys/types.h>
