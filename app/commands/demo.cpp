@@ -8,6 +8,8 @@
 #include "app/commands/gui.h"
 #endif
 
+#include <cstdio>
+
 namespace mnemo::app {
 
 int run_demo(const std::string& out_dir, std::ostream& out) {
@@ -19,8 +21,10 @@ int run_demo(const std::string& out_dir, std::ostream& out) {
   CLI::App flags;
   mf.add_to(&flags);
   StepOptions so;
-  if (!find_demo_model(&mf.checkpoint, &so.doc)) {
-    mf.config = find_session_config("demo-memformer.json");
+  if (find_demo_model(&mf.checkpoint, &so.doc)) {
+    so.to_end = true;  // the whole episode: the facts, the distractors and the recall at the end
+  } else {
+    mf.config = find_session_config("demo-memformer.json");  // a random model: its first segments show enough
     so.doc = find_asset("sample.txt");
   }
   so.out = out_dir;
@@ -28,8 +32,13 @@ int run_demo(const std::string& out_dir, std::ostream& out) {
   // listed in its manifest is cleared; anything else is refused as usual (app/cli/owned_dir.h).
   so.force = is_dir(out_dir) && unlisted_entries(out_dir).empty();
   out << "demo: no window (" << no_display << "); running the headless step on " << so.doc << " instead\n";
-  const int rc = run_step(mf, so, out);
-  out << "demo: open " << out_dir << "/step-0003/writer_attention_mean.png to see the writer attention\n";
+  int64_t last = 0;
+  const int rc = run_step(mf, so, out, &last);
+  char step_dir[32];
+  std::snprintf(step_dir, sizeof step_dir, "step-%04lld", static_cast<long long>(last));
+  out << "demo: open " << out_dir << "/" << step_dir << "/writer_attention_mean.png to see the writer attention at the "
+      << (so.to_end ? "document's last segment" : "last segment stepped") << "; every stepped segment's figures are in "
+      << out_dir << "/step-NNNN/\n";
   return rc;
 }
 

@@ -35,7 +35,7 @@ bool synthetic_task(const ModelFlags& mf) {
 }
 }  // namespace
 
-int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) {
+int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, int64_t* last) {
   // Validate everything before writing anything.
   Document doc = load_doc_flag(so.doc);
   ModelFlags mf = given;
@@ -51,7 +51,8 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log) 
   if (so.from < 0 || so.from >= n)
     throw UsageError("--from " + std::to_string(so.from) + " is out of range 0.." + std::to_string(n - 1) + " (the document has " +
                      std::to_string(n) + " segments of " + std::to_string(L) + " tokens)");
-  const int64_t to = so.to ? *so.to : std::min(n - 1, so.from + 3);
+  const int64_t to = so.to_end ? n - 1 : so.to ? *so.to : std::min(n - 1, so.from + 3);
+  if (last) *last = to;
   if (to < so.from || to >= n)
     throw UsageError("--to " + std::to_string(to) + " is out of range " + std::to_string(so.from) + ".." + std::to_string(n - 1));
   // One run writes a folder at a time: a second one (of step or the headless demo) is refused

@@ -15,11 +15,13 @@ struct StepOptions {
   std::string doc, out, format = "png,svg,csv";
   int64_t from = 0;
   std::optional<int64_t> to;  // default: from + 3 (clamped to the document)
+  bool to_end = false;        // instead of `to`: through the document's last segment (the headless demo)
   bool force = false;         // clear a non-empty --out first (else it is refused)
   bool benefit = false;       // also each token's loss with the memory reset / zeroed (memory_benefit.*)
 };
 
 // Validates everything, then steps and writes. Used by `step` and the headless demo.
-int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log);
+// `last` (when given) gets the last segment stepped.
+int run_step(const ModelFlags& mf, const StepOptions& so, std::ostream& log, int64_t* last = nullptr);
 
 }  // namespace mnemo::app
