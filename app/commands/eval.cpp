@@ -21,6 +21,7 @@
 #include "core/train/lm_metrics.h"
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
+#include "core/train/zoo.h"
 
 #include <cmath>
 
@@ -131,6 +132,17 @@ int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const
 int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const ModelConfig& mc, const WeightsFile& file,
                     std::ostream& out) {
   const Document doc = load_doc_flag(c.doc);
+  // Is the document like the model's training text (core/data/text_stats.h)? Said before the
+  // scores, never left out.
+  std::optional<TrainingTextStats> stats;
+  try {
+    stats = training_text_stats_of(file);
+  } catch (const ConfigError& e) {
+    if (!c.json) out << "warning: " << e.what() << "\n";
+  }
+  const DocumentCheck check = check_document(doc, stats ? &*stats : nullptr);
+  if (!c.json)
+    for (const auto& w : check.warnings()) out << "warning: " << w << "\n";
   if (!model.predicts_tokens())
     throw UsageError("--doc: a " + mc.model + " model tags tokens for its task and predicts no text; score it with --split");
   const bool has_memory = !model.initial_memory(1).empty();
@@ -197,6 +209,7 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
       j["memory_gain_from_position"] = number(bzf - bf);
     }
     if (!c.csv.empty()) j["csv"] = c.csv;
+    j["document_check"] = check.to_json();
     out << j.dump() << "\n";
     return 0;
   }

@@ -12,10 +12,12 @@
 #include "core/io/safetensors.h"
 #include "core/io/session.h"
 #include "core/train/checkpoint.h"
+#include "core/train/zoo.h"
 #include "core/platform/memory.h"
 #include "core/trace/hash_stats.h"
 
 #include <cmath>
+#include <optional>
 #include <cstdio>
 
 namespace mnemo::app {
@@ -65,6 +67,16 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
   if (so.force) refuse_unowned(so.out); else prepare_out_dir(so.out, false);
   MemoryModel model = mf.build(cfg, log);
   if (doc.looks_binary()) log << "note: '" << so.doc << "' is not UTF-8 text; bytes are shown escaped\n";
+  // Is the document like the model's training text (core/data/text_stats.h)? Said, never left out.
+  if (!mf.checkpoint.empty()) {
+    std::optional<TrainingTextStats> stats;
+    try {
+      stats = training_text_stats_of(mf.checkpoint_file());
+    } catch (const ConfigError& e) {
+      log << "warning: " << e.what() << "\n";
+    }
+    for (const auto& w : check_document(doc, stats ? &*stats : nullptr).warnings()) log << "warning: " << w << "\n";
+  }
 
   make_out_dir(so.out);
   if (!lock) {

@@ -65,7 +65,9 @@ class ZooPack : public Command {
     } catch (const ConfigError& err) {
       throw UsageError(std::string("zoo pack: ") + err.what());
     }
-    out << "wrote " << dest << " (" << e.bytes << " bytes, step " << e.step << ", from " << ckpt << ")\n"
+    out << "wrote " << dest << " (" << e.bytes << " bytes, step " << e.step << ", from " << ckpt << ")\n";
+    if (!e.training_text_note.empty()) out << e.training_text_note << "\n";
+    out
         << "evaluate it with: mnemoscope eval --checkpoint " << dest << " --split test\n";
     return 0;
   }

@@ -1,5 +1,6 @@
 #include "core/data/text_corpus.h"
 
+#include "core/data/dataset_cache.h"
 #include "core/data/moby_dick.h"
 #include "core/data/sotu.h"
 #include "core/data/task_fields.h"
@@ -25,7 +26,7 @@ namespace {
 const char* kCorpusField = "task.corpus";
 
 std::string corpus_fix() {
-  return "give a UTF-8 text file, a directory of text files, a list of them, or a named corpus (sotu, moby-dick)";
+  return "give a UTF-8 text file, a directory of text files, a list of them, or a named corpus (" + named_corpora_text() + ")";
 }
 
 // FNV-1a 64 over `s`, continuing from `h`.
@@ -73,11 +74,38 @@ bool probe_looks_binary(std::string probe, bool whole_file) {
 }  // namespace
 
 const std::vector<std::string>& named_corpora() {
-  static const std::vector<std::string> k = {"sotu", "moby-dick"};
+  static const std::vector<std::string> k = {"sotu", "moby-dick", "general"};
   return k;
 }
 
-TextCorpus::TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid_fraction, double test_fraction) {
+const std::vector<std::string>& general_genres() {
+  static const std::vector<std::string> k = {"speeches", "novel", "scripture", "fortunes", "jargon", "mail"};
+  return k;
+}
+
+bool is_named_corpus(const std::string& name) {
+  const auto& names = named_corpora();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return true;
+  const std::string prefix = "general/";
+  if (name.rfind(prefix, 0) != 0) return false;
+  const auto& g = general_genres();
+  return std::find(g.begin(), g.end(), name.substr(prefix.size())) != g.end();
+}
+
+std::string named_corpora_text() {
+  return "sotu, moby-dick, general, or one genre of general: general/speeches, general/novel, general/scripture, "
+         "general/fortunes, general/jargon, general/mail";
+}
+
+std::string corpus_group(const std::string& key) {
+  const std::string prefix = "general/";
+  if (key.rfind(prefix, 0) != 0) return "";
+  const size_t slash = key.find('/', prefix.size());
+  return slash == std::string::npos ? "" : key.substr(prefix.size(), slash - prefix.size());
+}
+
+TextCorpus::TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid_fraction, double test_fraction,
+                       int64_t window) {
   std::vector<std::string> entries;
   if (corpus.is_string()) {
     entries.push_back(corpus.get<std::string>());
@@ -102,14 +130,78 @@ TextCorpus::TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid
   if (total == 0)
     throw field_error(kCorpusField, "= " + corpus.dump() + " holds no text; " + corpus_fix());
   assign_splits(seed, valid_fraction, test_fraction);
+  if (window > 0) ensure_windows(window, valid_fraction, test_fraction);
+}
+
+void TextCorpus::ensure_windows(int64_t window, double valid_fraction, double test_fraction) {
+  auto has_window = [&](int s) {
+    for (const auto& r : ranges_[s])
+      if (r.size() >= window) return true;
+    return false;
+  };
+  if (has_window(0) && has_window(1) && has_window(2)) return;
+  // Only the files whose split is ours to choose (not the named corpora's) take part.
+  auto movable = [&](const Range& r) {
+    const Doc& d = docs_[static_cast<size_t>(r.doc)];
+    return !d.in_memory && !d.fixed_split;
+  };
+  std::vector<Range> kept[3];
+  std::vector<Range> files;
+  for (int s = 0; s < 3; ++s)
+    for (const auto& r : ranges_[s]) (movable(r) ? files : kept[s]).push_back(r);
+  if (files.empty()) return;
+  // Every file whole in train (in document order), then blocks for test and valid.
+  std::sort(files.begin(), files.end(), [](const Range& a, const Range& b) { return a.doc < b.doc; });
+  std::vector<Range> merged;
+  for (const auto& r : files) {
+    if (!merged.empty() && merged.back().doc == r.doc) merged.back().end = std::max(merged.back().end, r.end);
+    else merged.push_back({r.doc, 0, docs_[static_cast<size_t>(r.doc)].size});
+  }
+  std::vector<Range> train = merged, held[3];
+  auto kept_window = [&](int s) {
+    return std::any_of(kept[s].begin(), kept[s].end(), [&](const Range& r) { return r.size() >= window; });
+  };
+  for (int s : {2, 1}) {
+    if (kept_window(s)) continue;
+    const double fraction = s == 2 ? test_fraction : valid_fraction;
+    // What the range keeps: a training window, and room for valid's block when test is cut first.
+    const int64_t reserve = window * (s == 2 && !kept_window(1) ? 2 : 1);
+    auto longest = std::max_element(train.begin(), train.end(),
+                                    [](const Range& a, const Range& b) { return a.size() < b.size(); });
+    if (longest != train.end() && longest->size() >= window + reserve) {
+      const int64_t cut = std::min(longest->size() - reserve,
+                                   std::max<int64_t>(window, std::llround(static_cast<double>(longest->size()) * fraction)));
+      held[s].push_back({longest->doc, longest->end - cut, longest->end});
+      longest->end -= cut;
+      continue;
+    }
+    // A whole file of at least a window, the shortest such, while training keeps another.
+    int64_t windows = 0;
+    for (const auto& r : train) windows += r.size() >= window;
+    if (windows < 2) continue;
+    auto pick = train.end();
+    for (auto it = train.begin(); it != train.end(); ++it)
+      if (it->size() >= window && (pick == train.end() || it->size() < pick->size())) pick = it;
+    held[s].push_back(*pick);
+    train.erase(pick);
+  }
+  ranges_[0] = kept[0];
+  ranges_[0].insert(ranges_[0].end(), train.begin(), train.end());
+  for (int s : {1, 2}) {
+    ranges_[s] = kept[s];
+    ranges_[s].insert(ranges_[s].end(), held[s].begin(), held[s].end());
+  }
+  for (auto& v : ranges_)
+    std::sort(v.begin(), v.end(), [](const Range& a, const Range& b) { return a.doc != b.doc ? a.doc < b.doc : a.begin < b.begin; });
+  for (size_t i = 0; i < docs_.size(); ++i)
+    if (!docs_[i].in_memory && !docs_[i].fixed_split) docs_[i].split = Split::kTrain;  // a range's split is its list
 }
 
 void TextCorpus::add_entry(const std::string& entry) {
   struct stat st {};
   const bool there = ::stat(entry.c_str(), &st) == 0;
   const int err = there ? 0 : errno;
-  const auto& names = named_corpora();
-  if (!there && err == ENOENT && std::find(names.begin(), names.end(), entry) != names.end()) {
+  if (!there && err == ENOENT && is_named_corpus(entry)) {
     resolved_.push_back(entry);
     add_named(entry);
     return;
@@ -118,7 +210,7 @@ void TextCorpus::add_entry(const std::string& entry) {
   resolved_.push_back(abs);
   const std::string where = std::string(kCorpusField) + ": '" + entry + "'";
   if (!there && (err == ENOENT || err == ENOTDIR))
-    throw ConfigError(where + " does not exist (and is not a named corpus: sotu, moby-dick); " + corpus_fix());
+    throw ConfigError(where + " does not exist (and is not a named corpus: " + named_corpora_text() + "); " + corpus_fix());
   if (!there) throw ConfigError(where + " cannot be read (" + io::errno_text(err) + "); make it readable or leave it out");
   if (S_ISDIR(st.st_mode)) {
     skips_.clear();
@@ -196,8 +288,48 @@ void TextCorpus::add_file(const std::string& path, const std::string& key, const
   docs_.push_back(std::move(d));
 }
 
+void TextCorpus::add_general(const std::string& name) {
+  // <cache>/general/package/{train,valid,test}/<genre>/<document>.txt (.ci/general_corpus.py):
+  // files read window by window like any other, each keeping the split its folder names.
+  std::string pkg;
+  try {
+    pkg = dataset_package_dir("general");
+  } catch (const DatasetError& e) {
+    throw ConfigError(std::string(kCorpusField) + ": '" + name + "': " + e.what());
+  }
+  const std::string only = name == "general" ? "" : name.substr(std::string("general/").size());
+  const size_t before = docs_.size();
+  skips_.clear();
+  for (const Split split : {Split::kTrain, Split::kValid, Split::kTest}) {
+    for (const auto& genre : general_genres()) {
+      if (!only.empty() && genre != only) continue;
+      const std::string dir = pkg + "/" + split_name(split) + "/" + genre;
+      std::vector<std::string> names;
+      std::error_code ec;
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".txt") names.push_back(it->path().filename().string());
+      if (ec)
+        throw ConfigError(std::string(kCorpusField) + ": '" + name + "': " + dir + " cannot be listed (" + ec.message() +
+                          "); " + dataset_fix_hint("general", pkg));
+      std::sort(names.begin(), names.end());
+      for (const auto& file : names) {
+        const size_t n = docs_.size();
+        add_file(dir + "/" + file, "general/" + genre + "/" + file.substr(0, file.size() - 4), name, false);
+        if (docs_.size() == n) continue;
+        docs_.back().split = split;
+        docs_.back().fixed_split = true;
+      }
+    }
+  }
+  if (!skips_.empty() || docs_.size() == before)
+    throw ConfigError(std::string(kCorpusField) + ": '" + name + "': the cached corpus in " + pkg +
+                      " is damaged (" + (skips_.empty() ? std::string("no documents") : skips_[0].first + ", e.g. " + skips_[0].second.second) +
+                      "); " + dataset_fix_hint("general", pkg));
+}
+
 void TextCorpus::add_named(const std::string& name) {
   if (!seen_.insert(name).second) return;
+  if (name.rfind("general", 0) == 0) return add_general(name);
   std::vector<std::pair<Document, Split>> named;
   try {
     if (name == "sotu") {
@@ -223,7 +355,7 @@ void TextCorpus::add_named(const std::string& name) {
 void TextCorpus::assign_splits(uint64_t seed, double valid_fraction, double test_fraction) {
   std::vector<size_t> files;
   for (size_t i = 0; i < docs_.size(); ++i)
-    if (!docs_[i].in_memory) files.push_back(i);
+    if (!docs_[i].in_memory && !docs_[i].fixed_split) files.push_back(i);
   if (files.size() == 1 && files.size() == docs_.size()) {
     const int64_t n = docs_[0].size;
     const int64_t b = n - std::llround(static_cast<double>(n) * test_fraction);
@@ -236,6 +368,7 @@ void TextCorpus::assign_splits(uint64_t seed, double valid_fraction, double test
   const uint64_t salt = splitmix64(seed ^ 0x7E47C0A5ull);
   for (size_t i : files) {
     Doc& d = docs_[i];
+    if (d.fixed_split) continue;
     d.hash = splitmix64(fnv1a(d.key) ^ salt);
     const double u = static_cast<double>(d.hash >> 11) * 0x1.0p-53;
     d.split = u < test_fraction ? Split::kTest : u < test_fraction + valid_fraction ? Split::kValid : Split::kTrain;

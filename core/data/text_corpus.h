@@ -9,6 +9,9 @@
 //     links to files are followed, links to directories are not);
 //   * "sotu" or "moby-dick": that data set from the cache (core/data/sotu.h,
 //     core/data/moby_dick.h), one document per address / chapter;
+//   * "general" or "general/<genre>": the general corpus (or one genre of it) built by
+//     `bash .ci/fetch-data general`: files read like any other, each in the split its folder
+//     names (docs/datasets.md#general);
 //   * anything else: a ConfigError saying that the path does not exist.
 // A file listed twice (directly or through directories) is read once. A file is text when
 // its first kTextProbeBytes bytes hold no NUL and are UTF-8 (Document::looks_binary; a
@@ -19,7 +22,8 @@
 // directory, empty, unreadable, binary and other non-regular files are skipped and counted in
 // warnings().
 // Split:
-//   * named corpora: their fixed split (Moby Dick by chapter number, SOTU by year);
+//   * named corpora: their fixed split (Moby Dick by chapter number, SOTU by year, general by
+//     the folder its builder put each document in);
 //   * exactly one file and no named corpus: contiguous blocks [0, a) train, [a, b) valid,
 //     [b, size) test, with b = size - round(size * test_fraction) and
 //     a = b - round(size * valid_fraction);
@@ -29,6 +33,13 @@
 //     file keeps its split when others are added or removed. With 3 or more such files no
 //     split is empty: while one is, the file with the smallest hash in the split holding the
 //     most files moves to it.
+//   * then, when window > 0 and a split holds no range of a window (two files, or every
+//     held-out file shorter than a window): every file becomes training text again, and blocks
+//     are cut from the end of the longest training range - test first, then valid - each
+//     max(window, round(fraction x its size)) bytes, leaving the range at least a window; where
+//     no range is long enough for that, a whole file of at least a window moves while training
+//     keeps another. What still lacks a window is left to TextTask's error, whose advice
+//     (shorter windows) makes this rule succeed.
 // Reading: files of kMapMinBytes or more are memory-mapped on their first read (at most
 // kMaxCorpusMaps at a time, past that read with pread), and the pages of every window are
 // released once copied, so resident memory stays bounded however many windows are drawn;
@@ -54,8 +65,18 @@ inline constexpr int kMaxCorpusMaps = 16;
 // to_json's split record lists every range while the three splits have at most this many
 // together; past it, only their counts, byte totals and hashes.
 inline constexpr int64_t kMaxListedRanges = 2000;
-// The named public corpora task.corpus may give.
+// The named public corpora task.corpus may give: sotu, moby-dick and general (and one genre of
+// general: "general/<genre>", docs/datasets.md#general).
 const std::vector<std::string>& named_corpora();
+// The genres of the general corpus, in the order its builder writes them.
+const std::vector<std::string>& general_genres();
+// Whether `name` is a named corpus or a genre of general.
+bool is_named_corpus(const std::string& name);
+// The names as a list for messages.
+std::string named_corpora_text();
+// The group a document key belongs to: the genre for general's documents ("mail" for
+// "general/mail/mail-003"), "" for any other.
+std::string corpus_group(const std::string& key);
 
 // Bytes [begin, end) of a document: a file path as found, or a named corpus's document
 // ("sotu/1790_george_washington_n", "moby-dick/chapter_1").
@@ -68,7 +89,10 @@ class TextCorpus {
  public:
   // Lists the corpus and checks every file (above); a ConfigError for a bad corpus names
   // task.corpus and the path.
-  TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid_fraction, double test_fraction);
+  // window > 0: the bytes of one window (TextTask); a split the rules above leave without a
+  // document or block of that size is given one (below).
+  TextCorpus(const nlohmann::json& corpus, uint64_t seed, double valid_fraction, double test_fraction,
+             int64_t window = 0);
   TextCorpus(const TextCorpus&) = delete;
   TextCorpus& operator=(const TextCorpus&) = delete;
 
@@ -87,6 +111,9 @@ class TextCorpus {
   int64_t documents() const { return static_cast<int64_t>(docs_.size()); }
   const std::string& document_path(int64_t doc) const { return docs_[static_cast<size_t>(doc)].path; }
   int64_t document_size(int64_t doc) const { return docs_[static_cast<size_t>(doc)].size; }
+  // The document's key: its path relative to the directory entry it was found under, or its
+  // name in a named corpus ("general/mail/mail-003", "sotu/1790_george_washington_n").
+  const std::string& document_key(int64_t doc) const { return docs_[static_cast<size_t>(doc)].key; }
   // task.corpus with every path made absolute and normal (names as given).
   const nlohmann::json& resolved() const { return resolved_; }
   // What was skipped, one line per reason ("3 binary files skipped in /data/x (e.g. /data/x/a.bin)").
@@ -102,12 +129,15 @@ class TextCorpus {
     Document text;         // the bytes of a named corpus's document; empty for files
     bool in_memory = false;
     Split split = Split::kTrain;  // named corpora: their fixed split
+    bool fixed_split = false;     // a file of a named corpus (general): split set, not hashed
     uint64_t hash = 0;            // files: the split hash
   };
   void add_entry(const std::string& entry);
   void add_named(const std::string& name);
+  void add_general(const std::string& name);
   void add_file(const std::string& path, const std::string& key, const std::string& entry, bool listed);
   void assign_splits(uint64_t seed, double valid_fraction, double test_fraction);
+  void ensure_windows(int64_t window, double valid_fraction, double test_fraction);
 
   std::vector<Doc> docs_;
   std::vector<Range> ranges_[3];

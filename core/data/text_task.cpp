@@ -27,11 +27,13 @@ size_t range_of(const std::vector<int64_t>& prefix, int64_t u) {
 }  // namespace
 
 TextTask::TextTask(const nlohmann::json& cfg) {
-  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split", "recur"});
+  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split", "recur", "names", "doubled"});
   valid_fraction_ = read_real(cfg, "valid_fraction", valid_fraction_, kFraction);
   test_fraction_ = read_real(cfg, "test_fraction", test_fraction_, kFraction);
   if (!(cfg.contains("recur") && cfg["recur"].is_null()))  // null: the default (--set task.recur=null)
     recur_ = read_real(cfg, "recur", recur_, RealRange{0.0, 1.0, false, false});
+  for (auto [key, value] : {std::pair<const char*, double*>{"names", &names_}, {"doubled", &doubled_}})
+    if (!(cfg.contains(key) && cfg[key].is_null())) *value = read_real(cfg, key, *value, RealRange{0.0, 1.0, false, false});
   const int64_t l = segment_len(), need = 2 * recur_min_len() + 2 * l;
   if (recur_ > 0 && window_bytes() < need)
     throw field_error("task.recur", "needs windows of at least " + std::to_string(need) +
@@ -40,8 +42,8 @@ TextTask::TextTask(const nlohmann::json& cfg) {
                                         ": raise 'task.segments' (and 'task.length' with it) or set 'task.recur' to 0");
   if (!cfg.contains("corpus"))
     throw field_error("task.corpus", "is missing: give a text file, a directory of text files, a list of "
-                      "them or a named corpus (sotu, moby-dick), e.g. \"corpus\": \"books/\" (train --data PATH sets it)");
-  corpus_ = std::make_shared<const TextCorpus>(cfg["corpus"], seed_, valid_fraction_, test_fraction_);
+                      "them or a named corpus (" + named_corpora_text() + "), e.g. \"corpus\": \"books/\" (train --data PATH sets it)");
+  corpus_ = std::make_shared<const TextCorpus>(cfg["corpus"], seed_, valid_fraction_, test_fraction_, window_bytes());
   if (cfg.contains("split") && !cfg["split"].is_null()) {
     const nlohmann::json now = corpus_->split_record();
     if (cfg["split"] != now) {
@@ -83,13 +85,25 @@ TextTask::TextTask(const nlohmann::json& cfg) {
       starts_[s].push_back(starts_[s].back() + r.size() - w + 1);
       tiles_[s].push_back(tiles_[s].back() + (r.size() - l) / length_);
     }
-    if (usable_[s].empty())
+    if (usable_[s].empty()) {
+      // The split rule (text_corpus.h) carves held-out blocks from a document of three windows:
+      // windows of a third of the longest document make it succeed.
+      int64_t longest_doc = 0;
+      for (int64_t d = 0; d < corpus_->documents(); ++d) longest_doc = std::max(longest_doc, corpus_->document_size(d));
+      const int64_t n = segments();
+      const int64_t fit = longest_doc / 3 * n / (n + 1) / n * n;  // length: a multiple of segments
+      const std::string advice =
+          fit >= 2 * n ? "add text, or use windows that fit three times into the longest document: --set task.length=" +
+                             std::to_string(fit) + (recur_ > 0 ? " --set task.recur=0" : "")
+                       : "add text: the longest document holds " + std::to_string(longest_doc) +
+                             " bytes, too few for a training window and two held-out windows of " +
+                             std::to_string(2 * n) + " bytes or more at " + std::to_string(n) + " segments";
       throw ConfigError(std::string("task 'text': the ") + split_name(static_cast<Split>(s)) + " split of task.corpus " +
                         corpus_->resolved().dump() + " has no document or block of at least one window (" +
                         std::to_string(w) + " bytes = length + length / segments): its " +
                         std::to_string(corpus_->ranges(static_cast<Split>(s)).size()) + " ranges hold " +
-                        std::to_string(bytes) + " bytes, the longest " + std::to_string(longest) +
-                        "; lower 'task.length', raise 'task.valid_fraction' / 'task.test_fraction', or add text");
+                        std::to_string(bytes) + " bytes, the longest " + std::to_string(longest) + "; " + advice);
+    }
   }
 }
 
@@ -100,6 +114,8 @@ nlohmann::json TextTask::to_json() const {
   j["test_fraction"] = test_fraction_;
   j["split"] = corpus_->split_record();
   if (recur_ > 0) j["recur"] = recur_;
+  if (names_ > 0) j["names"] = names_;
+  if (doubled_ > 0) j["doubled"] = doubled_;
   return j;
 }
 
@@ -134,13 +150,110 @@ TextTask::Recurrence TextTask::recurrence(Split s, int64_t index) const {
   return r;
 }
 
+namespace {
+// The streams of the curricula: salts of the window's draw, so its place is unchanged.
+constexpr uint64_t kNamesSalt = 0x6E616D6573ull, kDoubledSalt = 0x646F75626C6564ull;
+
+double unit(SplitMix64& rng) { return static_cast<double>(rng.next() >> 11) * 0x1.0p-53; }
+
+// A random lower-case word of lo..hi letters.
+void random_word(SplitMix64& rng, int64_t lo, int64_t hi, std::vector<int64_t>& out) {
+  const int64_t n = rng.uniform(lo, hi);
+  for (int64_t k = 0; k < n; ++k) out.push_back('a' + rng.below(26));
+}
+}  // namespace
+
+bool TextTask::doubled_at(Split s, int64_t index) const {
+  if (doubled_ <= 0) return false;
+  SplitMix64 rng(draw(s, index) ^ kDoubledSalt);
+  return unit(rng) < doubled_;
+}
+
+std::vector<TextTask::Name> TextTask::names_at(Split s, int64_t index) const {
+  std::vector<Name> names;
+  std::vector<int64_t> buf(static_cast<size_t>(window_bytes()));
+  fill(s, index, buf.data(), &names);
+  return names;
+}
+
+void TextTask::fill(Split s, int64_t index, int64_t* out, std::vector<Name>* names) const {
+  const int64_t w = window_bytes(), l = segment_len();
+  if (doubled_at(s, index)) {
+    SplitMix64 rng(draw(s, index) ^ kDoubledSalt);
+    rng.next();  // the draw doubled_at used
+    std::vector<int64_t> text;
+    while (static_cast<int64_t>(text.size()) < w) {
+      std::vector<int64_t> passage;
+      const int64_t len = rng.uniform(40, 60);
+      while (static_cast<int64_t>(passage.size()) < len) {
+        random_word(rng, 2, 9, passage);
+        passage.push_back(' ');
+      }
+      text.insert(text.end(), passage.begin(), passage.end());
+      text.insert(text.end(), passage.begin(), passage.end());
+    }
+    std::copy(text.begin(), text.begin() + w, out);
+    return;
+  }
+  const Window win = window(s, index);
+  corpus_->read(win.doc, win.begin, w, out);
+  const Recurrence r = recurrence(s, index);
+  if (r.n > 0) std::copy(out + r.from, out + r.from + r.n, out + r.to);
+  if (names_ <= 0) return;
+  SplitMix64 rng(draw(s, index) ^ kNamesSalt);
+  if (unit(rng) >= names_) return;
+  std::vector<int64_t> spaces;
+  for (int64_t k = 0; k < w; ++k)
+    if (out[k] == ' ') spaces.push_back(k);
+  auto next_space = [&](int64_t at) -> int64_t {
+    const auto it = std::lower_bound(spaces.begin(), spaces.end(), at);
+    return it == spaces.end() ? -1 : *it;
+  };
+  // Pairs of names: the spaces after which the first and second mention go, and the name. A
+  // pair is written only when its second mention ends inside the window (the text after each
+  // insertion moves on), so every name written is written twice.
+  struct Pair {
+    int64_t first, second;
+    std::vector<int64_t> word;
+  };
+  std::vector<Pair> pairs;
+  int64_t shift = 0;  // bytes inserted before the pair being placed
+  for (int64_t at = 0;;) {
+    at += rng.uniform(l, 3 * l);
+    const int64_t first = next_space(at);
+    if (first < 0) break;
+    const int64_t second = next_space(first + rng.uniform(3 * l / 2, 7 * l / 2));
+    if (second < 0) break;
+    std::vector<int64_t> word = {'A' + rng.below(26)};
+    random_word(rng, 7, 13, word);
+    const int64_t n = static_cast<int64_t>(word.size());
+    if (second + 1 + shift + (n + 1) + n > w) break;
+    pairs.push_back({first, second, std::move(word)});
+    shift += 2 * (n + 1);
+    at = second;
+  }
+  if (pairs.empty()) return;
+  std::vector<int64_t> text(out, out + w), result;
+  result.reserve(static_cast<size_t>(w + shift));
+  int64_t last = 0;
+  for (const auto& p : pairs) {
+    Name name;
+    name.n = static_cast<int64_t>(p.word.size());
+    for (const int64_t space : {p.first, p.second}) {
+      result.insert(result.end(), text.begin() + last, text.begin() + space + 1);
+      (space == p.first ? name.first : name.second) = static_cast<int64_t>(result.size());
+      result.insert(result.end(), p.word.begin(), p.word.end());
+      result.push_back(' ');
+      last = space + 1;
+    }
+    if (names) names->push_back(name);
+  }
+  result.insert(result.end(), text.begin() + last, text.end());
+  std::copy(result.begin(), result.begin() + w, out);
+}
+
 TaskBatch TextTask::batch(Split s, const std::vector<int64_t>& indices, torch::Device device) const {
-  return window_batch(indices, device, [&](int64_t index, int64_t* out) {
-    const Window win = window(s, index);
-    corpus_->read(win.doc, win.begin, window_bytes(), out);
-    const Recurrence r = recurrence(s, index);
-    if (r.n > 0) std::copy(out + r.from, out + r.from + r.n, out + r.to);
-  });
+  return window_batch(indices, device, [&](int64_t index, int64_t* out) { fill(s, index, out, nullptr); });
 }
 
 std::vector<std::string> TextTask::warnings() const {

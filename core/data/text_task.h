@@ -24,6 +24,17 @@
 //   can carry it (not Transformer-XL's one-segment cache, not Memformer's encoder view of the
 //   previous segment). Needs a window of at least 2 L/2 + 2L bytes (ConfigError otherwise).
 //   recurrence(s, index) says where (for tests and eval). docs/training.md#text.
+//   "names": p in [0, 1] (default 0), the curriculum that teaches slots to carry words
+//   (docs/training.md#text): a fraction p of the windows (from their own stream of (seed,
+//   split, index)) get made-up names, a capital and 7-13 random lower-case letters that no
+//   language model can guess, each written after a space and again after the first space at
+//   least 1.5 L..3.5 L bytes further on (48-112 bytes for L = 32: mostly two segments back),
+//   one pair about every 2 L bytes (L..3 L apart); the text after each insertion moves on and
+//   the window keeps its length (its tail is dropped). names_at(s, index) lists them.
+//   "doubled": p in [0, 1] (default 0): a fraction p of the windows (their own stream) are
+//   replaced by doubled passages - random lower-case words of 2-9 letters, each passage of
+//   40-60 bytes written twice in a row - where only reading the passage back predicts its copy.
+//   A window drawn for "doubled" gets no names and no recur.
 // to_json() gives the config with "corpus" resolved (absolute paths) and "split", the split
 // record (TextCorpus::split_record: per split its ranges, bytes and hash, and the list of
 // (path, begin, end) while it is short). A config that carries "split" is checked against the
@@ -61,6 +72,15 @@ class TextTask : public ByteWindowTask {
   };
   Recurrence recurrence(Split s, int64_t index) const;
   double recur() const { return recur_; }
+  // The made-up names of example `index` (names): for each pair, the window offsets of the
+  // capital of its first and second writing and its length in bytes (capital included);
+  // empty when the window has none.
+  struct Name {
+    int64_t first = 0, second = 0, n = 0;
+  };
+  std::vector<Name> names_at(Split s, int64_t index) const;
+  // Whether example `index` is a window of doubled passages (doubled).
+  bool doubled_at(Split s, int64_t index) const;
   const TextCorpus& corpus() const { return *corpus_; }
   // Per split, the (file path, byte begin, byte end) ranges it holds.
   std::vector<CorpusRange> split_ranges(Split s) const { return corpus_->split_ranges(s); }
@@ -69,7 +89,10 @@ class TextTask : public ByteWindowTask {
   // The shortest repeated passage (recur): L/2 bytes, at least 1.
   int64_t recur_min_len() const { return std::max<int64_t>(1, segment_len() / 2); }
 
-  double valid_fraction_ = 0.1, test_fraction_ = 0.1, recur_ = 0.0;
+  // Writes example `index` (window, curricula applied) to out.
+  void fill(Split s, int64_t index, int64_t* out, std::vector<Name>* names) const;
+
+  double valid_fraction_ = 0.1, test_fraction_ = 0.1, recur_ = 0.0, names_ = 0.0, doubled_ = 0.0;
   std::shared_ptr<const TextCorpus> corpus_;
   // Per split: the ranges that hold a window, and running totals of their training start
   // positions / tiles (first entry 0).

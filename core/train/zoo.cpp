@@ -1,5 +1,6 @@
 #include "core/train/zoo.h"
 
+#include "core/data/text_task.h"
 #include "core/train/train_config.h"
 
 #include <dirent.h>
@@ -63,6 +64,22 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
   if (f.training_config.is_null())
     throw ConfigError("'" + checkpoint + "' has no training config in its metadata (a " + f.kind +
                       "); pack a checkpoint written by `mnemoscope train`");
+  // What a text model saw: its training split's bytes and passages, from the config as trained
+  // (before --set edits name another corpus to evaluate on).
+  std::string training_text, training_text_note;
+  if (f.training_config.contains("task") && f.training_config["task"].is_object() &&
+      f.training_config["task"].value("name", std::string()) == "text") {
+    try {
+      const TextTask task(f.training_config["task"]);
+      const TrainingTextStats stats = training_text_stats(task);
+      training_text = stats.to_json().dump();
+      training_text_note = "statistics of its training text: " + std::to_string(stats.bytes) + " bytes, " +
+                           std::to_string(stats.passages.size()) + " sampled passages";
+    } catch (const Error& e) {
+      training_text_note = std::string("no statistics of its training text (its corpus cannot be read now: ") + e.what() +
+                           "); eval --doc and the app will say so";
+    }
+  }
   nlohmann::json set_list = nlohmann::json::array();
   for (const auto& [key, value] : sets) {
     apply_config_set(f.training_config, key, value);
@@ -81,6 +98,7 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
                                              {"source", checkpoint},
                                              {"program_version", MNEMO_VERSION}};
   if (!sets.empty()) meta["config_sets"] = set_list.dump();
+  if (!training_text.empty()) meta["training_text"] = training_text;
   // The size before writing (data + a generous header estimate), so an oversized model
   // never replaces a file already at `out`.
   int64_t estimate = 8;
@@ -103,7 +121,56 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
   e.config = f.training_config;
   e.step = f.step;
   e.bytes = bytes;
+  e.training_text_note = training_text_note;
   return e;
+}
+
+std::optional<TrainingTextStats> training_text_stats_of(const WeightsFile& f, std::string* how) {
+  const auto it = f.metadata.find("training_text");
+  if (it != f.metadata.end()) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(it->second);
+    } catch (const nlohmann::json::exception& e) {
+      throw ConfigError("'" + f.path + "': its training_text metadata is not valid JSON (" + e.what() + ")");
+    }
+    try {
+      auto s = TrainingTextStats::from_json(j);
+      if (how) *how = "its metadata";
+      return s;
+    } catch (const ConfigError& e) {
+      throw ConfigError("'" + f.path + "': " + e.what());
+    }
+  }
+  // No statistics shipped: the training corpus itself, when it is still here and not large.
+  if (!f.training_config.is_object() || !f.training_config.contains("task") || !f.training_config["task"].is_object() ||
+      f.training_config["task"].value("name", std::string()) != "text")
+    return std::nullopt;
+  try {
+    const TextTask task(f.training_config["task"]);
+    int64_t bytes = 0;
+    for (const auto& r : task.corpus().ranges(Split::kTrain)) bytes += r.size();
+    if (bytes > kMaxStatsCorpusBytes) return std::nullopt;
+    if (how) *how = "its training corpus";
+    return training_text_stats(task);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<TrainingTextStats> training_text_stats_of_file(const std::string& path, std::string* how) {
+  WeightsFile f;
+  f.path = path;
+  f.metadata = read_safetensors_metadata(path);
+  if (f.metadata.count("training_text") == 0)
+    if (const auto it = f.metadata.find("config"); it != f.metadata.end()) {
+      try {
+        f.training_config = nlohmann::json::parse(it->second);
+      } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+      }
+    }
+  return training_text_stats_of(f, how);
 }
 
 std::vector<ZooEntry> list_zoo(const std::string& dir) {

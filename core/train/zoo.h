@@ -6,11 +6,16 @@
 //   card (docs/zoo/<name>.md), config (the whole training config; task.segments = the count
 //   the model was trained to), step, source (the checkpoint it was packed from),
 //   program_version, and config_sets (a JSON array of "key=value") when the config was edited
-//   at packing, e.g. to name the corpus its card evaluates it on
+//   at packing, e.g. to name the corpus its card evaluates it on; a text model also carries
+//   training_text (core/data/text_stats.h: the byte counts and sampled passages of its
+//   training split, from the config as trained)
 // so `eval`, `step` and `gui --checkpoint` open it with no --config (core/train/checkpoint.h
 // read_weights_file), and the app's model picker lists the zoo from the headers alone.
 #pragma once
+#include "core/data/text_stats.h"
 #include "core/train/checkpoint.h"
+
+#include <optional>
 
 #include <cstdint>
 #include <string>
@@ -27,6 +32,7 @@ struct ZooEntry {
   nlohmann::json config;  // training config
   int64_t step = -1;
   int64_t bytes = 0;
+  std::string training_text_note;  // pack_zoo_model: what it recorded of a text model's training text
 };
 
 // Packs the weights of `checkpoint` (a training checkpoint with its config) into `out`.
@@ -38,6 +44,15 @@ struct ZooEntry {
 ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, const std::string& name,
                         const std::string& summary, const std::string& card,
                         const std::vector<std::pair<std::string, std::string>>& sets = {});
+
+// The statistics of a text model's training text: its "training_text" metadata, else computed
+// from its training config's corpus when that is here and its training split holds at most
+// kMaxStatsCorpusBytes; nullopt otherwise (not a text model, corpus gone). *how names the
+// source. Throws ConfigError for damaged metadata.
+inline constexpr int64_t kMaxStatsCorpusBytes = int64_t{64} << 20;
+std::optional<TrainingTextStats> training_text_stats_of(const WeightsFile& f, std::string* how = nullptr);
+// The same from a weights file's header alone (metadata "training_text", else its "config").
+std::optional<TrainingTextStats> training_text_stats_of_file(const std::string& path, std::string* how = nullptr);
 
 // Reads a safetensors file's metadata from its header only (no tensor data).
 // Throws io::SafetensorsError naming the file.

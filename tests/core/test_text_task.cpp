@@ -6,6 +6,7 @@
 #include "core/data/dataset_cache.h"
 #include "core/data/sotu.h"
 #include "core/data/task_fields.h"
+#include "core/data/text_stats.h"
 #include "core/data/text_task.h"
 #include "core/io/atomic_file.h"
 #include "tests/support/helpers.h"
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -34,6 +36,8 @@ std::string text_error(const nlohmann::json& cfg) {
   }
   return "";
 }
+
+double unit_draw(SplitMix64& r) { return static_cast<double>(r.next() >> 11) * 0x1.0p-53; }
 
 // Random printable text of n bytes (letters, spaces, newlines).
 std::string random_text(SplitMix64& r, int64_t n) {
@@ -161,8 +165,11 @@ TEST_CASE("text task: random corpora split by document with no overlap, windows 
     try {
       task = std::make_unique<TextTask>(cfg);
     } catch (const ConfigError& e) {
-      // Only a corpus of 2 files (the hash can leave a split empty) may lack a split's window.
-      CHECK(files == 2);
+      // Refused only when no document holds three windows (the split rule then carves blocks).
+      int64_t longest = 0;
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(dir))
+        if (entry.is_regular_file()) longest = std::max<int64_t>(longest, static_cast<int64_t>(entry.file_size()));
+      CHECK(longest < 3 * (length + length / segments));
       CHECK(contains_text(e.what(), "has no document or block of at least one window"));
       ++too_small;
       continue;
@@ -182,7 +189,89 @@ TEST_CASE("text task: random corpora split by document with no overlap, windows 
     }
   }
   CHECK(built >= 18);
-  MESSAGE("random corpora: " << built << " built, " << too_small << " with a split too small (2 files)");
+  MESSAGE("random corpora: " << built << " built, " << too_small << " with no document of three windows");
+}
+
+TEST_CASE("text task: any corpus shape splits - refused only without a document of three windows, and the advice works") {
+  // One file, two files, many tiny files, a few long among many tiny, fractions up to 0.5.
+  SplitMix64 r(20261128);
+  int built = 0, refused = 0, advised = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    const std::string dir = test::temp_dir("text-shape");
+    const int shape = trial % 4;
+    const int64_t files = shape == 0 ? 1 : shape == 1 ? 2 : r.uniform(3, 30);
+    std::vector<int64_t> sizes;
+    for (int64_t f = 0; f < files; ++f) {
+      int64_t size = r.uniform(1, 4000);
+      if (shape == 2) size = r.uniform(1, 60);                     // many tiny files
+      if (shape == 3) size = f == 0 ? r.uniform(50, 3000) : r.uniform(1, 40);  // one long among tiny
+      sizes.push_back(size);
+      test::write_file(dir + "/d" + std::to_string(f) + ".txt", random_text(r, size));
+    }
+    const int64_t segments = r.uniform(1, 4);
+    const int64_t length = segments * r.uniform(2, 40);
+    const int64_t w = length + length / segments;
+    const int64_t longest = *std::max_element(sizes.begin(), sizes.end());
+    nlohmann::json cfg = {{"name", "text"}, {"corpus", dir}, {"length", length}, {"segments", segments},
+                          {"seed", r.uniform(0, 1000)}, {"valid_fraction", 0.01 + 0.49 * unit_draw(r)},
+                          {"test_fraction", 0.01 + 0.49 * unit_draw(r)}};
+    CAPTURE(cfg.dump());
+    CAPTURE(longest);
+    std::string error;
+    try {
+      TextTask task(cfg);
+      ++built;
+      for (int s = 0; s < 3; ++s) CHECK(task.split_size(static_cast<Split>(s)) > 0);
+      check_partition(task);
+      check_windows(task, 100);
+      TextTask again(task.to_json());  // the recorded split is the same split
+      CHECK(again.split_size(Split::kTest) == task.split_size(Split::kTest));
+      continue;
+    } catch (const ConfigError& e) {
+      error = e.what();
+    }
+    ++refused;
+    CHECK(longest < 3 * w);  // a document of three windows always splits
+    CHECK(contains_text(error, "has no document or block of at least one window"));
+    CHECK_FALSE(contains_text(error, "raise 'task.valid_fraction'"));
+    const std::string flag = "--set task.length=";
+    const auto at = error.find(flag);
+    if (at == std::string::npos) {
+      CHECK(contains_text(error, "add text"));
+      continue;
+    }
+    ++advised;
+    cfg["length"] = std::stoll(error.substr(at + flag.size()));
+    CHECK_NOTHROW(TextTask{cfg});  // the advice, followed, works
+  }
+  CHECK(built >= 20);
+  CHECK(refused >= 5);
+  CHECK(advised >= 3);
+  MESSAGE("corpus shapes: " << built << " built, " << refused << " refused (" << advised << " with a working --set)");
+}
+
+TEST_CASE("text task: two files split by blocks of the longer one when the hash leaves a split without a window") {
+  const std::string dir = test::temp_dir("text-two");
+  SplitMix64 r(3);
+  test::write_file(dir + "/a.txt", random_text(r, 5000));
+  test::write_file(dir + "/b.txt", random_text(r, 3000));
+  TextTask task({{"name", "text"}, {"corpus", dir}, {"length", 64}, {"segments", 4}, {"seed", 1}});
+  const auto tr = task.split_ranges(Split::kTrain), va = task.split_ranges(Split::kValid),
+             te = task.split_ranges(Split::kTest);
+  // The longer file, a.txt: test its last 500 bytes (0.1), valid the 450 before (0.1 of what was left).
+  REQUIRE(te.size() == 1);
+  REQUIRE(va.size() == 1);
+  CHECK(te[0].path == dir + "/a.txt");
+  CHECK(te[0].begin == 4500);
+  CHECK(te[0].end == 5000);
+  CHECK(va[0].path == dir + "/a.txt");
+  CHECK(va[0].begin == 4050);
+  CHECK(va[0].end == 4500);
+  REQUIRE(tr.size() == 2);
+  CHECK(tr[0].end == 4050);
+  CHECK(tr[1].path == dir + "/b.txt");
+  check_partition(task);
 }
 
 TEST_CASE("text task: a single file splits into contiguous blocks - windows stay in theirs") {
@@ -435,11 +524,18 @@ TEST_CASE("text task: bad corpora are ConfigErrors naming the path - a directory
     CHECK(has("1 unreadable files skipped"));
   }
   SUBCASE("too short for a window in a split") {
-    test::write_file(dir + "/short.txt", "just a few bytes of text, not enough for the held-out blocks");
+    // 30 bytes: under three windows of 12 (length 8 + 8 / 2), so no split can be cut.
+    test::write_file(dir + "/short.txt", "a few bytes, not three windows");
     const std::string e = text_error(cfg(dir + "/short.txt"));
     CHECK(contains_text(e, "split of task.corpus"));
     CHECK(contains_text(e, dir + "/short.txt"));
-    CHECK(contains_text(e, "lower 'task.length'"));
+    CHECK(contains_text(e, "--set task.length=6"));
+    nlohmann::json fixed = cfg(dir + "/short.txt");
+    fixed["length"] = 6;
+    CHECK(text_error(fixed).empty());  // the advice works
+    // 61 bytes, five windows: the held-out blocks are cut (each at least a window).
+    test::write_file(dir + "/five.txt", "just a few bytes of text, enough for the held-out blocks now.");
+    CHECK(text_error(cfg(dir + "/five.txt")).empty());
   }
   SUBCASE("malformed fields") {
     test::write_file(dir + "/ok.txt", std::string(1000, 'a'));
@@ -454,7 +550,7 @@ TEST_CASE("text task: bad corpora are ConfigErrors naming the path - a directory
     CHECK(contains_text(text_error(c), "multiple of 'task.segments'"));
     c = cfg(dir + "/ok.txt");
     c["width"] = 9;
-    CHECK(contains_text(text_error(c), "known fields: name, corpus, valid_fraction, test_fraction, split, recur, length"));
+    CHECK(contains_text(text_error(c), "known fields: name, corpus, valid_fraction, test_fraction, split, recur, names, doubled, length"));
   }
 }
 
@@ -577,4 +673,308 @@ TEST_CASE("text task on the real Moby Dick package: split by chapter (needs the 
   CHECK(j["split"]["test"]["list"][0][0] == "moby-dick/chapter_10");
   check_partition(task);
   check_windows(task, 100, false);
+}
+
+TEST_CASE("text task: the general corpus - each document in its folder's split, genres by key, one genre alone") {
+  // A fake cache laid out as .ci/general_corpus.py writes it.
+  const std::string cache = test::temp_dir("general-cache");
+  const std::string pkg = cache + "/general/package";
+  SplitMix64 r(5);
+  std::map<std::string, Split> want;  // key -> split
+  const char* splits[] = {"train", "valid", "test"};
+  for (int s = 0; s < 3; ++s)
+    for (const auto& genre : general_genres()) {
+      io::make_dirs(pkg + "/" + splits[s] + "/" + genre);
+      for (int d = 0; d < (s == 0 ? 3 : 1); ++d) {
+        const std::string name = genre + "-" + splits[s] + std::to_string(d);
+        test::write_file(pkg + "/" + splits[s] + "/" + genre + "/" + name + ".txt", random_text(r, 400));
+        want["general/" + genre + "/" + name] = static_cast<Split>(s);
+      }
+    }
+  test::write_file(pkg + "/MANIFEST", "not read\n");
+  test::EnvGuard env("MNEMO_DATA_DIR", cache);
+  // Not complete yet: the fetch command.
+  std::string e = text_error({{"name", "text"}, {"corpus", "general"}, {"length", 32}, {"segments", 2}});
+  CHECK(contains_text(e, "task.corpus: 'general'"));
+  CHECK(contains_text(e, "bash .ci/fetch-data general"));
+  test::write_file(cache + "/general/.complete", "general test\n");
+
+  // The split is the folder's, whatever the seed and fractions say.
+  for (uint64_t seed : {1u, 7u}) {
+    TextTask task({{"name", "text"}, {"corpus", "general"}, {"length", 32}, {"segments", 2}, {"seed", seed},
+                   {"valid_fraction", 0.5}});
+    const TextCorpus& c = task.corpus();
+    REQUIRE(c.documents() == static_cast<int64_t>(want.size()));
+    for (int s = 0; s < 3; ++s)
+      for (const auto& range : c.ranges(static_cast<Split>(s))) {
+        const std::string& key = c.document_key(range.doc);
+        CAPTURE(key);
+        REQUIRE(want.count(key));
+        CHECK(static_cast<int>(want[key]) == s);
+        CHECK(range.begin == 0);
+        CHECK(range.end == 400);
+        CHECK(corpus_group(key) == key.substr(8, key.find('/', 8) - 8));
+      }
+    check_partition(task);
+    check_windows(task, 50);
+  }
+  CHECK(corpus_group("sotu/1790_george_washington_n").empty());
+  CHECK(corpus_group("general/mail/mail-003") == "mail");
+
+  // One genre alone.
+  TextTask mail({{"name", "text"}, {"corpus", "general/mail"}, {"length", 32}, {"segments", 2}});
+  CHECK(mail.corpus().documents() == 5);
+  for (int64_t d = 0; d < 5; ++d) CHECK(corpus_group(mail.corpus().document_key(d)) == "mail");
+  e = text_error({{"name", "text"}, {"corpus", "general/poetry"}, {"length", 32}, {"segments", 2}});
+  CHECK(contains_text(e, "does not exist (and is not a named corpus"));
+  CHECK(contains_text(e, "general/mail"));
+
+  // A damaged cache (a binary file among the documents) names the fix.
+  test::write_file(pkg + "/test/mail/broken.txt", std::string("\0\1\2", 3));
+  e = text_error({{"name", "text"}, {"corpus", "general"}, {"length", 32}, {"segments", 2}});
+  CHECK(contains_text(e, "is damaged (binary files"));
+  CHECK(contains_text(e, "bash .ci/fetch-data general"));
+}
+
+TEST_CASE("text task: names writes made-up words twice, 1.5 L..3.5 L apart, into a fraction of windows") {
+  const std::string dir = test::temp_dir("text-names");
+  SplitMix64 r(12);
+  test::write_file(dir + "/book.txt", random_text(r, 60000));
+  const std::string f = test::read_file(dir + "/book.txt");
+  const nlohmann::json base = {{"name", "text"}, {"corpus", dir + "/book.txt"}, {"length", 512}, {"segments", 16}};
+  nlohmann::json cfg = base;
+  cfg["names"] = 0.5;
+  const TextTask plain(base), task(cfg);
+  const int64_t w = task.window_bytes(), l = task.segment_len();
+  REQUIRE(l == 32);
+  int64_t with = 0, pairs = 0;
+  const int64_t count = 400;
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < count; ++i) indices.push_back(i);
+  const TaskBatch b = task.batch(Split::kTrain, indices, torch::kCPU);
+  for (int64_t i = 0; i < count; ++i) {
+    CAPTURE(i);
+    CHECK(plain.names_at(Split::kTrain, i).empty());
+    CHECK(task.window(Split::kTrain, i).begin == plain.window(Split::kTrain, i).begin);
+    std::string got;
+    for (int64_t t = 0; t < task.segments(); ++t)
+      for (int64_t k = 0; k < l; ++k)
+        got += static_cast<char>(b.segments[static_cast<size_t>(t)].tokens[i][k].item<int64_t>());
+    for (int64_t k = 0; k < l; ++k)
+      got += static_cast<char>(b.segments.back().next_tokens[i][k].item<int64_t>());
+    REQUIRE(static_cast<int64_t>(got.size()) == w);
+    const std::string original = f.substr(static_cast<size_t>(task.window(Split::kTrain, i).begin), static_cast<size_t>(w));
+    const auto names = task.names_at(Split::kTrain, i);
+    if (names.empty()) {
+      CHECK(got == original);
+      continue;
+    }
+    ++with;
+    std::vector<bool> inserted(static_cast<size_t>(w), false);
+    for (const auto& n : names) {
+      ++pairs;
+      CHECK(n.n >= 8);
+      CHECK(n.n <= 14);
+      CHECK(got[static_cast<size_t>(n.first) - 1] == ' ');  // written after a space
+      CHECK(got[static_cast<size_t>(n.second) - 1] == ' ');
+      CHECK(std::isupper(static_cast<unsigned char>(got[static_cast<size_t>(n.first)])));
+      for (int64_t k = 1; k < n.n; ++k) CHECK(std::islower(static_cast<unsigned char>(got[static_cast<size_t>(n.first + k)])));
+      CHECK(got.substr(static_cast<size_t>(n.first), static_cast<size_t>(n.n)) ==
+            got.substr(static_cast<size_t>(n.second), static_cast<size_t>(n.n)));
+      // The gap in the source text is 1.5 L..3.5 L bytes; in the window it also holds the
+      // name itself and any names inserted between.
+      CHECK(n.second - n.first >= 3 * l / 2);
+      for (int64_t k = 0; k <= n.n; ++k) {
+        inserted[static_cast<size_t>(n.first + k)] = true;
+        inserted[static_cast<size_t>(n.second + k)] = true;
+      }
+    }
+    // Without the inserted names (and their spaces) the window is the text, in order.
+    std::string rest;
+    for (int64_t k = 0; k < w; ++k)
+      if (!inserted[static_cast<size_t>(k)]) rest += got[static_cast<size_t>(k)];
+    CHECK(original.compare(0, rest.size(), rest) == 0);
+  }
+  // A fraction 0.5 of 400 windows: 200 +- 5 sigma (sigma 10); about 512 / 64 / 2 pairs each.
+  CHECK(with > 150);
+  CHECK(with < 250);
+  CHECK(pairs > 2 * with);
+  const nlohmann::json j = task.to_json();
+  CHECK(j["names"].get<double>() == 0.5);
+  CHECK_FALSE(plain.to_json().contains("names"));
+  cfg["names"] = 2;
+  CHECK(contains_text(text_error(cfg), "task.names"));
+}
+
+TEST_CASE("text task: doubled replaces a fraction of windows by passages written twice") {
+  const std::string dir = test::temp_dir("text-doubled");
+  SplitMix64 r(13);
+  test::write_file(dir + "/book.txt", random_text(r, 30000));
+  nlohmann::json cfg = {{"name", "text"}, {"corpus", dir + "/book.txt"}, {"length", 256}, {"segments", 8},
+                        {"doubled", 0.25}, {"names", 1.0}, {"recur", 1.0}};
+  const TextTask task(cfg);
+  const int64_t w = task.window_bytes(), l = task.segment_len();
+  int64_t doubled = 0;
+  for (int64_t i = 0; i < 200; ++i) {
+    CAPTURE(i);
+    const TaskBatch b = task.batch(Split::kValid, {i}, torch::kCPU);
+    std::string got;
+    for (int64_t t = 0; t < task.segments(); ++t)
+      for (int64_t k = 0; k < l; ++k) got += static_cast<char>(b.segments[static_cast<size_t>(t)].tokens[0][k].item<int64_t>());
+    if (!task.doubled_at(Split::kValid, i)) {
+      CHECK_FALSE(task.names_at(Split::kValid, i).empty());  // names 1.0 everywhere else
+      continue;
+    }
+    ++doubled;
+    CHECK(task.names_at(Split::kValid, i).empty());
+    // Passages of 40-60 bytes (whole words, each followed by a space), each written twice.
+    size_t at = 0;
+    int64_t passages = 0;
+    // The window cuts the last passage or its copy short: read whole pairs while 2 x 69 fit.
+    while (at + 2 * 69 <= got.size()) {
+      bool found = false;
+      for (size_t n = 40; n <= 69 && !found; ++n) {
+        if (got[at + n - 1] != ' ') continue;
+        const std::string p = got.substr(at, n);
+        if (got.compare(at + n, n, p) == 0) {
+          for (char c : p) CHECK((c == ' ' || (c >= 'a' && c <= 'z')));
+          at += 2 * n;
+          found = true;
+        }
+      }
+      if (!found) break;
+      ++passages;
+    }
+    CHECK(at + 2 * 69 > got.size());
+    CHECK(passages >= 1);
+  }
+  CHECK(doubled > 25);
+  CHECK(doubled < 75);
+  CHECK(w == 288);
+}
+
+TEST_CASE("text task on the real general corpus: six genres, splits as built (needs the general cache)") {
+  if (!in_cache("general")) MNEMO_SKIP("no general corpus in the cache (bash .ci/fetch-data general)");
+  TextTask task({{"name", "text"}, {"corpus", "general"}, {"length", 512}, {"segments", 16}});
+  const nlohmann::json j = task.to_json();
+  CHECK(j["split"]["train"]["ranges"] == 348);
+  CHECK(j["split"]["valid"]["ranges"] == 56);
+  CHECK(j["split"]["test"]["ranges"] == 57);
+  CHECK(j["split"]["train"]["bytes"].get<int64_t>() + j["split"]["valid"]["bytes"].get<int64_t>() +
+            j["split"]["test"]["bytes"].get<int64_t>() == 21456887);
+  std::map<std::string, int64_t> test_docs;
+  for (const auto& range : task.corpus().ranges(Split::kTest)) ++test_docs[corpus_group(task.corpus().document_key(range.doc))];
+  CHECK(test_docs.size() == 6);
+  CHECK(test_docs["speeches"] == 24);
+  CHECK(test_docs["novel"] == 13);
+  check_partition(task);
+}
+
+TEST_CASE("text stats: byte counts and sampled passages of the training split, round trip, damaged metadata named") {
+  const std::string dir = test::temp_dir("text-stats");
+  SplitMix64 r(21);
+  // One file: blocks of 80/10/10 %; the counts are those of the training block alone.
+  std::string text = random_text(r, 50000);
+  text[45000] = '\x01';  // in the test block only: never seen in training
+  test::write_file(dir + "/book.txt", text);
+  const TextTask task({{"name", "text"}, {"corpus", dir + "/book.txt"}, {"length", 32}, {"segments", 2}});
+  const TrainingTextStats s = training_text_stats(task);
+  CHECK(s.bytes == 40000);
+  std::array<int64_t, 256> want{};
+  for (size_t i = 0; i < 40000; ++i) ++want[static_cast<unsigned char>(text[i])];
+  CHECK(s.byte_counts == want);
+  CHECK(s.byte_counts[1] == 0);
+  // Passages: those of the training block, sampled by content (about 1 in 1024 positions).
+  std::vector<uint32_t> direct = sample_passages(std::string_view(text).substr(0, 40000));
+  std::sort(direct.begin(), direct.end());
+  direct.erase(std::unique(direct.begin(), direct.end()), direct.end());
+  CHECK(s.passages == direct);
+  CHECK(s.passages.size() > 15);
+  CHECK(s.passages.size() < 80);
+  // Content-defined: the same passage is sampled wherever it stands.
+  const std::string passage = text.substr(1000, 5000);
+  const auto a = sample_passages(passage), b = sample_passages("xyz" + passage);
+  CHECK(a == b);
+  // Round trip and damage.
+  const TrainingTextStats back = TrainingTextStats::from_json(s.to_json());
+  CHECK(back.byte_counts == s.byte_counts);
+  CHECK(back.passages == s.passages);
+  CHECK(back.bytes == s.bytes);
+  nlohmann::json bad = s.to_json();
+  bad["passages"] = "12345";
+  CHECK_THROWS_WITH_AS(TrainingTextStats::from_json(bad), doctest::Contains("training_text metadata is damaged"), ConfigError);
+  bad = s.to_json();
+  bad["byte_counts"].erase(0);
+  CHECK_THROWS_WITH_AS(TrainingTextStats::from_json(bad), doctest::Contains("256 counts"), ConfigError);
+  bad = s.to_json();
+  bad["passage_sample"] = 7;
+  CHECK_THROWS_WITH_AS(TrainingTextStats::from_json(bad), doctest::Contains("another length or sampling"), ConfigError);
+}
+
+TEST_CASE("document check: bytes never seen in training, not text, overlap with the training text - each said") {
+  const std::string dir = test::temp_dir("text-check");
+  SplitMix64 r(22);
+  const std::string text = random_text(r, 60000);  // letters, spaces, newlines, '.', ','
+  test::write_file(dir + "/book.txt", text);
+  const TextTask task({{"name", "text"}, {"corpus", dir + "/book.txt"}, {"length", 32}, {"segments", 2}});
+  const TrainingTextStats s = training_text_stats(task);
+  auto check = [&](const std::string& bytes) { return check_document(make_document(bytes), &s); };
+  // Held-out text of the same kind: nothing to say.
+  const DocumentCheck held = check(text.substr(54000));
+  CHECK(held.warnings().empty());
+  CHECK(held.unseen == 0);
+  CHECK(held.passages > 0);
+  CHECK(held.in_training == 0);
+  // Bytes never seen: counted and named, most frequent first.
+  const DocumentCheck tabs = check("col\tcol\tcol\n" + text.substr(54000, 2000) + "\xE2\x80\x94");
+  CHECK(tabs.unseen == 5);
+  REQUIRE(tabs.unseen_values.size() == 4);
+  CHECK(tabs.unseen_values[0] == std::pair<int, int64_t>{'\t', 2});
+  const auto w = tabs.warnings();
+  REQUIRE(w.size() == 1);
+  CHECK(contains_text(w[0], "5 of its"));
+  CHECK(contains_text(w[0], "'\\t' (0x09) x2"));
+  CHECK(contains_text(w[0], "0xE2 x1"));
+  CHECK(contains_text(w[0], "never saw in training"));
+  // A byte value rare in training, common here (a line break for a model of one-line text).
+  std::string lines = text.substr(54000, 3000);
+  for (char& ch : lines) if (ch == '\n') ch = ' ';
+  const TrainingTextStats flat = [&] {
+    TrainingTextStats f;
+    std::string t = text.substr(0, 48000);
+    for (char& ch : t) if (ch == '\n') ch = ' ';
+    t[100] = '\n';  // seen once
+    f.add(t);
+    f.finish();
+    return f;
+  }();
+  for (size_t i = 70; i < lines.size(); i += 71) lines[i] = '\n';
+  const DocumentCheck wrapped = check_document(make_document(lines), &flat);
+  CHECK(wrapped.unseen == 0);
+  REQUIRE(wrapped.rare_values.size() == 1);
+  CHECK(wrapped.rare_values[0].value == '\n');
+  CHECK(wrapped.rare == 42);
+  REQUIRE(wrapped.warnings().size() == 1);
+  CHECK(contains_text(wrapped.warnings()[0], "42 of its bytes are values the model rarely saw in training: '\\n' (0x0A) (1.40 %"));
+  CHECK(held.rare == 0);
+  // Mostly not text: NUL bytes, or a fifth of control bytes.
+  CHECK(check(std::string("PNG\0\0\x01\x02", 7) + text.substr(0, 100)).not_text);
+  std::string ctl = text.substr(54000, 400);
+  for (size_t i = 0; i < ctl.size(); i += 5) ctl[i] = '\x1b';
+  const DocumentCheck c = check(ctl);
+  CHECK(c.not_text);
+  CHECK(contains_text(c.warnings()[0], "mostly not text"));
+  // The training text itself: overlap.
+  const DocumentCheck own = check(text.substr(10000, 20000));
+  CHECK(own.passages >= 4);
+  CHECK(own.in_training == own.passages);
+  bool said = false;
+  for (const auto& line : own.warnings()) said |= contains_text(line, "overlaps the model's training text");
+  CHECK(said);
+  // No statistics: said, never silence.
+  const DocumentCheck none = check_document(make_document(text.substr(0, 500)), nullptr);
+  REQUIRE(none.warnings().size() == 1);
+  CHECK(contains_text(none.warnings()[0], "carries no statistics of its training text"));
+  CHECK(byte_name('A') == "'A' (0x41)");
+  CHECK(byte_name(0xE2) == "0xE2");
 }

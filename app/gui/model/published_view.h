@@ -31,6 +31,10 @@ struct ViewSource {
   // kMaxDocumentBytes tokens (a large text has a line start every few dozen bytes).
   std::vector<uint32_t> line_starts;
   bool not_text = false;             // the document holds NUL or bytes that are not UTF-8
+  // How the document compares with the model's training text (core/data/text_stats.h
+  // DocumentCheck::warnings: unseen bytes, mostly not text, overlap), for the Document
+  // panel's banner; empty when it is like it.
+  std::vector<std::string> doc_warnings;
   // 1 on the tokens the checkpoint's training task scores when the document is (a prefix of)
   // one of its episodes stepped as trained (core/data/tasks.h episode_scored_tokens); empty:
   // every token counts. Controls shows the loss over these beside the mean over every token.

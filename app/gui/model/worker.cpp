@@ -9,6 +9,7 @@
 #include "core/trace/keys.h"
 #include "core/trace/hash_stats.h"
 #include "core/train/checkpoint.h"
+#include "core/train/zoo.h"
 
 #include <algorithm>
 #include <optional>
@@ -226,6 +227,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->num_segments = engine->num_segments();
   info->line_starts = (prev && prev->doc == doc) ? prev->line_starts : line_starts_of(*doc);
   info->not_text = (prev && prev->doc == doc) ? prev->not_text : doc->looks_binary();
+  info->doc_warnings = document_warnings(*doc, checkpoint);
   // Stepped as trained, a synthetic task's episode: the tokens its task scores (Controls).
   if (stepping.as_trained()) info->scored_tokens = episode_scored_tokens(task, doc->size());
   publisher_.open(std::move(info));
@@ -236,6 +238,25 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   engine_ = std::move(engine);
   model_note_ = note;
   return true;
+}
+
+std::vector<std::string> Worker::document_warnings(const Document& doc, const std::string& checkpoint) {
+  // The statistics of the model's training text, read once per checkpoint (a random model has
+  // none: it saw nothing, and the banner would only say that).
+  if (checkpoint.empty()) return {};
+  if (checkpoint != stats_checkpoint_) {
+    stats_checkpoint_ = checkpoint;
+    stats_.reset();
+    stats_error_.clear();
+    try {
+      stats_ = training_text_stats_of_file(checkpoint);
+    } catch (const std::exception& e) {
+      stats_error_ = e.what();
+    }
+  }
+  std::vector<std::string> out = check_document(doc, stats_ ? &*stats_ : nullptr).warnings();
+  if (!stats_error_.empty()) out.push_back(stats_error_);
+  return out;
 }
 
 void Worker::execute(const Command& c) {

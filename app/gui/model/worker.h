@@ -5,12 +5,14 @@
 #include "app/gui/model/controller.h"
 #include "app/gui/model/publisher.h"
 #include "app/gui/model/published_view.h"
+#include "core/data/text_stats.h"
 
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <variant>
 
@@ -85,6 +87,10 @@ class Worker : public Controller {
   std::unique_ptr<Engine> engine_;
   ViewPublisher publisher_;  // the opened document and model, the shown step, visited segments, provenance
   std::string model_note_;
+  // The document checks against the model's training text (ViewSource::doc_warnings).
+  std::vector<std::string> document_warnings(const Document& doc, const std::string& checkpoint);
+  std::string stats_checkpoint_, stats_error_;
+  std::optional<TrainingTextStats> stats_;
   std::thread thread_;  // last: starts after every member above exists
 };
 

@@ -135,9 +135,13 @@ std::string DocumentPanel::cell_text(const Document& doc, int64_t t) {
 }
 
 std::string DocumentPanel::notice(const ViewSource& info) {
-  if (!info.not_text) return "";
-  return "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown as their two hex digits, "
-         "stacked on an orange cell (\\xHH; hover for the byte)";
+  std::string out;
+  if (info.not_text)
+    out = "not UTF-8 text: bytes that are not UTF-8 (or NUL and control bytes) are shown as their two hex digits, "
+          "stacked on an orange cell (\\xHH; hover for the byte)";
+  // Unlike the model's training text (core/data/text_stats.h): said, never left out.
+  for (const auto& w : info.doc_warnings) out += (out.empty() ? "" : "\n") + ("Unlike the training text: " + w);
+  return out;
 }
 
 std::string DocumentPanel::changed_notice(const Document& doc) {
