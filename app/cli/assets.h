@@ -18,13 +18,16 @@ std::string find_session_config(const std::string& name);
 inline constexpr const char* kDemoModel = "memformer-two-facts-ft";
 bool find_demo_model(std::string* checkpoint, std::string* document);
 
-// The model `step`, `gui` and `eval --doc` open when no model flag is given: the zoo's Memformer
-// language model (docs/zoo/memformer-text-names.md), trained on prose, whose slots read a name
-// back two segments after its first mention. find_text_model(): its path, or "" when the zoo
-// is not there.
-inline constexpr const char* kTextModel = "memformer-text-names";
+// The model `step`, `gui` and `eval --doc` open when no model flag is given, and the one
+// `train --data PATH` fine-tunes: the zoo's Memformer language model trained on the general
+// corpus (docs/zoo/memformer-general.md: six genres of English text with real line breaks),
+// whose slots read a name back two segments after its first mention. find_text_model(): its
+// path, or "" when the zoo is not there.
+inline constexpr const char* kTextModel = "memformer-general";
 // What it is, in the words `step`, `gui` and `eval --doc` print when they open it.
-inline constexpr const char* kTextModelWhat = "a Memformer trained on prose whose slots read a name back from two segments earlier";
+inline constexpr const char* kTextModelWhat =
+    "a Memformer trained on six genres of English text with line breaks, whose slots read a name back from two "
+    "segments earlier";
 std::string find_text_model();
 
 }  // namespace mnemo::app

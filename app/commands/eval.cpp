@@ -134,14 +134,16 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
   const Document doc = load_doc_flag(c.doc);
   // Is the document like the model's training text (core/data/text_stats.h)? Said before the
   // scores, never left out.
+  // Only for a model trained on text: a synthetic task's model reads episodes, not text.
+  const bool text_model = trained_on_text(file);
   std::optional<TrainingTextStats> stats;
   try {
-    stats = training_text_stats_of(file);
+    if (text_model) stats = training_text_stats_of(file);
   } catch (const ConfigError& e) {
     if (!c.json) out << "warning: " << e.what() << "\n";
   }
   const DocumentCheck check = check_document(doc, stats ? &*stats : nullptr);
-  if (!c.json)
+  if (!c.json && text_model)
     for (const auto& w : check.warnings()) out << "warning: " << w << "\n";
   if (!model.predicts_tokens())
     throw UsageError("--doc: a " + mc.model + " model tags tokens for its task and predicts no text; score it with --split");
@@ -209,7 +211,7 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
       j["memory_gain_from_position"] = number(bzf - bf);
     }
     if (!c.csv.empty()) j["csv"] = c.csv;
-    j["document_check"] = check.to_json();
+    if (text_model) j["document_check"] = check.to_json();
     out << j.dump() << "\n";
     return 0;
   }

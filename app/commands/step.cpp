@@ -68,7 +68,7 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
   MemoryModel model = mf.build(cfg, log);
   if (doc.looks_binary()) log << "note: '" << so.doc << "' is not UTF-8 text; bytes are shown escaped\n";
   // Is the document like the model's training text (core/data/text_stats.h)? Said, never left out.
-  if (!mf.checkpoint.empty()) {
+  if (!mf.checkpoint.empty() && trained_on_text(mf.checkpoint_file())) {
     std::optional<TrainingTextStats> stats;
     try {
       stats = training_text_stats_of(mf.checkpoint_file());

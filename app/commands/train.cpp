@@ -13,13 +13,17 @@
 //     the config by its dotted path, the value read as JSON (a bare word is a string):
 //     --set task.segments=4 --set model.segment_len=19 --set model.slots=19
 //     --data PATH sets task.corpus of a "text" task (core/data/text_task.h) before the --set's;
-//     without --config it trains sessions/text-memformer.json.
+//     without --config it fine-tunes the zoo's text model on it (sessions/text-finetune.json, with the
+//     curriculum its memory needs; app/commands/train_text.h), --random trains
+//     sessions/text-memformer.json from scratch. A text task's run ends with what its memory
+//     saves against a reset on the held-out text.
 //     --hash-stats-every N (models with "linear": "hashed"): at the start and every N steps,
 //     a forward pass over the first train.batch valid examples records the bucket statistics
 //     of the first and last table of every hashed projection in DIR/hash_stats.csv
 //     (core/train/hash_probe.h; columns step,path,table,tables,buckets,lookups,entropy,...).
 #include "app/commands/train.h"
 #include "app/commands/commands.h"
+#include "app/commands/train_text.h"
 
 #include "app/cli/assets.h"
 #include "app/cli/format.h"
@@ -189,9 +193,15 @@ torch::Device train_device(const TrainOptions& c, const std::optional<dist::Dist
 }
 
 // --data: task.corpus as the first --set, after checking that the config trains a "text" task.
-TrainOptions with_data_flag(TrainOptions c) {
+TrainOptions with_data_flag(TrainOptions c, std::ostream& out) {
+  if (c.random && c.data.empty()) throw UsageError("--random goes with --data PATH: it trains a Memformer from scratch on PATH");
   if (c.data.empty()) return c;
-  if (c.config.empty() && !c.resume) c.config = find_session_config("text-memformer.json");
+  if (c.config.empty() && !c.resume) {
+    // Without a config: the zoo's text model fine-tuned with the curriculum its memory needs
+    // (app/commands/train_text.h); --random: a Memformer from scratch.
+    if (c.random || !c.init_from.empty()) c.config = find_session_config(c.random ? "text-memformer.json" : "text-finetune.json");
+    else default_text_training(c, out);
+  }
   if (!c.config.empty()) {
     std::string task = "?";
     try {
@@ -786,6 +796,12 @@ int TrainRun::finish(const TrainOutcome& o) {
     return 130;
   }
   final_evaluations();
+  // A text model: what its memory saves on the held-out text, with a warning when nothing.
+  try {
+    report_text_memory_gain(*trainer.model(), cfg_, 256, out_);
+  } catch (const Error& e) {
+    out_ << "memory: not measured (" << e.what() << ")\n";
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count();
   out_ << "done: " << o.steps_done << " steps in " << fmt_duration(secs) << "; checkpoints in " << dir_
        << "/checkpoints\n";
@@ -832,7 +848,7 @@ int TrainRun::run() {
 }  // namespace
 
 int run_train(const TrainOptions& options, std::ostream& out_main) {
-  const TrainOptions c = with_data_flag(options);
+  const TrainOptions c = with_data_flag(options, out_main);
   if (c.nproc < 1 || c.nproc > 1024) throw UsageError("--nproc " + std::to_string(c.nproc) + " must be in 1..1024");
   std::optional<dist::DistOptions> dopt = dist_options(c);
   const torch::Device device = train_device(c, dopt);  // before anything is written or joined
@@ -867,9 +883,12 @@ class TrainCommand : public Command {
                 "with --init-from: take only the file's tensors whose name and shape are the model's (e.g. a "
                 "Transformer-XL's layers into an RMT of the same size); the others start as the seed gives them");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
+    c->add_flag("--random", o_.random,
+                "with --data and no --config: train a Memformer from scratch (sessions/text-memformer.json) instead "
+                "of fine-tuning the zoo's text model");
     c->add_option("--data", o_.data,
-                  "the corpus of a text task: a text file, a directory of them or a named corpus (sotu, moby-dick); "
-                  "repeatable; without --config: sessions/text-memformer.json");
+                  "the corpus of a text task: a text file, a directory of them or a named corpus (sotu, moby-dick, general); "
+                  "repeatable; without --config: the zoo's text model fine-tuned on it (sessions/text-finetune.json)");
     c->add_option("--nproc", o_.nproc, "data parallel: start N local ranks (processes) and wait for them");
     c->add_option("--rank", o_.rank, "this process's rank in a distributed job (else RANK)");
     c->add_option("--world-size", o_.world_size, "ranks in the distributed job (else WORLD_SIZE)");

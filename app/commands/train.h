@@ -20,8 +20,11 @@ struct TrainOptions {
   int64_t hash_stats_every = 0;   // --hash-stats-every N: bucket statistics to DIR/hash_stats.csv
   std::vector<std::string> sets;  // --set key=value
   // --data PATH (repeatable): the corpus of a "text" task (task.corpus; several make a list),
-  // applied before the --set's. Without --config (and --resume): sessions/text-memformer.json.
+  // applied before the --set's. Without --config (and --resume): the zoo's text model
+  // fine-tuned (sessions/text-finetune.json, app/commands/train_text.h), or with --random
+  // sessions/text-memformer.json from scratch.
   std::vector<std::string> data;
+  bool random = false;            // --random: with --data and no --config, from scratch (text-memformer.json)
   CLI::Option* o_steps = nullptr;
   // Data parallel (docs/training.md#distributed).
   int nproc = 1;                  // --nproc N: start N local ranks and wait for them (1 = this process only)

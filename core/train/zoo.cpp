@@ -158,6 +158,26 @@ std::optional<TrainingTextStats> training_text_stats_of(const WeightsFile& f, st
   }
 }
 
+bool trained_on_text(const WeightsFile& f) {
+  if (!f.training_config.is_object() || !f.training_config.contains("task") || !f.training_config["task"].is_object())
+    return false;
+  const std::string task = f.training_config["task"].value("name", std::string());
+  return task == "text" || task == "moby-dick";
+}
+
+bool trained_on_text_file(const std::string& path) {
+  const auto meta = read_safetensors_metadata(path);
+  const auto it = meta.find("config");
+  if (it == meta.end()) return false;
+  try {
+    WeightsFile f;
+    f.training_config = nlohmann::json::parse(it->second);
+    return trained_on_text(f);
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
 std::optional<TrainingTextStats> training_text_stats_of_file(const std::string& path, std::string* how) {
   WeightsFile f;
   f.path = path;

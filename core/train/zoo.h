@@ -51,6 +51,10 @@ ZooEntry pack_zoo_model(const std::string& checkpoint, const std::string& out, c
 // source. Throws ConfigError for damaged metadata.
 inline constexpr int64_t kMaxStatsCorpusBytes = int64_t{64} << 20;
 std::optional<TrainingTextStats> training_text_stats_of(const WeightsFile& f, std::string* how = nullptr);
+// Whether the file's training config trains a language model on text (task "text" or
+// "moby-dick"): the models a document is held against (a synthetic task's model reads episodes).
+bool trained_on_text(const WeightsFile& f);
+bool trained_on_text_file(const std::string& path);
 // The same from a weights file's header alone (metadata "training_text", else its "config").
 std::optional<TrainingTextStats> training_text_stats_of_file(const std::string& path, std::string* how = nullptr);
 

@@ -317,7 +317,7 @@ TEST_CASE("config fields: the zoo's recorded configs read back to the JSON they 
   for (const char* name : {"memformer-copy-unit", "memformer-copy", "memformer-mnist", "memformer-two-facts-ft",
                            "memformer-two-facts", "memoryformer-lm", "mtn-qa", "rmt-copy", "rmt-text", "trxl-copy",
                            "trxl-text", "trxl-text-recall", "memformer-text-recall", "memformer-text",
-                           "memformer-text-names"}) {
+                           "memformer-text-names", "memformer-general", "rmt-general"}) {
     CAPTURE(name);
     const WeightsFile f = read_weights_file(zoo + name + ".safetensors");
     REQUIRE(f.metadata.count("config") == 1);

@@ -6,6 +6,8 @@
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
 #include "tests/support/helpers.h"
+#include "tests/support/skip.h"
+#include "core/io/atomic_file.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -640,7 +642,7 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   auto dz = run_cli("eval --doc " + dir + "/doc.txt");
   INFO(dz.output);
   CHECK(dz.code == 0);
-  CHECK(dz.output.find("model: the zoo's text model memformer-text-names") != std::string::npos);
+  CHECK(dz.output.find("model: the zoo's text model memformer-general") != std::string::npos);
   CHECK(dz.output.find("(memformer, 46 bytes predicted)") != std::string::npos);
   // A weights file with only its model config (export-weights, the Python package's
   // save_weights) scores a document alone, as with the config given; a split needs the config.
@@ -710,4 +712,39 @@ TEST_CASE("shipped task sessions load and build their models") {
       CHECK(make_model(cfg.model, 0));
     }
   }
+}
+
+TEST_CASE("cli: train --data without a config fine-tunes the zoo's text model and says what its memory saves") {
+  const std::string model = std::string(MNEMO_SOURCE_DIR) + "/assets/models/memformer-general.safetensors";
+  if (!test::path_exists(model)) MNEMO_SKIP("the zoo's text model is not in assets/models");
+  const std::string dir = test::temp_dir("train-data-default");
+  // A user's folder: three text files with line breaks (a held-out chapter, cut in three).
+  const std::string text = test::read_file(std::string(MNEMO_SOURCE_DIR) + "/assets/texts/moby-dick-chapter-10.txt");
+  io::make_dirs(dir + "/texts");
+  for (int i = 0; i < 3; ++i)
+    test::write_file(dir + "/texts/part" + std::to_string(i) + ".txt",
+                     text.substr(static_cast<size_t>(i) * 2900, 2900));
+  auto r = run_cli("--threads 1 train --data " + dir + "/texts --out " + dir + "/run --steps 2 --set train.eval_every=2 "
+                   "--set train.eval_batches=1");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("train --data: fine-tuning the zoo's text model memformer-general") != std::string::npos);
+  CHECK(r.output.find("sessions/text-finetune.json") != std::string::npos);
+  const auto at = r.output.find("memory: on ");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.output.find("against a reset to its initial state", at) != std::string::npos);
+  // The saving is printed with its sign; a warning follows exactly when it is not above zero.
+  const auto saves = r.output.find("the memory saves ", at);
+  REQUIRE(saves != std::string::npos);
+  const double gain = std::stod(r.output.substr(saves + 17));
+  CHECK((r.output.find("warning: the memory saves nothing") != std::string::npos) == (gain <= 0));
+  // The session started from the zoo model, with the curriculum on.
+  const std::string manifest = test::read_file(dir + "/run/manifest.json");
+  CHECK(manifest.find("memformer-general.safetensors") != std::string::npos);
+  const nlohmann::json m = nlohmann::json::parse(manifest);
+  CHECK(m.dump().find("\"names\":0.5") != std::string::npos);
+  // --random: from scratch; without --data it is refused.
+  auto bad = run_cli("train --random --out " + dir + "/x");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("--random goes with --data PATH") != std::string::npos);
 }

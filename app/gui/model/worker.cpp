@@ -248,12 +248,15 @@ std::vector<std::string> Worker::document_warnings(const Document& doc, const st
     stats_checkpoint_ = checkpoint;
     stats_.reset();
     stats_error_.clear();
+    stats_text_model_ = false;
     try {
-      stats_ = training_text_stats_of_file(checkpoint);
+      stats_text_model_ = trained_on_text_file(checkpoint);  // a synthetic task's model reads episodes
+      if (stats_text_model_) stats_ = training_text_stats_of_file(checkpoint);
     } catch (const std::exception& e) {
       stats_error_ = e.what();
     }
   }
+  if (!stats_text_model_) return {};
   std::vector<std::string> out = check_document(doc, stats_ ? &*stats_ : nullptr).warnings();
   if (!stats_error_.empty()) out.push_back(stats_error_);
   return out;

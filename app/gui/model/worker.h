@@ -90,6 +90,7 @@ class Worker : public Controller {
   // The document checks against the model's training text (ViewSource::doc_warnings).
   std::vector<std::string> document_warnings(const Document& doc, const std::string& checkpoint);
   std::string stats_checkpoint_, stats_error_;
+  bool stats_text_model_ = false;
   std::optional<TrainingTextStats> stats_;
   std::thread thread_;  // last: starts after every member above exists
 };
