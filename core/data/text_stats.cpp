@@ -146,11 +146,23 @@ DocumentCheck check_document(const Document& doc, const TrainingTextStats* stats
   k.bytes = doc.size();
   std::array<int64_t, 256> counts{};
   int64_t control = 0;
+  // One pass over the document: byte counts, and (against statistics) its sampled passages,
+  // carrying the tail of each chunk so that passages across chunk boundaries are sampled too.
+  std::string carry, text;
   doc.scan([&](std::string_view chunk, int64_t) {
     for (unsigned char c : chunk) {
       ++counts[c];
       control += is_control(c);
     }
+    if (!stats) return;
+    text.assign(carry);
+    text.append(chunk);
+    for_each_passage(text, [&](uint32_t id) {
+      ++k.passages;
+      k.in_training += stats->has_passage(id);
+    });
+    const size_t keep = std::min(text.size(), static_cast<size_t>(kPassageLen - 1));
+    carry = text.substr(text.size() - keep);
   });
   k.control_fraction = k.bytes ? static_cast<double>(control) / static_cast<double>(k.bytes) : 0.0;
   k.not_text = doc.looks_binary() || k.control_fraction > 0.10;
@@ -176,18 +188,6 @@ DocumentCheck check_document(const Document& doc, const TrainingTextStats* stats
     std::stable_sort(k.unseen_values.begin(), k.unseen_values.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     if (k.unseen_values.size() > 8) k.unseen_values.resize(8);
-    // Passages across the scan's chunks are sampled by carrying the tail of each.
-    std::string carry, text;
-    doc.scan([&](std::string_view chunk, int64_t) {
-      text.assign(carry);
-      text.append(chunk);
-      for_each_passage(text, [&](uint32_t id) {
-        ++k.passages;
-        k.in_training += stats->has_passage(id);
-      });
-      const size_t keep = std::min(text.size(), static_cast<size_t>(kPassageLen - 1));
-      carry = text.substr(text.size() - keep);
-    });
   }
   return k;
 }

@@ -15,7 +15,9 @@ Usage: general_eval.py MNEMOSCOPE CKPT [--split test|valid] [--max-bytes N] [--j
        [--names-docs K] [--no-names]
 Prints a Markdown table; --json writes every figure.
 """
-import csv, glob, json, math, os, random, string, subprocess, sys, tempfile
+import csv, glob, json, math, os, random, subprocess, sys, tempfile
+
+from sotu_docs import made_up_word, next_space  # the made-up words of section 3, drawn the same way
 
 GENRES = ["speeches", "novel", "scripture", "fortunes", "jargon", "mail"]
 BITS = 1 / math.log(2)
@@ -49,20 +51,14 @@ def score(binary, ckpt, path, tmp):
 def with_names(text, rng):
     """text with made-up word pairs; returns (new text bytes, [(first, second, length)] byte offsets)."""
     spaces = [i for i, c in enumerate(text) if c == " "]
-    import bisect
-
-    def next_space(at):
-        i = bisect.bisect_left(spaces, at)
-        return spaces[i] if i < len(spaces) else None
-
     out, size, words, last, at = [], 0, [], 0, 0
     while True:
         at += rng.randint(150, 450)
-        first = next_space(at)
-        second = None if first is None else next_space(first + rng.randint(64, 112))
+        first = next_space(spaces, at)
+        second = None if first is None else next_space(spaces, first + rng.randint(64, 112))
         if second is None:
             break
-        word = rng.choice(string.ascii_uppercase) + "".join(rng.choices(string.ascii_lowercase, k=rng.randint(7, 13)))
+        word = made_up_word(rng)
         pair = []
         for s in (first, second):
             prefix = text[last:s + 1]

@@ -192,7 +192,12 @@ void DocumentPanel::draw(PanelContext& ctx) {
   }
   if (const std::string note = notice(info); !note.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.73f, 0.03f, 1.f));
-    ImGui::TextWrapped("%s", note.c_str());
+    // One paragraph a line of the notice, wrapped at spaces: never inside a number ("(1." / "32 %)").
+    for (size_t a = 0; a <= note.size();) {
+      const size_t b = std::min(note.find('\n', a), note.size());
+      ui::text_wrapped_at_spaces(note.substr(a, b - a));
+      a = b + 1;
+    }
     ImGui::PopStyleColor();
   }
   if (tint_ == kTintVisited) {
