@@ -55,7 +55,7 @@ check core             'UsageError' "UsageError belongs to the command line"
 # The loaders' plain layers are built with clang's sanitizers for fuzzing (fuzz/CMakeLists.txt):
 # they and what they include compile without LibTorch.
 plain_heavy='(torch/|ATen/|c10/|core/engine/|core/train/checkpoint\.h|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/data/(segmenter|tasks)\.h|core/train/(trainer|recorder)\.h)'
-for f in core/io/atomic_file core/io/config_fields core/io/framed_log core/models/capabilities core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
+for f in core/io/atomic_file core/io/config_fields core/io/framed_log core/io/read_file core/models/capabilities core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
          core/data/document core/data/tokenizer core/train/recording_layout core/platform/memory \
          app/gui/model/tour; do
   check "$f.h" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"

@@ -2,6 +2,8 @@
 
 #include "app/cli/cli.h"
 #include "core/io/atomic_file.h"
+#include "core/io/json_file.h"
+#include "core/io/read_file.h"
 #include "core/io/session.h"
 
 #include <algorithm>
@@ -37,10 +39,15 @@ struct Owned {
 
 Owned owned_paths(const std::string& dir) {
   Owned out;
-  std::ifstream f(dir + "/" + kManifest);
-  if (!f) return out;
-  nlohmann::json m = nlohmann::json::parse(f, nullptr, false);
-  if (m.is_discarded() || !m.is_object() || m.value("program", "") != "mnemoscope" || !m.contains("files") ||
+  std::string text;  // a FIFO, a huge or too deeply nested file owns nothing
+  if (!io::read_regular_file(dir + "/" + kManifest, &text, 16u << 20).empty()) return out;
+  nlohmann::json m;
+  try {
+    m = io::parse_json(text);
+  } catch (const nlohmann::json::exception&) {
+    return out;
+  }
+  if (!m.is_object() || m.value("program", "") != "mnemoscope" || !m.contains("files") ||
       !m["files"].is_array())
     return out;
   for (const auto& e : m["files"])
@@ -166,6 +173,35 @@ void clear_owned_dir(const std::string& dir, const std::string& flag) {
   ec.clear();
   fs::remove(fs::path(dir) / kManifest, ec);
   if (ec) throw UsageError(flag + " '" + dir + "': --force could not remove its manifest.json: " + ec.message());
+}
+
+void refuse_overwriting(const std::string& dir, const std::vector<std::string>& planned, const std::string& flag,
+                        bool with_manifest) {
+  const std::vector<std::string> foreign = unlisted_entries(dir);
+  std::vector<std::string> hit;
+  auto check = [&](const std::string& p) {
+    const bool folder = !p.empty() && p.back() == '/';
+    for (const auto& f : foreign)
+      if (folder ? f.compare(0, p.size(), p) == 0 || f + "/" == p : f == p) {
+        hit.push_back(folder ? p : f);
+        return;
+      }
+  };
+  for (const auto& p : planned) check(p);
+  if (with_manifest) check(kManifest);
+  if (hit.empty()) return;
+  std::string names;
+  for (size_t i = 0; i < hit.size() && i < 5; ++i) names += (i ? ", '" : "'") + hit[i] + "'";
+  if (hit.size() > 5) names += " and " + std::to_string(hit.size() - 5) + " more";
+  throw UsageError(flag + " '" + dir + "' already holds " + names + ", which Mnemoscope did not write (its " + kManifest +
+                   " does not list " + (hit.size() == 1 ? "it" : "them") +
+                   "); nothing was written. Pass a new or empty folder, or move " + (hit.size() == 1 ? "it" : "them") +
+                   " out first");
+}
+
+void OwnedDirManifest::keep_listed() {
+  for (const auto& f : owned_paths(dir_).files)
+    if (f != kManifest) add(f);
 }
 
 OwnedDirManifest::OwnedDirManifest(std::string dir, nlohmann::json meta) : dir_(std::move(dir)), meta_(std::move(meta)) {

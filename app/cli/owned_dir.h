@@ -36,6 +36,13 @@ void refuse_unowned(const std::string& dir, const std::string& flag = "--out");
 // there (nothing removed then); also refuses a file system root.
 void clear_owned_dir(const std::string& dir, const std::string& flag = "--out");
 
+// UsageError naming `flag` and the first few when any of `planned` (paths relative to `dir`;
+// a folder as "maps/") exists in `dir` and its manifest.json does not list it: a command that
+// writes into a folder the user names (`export --out`) never overwrites a user's file. The
+// folder's manifest.json itself counts as planned when `with_manifest`.
+void refuse_overwriting(const std::string& dir, const std::vector<std::string>& planned, const std::string& flag,
+                        bool with_manifest = true);
+
 // The single-writer lock of `dir` (an existing folder; flock, as `train` takes on its session:
 // io::SessionWriteLock), held until the returned object is destroyed or the process ends.
 // UsageError naming `flag` and the folder when another process (`mnemoscope COMMAND`) holds it.
@@ -48,6 +55,8 @@ class OwnedDirManifest {
  public:
   OwnedDirManifest(std::string dir, nlohmann::json meta);
   void add(const std::string& relative_path);
+  // Lists again what the folder's manifest.json lists now (a run adding to an earlier one's folder).
+  void keep_listed();
   // Records an absolute or folder-prefixed path ("DIR/step-0001/x.png" -> "step-0001/x.png").
   void add_written(const std::string& path);
   // A folder (relative) this run created and is about to write into: listed as "pending" by

@@ -11,6 +11,7 @@
 #include "app/gui/model/publisher.h"
 #include "app/commands/commands.h"
 
+#include "app/cli/owned_dir.h"
 #include "app/cli/cli.h"
 #include "app/cli/flags.h"
 #include "app/figures/figures.h"
@@ -124,17 +125,37 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
   } catch (const InputError& e) {
     throw UsageError(e.what());
   }
+  // What this run writes, by name: none of it may be a file of the user's (a loss.csv of
+  // their own in --out); what an earlier export wrote there is listed in its manifest.json.
+  const auto finals = log.final_results();
+  const bool with_finals = !curves.empty() && !finals.empty() && finals.front().step >= lo && finals.front().step <= hi;
+  std::vector<std::string> planned;
+  for (const auto& name : plotted)
+    for (const char* ext : {".png", ".svg", ".csv"})
+      if ((ext[1] == 'p' && fm.png) || (ext[1] == 's' && fm.svg) || (ext[1] == 'c' && fm.csv)) planned.push_back(name + ext);
+  if (with_finals && fm.csv) planned.push_back("final_evaluation.csv");
+  if (maps && !map_steps.empty()) planned.push_back("maps/");
   make_out_dir(dir, dir_flag);
+  const auto lock = lock_owned_dir(dir, dir_flag, "export");
+  refuse_overwriting(dir, planned, dir_flag);
+  OwnedDirManifest manifest(dir, {{"command", "export"}, {"session", c.session}});
+  manifest.keep_listed();
+  // Listed before they are written: a kill half-way leaves no file the next export calls foreign.
+  for (const auto& p : planned)
+    if (p.back() == '/') manifest.begin_folder(p.substr(0, p.size() - 1));
+    else manifest.add(p);
+  manifest.save(false);
 
   int64_t files = 0;
   for (const auto& name : plotted) {
     const auto written = write_run_curve(log, name, lo, hi, dir, fm);
+    for (const auto& w : written) manifest.add_written(w);
     files += static_cast<int64_t>(written.size());
     out << "  " << name << " -> " << dir << "/" << name << " (" << log.curves(name).size() << " series)\n";
   }
-  const auto finals = log.final_results();
-  if (!curves.empty() && !finals.empty() && finals.front().step >= lo && finals.front().step <= hi) {
+  if (with_finals) {
     const auto written = write_final_evaluations(log, dir, fm);
+    for (const auto& w : written) manifest.add_written(w);
     files += static_cast<int64_t>(written.size());
     if (!written.empty())
       out << "  final evaluation (" << finals.size() << " rows) -> " << dir << "/final_evaluation.csv\n";
@@ -159,12 +180,16 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
         std::snprintf(seg, sizeof seg, "/segment-%04lld", static_cast<long long>(snap->segment));
         const std::string sd = dir + name + seg;
         make_dirs(sd);
-        files += static_cast<int64_t>(write_step_figures(*publish_step(*snap, probe.doc, kind).step, probe.doc, sd, fm).size());
+        const auto written = write_step_figures(*publish_step(*snap, probe.doc, kind).step, probe.doc, sd, fm);
+        for (const auto& w : written) manifest.add_written(w);
+        files += static_cast<int64_t>(written.size());
       }
       ++recorded;
     }
     out << "  maps of " << recorded << " recorded step(s) -> " << dir << "/maps\n";
   }
+  if (maps && !map_steps.empty()) manifest.end_folder("maps");
+  manifest.save(true);  // lists every file written, so the next export may replace them
   out << "exported " << files << " files from " << c.session << " to " << dir << "\n";
   return 0;
 }

@@ -16,6 +16,8 @@
 // answer_prob figures (PNG + SVG), <model>.safetensors weights (with the config), and
 // example-mtn/: the trained MTN's memory figures on test example 0 after reading.
 #include "app/gui/model/publisher.h"
+#include "core/io/json_file.h"
+#include "core/io/read_file.h"
 #include "app/commands/commands.h"
 #include "app/commands/train.h"
 
@@ -144,10 +146,12 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   // Validate everything before writing anything.
   nlohmann::json j;
   {
-    std::ifstream in(c.config);
-    if (!in) throw UsageError("--config: file '" + c.config + "' cannot be opened; check the path");
+    std::string text;
+    if (const std::string why = io::read_regular_file(c.config, &text, io::kMaxConfigBytes); !why.empty())
+      throw UsageError("--config: file '" + c.config + "' " +
+                       (why == io::kNoSuchFile ? std::string("cannot be opened; check the path") : why));
     try {
-      j = nlohmann::json::parse(in);
+      j = mnemo::io::parse_json(text);
     } catch (const nlohmann::json::exception& e) {
       throw UsageError("--config: '" + c.config + "' is not valid JSON: " + e.what());
     }

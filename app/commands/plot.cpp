@@ -14,6 +14,7 @@
 #include "app/figures/palette.h"
 #include "viz/charts.h"
 #include "viz/export.h"
+#include "core/io/read_file.h"
 
 #include <unistd.h>
 
@@ -68,6 +69,12 @@ static int run_plot_command(const PlotCommand& c, std::ostream& out) {
       throw UsageError("--out '" + c.out + "' must be a path without extension, e.g. docs/figures/loss (writes .png and .svg)");
     if (!is_dir(dir)) throw UsageError("--out '" + c.out + "': folder '" + dir + "' does not exist; create it first");
     if (::access(dir.c_str(), W_OK | X_OK) != 0) throw UsageError("--out '" + c.out + "': folder '" + dir + "' is not writable");
+  }
+  {
+    std::string why;  // a FIFO would block the read forever
+    const int fd = io::open_regular_file(c.csv, &why);
+    if (fd < 0) throw UsageError("--csv: '" + c.csv + "' " + (why == io::kNoSuchFile ? std::string("cannot be opened; check the path") : why));
+    ::close(fd);
   }
   std::ifstream in(c.csv);
   if (!in) throw UsageError("--csv: cannot open '" + c.csv + "'");

@@ -389,7 +389,7 @@ void TrainRun::join_group() {
   if (!dopt_) return;
   pg_ = dist::ProcessGroup::connect(*dopt_);
   const std::string cj = pg_->broadcast_bytes(writer_ ? cfg_.to_json().dump() : std::string(), "broadcast of the config");
-  if (!writer_) cfg_ = TrainingConfig::from_json(nlohmann::json::parse(cj));
+  if (!writer_) cfg_ = TrainingConfig::from_json(mnemo::io::parse_json(cj));
 }
 
 namespace {

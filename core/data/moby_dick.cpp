@@ -1,5 +1,7 @@
 #include "core/data/moby_dick.h"
 
+#include "core/io/json_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
@@ -13,7 +15,7 @@ const char* kMobyDickName = "moby-dick";
 MobyDickChapter parse_moby_dick_chapter_json(const std::string& text, const std::string& source) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = mnemo::io::parse_json(text);
   } catch (const nlohmann::json::exception& e) {
     throw DatasetError("Moby Dick file " + source + " is corrupt (not valid JSON: " + e.what() + ")");
   }

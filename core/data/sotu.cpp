@@ -1,5 +1,7 @@
 #include "core/data/sotu.h"
 
+#include "core/io/json_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -14,7 +16,7 @@ const char* kSotuName = "sotu";
 SotuAddress parse_sotu_address_json(const std::string& text, const std::string& stem, const std::string& source) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = mnemo::io::parse_json(text);
   } catch (const nlohmann::json::exception& e) {
     throw DatasetError("SOTU file " + source + " is corrupt (not valid JSON: " + e.what() + ")");
   }

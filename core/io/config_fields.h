@@ -17,6 +17,7 @@
 //
 // Plain C++ (no LibTorch): the model config is fuzzed with it (docs/reliability.md#fuzzing).
 #pragma once
+#include "core/io/json_file.h"
 #include "core/errors.h"
 
 #include <nlohmann/json.hpp>
@@ -258,7 +259,7 @@ class ConfigFields {
     const bool quoted = text.size() >= 2 && text.front() == '"' && text.back() == '"';
     if (f && f->kind == FieldKind::kString && !quoted) return text;
     try {
-      return nlohmann::json::parse(text);
+      return mnemo::io::parse_json(text);
     } catch (const nlohmann::json::exception&) {
       return text;  // a bare word: a string
     }

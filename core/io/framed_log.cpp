@@ -1,5 +1,7 @@
 #include "core/io/framed_log.h"
 
+#include "core/io/read_file.h"
+
 #include "core/io/atomic_file.h"
 
 #include <fcntl.h>
@@ -121,14 +123,16 @@ Frame check_frame(std::string_view d, size_t at, uint32_t* len, std::string* why
 
 LogReadResult read_framed_log(const std::string& path, uint64_t offset) {
   LogReadResult r;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return r;
-    throw IoError(path + ": cannot read log: " + errno_text(errno));
+  std::string why;
+  uint64_t size = 0;
+  const int fd = open_regular_file(path, &why, &size);  // a FIFO is refused, not waited on
+  if (fd < 0) {
+    if (why == kNoSuchFile) return r;
+    throw IoError(path + ": cannot read log: it " + why);
   }
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+  ::close(fd);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path + ": cannot read log: " + errno_text(errno));
   r.file_bytes = size;
   r.good_bytes = offset;
   if (offset > size) {  // the file was cut (a resume repaired its tail): read it again from 0

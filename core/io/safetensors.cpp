@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "core/io/atomic_file.h"
+#include "core/platform/memory.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "core/io/safetensors assumes a little-endian host (the format stores little-endian data)"
@@ -45,7 +46,7 @@ const DtypeInfo kDtypes[] = {
 class InputFile {
  public:
   InputFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO is refused below, not waited on
     if (fd_ < 0) {
       const int err = errno;
       if (err == ENOENT) safetensors_fail(path, "file does not exist");
@@ -61,8 +62,15 @@ class InputFile {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) safetensors_fail(path_, "cannot stat file: " + errno_text(errno));
     if (S_ISDIR(st.st_mode)) safetensors_fail(path_, "is a directory, not a safetensors file");
+    if (S_ISFIFO(st.st_mode)) safetensors_fail(path_, "is a FIFO (named pipe), not a file; pass the file itself");
     if (!S_ISREG(st.st_mode)) safetensors_fail(path_, "is not a regular file");
     return static_cast<std::uint64_t>(st.st_size);
+  }
+
+  // Bytes the file system holds for it: much less than the size means a sparse file.
+  std::uint64_t stored_bytes() const {
+    struct stat st {};
+    return ::fstat(fd_, &st) == 0 ? static_cast<std::uint64_t>(st.st_blocks) * 512u : 0;
   }
 
   // Reads up to `size` bytes at `offset`; returns how many were read (fewer only at EOF).
@@ -184,12 +192,35 @@ void save_safetensors(const std::string& path, const NamedTensors& tensors,
   }
 }
 
+namespace {
+// Before allocating: the tensors must fit this machine's memory, and a file that declares
+// gigabytes but stores almost none of them (a sparse file: holes read as zeros) is no
+// checkpoint Mnemoscope wrote. Bounds the memory a crafted 4 KB file can make us take.
+void check_loadable_size(const std::string& path, const InputFile& file, const SafetensorsHeader& h) {
+  std::uint64_t data = 0;
+  for (const auto& e : h.entries) data += e.end - e.begin;
+  const std::uint64_t machine = platform::machine_memory_bytes();
+  if (machine > 0 && data > machine)
+    safetensors_fail(path, "its tensors need " + platform::format_bytes(static_cast<double>(data)) +
+                               ", more than this machine's memory (" + platform::format_bytes(static_cast<double>(machine)) +
+                               "); load it on a larger machine");
+  constexpr std::uint64_t kSparseCheckFrom = 64ull << 20;
+  const std::uint64_t stored = file.stored_bytes();
+  if (data >= kSparseCheckFrom && stored < data / 8)
+    safetensors_fail(path, "is a sparse file: its tensors declare " + platform::format_bytes(static_cast<double>(data)) +
+                               " but only " + platform::format_bytes(static_cast<double>(stored)) +
+                               " are stored on disk; it was not written by Mnemoscope (if it is yours, copy it with"
+                               " 'cp --sparse=never' and load the copy)");
+}
+}  // namespace
+
 NamedTensors load_safetensors(const std::string& path,
                               std::map<std::string, std::string>* metadata) {
   InputFile file(path);
   const SafetensorsHeader h = parse_safetensors_header(
       path, file.regular_file_size(),
       [&](void* buf, std::size_t size, std::uint64_t offset) { return file.read_at(buf, size, offset); });
+  check_loadable_size(path, file, h);
   NamedTensors out;
   out.reserve(h.entries.size());
   for (const auto& e : h.entries) {

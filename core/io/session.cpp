@@ -1,6 +1,8 @@
 #include "core/io/session.h"
 
 #include "core/io/atomic_file.h"
+#include "core/io/json_file.h"
+#include "core/io/read_file.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -128,12 +130,16 @@ Session Session::open(const std::string& dir, int keep_last, SessionAccess acces
   const std::string mpath = dir + "/manifest.json";
   if (const std::string why = outside_session(dir, "manifest.json"); !why.empty())
     throw SessionError(dir + ": " + why + "; copy the real file into the session");
-  std::ifstream in(mpath, std::ios::binary);
-  if (!in) throw SessionError(dir + ": not a session (no readable manifest.json); pass a session directory");
-  // Read at most one byte past the cap: a huge manifest is refused without reading it all.
-  std::string text(kMaxManifestBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  std::string text;
+  // A FIFO in its place is refused without waiting; a huge manifest without reading it.
+  if (const std::string why = read_regular_file(mpath, &text, kMaxManifestBytes); !why.empty()) {
+    if (why == kNoSuchFile)
+      throw SessionError(dir + ": not a session (no readable manifest.json); pass a session directory");
+    if (why.find("larger than the limit") != std::string::npos)  // the words of parse_session_manifest
+      throw SessionError(mpath + ": manifest is larger than the limit of " + std::to_string(kMaxManifestBytes) +
+                         " bytes; it is not a session manifest");
+    throw SessionError(mpath + ": " + why);
+  }
   nlohmann::json m = parse_session_manifest(text, mpath);
   if (access == SessionAccess::kReadOnly) return Session(dir, std::move(m), keep_last, true);
   // Writing follows no link out of the session either.
@@ -185,7 +191,7 @@ namespace {
 // Why `path` cannot be read at all ("" when it can be opened as a regular file): an
 // unreadable checkpoint is not a damaged one, and must not be overwritten.
 std::string cannot_read(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // a FIFO must not block
   if (fd < 0) return errno == ENOENT ? std::string() : "cannot be read: " + std::string(std::strerror(errno));
   struct stat st {};
   std::string why;
@@ -200,8 +206,9 @@ std::string cannot_read(const std::string& path) {
 std::optional<LoadedCheckpoint> Session::load_latest() const {
   std::string pointed;
   if (outside_session(dir_, "checkpoints/latest").empty()) {
-    std::ifstream in(dir_ + "/checkpoints/latest");
-    std::getline(in, pointed);
+    std::string text;  // a FIFO or a huge file named `latest` names nothing
+    if (read_regular_file(dir_ + "/checkpoints/latest", &text, 4096).empty())
+      pointed = text.substr(0, text.find('\n'));
   }
   const auto steps = checkpoint_steps();
   LoadedCheckpoint lc;
@@ -264,7 +271,7 @@ std::vector<nlohmann::json> Session::read_metrics(LogReadResult* read) const {
   std::vector<uint64_t> kept_offsets;
   for (size_t i = 0; i < r.records.size(); ++i) {
     try {
-      out.push_back(nlohmann::json::parse(r.records[i]));
+      out.push_back(parse_json(r.records[i]));
       kept.push_back(std::move(r.records[i]));
       kept_offsets.push_back(r.offsets[i]);
     } catch (const nlohmann::json::exception&) {

@@ -1,6 +1,8 @@
 // Session manifest, file names and path rules without LibTorch; see core/io/session_manifest.h.
 #include "core/io/session_manifest.h"
 
+#include "core/io/json_file.h"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -46,7 +48,7 @@ nlohmann::json parse_session_manifest(std::string_view text, const std::string& 
                        " bytes; it is not a session manifest");
   nlohmann::json m;
   try {
-    m = nlohmann::json::parse(text);
+    m = parse_json(text);
   } catch (const nlohmann::json::exception& e) {
     throw SessionError(where + ": manifest is not valid JSON (" + std::string(e.what()) + ")");
   }

@@ -75,6 +75,16 @@ std::string ModelConfig::flag_of(const std::string& field) {
   return f ? f->flag : std::string();
 }
 
+double ModelConfig::parameter_lower_bound() const {
+  const double d = static_cast<double>(dim);
+  const double per_layer = 4.0 * d * d + 2.0 * d * static_cast<double>(ff_width());
+  double n_layers = static_cast<double>(layers);
+  if (model == "memformer") n_layers += static_cast<double>(dec_layers);
+  if (model == "mtn" || model == "mtn-naive" || model == "no-memory")
+    n_layers = static_cast<double>(n1_layers + n2_layers);
+  return n_layers * per_layer;
+}
+
 void ModelConfig::validate() const {
   fields().validate(*this);
   if (dim % heads != 0)

@@ -48,6 +48,10 @@ struct ModelConfig {
   double hash_temperature = 1.0;  // MemoryFormer t in p(z)
 
   int64_t ff_width() const { return ff > 0 ? ff : 4 * dim; }
+  // A lower bound on the model's parameters: its transformer layers' attention projections
+  // and feed-forward weights as dense matrices (hashed tables are larger). Used to refuse a
+  // model that cannot fit this machine's memory before allocating it.
+  double parameter_lower_bound() const;
   // Whether `slots` means anything to this kind: false for the memoryless baselines
   // (transformer, no-memory), which ignore it.
   bool uses_slots() const { return model != "transformer" && model != "no-memory"; }

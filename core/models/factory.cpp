@@ -3,6 +3,7 @@
 #include "core/models/decoder_lm.h"
 #include "core/models/memformer.h"
 #include "core/models/mtn.h"
+#include "core/platform/memory.h"
 
 #include <map>
 #include <set>
@@ -11,8 +12,20 @@
 
 namespace mnemo {
 
+void check_model_fits_memory(const ModelConfig& cfg, int copies) {
+  const double need = cfg.parameter_lower_bound() * 4.0 * copies;
+  const double machine = static_cast<double>(platform::machine_memory_bytes());
+  if (machine > 0 && need > machine)
+    throw field_error("dim", "= " + std::to_string(cfg.dim) + " with " + std::to_string(cfg.layers) +
+                                 " layers needs at least " + platform::format_bytes(need) + " for its weights" +
+                                 (copies > 1 ? " and their training state" : "") + ", more than this machine's " +
+                                 platform::format_bytes(machine) + "; choose a smaller model (model.dim, model.layers, "
+                                 "model.ff)");
+}
+
 MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device device) {
   cfg.validate();
+  check_model_fits_memory(cfg, 1);
   // Initialisation draws from LibTorch's global generator: two threads building models at once
   // (the app's two workers side by side) would interleave their draws and get other weights
   // than the seed gives. One model is built at a time.

@@ -8,6 +8,12 @@ namespace mnemo {
 
 MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device device = torch::kCPU);
 
+// Refuses (ConfigError naming model.dim and the estimate) a model whose float32 weights, times
+// `copies` (1 to run it; 4 to train it with Adam: weights, gradients and two moments), need
+// more than this machine's memory: the kernel would kill the process before any
+// out-of-memory message. make_model checks copies = 1; training checks 4.
+void check_model_fits_memory(const ModelConfig& cfg, int copies);
+
 // Parameters and buffers by module path ("encoder.0.self_attn.q.weight").
 std::vector<std::pair<std::string, torch::Tensor>> named_weights(const torch::nn::Module& model);
 // Copies `weights` into the model. Throws ConfigError naming the first missing or

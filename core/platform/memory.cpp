@@ -1,5 +1,7 @@
 #include "core/platform/memory.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -71,6 +73,12 @@ std::optional<std::string> out_of_memory_message(const std::exception& e, const 
   if (at.empty()) at = fallback_what.empty() ? std::string("an allocation") : fallback_what;
   t_failed_new = 0;
   return "out of memory at " + at + ", needed ~" + needed;
+}
+
+std::uint64_t machine_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
 }
 
 }  // namespace mnemo::platform

@@ -51,6 +51,11 @@ std::string format_bytes(double bytes);
 // take_failed_activity(), or `fallback_what` when there is none); nullopt otherwise.
 std::optional<std::string> out_of_memory_message(const std::exception& e, const std::string& fallback_what = "");
 
+// This machine's physical memory in bytes (0 when the system does not say). Inputs that
+// declare more than this (a checkpoint's tensors, a model config's parameters) are refused
+// with the figure before anything is allocated: the kernel's OOM killer would strike first.
+std::uint64_t machine_memory_bytes();
+
 // The size of the last operator new request on this thread that failed (0 when none).
 std::uint64_t last_failed_new_bytes();
 

@@ -1,5 +1,6 @@
 #include "core/train/checkpoint.h"
 
+#include "core/io/json_file.h"
 #include "core/io/session.h"
 #include "core/models/factory.h"
 #include "core/data/tasks.h"
@@ -52,7 +53,7 @@ namespace {
 
 nlohmann::json parse_meta_json(const std::string& path, const std::string& key, const std::string& text) {
   try {
-    return nlohmann::json::parse(text);
+    return mnemo::io::parse_json(text);
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError("'" + path + "': its \"" + key + "\" metadata is not valid JSON (" + e.what() + ")");
   }

@@ -1,6 +1,8 @@
 // A probe recording's layout without LibTorch; see core/train/recording_layout.h.
 #include "core/train/recording_layout.h"
 
+#include "core/io/json_file.h"
+
 #include <nlohmann/json.hpp>
 
 #include <limits>
@@ -20,7 +22,7 @@ RecordingLayout parse_recording_layout(const std::vector<RecordingTensorInfo>& t
   if (mit == metadata.end()) throw fail("has no \"probe\" metadata");
   nlohmann::json meta;
   try {
-    meta = nlohmann::json::parse(mit->second);
+    meta = mnemo::io::parse_json(mit->second);
   } catch (const nlohmann::json::exception& e) {
     throw fail(std::string("has unreadable \"probe\" metadata (") + e.what() + ")");
   }

@@ -1,5 +1,6 @@
 #include "core/train/run_log.h"
 
+#include "core/io/json_file.h"
 #include "core/io/session.h"
 
 #include "core/io/framed_log.h"
@@ -52,11 +53,52 @@ void push_nonempty(std::vector<Curve>& out, Curve c) {
   if (!c.x.empty()) out.push_back(std::move(c));
 }
 
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return s.size() > 40 ? s.substr(0, 40) : s;
+}
+
+int64_t int_or(const nlohmann::json& r, const char* key, int64_t fallback) {
+  auto it = r.find(key);
+  return it != r.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+std::string string_or(const nlohmann::json& r, const char* key) {
+  auto it = r.find(key);
+  return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
+std::string record_problem(const nlohmann::json& r) {
+  if (!r.is_object()) return "the record is " + shown(r) + ", not a JSON object";
+  const auto t = r.find("type");
+  if (t != r.end() && !t->is_string()) return "field 'type' is " + shown(*t) + ", not a string";
+  const std::string type = t == r.end() ? std::string() : t->get<std::string>();
+  static const char* const kStepped[] = {"step", "eval", "probe", "error", "curriculum", "resume"};
+  if (std::find(std::begin(kStepped), std::end(kStepped), type) == std::end(kStepped)) return "";
+  const auto s = r.find("step");
+  if (s == r.end()) return "a " + type + " record without a field 'step'";
+  if (!s->is_number_integer() || (s->is_number_unsigned() && s->get<uint64_t>() > uint64_t{INT64_MAX}) ||
+      (!s->is_number_unsigned() && s->get<int64_t>() < 0))
+    return "field 'step' is " + shown(*s) + ", not a step number (an integer 0.." + std::to_string(INT64_MAX) + ")";
+  if (type == "eval") {
+    const auto sp = r.find("split");
+    if (sp != r.end() && !sp->is_string()) return "field 'split' is " + shown(*sp) + ", not a string";
+  }
+  const std::vector<const char*> flags = type == "eval"   ? std::vector<const char*>{"final", "zero_memory"}
+                                         : type == "step" ? std::vector<const char*>{"non_finite"}
+                                                          : std::vector<const char*>{};
+  for (const char* k : flags) {
+    const auto f = r.find(k);
+    if (f != r.end() && !f->is_boolean()) return std::string("field '") + k + "' is " + shown(*f) + ", not true or false";
+  }
+  return "";
+}
+
 bool apply_run_record(RunLog& log, const nlohmann::json& r) {
-  if (!r.is_object()) return false;
-  const std::string type = r.value("type", std::string());
+  if (!record_problem(r).empty()) return false;  // the reader reports it as a gap
+  const std::string type = string_or(r, "type");
   auto insert = [&](std::vector<nlohmann::json>& v) {
     // Records arrive in step order; an out-of-order one (evaluations written after the
     // step record of the same step) is placed stably.
@@ -239,13 +281,19 @@ bool RunLogFollower::poll() {
   std::vector<const nlohmann::json*> ptrs;
   std::vector<io::LogGap> gaps = r.gaps;
   for (size_t i = 0; i < r.records.size(); ++i) {
+    std::string problem;
     try {
-      parsed.push_back(nlohmann::json::parse(r.records[i]));
-    } catch (const nlohmann::json::exception&) {
+      parsed.push_back(mnemo::io::parse_json(r.records[i]));
+      problem = record_problem(parsed.back());  // a {"type":"resume","step":-1} would drop the history
+      if (!problem.empty()) parsed.back() = nullptr;
+    } catch (const nlohmann::json::exception& e) {
       // A checksummed record that is not JSON: skipped like damage, and named the same way.
       parsed.emplace_back();
+      problem = dynamic_cast<const mnemo::io::JsonTooDeep*>(&e) ? "record nests too deeply" : "record is not valid JSON";
+    }
+    if (!problem.empty()) {
       const uint64_t b = r.offsets[i];
-      gaps.push_back({b, b + 12 + r.records[i].size(), "record is not valid JSON"});
+      gaps.push_back({b, b + 12 + r.records[i].size(), problem});
     }
   }
   std::sort(gaps.begin(), gaps.end(), [](const io::LogGap& a, const io::LogGap& b) { return a.begin < b.begin; });
@@ -330,9 +378,9 @@ std::vector<RunLog::CurriculumMark> RunLog::curriculum_marks() const {
   for (const auto& r : curricula) {
     CurriculumMark m;
     m.step = step_of(r);
-    m.from = r.value("from", int64_t{0});
-    m.to = r.value("to", int64_t{0});
-    m.reason = r.value("reason", std::string());
+    m.from = int_or(r, "from", 0);
+    m.to = int_or(r, "to", 0);
+    m.reason = string_or(r, "reason");
     out.push_back(std::move(m));
   }
   std::stable_sort(out.begin(), out.end(), [](const CurriculumMark& a, const CurriculumMark& b) { return a.step < b.step; });

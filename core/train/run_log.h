@@ -133,6 +133,13 @@ nlohmann::json error_record(int64_t step, const std::string& message, int world_
 // Applies one more record to `log` (what parse_run_log does per record). Returns true when
 // a "resume" record dropped earlier records (curves must be rebuilt, not appended to).
 bool apply_run_record(RunLog& log, const nlohmann::json& record);
+// Why a parsed metrics record cannot join the history ("" when it can), the same rules as the
+// Python reader's record_problem (python/mnemoscope/session.py): not an object, a "type" that
+// is not a string, for the stepped types (step, eval, probe, error, curriculum, resume) a
+// "step" that is not an integer 0..2^63-1, an eval's "split" not a string, "final",
+// "zero_memory" or a step's "non_finite" not true/false. Such a record is skipped and reported
+// as a gap; apply_run_record ignores it.
+std::string record_problem(const nlohmann::json& record);
 
 // Follows a session another process may still be writing (the app watching `mnemoscope
 // train`): each poll() reads only what was appended to metrics.log since the last one (a

@@ -1,5 +1,6 @@
 #include "core/train/trainer.h"
 
+#include "core/io/json_file.h"
 #include "core/dist/process_group.h"
 #include "core/models/factory.h"
 #include "core/io/config_fields.h"
@@ -17,6 +18,7 @@ Trainer::Trainer(TrainingConfig cfg, torch::Device device)
     : cfg_(std::move(cfg)), task_((cfg_.validate(), cfg_.make_task())), device_(device) {
   segments_ = task_->segments();
   if (cfg_.train.curriculum.enabled && cfg_.train.curriculum.start > 0) set_segments(cfg_.train.curriculum.start, 0);
+  check_model_fits_memory(cfg_.model, 4);  // weights, gradients, two Adam moments
   model_ = make_model(cfg_.model, cfg_.train.seed, device_);
   model_->set_task_head(task_->head());
   AdamWSettings s;
@@ -346,7 +348,7 @@ void Trainer::restore(const Checkpoint& ckpt, const std::string& source) {
   if (it != ckpt.metadata.end()) {
     nlohmann::json saved;
     try {
-      saved = nlohmann::json::parse(it->second);
+      saved = mnemo::io::parse_json(it->second);
     } catch (const nlohmann::json::exception&) {
       throw ConfigError(source + ": the checkpoint's config metadata is not valid JSON");
     }

@@ -1,10 +1,13 @@
 #include "core/train/zoo.h"
 
+#include "core/io/json_file.h"
 #include "core/data/text_task.h"
 #include "core/train/train_config.h"
+#include "core/io/read_file.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -29,6 +32,12 @@ int64_t file_size(const std::string& p) {
 }  // namespace
 
 std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+  {
+    std::string why;  // a FIFO would block the read forever
+    const int fd = io::open_regular_file(path, &why);
+    if (fd < 0) throw io::SafetensorsError("'" + path + "' " + (why == io::kNoSuchFile ? std::string("cannot be opened") : why));
+    ::close(fd);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw io::SafetensorsError("'" + path + "' cannot be opened");
   unsigned char len_bytes[8];
@@ -42,7 +51,7 @@ std::map<std::string, std::string> read_safetensors_metadata(const std::string& 
   if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw io::SafetensorsError("'" + path + "': short header");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(header);
+    j = mnemo::io::parse_json(header);
   } catch (const nlohmann::json::exception& e) {
     throw io::SafetensorsError("'" + path + "': the header is not valid JSON (" + e.what() + ")");
   }
@@ -130,7 +139,7 @@ std::optional<TrainingTextStats> training_text_stats_of(const WeightsFile& f, st
   if (it != f.metadata.end()) {
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(it->second);
+      j = mnemo::io::parse_json(it->second);
     } catch (const nlohmann::json::exception& e) {
       throw ConfigError("'" + f.path + "': its training_text metadata is not valid JSON (" + e.what() + ")");
     }
@@ -171,7 +180,7 @@ bool trained_on_text_file(const std::string& path) {
   if (it == meta.end()) return false;
   try {
     WeightsFile f;
-    f.training_config = nlohmann::json::parse(it->second);
+    f.training_config = mnemo::io::parse_json(it->second);
     return trained_on_text(f);
   } catch (const nlohmann::json::exception&) {
     return false;
@@ -185,7 +194,7 @@ std::optional<TrainingTextStats> training_text_stats_of_file(const std::string& 
   if (f.metadata.count("training_text") == 0)
     if (const auto it = f.metadata.find("config"); it != f.metadata.end()) {
       try {
-        f.training_config = nlohmann::json::parse(it->second);
+        f.training_config = mnemo::io::parse_json(it->second);
       } catch (const nlohmann::json::exception&) {
         return std::nullopt;
       }
@@ -218,7 +227,7 @@ std::vector<ZooEntry> list_zoo(const std::string& dir) {
     e.summary = get("summary");
     e.card = get("card");
     try {
-      e.config = nlohmann::json::parse(get("config"));
+      e.config = mnemo::io::parse_json(get("config"));
     } catch (const nlohmann::json::exception&) {
       continue;
     }

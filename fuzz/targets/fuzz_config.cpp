@@ -1,6 +1,7 @@
-// Model config JSON parsing and validation (core/models/config.h) on any text: it is
+// Model config JSON parsing (with the depth limit) and validation (core/models/config.h) on any text: it is
 // rejected with a ConfigError naming the field, or it validates and survives a round trip
 // through to_json unchanged.
+#include "core/io/json_file.h"
 #include "core/models/config.h"
 #include "fuzz/targets/common.h"
 
@@ -12,7 +13,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(data), size));
+    // As every config is read (core/io/json_file.h): nesting past 64 levels is refused first.
+    j = mnemo::io::parse_json(std::string(reinterpret_cast<const char*>(data), size));
   } catch (const nlohmann::json::exception&) {
     return 0;
   }

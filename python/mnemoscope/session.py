@@ -29,6 +29,14 @@ from .safetensors import load_safetensors
 _STEP_FILE = re.compile(r"^step-(\d+)\.safetensors$")
 
 
+def step_name_in(name, steps):
+    """The step of `steps` whose file name is `name`, else None."""
+    for s in steps:
+        if step_name(s) == name:
+            return s
+    return None
+
+
 def step_name(step):
     """File name of a checkpoint or recording: step-%09d.safetensors."""
     return "step-%09d.safetensors" % step
@@ -865,8 +873,9 @@ class Session:
         return os.path.join(self.path, "checkpoints", step_name(step))
 
     def checkpoint(self, step=None):
-        """The checkpoint of `step`; when None, the one `latest` names or — when it is missing or
-        corrupt — the newest that loads, the skipped ones listed (as Session::load_latest).
+        """The checkpoint of `step`; when None, the newest that loads, newer ones that do not
+        listed as skipped, as Session::load_latest does (a `latest` naming an older step than
+        what exists is stale: a training resumes from the newest readable checkpoint).
         None when the session has no checkpoint; SessionError when none loads."""
         if step is not None:
             f = load_safetensors(self.checkpoint_path(step))
@@ -884,8 +893,7 @@ class Session:
         except OSError:
             pass
         steps = self.checkpoint_steps
-        order = [s for s in reversed(steps) if step_name(s) == pointed] + \
-                [s for s in reversed(steps) if step_name(s) != pointed]
+        order = list(reversed(steps))
         # Symbolic links among the checkpoints are not followed; say so, since they look present.
         try:
             names = sorted(os.listdir(os.path.join(self.path, "checkpoints")))
@@ -896,7 +904,7 @@ class Session:
             why = outside_session(self.path, "checkpoints/" + n) if m and n == step_name(int(m.group(1))) else ""
             if why:
                 skipped.append("%s/checkpoints/%s: %s" % (self.path, n, why))
-        if pointed and (not order or step_name(order[0]) != pointed):
+        if pointed and step_name_in(pointed, steps) is None:
             skipped.append("%s/checkpoints/latest: names '%s', which is missing" % (self.path, pointed))
         for s in order:
             try:

@@ -175,6 +175,22 @@ HOLD = textwrap.dedent("""
 """)
 
 
+class NewestCheckpointWins(unittest.TestCase):
+    def test_a_stale_latest_does_not_hide_newer_checkpoints(self):
+        # `latest` names step 16 while 18 and 20 exist (a crash between a checkpoint's rename
+        # and `latest`'s): readers take the newest that loads, as C++ Session::load_latest does.
+        d = os.path.join(harness.temp_dir("hostile-latest"), "run")
+        with ms.SessionWriter(d) as w:
+            for s in (16, 18, 20):
+                w.log(s, loss=float(s))
+                w.checkpoint(s, {"w": np.full(2, s, dtype=np.float32)})
+        write(os.path.join(d, "checkpoints", "latest"), b"step-000000016.safetensors\n")
+        c = ms.open_session(d).checkpoint()
+        self.assertEqual(c.step, 20)
+        self.assertEqual(float(c.tensors["w"][0]), 20.0)
+        self.assertEqual(c.skipped, [])
+
+
 class OneWriterAtATime(unittest.TestCase):
     def setUp(self):
         self.dir = os.path.join(harness.temp_dir("hostile-lock"), "run")

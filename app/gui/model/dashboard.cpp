@@ -2,10 +2,12 @@
 
 #include <cstdio>
 
+#include "core/io/json_file.h"
 #include "app/gui/model/replay.h"
 #include "core/io/atomic_file.h"
 #include "core/io/session.h"
 #include "core/train/trainer.h"
+#include "core/io/read_file.h"
 
 #include <unistd.h>
 
@@ -68,18 +70,16 @@ bool DashboardModel::select_recording(int index) {
 }
 
 bool DashboardModel::edit_config(const std::string& path, std::string* error) {
-  std::ifstream in(path);
-  if (!in) {
-    if (error) *error = "cannot open config '" + path + "'; check the path (e.g. sessions/copy-rmt-tiny.json)";
+  std::string text;
+  if (const std::string why = io::read_regular_file(path, &text, 1u << 20); !why.empty()) {
+    if (error)
+      *error = why == io::kNoSuchFile ? "cannot open config '" + path + "'; check the path (e.g. sessions/copy-rmt-tiny.json)"
+               : why.find("limit") != std::string::npos
+                   ? "config '" + path + "' is larger than 1 MiB; it is not a training config"
+                   : "config '" + path + "' " + why;
     return false;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (ss.str().size() > (1 << 20)) {
-    if (error) *error = "config '" + path + "' is larger than 1 MiB; it is not a training config";
-    return false;
-  }
-  edit_text_ = ss.str();
+  edit_text_ = std::move(text);
   std::string base = path;
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
   edit_save_as_ = base + "-edited.json";
@@ -91,7 +91,7 @@ bool DashboardModel::edit_config(const std::string& path, std::string* error) {
 bool DashboardModel::save_config(const std::string& text, const std::string& save_as, std::string* error) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = mnemo::io::parse_json(text);
     TrainingConfig::from_json(j).validate();
   } catch (const nlohmann::json::exception& e) {
     if (error) *error = std::string("not valid JSON: ") + e.what();

@@ -1,9 +1,11 @@
 #include "app/gui/model/tour.h"
 
+#include "core/io/json_file.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <cctype>
 #include <functional>
 #include <set>
@@ -24,6 +26,31 @@ std::string resolve_path(const std::string& p, const std::string& tour_path, con
   const std::string beside = dir_of(tour_path) + "/" + p;
   if (src.file_exists(beside)) return beside;
   return p;
+}
+
+// Whether `file` (as resolved) lies inside the tour's folder or a trusted root, links
+// followed: neither "../" nor an absolute path nor a symbolic link leads a tour out of them.
+bool tour_may_read(const std::string& file, const std::string& tour_path, const TourSources& src) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path f = fs::weakly_canonical(fs::absolute(file, ec), ec);
+  if (ec) return false;
+  std::vector<std::string> roots = src.trusted_roots;
+  roots.push_back(dir_of(tour_path));
+  for (const auto& r : roots) {
+    std::error_code ec2;
+    const fs::path root = fs::weakly_canonical(fs::absolute(r, ec2), ec2);
+    if (ec2 || root.empty()) continue;
+    const auto rel = f.lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != ".." && rel.is_relative()) return true;
+  }
+  return false;
+}
+
+std::string outside_message(const std::string& given, const std::string& tour_path) {
+  return "'" + given + "' is outside the tour's folder (" + dir_of(tour_path) +
+         ") and Mnemoscope's assets: a tour reads only files beside it or shipped with Mnemoscope. Copy the file "
+         "beside the tour, or open it yourself: mnemoscope gui --doc PATH";
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -176,7 +203,7 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
   auto fail = [&](const std::string& what) -> void { throw TourError(file + ": " + what); };
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = mnemo::io::parse_json(text);
   } catch (const std::exception& e) {
     fail(std::string("is not JSON (") + e.what() + "); see docs/formats.md#tours");
   }
@@ -233,6 +260,8 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
       s.checkpoint = zm->path;
     } else {
       s.checkpoint = resolve_path(s.model, path, src);
+      if (src.file_exists(s.checkpoint) && !tour_may_read(s.checkpoint, path, src))
+        bad("model", outside_message(s.model, path));
       if (!src.file_exists(s.checkpoint)) {
         std::vector<std::string> n;
         for (const auto& z : zoo) n.push_back(z.name);
@@ -249,6 +278,7 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     if (js.contains("document")) {
       if (!js["document"].is_string()) bad("document", "must be a path (a string)");
       s.document = resolve_path(js["document"].get<std::string>(), path, src);
+      if (!tour_may_read(s.document, path, src)) bad("document", outside_message(js["document"].get<std::string>(), path));
     } else if (zm && !zm->document.empty()) {
       s.document = zm->document;
     } else {

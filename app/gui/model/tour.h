@@ -98,6 +98,10 @@ struct TourSources {
   // The weights file's training segment length (0 = not recorded); may be empty (= 0).
   std::function<int64_t(const std::string&)> read_trained_segment_len;
   std::function<Document(const std::string&)> load_document;          // throws naming the problem
+  // Folders a tour may read documents and weights files from besides its own folder (the
+  // shipped assets). A shared tour file must not make the app read arbitrary files
+  // ("../../../etc/shadow" rendered into a PNG by `tour --export`).
+  std::vector<std::string> trusted_roots;
 };
 Tour parse_tour(const std::string& text, const std::string& path, const TourSources& sources);
 // The tour file's text (TourError when missing, unreadable or over 4 MiB).

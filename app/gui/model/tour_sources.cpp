@@ -44,6 +44,10 @@ TourSources program_sources(const std::string& zoo_dir) {
     }
   };
   src.load_document = [](const std::string& path) { return load_document(path); };
+  // The shipped assets (the zoo's parent: assets/models -> assets) hold the tours' documents.
+  const auto slash = zoo_dir.find_last_of('/');
+  src.trusted_roots.push_back(slash == std::string::npos ? "." : zoo_dir.substr(0, slash));
+  src.trusted_roots.push_back(zoo_dir);
   return src;
 }
 
