@@ -74,8 +74,13 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   const bool tour_export = !o.tour_export_dir.empty();
   const bool scripted = o.quit || tour_export;
   if (!w.open(o.width, o.height, "Mnemoscope", !scripted, &why)) {
-    std::fprintf(stderr, "mnemoscope: error: %s\n", why.c_str());
-    return 1;
+    // The machine's display, not a bug: exit 2 with the fix, as when $DISPLAY is not set.
+    std::fprintf(stderr,
+                 "mnemoscope: error: the window cannot open (%s); run under a desktop session or xvfb-run -a, with "
+                 "OpenGL 3 drivers installed (bash .ci/setup installs libgl1-mesa-dri), or use 'mnemoscope step' for "
+                 "figures without a window\n",
+                 why.c_str());
+    return 2;
   }
   Settings settings(o.persist ? config_dir() : std::string());
   w.set_ini_path(settings.imgui_ini_path());

@@ -13,6 +13,7 @@
 #include "tests/support/skip.h"
 #ifdef MNEMO_WITH_GUI
 #include "app/gui/model/tour.h"
+#include "app/gui/shell/export.h"
 #endif
 
 #include <doctest/doctest.h>
@@ -300,3 +301,22 @@ TEST_CASE("cli: a mistyped subcommand or flag gets a 'did you mean' with the nea
   CHECK(r.code == 2);
   CHECK(r.output.find("did you mean") == std::string::npos);
 }
+
+#ifdef MNEMO_WITH_GUI
+TEST_CASE("gui: Ctrl+E's default folder for a shipped document is in the user's home, not inside the program's assets") {
+  auto view_of = [](const std::string& path) {
+    auto info = std::make_shared<mnemo::app::ViewSource>();
+    info->doc = std::make_shared<const mnemo::Document>(mnemo::make_document("abc", path));
+    mnemo::app::PublishedView v;
+    v.info = info;
+    return v;
+  };
+  const std::string assets = std::string(MNEMO_SOURCE_DIR) + "/assets";
+  const char* home = std::getenv("HOME");
+  REQUIRE(home != nullptr);
+  CHECK(mnemo::app::default_export_dir(view_of(assets + "/models/memformer-copy.txt"), assets) ==
+        std::string(home) + "/mnemoscope-export");
+  CHECK(mnemo::app::default_export_dir(view_of("/tmp/notes/a.txt"), assets) == "/tmp/notes/mnemoscope-export");
+  CHECK(mnemo::app::default_export_dir(view_of("a.txt"), assets) == "./mnemoscope-export");
+}
+#endif

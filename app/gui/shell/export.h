@@ -33,8 +33,10 @@ struct ExportRequest : PanelSelections {
 // InputError (nothing to export, a bad folder) or IoError (a write failed), naming the path.
 std::vector<std::string> export_panel(const ExportRequest& req);
 
-// Default folder for exports: "<document's directory>/mnemoscope-export".
-std::string default_export_dir(const PublishedView& s);
+// Default folder for exports: "<document's directory>/mnemoscope-export", or
+// "$HOME/mnemoscope-export" for a document inside `shipped_dir` (the program's assets: a zoo
+// model's or a tour's document), so nothing is written into the installation.
+std::string default_export_dir(const PublishedView& s, const std::string& shipped_dir = "");
 
 // One export at a time on a background thread (large maps take a while to rasterise).
 class ExportJob {

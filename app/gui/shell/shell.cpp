@@ -21,6 +21,13 @@ void centre_next_window() {
 // GLFW key codes of letters are their upper-case ASCII codes (the backend fills io.KeysDown by them).
 bool ctrl_key(char upper) { return ImGui::GetIO().KeyCtrl && ImGui::IsKeyPressed(upper, false); }
 
+// The shipped assets: the zoo's parent folder (assets/models -> assets); "" before the zoo is known.
+std::string shipped_assets_dir(const std::string& zoo_dir) {
+  if (zoo_dir.empty()) return "";
+  const auto slash = zoo_dir.find_last_of('/');
+  return slash == std::string::npos ? "." : zoo_dir.substr(0, slash);
+}
+
 }  // namespace
 
 Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log)
@@ -60,7 +67,7 @@ void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& co
     synced_info_ = s.info->id;
     if (settings_ && s.info->doc && !s.info->doc->path.empty() && s.info->doc->path != "synthetic")
       settings_->add_recent(absolute_path(s.info->doc->path));
-    export_dir_ = dashboard().model().is_open() ? dashboard().model().dir() + "/export" : default_export_dir(s);
+    export_dir_ = dashboard().model().is_open() ? dashboard().model().dir() + "/export" : default_export_dir(s, shipped_assets_dir(zoo_dir_));
   }
   if (!dropped_.empty()) {
     open_path(dropped_, control);
