@@ -190,25 +190,25 @@ void ControlsPanel::draw(PanelContext& ctx) {
       field("dim", &dim_, "model width d");
       ImGui::TableNextColumn();
       field("layers", &layers_, memformer ? "encoder layers" : "layers", !mtn_family);
-      ImGui::TableNextColumn();
-      field("dec layers", &dec_layers_, "decoder layers", memformer);
-      ImGui::TableNextColumn();
-      ImGui::BeginDisabled(!memformer);
-      ImGui::SetNextItemWidth(width());
-      ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
-      ImGui::EndDisabled();
-      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("%s", memformer ? "writer temperature tau (> 0); small = sharper writer attention" : unused.c_str());
+      // Memformer's own fields (decoder layers, writer temperature, forgetting) only for a
+      // Memformer: another family never reads them, and showing them invites edits that do nothing.
+      if (memformer) {
+        ImGui::TableNextColumn();
+        field("dec layers", &dec_layers_, "decoder layers");
+        ImGui::TableNextColumn();
+        ImGui::SetNextItemWidth(width());
+        ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("writer temperature tau (> 0); small = sharper writer attention");
+      }
       ImGui::TableNextColumn();
       ImGui::SetNextItemWidth(width());
       ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
-      ImGui::TableNextColumn();
-      ImGui::BeginDisabled(!memformer);
-      ImGui::Checkbox("forgetting", &forgetting_);
-      ImGui::EndDisabled();
-      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("%s", memformer ? "biased memory normalisation with v_bias (off = ablation)" : unused.c_str());
+      if (memformer) {
+        ImGui::TableNextColumn();
+        ImGui::Checkbox("forgetting", &forgetting_);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("biased memory normalisation with v_bias (off = ablation)");
+      }
       ImGui::EndTable();
     }
     if (have) {
