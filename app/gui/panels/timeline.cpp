@@ -30,7 +30,7 @@ void TimelinePanel::draw(PanelContext& ctx) {
     segments_ = columns_of(visited);
     for (int64_t seg : segments_) labels_.push_back(seg < 0 ? "..." : std::to_string(seg));
     const size_t cols = segments_.size();
-    values_.assign(static_cast<size_t>(slots_) * cols, NAN);  // a gap column stays NaN (the map's no-value colour)
+    values_.assign(static_cast<size_t>(slots_) * cols, NAN);  // a gap column stays NaN (drawn grey: gap_cols below)
     for (size_t c = 0; c < cols; ++c) {
       if (segments_[c] < 0) continue;
       const auto& rec = *s.visited.at(segments_[c]);
@@ -47,7 +47,7 @@ void TimelinePanel::draw(PanelContext& ctx) {
   ui::help_marker(
       "Colour: the writer's self-attention mass of each slot at each visited segment (mean over heads).\n"
       "Bright rows keep their content across segments; dark rows are rewritten by the segment.\n"
-      "A column marked ... (in the no-value colour) stands for segments computed on the way (a jump) but not shown.\n"
+      "A grey column marked ... stands for segments computed on the way (a jump) but not shown.\n"
       "Click: select the slot. Double-click: go to that segment.");
   export_button(ctx, PanelId::kTimeline);
   const int sel = ctx.vm.selected_slot();
@@ -76,7 +76,20 @@ void TimelinePanel::draw(PanelContext& ctx) {
     last_cmap_ = static_cast<int>(ctx.seq_cmap);
     ++key_;
   }
-  image_.update(key_, values_.data(), slots_, static_cast<int>(segments_.size()), 0.f, 1.f, ctx.seq_cmap);
+  std::vector<char> gaps(segments_.size());
+  bool any_gap = false;
+  for (size_t c = 0; c < segments_.size(); ++c) any_gap = any_gap || (gaps[c] = segments_[c] < 0);
+  image_.update(key_, values_.data(), slots_, static_cast<int>(segments_.size()), 0.f, 1.f, ctx.seq_cmap, &gaps);
+  if (any_gap) {  // the legend of the grey column, under the title line
+    const float sw = ImGui::GetTextLineHeight();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const ImU32 grey = IM_COL32(ui::HeatmapImage::kGapGrey, ui::HeatmapImage::kGapGrey, ui::HeatmapImage::kGapGrey, 255);
+    ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + sw, p.y + sw), grey);
+    ImGui::Dummy(ImVec2(sw, sw));
+    ImGui::SameLine();
+    ImGui::TextDisabled("... : segments stepped on the way (a jump), not shown");
+    map_size.y -= sw + ImGui::GetStyle().ItemSpacing.y;  // the legend's line
+  }
   ui::HeatmapAxes axes;
   axes.col_labels = &labels_;
   axes.highlight_row = ctx.vm.selected_slot();

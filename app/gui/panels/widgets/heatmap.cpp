@@ -123,7 +123,8 @@ void heatmap_rgba(const float* values, int rows, int cols, float vmin, float vma
   *h = oh;
 }
 
-bool HeatmapImage::update(uint64_t key, const float* values, int rows, int cols, float vmin, float vmax, viz::Colormap map) {
+bool HeatmapImage::update(uint64_t key, const float* values, int rows, int cols, float vmin, float vmax, viz::Colormap map,
+                          const std::vector<char>* gap_cols) {
   if (key == key_ && tex_.valid() == (rows > 0 && cols > 0)) return false;
   key_ = key;
   rows_ = rows;
@@ -135,6 +136,16 @@ bool HeatmapImage::update(uint64_t key, const float* values, int rows, int cols,
   if (lut_.map() != map) lut_ = ColorLut(map);
   int w = 0, h = 0;
   heatmap_rgba(values, rows, cols, vmin, vmax, lut_, tex_.api()->max_size(), &pixels_, &w, &h);
+  if (gap_cols && static_cast<int>(gap_cols->size()) == cols && w > 0)
+    for (int x = 0; x < w; ++x) {
+      const int c = static_cast<int>(static_cast<int64_t>(x) * cols / w);  // the column the image pixel samples
+      if (!(*gap_cols)[static_cast<size_t>(c)]) continue;
+      for (int y = 0; y < h; ++y) {
+        uint8_t* p = &pixels_[(static_cast<size_t>(y) * static_cast<size_t>(w) + static_cast<size_t>(x)) * 4];
+        p[0] = p[1] = p[2] = kGapGrey;
+        p[3] = 255;
+      }
+    }
   tex_.upload(w, h, pixels_.data());
   return true;
 }

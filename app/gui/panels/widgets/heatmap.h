@@ -47,8 +47,12 @@ class HeatmapImage {
     tex_.set_api(api);
     key_ = ~uint64_t{0};
   }
-  // Returns true when it uploaded. rows or cols == 0 clears the image.
-  bool update(uint64_t key, const float* values, int rows, int cols, float vmin, float vmax, viz::Colormap map);
+  // Returns true when it uploaded. rows or cols == 0 clears the image. The columns flagged in
+  // `gap_cols` (one flag per column, when given) are painted kGapGrey whatever their values:
+  // a neutral "not shown" that no colormap uses (NaN's marker colour means a bad value).
+  bool update(uint64_t key, const float* values, int rows, int cols, float vmin, float vmax, viz::Colormap map,
+              const std::vector<char>* gap_cols = nullptr);
+  static constexpr uint8_t kGapGrey = 96;
   // The same with ready RGBA pixels (one per cell).
   bool update_rgba(uint64_t key, const uint8_t* rgba, int rows, int cols);
   int rows() const { return rows_; }
