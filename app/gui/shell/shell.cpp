@@ -230,6 +230,17 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
   ctx.small_mono = fonts_.small_mono;
   ctx.seq_cmap = presenter_.high_contrast ? viz::Colormap::Gray : viz::Colormap::Viridis;
   const TourStop* stop = tour_.current();
+  // The Document strip of a stop follows its text's wanted height while the stop settles (its
+  // selection adds a line above the text a frame or two after the layout was forced); later a
+  // user's own resizing is left alone.
+  if (!stop || tour_.index() != settle_stop_) {
+    settle_stop_ = stop ? tour_.index() : -1;
+    settle_frames_ = 0;
+    applied_doc_wanted_ = -1.f;
+  }
+  const float doc_wanted = document_panel().wanted_height();
+  const bool relayout = stop && !tour_layout_ && settle_frames_ < 60 && applied_doc_wanted_ >= 0.f &&
+                        std::fabs(doc_wanted - applied_doc_wanted_) > 1.f;
   if (stop) {
     ctx.highlight_token = stop->select.token;
     draw_caption(control);
@@ -253,9 +264,9 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
       }
       // The Document panel as tall as its text wants (last frame's measure): a short episode
       // is a strip across the top, not one line in a tall empty panel.
-      how.document_wanted = document_panel().wanted_height();
+      how.document_wanted = doc_wanted;
       def = tour_panel_rect(k, n, work_pos, work_size, how);
-      if (tour_layout_) cond = ImGuiCond_Always;
+      if (tour_layout_ || relayout) cond = ImGuiCond_Always;
     }
     if (display_changed && windows_[i].have_rect && !reset_layout_ && !stop) {
       const PanelRect r = rescale_rect(windows_[i].last_rect, last_display_, display, work_pos);
@@ -285,6 +296,10 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
   reset_layout_ = false;
   // A stop keeps its layout forced until it is on screen (its panels may apply only once
   // the stop's model has loaded).
+  if (stop) {
+    if (tour_layout_ || relayout) applied_doc_wanted_ = doc_wanted;
+    ++settle_frames_;
+  }
   if (stop && tour_selected_ == tour_.index()) tour_layout_ = false;
 }
 

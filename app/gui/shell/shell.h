@@ -185,6 +185,9 @@ class Shell {
   float caption_wanted_ = 0.f;  // the tour caption's height for its whole text (draw_caption, last frame)
   uint64_t applied_tour_ = 0;
   int tour_selected_ = -1;  // -1: the stop's selection is still to be applied
+  // The stop whose layout is settling, its frames so far, and the Document height it was laid out for.
+  int settle_stop_ = -1, settle_frames_ = 0;
+  float applied_doc_wanted_ = -1.f;
   Presenter presenter_;
 
   // Side by side: panel instances of side B (the registry's per-model panels; null for the
