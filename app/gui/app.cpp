@@ -24,7 +24,6 @@
 #include <memory>
 #include <string>
 
-#include <sys/prctl.h>
 #include <unistd.h>
 
 namespace mnemo::app {
@@ -34,23 +33,6 @@ namespace {
 // Ctrl+C / SIGTERM close the window cleanly, so the layout (imgui.ini) is saved.
 volatile std::sig_atomic_t g_stop_signal = 0;
 void on_stop_signal(int) { g_stop_signal = 1; }
-
-// Under xvfb-run (tests, headless exports), the app ends with it: a `timeout` that kills
-// xvfb-run would otherwise leave the app running on an X server nobody stops. Only then: a
-// window started from a shell must outlive it under nohup or disown.
-void exit_with_xvfb_run() {
-  const pid_t parent = ::getppid();
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/comm", static_cast<int>(parent));
-  FILE* f = std::fopen(path, "r");
-  if (!f) return;
-  char comm[32] = {0};
-  const bool got = std::fgets(comm, sizeof comm, f) != nullptr;
-  std::fclose(f);
-  if (!got || std::strncmp(comm, "xvfb-run", 8) != 0) return;
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);        // closes the window as Ctrl+C does
-  if (::getppid() != parent) std::raise(SIGTERM);  // it ended before prctl took effect
-}
 
 // The exit code of a screenshot or export that could not be written: 2 for what the user can
 // fix (a full disk, a folder without write permission: mnemo::Error, as on the command line),
@@ -121,7 +103,6 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
   auto old_term = std::signal(SIGTERM, on_stop_signal);
   auto old_hup = std::signal(SIGHUP, on_stop_signal);  // the terminal closed: save the layout and go
   if (old_hup == SIG_IGN) std::signal(SIGHUP, SIG_IGN);  // under nohup: keep running
-  exit_with_xvfb_run();
   {
     // A live model (Worker) or a recorded session (ReplayController + dashboard).
     std::unique_ptr<Worker> worker, worker_b;  // worker_b: the second model, side by side

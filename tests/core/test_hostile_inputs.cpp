@@ -271,7 +271,7 @@ TEST_CASE("hostile: gui ends when the xvfb-run it runs under is killed") {
   if (run_shell("command -v xvfb-run && command -v Xvfb").code != 0) MNEMO_SKIP("xvfb-run is not installed");
   const std::string script =
       "xvfb-run -a -s '-screen 0 800x600x24' " + kBin + " gui --doc " + kSample +
-      " --random >/dev/null 2>&1 & X=$!; G=; for i in $(seq 300); do G=$(pgrep -P $X -f ' gui --doc'); "
+      " --random >/dev/null 2>&1 & X=$!; G=; for i in $(seq 300); do G=$(pgrep -P $X -x mnemoscope); "
       "[ -n \"$G\" ] && break; sleep 0.1; done; [ -z \"$G\" ] && { echo NOGUI; kill $X; exit 3; }; "
       "V=$(pgrep -P $X Xvfb); sleep 2; kill -KILL $X; "
       "for i in $(seq 150); do kill -0 $G 2>/dev/null || { echo GONE; [ -n \"$V\" ] && kill $V; exit 0; }; sleep 0.1; done; "
@@ -285,6 +285,7 @@ TEST_CASE("hostile: gui ends when the xvfb-run it runs under is killed") {
     return e;
   }() + "\"");
   if (r.output.find("NOGUI") != std::string::npos) MNEMO_SKIP("the gui did not start under xvfb-run here: " + r.output);
+  CAPTURE(r.output);
   CHECK(r.output.find("GONE") != std::string::npos);
   CHECK(r.code == 0);
 }
