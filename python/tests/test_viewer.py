@@ -103,6 +103,27 @@ class Show(unittest.TestCase):
             self.assertEqual(a.read(), b.read())
 
 
+@unittest.skipUnless(PROGRAM, "needs the built program (MNEMOSCOPE_BIN, run through ctest)")
+class ShowSession(unittest.TestCase):
+    def test_session_newest_checkpoint_over_its_probe(self):
+        d = os.path.join(harness.temp_dir("show-session"), "run")
+        run(["train", "--config", os.path.join(SOURCE, "sessions", "copy-rmt-tiny.json"), "--steps", "12",
+             "--set", "train.eval_every=6", "--set", "train.record_every=6", "--set", "train.save_every=6",
+             "--set", "train.eval_batches=1", "--out", d])
+        s = mnemoscope.open_session(d)
+        for source in (d, s):
+            v = mnemoscope.show(source, program=PROGRAM)
+            data = v.data()
+            self.assertEqual(data["model"], "rmt")
+            self.assertIn("step-000000012.safetensors", data["model_note"])  # the newest checkpoint
+            doc = s.recording().document
+            self.assertEqual(bytes(data["doc"]), doc[:len(data["doc"])])  # its newest probe's document
+            self.assertEqual(data["num_segments"], -(-len(doc) // data["segment_len"]))
+        with self.assertRaisesRegex(MnemoscopeError, "no-such-program is not an executable file"):
+            mnemoscope.show(d, program=os.path.join(d, "no-such-program"))
+    test_session_newest_checkpoint_over_its_probe.__doc__ = "show(session): its newest checkpoint over its probe's text"
+
+
 class Template(unittest.TestCase):
     def test_placeholders_once(self):
         from mnemoscope.viewer import DATA_PLACEHOLDER, TITLE_PLACEHOLDER, viewer_template

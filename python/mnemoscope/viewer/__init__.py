@@ -106,7 +106,12 @@ def unpack(page):
 
 def find_program(program=None):
     """The `mnemoscope` program: `program`, $MNEMOSCOPE, the checkout's build/mnemoscope, or PATH."""
-    cands = [program, os.environ.get("MNEMOSCOPE"),
+    if program is not None:
+        if os.path.isfile(program) and os.access(program, os.X_OK):
+            return os.path.abspath(program)
+        raise MnemoscopeError("program=%s is not an executable file; pass the built mnemoscope (build/mnemoscope)"
+                              % program)
+    cands = [os.environ.get("MNEMOSCOPE"),
              os.path.join(os.path.dirname(VIEWER_FILE), "..", "..", "..", "build", "mnemoscope"),
              shutil.which("mnemoscope")]
     for c in cands:
