@@ -265,6 +265,9 @@ class ViewerInBrowser(unittest.TestCase):
             self.browser.mouse(x, y)
             tip = self.tip()
             self.assertIn("token #%d  (segment %d, position %d)" % (t, seg + 1, j), tip)
+            b = TEXT[t]
+            label = {32: "\u2423", 10: "\u21b5", 9: "\\t"}.get(b, chr(b) if 32 < b < 127 else "\\x%02X" % b)
+            self.assertIn("id %d, bytes 0x%02X  '%s'" % (b, b, label), tip)  # as the app's describe_bytes, token_text
             want = "loss %.4f nats = %.4f bits (predicted at the step of segment %d)" % (loss, np.float32(loss / ln2), seg)
             self.assertIn(want, tip)
             saved = np.float32(np.float32(reset - loss) / ln2)
