@@ -353,6 +353,39 @@ class ViewerInBrowser(unittest.TestCase):
         coloured = np.abs(region - region.mean(1, keepdims=True)).max(1) > 40
         self.assertGreater(coloured.mean(), 0.05, "the document has no tint")
 
+    def test_7_rmt_attention_hover(self):
+        """An RMT page (rmt-general): a cell of the last layer's head 0 shows rmt.attn.<l>[0, 0, r, c]
+        of `step`'s trace, its row and column named by block as the app's Attention panel does."""
+        model = os.path.join(SOURCE, "assets", "models", "rmt-general.safetensors")
+        if not os.path.exists(model):
+            self.skipTest("assets/models/rmt-general.safetensors is not in this checkout")
+        page = os.path.join(self.dir, "rmt.html")
+        steps = os.path.join(self.dir, "rmt-steps")
+        for args in (["html", "--doc", self.doc, "--zoo", "rmt-general", "--to", "1", "--out", page],
+                     ["step", "--doc", self.doc, "--checkpoint", model, "--to", "1", "--format", "csv", "--out", steps]):
+            r = subprocess.run([PROGRAM] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+            self.assertEqual(r.returncode, 0, r.stdout)
+        tr = mnemoscope.read_trace(os.path.join(steps, "step-0001"))
+        layer = max(int(k.rsplit(".", 1)[1]) for k in tr.keys() if k.startswith("rmt.attn."))
+        att = tr["rmt.attn.%d" % layer][0, 0]  # [2m+L, 2m+L]: [read | tokens | write]
+        m = (att.shape[0] - self.L) // 2
+        self.browser.open("file://" + page)
+        self.browser.wait_for("document.body && (document.body.dataset.ready || document.body.dataset.error)")
+        self.browser.key("ArrowRight", "ArrowRight", 39)
+        self.assertEqual(self.segment(), 1)
+        self.browser.eval("const h = document.getElementById('attn-head-0'); h.value = '0'; h.dispatchEvent(new Event('change'))")
+        left, top, cw, ch = self.browser.eval(
+            "(() => { const c = document.getElementById('attn-canvas-0'); c.scrollIntoView({block: 'center'});"
+            " const b = c.getBoundingClientRect(); return [b.left, b.top, c.width, c.height]; })()")
+        n = att.shape[0]
+        for r, c, rb, cb in ((m + 3, 2, "[tokens]  '", "[read]  "), (2 * m + self.L - 1, m + 5, "[write]  ", "[tokens]  '"),
+                             (m + 10, m + 10, "[tokens]  '", "[tokens]  '")):
+            self.browser.mouse(left + (c + 0.5) * cw / n, top + (r + 0.5) * ch / n)
+            tip = self.tip()
+            self.assertIn("weight %.6f  (layer %d, head 0)" % (np.float32(att[r, c]), layer), tip)
+            self.assertIn("query " + rb, tip)
+            self.assertIn("key   " + cb, tip)
+
 
 if __name__ == "__main__":
     harness.main()
