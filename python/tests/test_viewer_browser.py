@@ -386,6 +386,27 @@ class ViewerInBrowser(unittest.TestCase):
             self.assertIn("query " + rb, tip)
             self.assertIn("key   " + cb, tip)
 
+    def test_8_notebook_iframe(self):
+        """What a notebook cell shows, mnemoscope.show(page)._repr_html_(): the sandboxed iframe
+        (srcdoc, scripts only) starts the viewer: its heatmap's colours appear in the frame (about 1,000 distinct colours drawn; the
+        error or loading text alone gives under 200)."""
+        host = os.path.join(self.dir, "cell.html")
+        with open(host, "w", encoding="utf-8") as f:
+            f.write("<!DOCTYPE html><meta charset='utf-8'>" + mnemoscope.show(self.page)._repr_html_())
+        self.browser.open("file://" + host)
+        self.browser.wait_for("document.readyState === 'complete'")
+        x0, y0, x1, y1 = (int(round(v)) for v in self.browser.eval(
+            "(() => { const r = document.querySelector('iframe').getBoundingClientRect();"
+            " return [r.left, r.top, r.right, Math.min(r.bottom, window.innerHeight)]; })()"))
+        colours = 0
+        for _ in range(100):  # the frame decodes its data asynchronously
+            img = decode_png(base64.b64decode(self.browser.send("Page.captureScreenshot", {"format": "png"})["data"]))
+            colours = len({tuple(p) for p in img[y0:y1:3, x0:x1:3, :3].reshape(-1, 3)})
+            if colours > 500:
+                break
+            time.sleep(0.2)
+        self.assertGreater(colours, 500, "the viewer did not start inside the notebook's iframe")
+
 
 if __name__ == "__main__":
     harness.main()
