@@ -6,6 +6,7 @@ CommandTable make_command_table() {
   CommandTable t;
   t.commands.push_back(make_info_command());
   t.commands.push_back(make_step_command());
+  t.commands.push_back(make_html_command());
   t.commands.push_back(make_export_weights_command());
   t.commands.push_back(make_bench_command());
   t.commands.push_back(make_train_command());

@@ -12,6 +12,7 @@ namespace mnemo::app {
 
 std::unique_ptr<Command> make_info_command();            // info
 std::unique_ptr<Command> make_step_command();            // step
+std::unique_ptr<Command> make_html_command();            // html
 std::unique_ptr<Command> make_export_weights_command();  // export-weights
 std::unique_ptr<Command> make_train_command();           // train
 std::unique_ptr<Command> make_eval_command();            // eval

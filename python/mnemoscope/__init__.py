@@ -8,6 +8,9 @@ Reading needs numpy only:
     loss = s.metrics["loss"]                       # Column: .step, .value (NaN kept), .non_finite
     rec = s.recording()                            # newest probe recording: rec[i]["rmt.attn.0"]
 
+Showing: mnemoscope.show(page.html | step folder | session) -> a Viewer a notebook draws inline;
+figures with matplotlib: mnemoscope.plots.
+
 Writing: mnemoscope.SessionWriter. PyTorch helpers: mnemoscope.pytorch; the models as torch
 modules, weights both ways: mnemoscope.models (both need torch).
 """
@@ -21,6 +24,7 @@ from .keys import KEYS, validate_segment
 from .safetensors import RawTensor, TensorFile, load_safetensors, save_safetensors
 from .session import (Checkpoint, Column, Follower, InvalidRecord, Metrics, Recording, Session, Trace, check_format,
                       open_session, read_metrics, read_recording, read_trace, read_traces)
+from .viewer import Viewer, show
 from .writer import SessionWriter, summarize_recording, validate_model_config
 
 __all__ = [
@@ -28,6 +32,7 @@ __all__ = [
     "open_session", "Session", "Metrics", "InvalidRecord", "Column", "Recording", "Checkpoint", "Follower", "Trace",
     "read_metrics", "read_recording", "read_trace", "read_traces", "check_format",
     "SessionWriter", "summarize_recording", "validate_model_config",
+    "show", "Viewer",
     "load_safetensors", "save_safetensors", "TensorFile", "RawTensor",
     "read_framed_log", "FramedLogWriter", "LogGap", "LogReadResult",
     "KEYS", "validate_segment",

@@ -23,6 +23,8 @@ with mnemoscope.SessionWriter(d) as w:
     w.log(1, loss=0.5)
 s = mnemoscope.open_session(d)
 assert s.metrics["loss"].value.tolist() == [0.5]
+from mnemoscope.viewer import viewer_template  # the viewer page ships as package data
+assert viewer_template().count("__MNEMOSCOPE_VIEWER_DATA__") == 1
 print("installed", mnemoscope.__version__, "from", os.path.dirname(mnemoscope.__file__))
 """
 

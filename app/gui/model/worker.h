@@ -5,6 +5,7 @@
 #include "app/gui/model/controller.h"
 #include "app/gui/model/publisher.h"
 #include "app/gui/model/published_view.h"
+#include "app/gui/model/trace_keys.h"
 #include "core/data/text_stats.h"
 
 #include <atomic>
@@ -95,8 +96,7 @@ class Worker : public Controller {
   std::thread thread_;  // last: starts after every member above exists
 };
 
-// The trace keys (patterns) the worker asks the engine for: what the panels draw and export.
-std::vector<std::string> gui_trace_keys();
+// The trace keys (patterns) the worker asks the engine for: gui_trace_keys() (trace_keys.h).
 
 // Checks that the model of `cfg` under `seed` builds and that `checkpoint` ("" = none) loads
 // into it, as the worker will do — so `mnemoscope gui` can refuse a bad model before the

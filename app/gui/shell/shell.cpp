@@ -1,11 +1,13 @@
 #include "app/gui/shell/shell.h"
 
+#include "app/gui/model/html_export.h"
 #include "app/gui/shell/layout.h"
 
 #include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cfloat>
+#include <cstdlib>
 #include <cmath>
 
 namespace mnemo::app {
@@ -26,6 +28,80 @@ std::string shipped_assets_dir(const std::string& zoo_dir) {
   if (zoo_dir.empty()) return "";
   const auto slash = zoo_dir.find_last_of('/');
   return slash == std::string::npos ? "." : zoo_dir.substr(0, slash);
+}
+
+// File > Export HTML... (docs/gui.md#html-export): `mnemoscope html` run by this program as a
+// child process (app/gui/model/html_export.h), in a window of its own while it runs.
+struct HtmlExportDialog {
+  bool open = false, mean_only = false;
+  std::string out, scratch, status;
+  int from = 0, to = 0;
+  ChildRun run;
+  bool running = false;
+};
+HtmlExportDialog& html_dialog() {
+  static HtmlExportDialog d;
+  return d;
+}
+
+void open_html_export(const PublishedView& s) {
+  HtmlExportDialog& d = html_dialog();
+  d.open = true;
+  if (d.running) return;
+  const std::string doc = s.info && s.info->doc ? s.info->doc->path : "";
+  d.out = !s.session_dir.empty() ? s.session_dir + "/probe.html" : !doc.empty() ? doc + ".html" : "mnemoscope.html";
+  const auto [a, b] = html_export_range(s);
+  d.from = static_cast<int>(a);
+  d.to = static_cast<int>(b);
+  d.status.clear();
+}
+
+void draw_html_export(const PublishedView& s) {
+  HtmlExportDialog& d = html_dialog();
+  if (d.running && d.run.poll() == ChildRun::State::kExited) {
+    d.running = false;
+    d.status = d.run.exit_code() == 0 ? "wrote " + d.out + ": open it in any browser, offline"
+                                      : "the export failed (exit " + std::to_string(d.run.exit_code()) + "): " + d.run.last_line();
+  }
+  if (!d.open) return;
+  centre_next_window();
+  if (!ImGui::Begin("Export HTML", &d.open, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::End();
+    return;
+  }
+  ImGui::TextUnformatted("One self-contained page of the document, its tints and the memory views of every segment\n"
+                         "from..to, that any browser opens offline (mnemoscope html; docs/gui.md#html-export).");
+  if (!s.session_dir.empty())
+    ImGui::TextDisabled("A replay: the page steps the session's newest checkpoint over the probe document.");
+  ImGui::SetNextItemWidth(520.f);
+  ImGui::InputText("file", &d.out);
+  ImGui::SetNextItemWidth(120.f);
+  ImGui::InputInt("from segment", &d.from);
+  ImGui::SetNextItemWidth(120.f);
+  ImGui::InputInt("to segment", &d.to);
+  ImGui::Checkbox("mean over heads only (a smaller page)", &d.mean_only);
+  ImGui::BeginDisabled(d.running);
+  if (ImGui::Button("Export", ImVec2(120, 0))) {
+    std::string why;
+    if (d.scratch.empty()) {
+      char tmpl[] = "/tmp/mnemoscope-html-XXXXXX";
+      if (const char* p = ::mkdtemp(tmpl)) d.scratch = p;
+    }
+    const auto args = html_export_args(s, d.from, d.to, d.mean_only, d.out, d.scratch, &why);
+    if (args.empty()) d.status = "cannot export: " + why;
+    else if (!d.run.start("/proc/self/exe", args, d.scratch + "/html.log", &why)) d.status = "cannot export: " + why;
+    else {
+      d.running = true;
+      d.status = "exporting segments " + std::to_string(d.from) + ".." + std::to_string(d.to) + "...";
+    }
+  }
+  ImGui::EndDisabled();
+  if (d.running) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", d.run.last_line().c_str());
+  }
+  if (!d.status.empty()) ImGui::TextWrapped("%s", d.status.c_str());
+  ImGui::End();
 }
 
 }  // namespace
@@ -91,6 +167,7 @@ void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& co
     }
   }
   draw_modals(session, control);
+  draw_html_export(s);
 }
 
 void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
@@ -150,6 +227,9 @@ void Shell::draw_menu(const PublishedView& s, Controller& control) {
     if (ImGui::MenuItem("Export focused panel...", "Ctrl+E", false, can_export)) requests_.export_panel = static_cast<int>(focused_);
     if (ImGui::MenuItem("Export all panels...", nullptr, false, can_export))
       requests_.export_panel = static_cast<int>(PanelId::kControls);
+    if (ImGui::MenuItem("Export HTML...", nullptr, false, s.info != nullptr)) open_html_export(s);
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("One self-contained page of the document and its memory views that any browser opens offline");
     ImGui::Separator();
     if (ImGui::MenuItem("Compare with model...", nullptr, false, s.info != nullptr && s.session_dir.empty())) open_compare_ = true;
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
