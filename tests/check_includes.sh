@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Enforces the include directions of docs/architecture.md ("Layers"): nothing includes a
 # layer above it. core -> kernels; core/data knows no model (core/data/segment.h is shared); viz -> core/trace types and core/errors.h only;
-# app/figures -> viz, core; app/gui/model -> app/figures, core (headers without LibTorch);
+# app/figures -> viz, core; app/view -> app/figures, core; app/gui/model -> app/view, app/figures, core (headers without LibTorch);
 # app/gui/panels -> model, widgets; app/gui/shell -> panels, model, platform;
 # app/cli knows no command; only the command line (cli/, commands/, bench/) throws UsageError.
 # Also: core prints nothing to stdout. A new upward include fails this test (ctest include_directions).
@@ -37,6 +37,13 @@ check app/gui/model "$inc(imgui|GLFW|GL/|app/gui/(panels|shell|platform)/|app/cl
   "the GUI's model layer knows no ImGui, panel, shell, platform or command line"
 heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h|core/train/(trainer|recorder|checkpoint|rollout|optim|metrics|memory_stats|hash_probe|lm_metrics|schedule)\.h|app/figures/extract\.h)'
 check app/gui/model "$inc$heavy" "the GUI's model headers compile without LibTorch" --include='*.h' --exclude='*.cpp'
+# app/view: a step's way to the screen, shared by the app and the headless commands: no ImGui, no
+# GUI, no command line; its headers compile without LibTorch.
+check app/view "$inc(imgui|GLFW|GL/|app/gui/|app/cli|app/commands|app/bench)" "the step-to-view layer knows no GUI or command line"
+check app/view "$inc$heavy" "the view layer's headers compile without LibTorch" --include='*.h' --exclude='*.cpp'
+# The commands draw a step through app/view; only the command that opens the app includes app/gui.
+check app/commands "$inc"'app/gui/' "a command includes nothing of app/gui (but gui.cpp / gui.h, which open the app)" \
+  --exclude='gui.cpp' --exclude='gui.h'
 # Panels, widgets, shell, platform and the app's entry compile without LibTorch (CMake target mnemo_gui_ui).
 for d in app/gui/panels app/gui/shell app/gui/platform app/gui/app.cpp app/gui/app.h; do
   check "$d" "$inc$heavy" "the desktop app's UI compiles without LibTorch"
@@ -64,7 +71,7 @@ done
 check app/gui/model/zoo_catalog.h "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
 # One path from a step to the screen (docs/architecture.md#data-flow): only the publisher turns a
 # Snapshot into StepData; live stepping, replay, the gallery and the commands call publish_step.
-check app 'make_step_data\(' "only app/gui/model/publisher.cpp builds StepData (call publish_step)" \
+check app 'make_step_data\(' "only app/view/publisher.cpp builds StepData (call publish_step)" \
   --exclude='extract.cpp' --exclude='extract.h' --exclude='publisher.cpp'
 # Models say what they can do (core/models/capabilities.h): only the factory, config parsing and
 # the capability table name model kinds in comparisons.

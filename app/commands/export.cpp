@@ -8,7 +8,7 @@
 //     --step-range limits curves and maps to training steps A..B (either side may be left out:
 //     "100-", "-500"; the old name --steps is accepted with a deprecation note). OUT defaults to
 //     DIR/export. Nothing is recomputed: no model is built.
-#include "app/gui/model/publisher.h"
+#include "app/view/publisher.h"
 #include "app/commands/commands.h"
 
 #include "app/cli/owned_dir.h"

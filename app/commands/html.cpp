@@ -3,8 +3,8 @@
 // without Mnemoscope, offline.
 #include "app/commands/commands.h"
 #include "app/figures/html_viewer.h"
-#include "app/gui/model/publisher.h"
-#include "app/gui/model/trace_keys.h"
+#include "app/view/publisher.h"
+#include "app/view/trace_keys.h"
 
 #include "app/cli/assets.h"
 #include "app/cli/flags.h"

@@ -15,7 +15,7 @@
 // evaluations, with and without memory), pseudo_f1 / choice_accuracy / valid_loss /
 // answer_prob figures (PNG + SVG), <model>.safetensors weights (with the config), and
 // example-mtn/: the trained MTN's memory figures on test example 0 after reading.
-#include "app/gui/model/publisher.h"
+#include "app/view/publisher.h"
 #include "core/io/json_file.h"
 #include "core/io/read_file.h"
 #include "app/commands/commands.h"

@@ -1,4 +1,4 @@
-#include "app/gui/model/publisher.h"
+#include "app/view/publisher.h"
 #include "app/commands/step.h"
 
 #include "app/cli/owned_dir.h"

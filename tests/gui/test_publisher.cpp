@@ -1,4 +1,4 @@
-// One path from a step to the screen (app/gui/model/publisher.h): for every model family the
+// One path from a step to the screen (app/view/publisher.h): for every model family the
 // same weights stepped live (Worker, from a checkpoint), replayed from the session's probe
 // recording (ReplayController) and exported by `mnemoscope export` give the same labels and
 // rows — the model kind reaches every path (rmt-write-only's "previous write" rows, trxl-rmt's
@@ -6,7 +6,7 @@
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
 #include "app/figures/figures.h"
-#include "app/gui/model/publisher.h"
+#include "app/view/publisher.h"
 #include "app/gui/model/replay.h"
 #include "app/gui/model/worker.h"
 #include "core/io/session.h"

@@ -4,7 +4,7 @@
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
 #include "app/commands/gui.h"
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/widgets/heatmap.h"
 #include "app/gui/panels/widgets/widgets.h"

@@ -6,7 +6,7 @@
 // Plain C++ (no ImGui, no LibTorch): the shell draws the dialog, this builds the command line
 // and runs it.
 #pragma once
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 
 #include <sys/types.h>
 

@@ -6,8 +6,8 @@
 // small file (a probe of at most 64 segments), read in milliseconds.
 #pragma once
 #include "app/gui/model/controller.h"
-#include "app/gui/model/publisher.h"
-#include "app/gui/model/published_view.h"
+#include "app/view/publisher.h"
+#include "app/view/published_view.h"
 
 #include <map>
 #include <memory>

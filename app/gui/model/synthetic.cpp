@@ -1,6 +1,6 @@
 #include "app/gui/model/synthetic.h"
 
-#include "app/gui/model/publisher.h"
+#include "app/view/publisher.h"
 #include "core/engine/engine.h"
 
 #include "core/models/rmt.h"

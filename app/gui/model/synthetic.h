@@ -1,7 +1,7 @@
 // Synthetic sessions: what a stepped Memformer would publish, generated without a model.
 // They feed the gallery (living documentation), the null-backend test and `bench ui`.
 #pragma once
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 
 #include <cstdint>
 

@@ -3,7 +3,7 @@
 // the panels draw — so a caption says only what its checks verify. `mnemoscope tour FILE
 // --check` runs them; ctest runs it on every shipped tour. Plain C++ (no LibTorch, no ImGui).
 #pragma once
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 #include "app/gui/model/tour.h"
 
 #include <string>

@@ -3,9 +3,9 @@
 // ever waits for the other beyond a short mutex-protected pointer swap.
 #pragma once
 #include "app/gui/model/controller.h"
-#include "app/gui/model/publisher.h"
-#include "app/gui/model/published_view.h"
-#include "app/gui/model/trace_keys.h"
+#include "app/view/publisher.h"
+#include "app/view/published_view.h"
+#include "app/view/trace_keys.h"
 #include "core/data/text_stats.h"
 
 #include <atomic>

@@ -7,7 +7,7 @@
 #pragma once
 #include "app/figures/memory_reads.h"
 #include "app/gui/model/controller.h"
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 #include "app/gui/model/view_model.h"
 #include "app/gui/panels/widgets/heatmap.h"
 #include "app/gui/panels/widgets/texture.h"

@@ -6,7 +6,7 @@
 // layout all iterate this table; nothing else lists the panels.
 #pragma once
 #include "app/figures/figures.h"
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 #include "app/gui/panels/panels.h"
 #include "core/trace/slot_types.h"
 

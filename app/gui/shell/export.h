@@ -1,7 +1,7 @@
 // Export from the desktop app: each panel as PNG (2x), SVG and CSV, with the figure builders
 // the CLI uses (app/figures/), on a background thread (large maps take a while to rasterise).
 #pragma once
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 #include "app/gui/panels/registry.h"
 #include "core/train/run_log.h"
 

@@ -9,7 +9,7 @@
 #include "app/gui/shell/export.h"
 #include "app/gui/shell/layout.h"
 #include "app/gui/shell/model_picker.h"
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 #include "app/gui/model/tour.h"
 #include "app/gui/platform/settings.h"
 #include "app/gui/panels/dashboard.h"

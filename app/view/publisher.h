@@ -12,7 +12,7 @@
 //    step of the model — assembled into one immutable PublishedView.
 // Compiled in every build (the commands use publish_step); the header needs no LibTorch.
 #pragma once
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-#include "app/gui/model/trace_keys.h"
+#include "app/view/trace_keys.h"
 
 #include "core/trace/keys.h"
 

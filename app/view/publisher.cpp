@@ -1,4 +1,4 @@
-#include "app/gui/model/publisher.h"
+#include "app/view/publisher.h"
 
 #include "app/figures/extract.h"
 #include "core/engine/engine.h"

@@ -1,4 +1,4 @@
-#include "app/gui/model/published_view.h"
+#include "app/view/published_view.h"
 
 #include <algorithm>
 #include <cmath>
