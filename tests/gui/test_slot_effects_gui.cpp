@@ -6,6 +6,9 @@
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
 #include "app/gui/model/worker.h"
+#include "app/gui/panels/registry.h"
+#include "app/gui/panels/slot_effects_panel.h"
+#include "app/gui/shell/export.h"
 #include "app/gui/shell/shell.h"
 #include "core/engine/doc_score.h"
 #include "core/models/factory.h"
@@ -21,6 +24,7 @@
 #ifdef MNEMO_WITH_GUI
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -92,6 +96,12 @@ TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of 
     try {
       test::NullImGui ui(1600.f, 1000.f);
       Shell shell(&textures, ui.fonts, nullptr, nullptr);
+      // The "Slot effects" panel (View menu) open beside the tint.
+      const auto& reg = panel_registry();
+      const auto it = std::find_if(reg.begin(), reg.end(), [](const PanelDef& d) { return std::string(d.file_name) == "slot_effects"; });
+      REQUIRE(it != reg.end());
+      shell.set_panel_open(panel_id(*it), true);
+      CHECK(SlotEffectsPanel::shown(*v) == v->slot_effects.get());
       for (int f = 0; f < 100; ++f) {
         ImGui::GetIO().MousePos = ImVec2(static_cast<float>(20 + (f * 53) % 480), static_cast<float>(300 + (f * 37) % 600));
         if (f == 5) shell.view_model().select_slot(static_cast<int>(fx.entries()) - 1);
@@ -106,11 +116,27 @@ TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of 
       ImGui::SetCurrentContext(nullptr);
       FAIL(e.what());
     }
+    // Export of the Slot effects panel: step --by-slot's figure and CSV of the shown step.
+    {
+      const auto& reg = panel_registry();
+      const auto it = std::find_if(reg.begin(), reg.end(), [](const PanelDef& d) { return std::string(d.file_name) == "slot_effects"; });
+      ExportRequest req;
+      req.session = v;
+      req.panel = panel_id(*it);
+      req.dir = test::temp_dir("slot-fx-export-" + kind);
+      const auto paths = export_panel(req);
+      CHECK(test::file_exists(req.dir + "/seg-0002-slot_effects.png"));
+      const std::string csv = test::read_file(req.dir + "/seg-0002-slot_effects.csv");
+      CHECK(csv.find("entry,label,token,byte,nats_carried,nats_reset,bits_saved_reset,nats_zeroed,bits_saved_zeroed") == 0);
+      CHECK(static_cast<int64_t>(std::count(csv.begin(), csv.end(), '\n')) ==
+            1 + fx.entries() * static_cast<int64_t>(fx.tokens.size()));
+    }
     // The next step drops them (they were the shown step's).
     w.step(+1);
     wait_until(w, 6);
     CHECK(w.latest()->position == 3);
     CHECK_FALSE(w.latest()->slot_effects);
+    CHECK_FALSE(SlotEffectsPanel::shown(*w.latest()));
   }
 }
 
