@@ -61,6 +61,35 @@ class TimedTextures : public ui::TextureApi {
   ui::TextureApi* inner_;
 };
 
+// `v` with synthetic slot effects of its shown step (app/figures/slot_effects.h): `entries`
+// entries, each with an effect on every token the step predicts (what the worker publishes after
+// "compute slot effects"; computing them runs on the model's thread, not timed here).
+ViewPtr with_slot_effects(const ViewPtr& v, int entries) {
+  auto m = std::make_shared<PublishedView>(*v);
+  auto fx = std::make_shared<SlotEffects>();
+  const TokenLosses& tl = v->step->token_losses;
+  fx->segment = v->step->segment;
+  fx->entry_kind = "slot";
+  fx->ablations = {"reset", "zeroed"};
+  for (size_t k = 0; k < tl.values.size(); ++k) {
+    fx->tokens.push_back(tl.first + static_cast<int64_t>(k));
+    fx->carried.push_back(2.f);
+  }
+  fx->removed.assign(2, {});
+  fx->all_removed.assign(2, std::vector<float>(fx->tokens.size(), 2.5f));
+  for (int e = 0; e < entries; ++e) {
+    fx->labels.push_back("slot " + std::to_string(e));
+    for (size_t a = 0; a < 2; ++a) {
+      std::vector<float> r;
+      for (size_t k = 0; k < fx->tokens.size(); ++k)
+        r.push_back(2.f + 0.4f * std::sin(0.37f * static_cast<float>(e * 7 + static_cast<int>(k) + static_cast<int>(a))));
+      fx->removed[a].push_back(std::move(r));
+    }
+  }
+  m->slot_effects = fx;
+  return m;
+}
+
 int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   if (o.frames < 10 || o.slots < 1 || o.tokens < 1 || o.segments < 1 || o.change_every < 1)
     throw UsageError("bench ui: --frames >= 10 and every size >= 1");
@@ -107,9 +136,11 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   runs.push_back({dash ? "dashboard" : "baseline: every panel once", {}, {}, {}, {}, {}, {}, {}});
   if (!dash) runs.push_back({"provenance on + two models side by side", {}, {}, {}, {}, {}, {}, {}});
   if (!dash) runs.push_back({"memory benefit tint + a selected token's memory reads", {}, {}, {}, {}, {}, {}, {}});
+  if (!dash) runs.push_back({"slot-effect tint, 32 entries", {}, {}, {}, {}, {}, {}, {}});
+  const ViewPtr a_fx = dash ? nullptr : with_slot_effects(a, 32), b_fx = dash ? nullptr : with_slot_effects(b, 32);
   for (size_t ri = 0; ri < runs.size(); ++ri) {
     Run& run = runs[ri];
-    const bool contender = ri == 1, benefit = ri == 2;
+    const bool contender = ri == 1, benefit = ri == 2, slot_effect = ri == 3;
   auto shell = std::make_unique<Shell>(textures.get(), fonts, nullptr, nullptr);
   if (dash) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -131,6 +162,7 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
     shell->document_panel().set_tint(DocumentPanel::kTintBenefit);
     shell->document_panel().select_token(a->step->first_token + o.tokens / 2);
   }
+  if (slot_effect) shell->document_panel().set_tint(DocumentPanel::kTintSlotEffect);
   RecordingController control;
 
   std::vector<double>& ui_ms = run.ui_ms;
@@ -144,8 +176,9 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   for (int f = 0; f < o.frames + warmup; ++f) {
     glfwPollEvents();
     const bool change = f % o.change_every == 0;
-    const ViewPtr& s = (f / o.change_every) % 2 == 0 ? a : b;
-    if (contender && f == 1) shell->view_model().select_slot(o.slots / 2);
+    const bool even = (f / o.change_every) % 2 == 0;
+    const ViewPtr& s = slot_effect ? (even ? a_fx : b_fx) : (even ? a : b);
+    if ((contender || slot_effect) && f == 1) shell->view_model().select_slot(slot_effect ? 5 : o.slots / 2);
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = bench::thread_cpu_ms();
     w.new_frame();
@@ -204,7 +237,9 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
         << "'s provenance (chain over the last 8 visited segments), the timeline listing what it holds, and a\n"
         << "  second synthetic model (seed 3) side by side: every panel twice, the writer attention's A - B beside\n"
         << "  benefit: the Document tinted by the memory benefit of every visited token, and token "
-        << o.tokens / 2 << " of the shown segment selected (its reads over the " << o.slots << " slots, what they held outlined)\n";
+        << o.tokens / 2 << " of the shown segment selected (its reads over the " << o.slots << " slots, what they held outlined)\n"
+        << "  slot effect: the Document tinted by slot 5's effect on the " << a_fx->slot_effects->tokens.size()
+        << " tokens the shown step predicts (slot effects of 32 entries, published with the step)\n";
   if (!dash) {
     // What the benefit layout draws, so a run that drew nothing cannot pass for a cheap one.
     const MemoryReads reads = memory_reads(*a->step, a->visited, a->step->first_token + o.tokens / 2, 3);
@@ -241,7 +276,7 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   for (size_t ri = 1; ri < runs.size(); ++ri) {
     std::snprintf(line, sizeof line,
                   "%s / baseline: UI work p50 %.2fx, p99 %.2fx; UI-thread CPU p50 %.2fx, p99 %.2fx\n",
-                  ri == 1 ? "contender" : "benefit",
+                  ri == 1 ? "contender" : ri == 2 ? "benefit" : "slot effect",
                   bench::percentile(runs[ri].ui_ms, 0.5) / std::max(1e-9, bench::percentile(runs[0].ui_ms, 0.5)),
                   bench::percentile(runs[ri].ui_ms, 0.99) / std::max(1e-9, bench::percentile(runs[0].ui_ms, 0.99)),
                   bench::percentile(runs[ri].cpu_ms, 0.5) / std::max(1e-9, bench::percentile(runs[0].cpu_ms, 0.5)),

@@ -9,11 +9,17 @@
 //   eval --checkpoint CKPT --doc FILE [--from-position 8] [--json] [--csv F]
 //     One document: bits per byte with the memory carried across it, reset and zeroed, over
 //     all positions and over positions N.. of each segment; --csv writes each token's losses.
+//   eval --checkpoint CKPT --doc FILE --by-slot [--json]
+//     Also what each memory entry does: the document's bits with each entry removed from the
+//     carried memory, reset and zeroed (docs/training.md#eval-by-slot).
+//   eval --checkpoint CKPT --doc B --patch-from A:s --at t [--json] [--csv F]
+//     B with the memory after segment s of A carried into its segment t (docs/training.md#eval-patch).
 #include "app/cli/assets.h"
 #include "app/cli/flags.h"
 #include "app/cli/format.h"
 #include "app/commands/commands.h"
 #include "core/engine/doc_score.h"
+#include "core/models/memory_entries.h"
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
@@ -30,10 +36,11 @@ namespace mnemo::app {
 namespace {
 
 struct EvalCommandOptions {
-  std::string config, checkpoint, split = "test", doc, csv;
+  std::string config, checkpoint, split = "test", doc, csv, patch_from;
   int64_t batches = -2;
-  bool zero_memory = false, json = false, by_position = false;
+  bool zero_memory = false, json = false, by_position = false, by_slot = false;
   int64_t from_position = 8;
+  int64_t at = -1;  // --at: the segment of --doc that takes --patch-from's memory
   std::vector<std::string> sets;
 };
 
@@ -128,9 +135,179 @@ int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const
   return 0;
 }
 
+// --by-slot: what each memory entry does (core/engine/doc_score.h score_document_by_entry),
+// reset to the initial memory and zeroed, beside the plain scores `with`, `reset`, `zeroed`.
+void print_by_slot(MemoryModelImpl& model, const Document& doc, int64_t L, const DocumentLosses& reset,
+                   const DocumentLosses& zeroed, nlohmann::json* j, std::ostream& out) {
+  const DocumentEntryEffects fx =
+      score_document_by_entry(model, doc, L, {MemoryAblation::kReset, MemoryAblation::kZeroed});
+  const MemoryEntries& en = fx.entries;
+  const int64_t n = en.count();
+  const std::string kind = en.groups.empty() ? "entry" : en.groups.size() == 1 ? en.groups[0].name : "entry";
+  if (j) {
+    nlohmann::json& o = *j;
+    o["by_slot"] = true;
+    o["entry_kind"] = kind;
+    o["entry_count"] = n;
+    nlohmann::json segs = nlohmann::json::array();
+    for (const auto& s : fx.segments) {
+      nlohmann::json r = {{"segment", s.segment}, {"predicted", static_cast<int64_t>(s.tokens.size())},
+                          {"entries_removed", s.segment > 0}};
+      for (size_t a = 0; a < fx.ablations.size(); ++a) {
+        const std::string suffix = a == 0 ? "_reset" : "_zeroed";
+        nlohmann::json b = nlohmann::json::array();
+        for (int64_t e = 0; e < n; ++e) b.push_back(s.bits_saved(a, e));
+        r["bits_saved" + suffix] = b;
+        r["all_entries_bits_saved" + suffix] = s.all_bits_saved(a);
+      }
+      segs.push_back(r);
+    }
+    o["segments_by_slot"] = segs;
+    nlohmann::json entries = nlohmann::json::array();
+    for (int64_t e = 0; e < n; ++e)
+      entries.push_back({{"entry", e}, {"label", en.label(e)},
+                         {"bits_saved_reset", fx.entry_bits_saved[0][static_cast<size_t>(e)]},
+                         {"bits_saved_zeroed", fx.entry_bits_saved[1][static_cast<size_t>(e)]}});
+    o["entries"] = entries;
+    for (size_t a = 0; a < fx.ablations.size(); ++a) {
+      const std::string suffix = a == 0 ? "_reset" : "_zeroed";
+      double sum = 0;
+      for (double v : fx.entry_bits_saved[a]) sum += v;
+      o["ranking" + suffix] = fx.ranking(a);
+      o["sum_of_entries_bits_saved" + suffix] = sum;
+      o["all_entries_bits_saved" + suffix] = fx.all_bits_saved[a];
+    }
+    o["ablate_all_reset"] = fx.all_removed[0].bits_per_token();
+    o["ablate_all_zeroed"] = fx.all_removed[1].bits_per_token();
+    return;
+  }
+  char buf[256];
+  out << "\nslot ablation: each of the " << n << " memory entries (" << kind
+      << (n == 1 ? "" : "s") << ") removed from the memory carried into every segment after the first, one at a time;\n"
+      << "bits saved = what the entry saved on the document (> 0: removing it makes the text harder), with the entry\n"
+      << "reset to the initial memory and zeroed\n";
+  std::snprintf(buf, sizeof buf, "%5s  %-34s %12s %12s\n", "rank", "entry", "reset", "zeroed");
+  out << buf;
+  int64_t rank = 1;
+  for (int64_t e : fx.ranking(0)) {
+    std::snprintf(buf, sizeof buf, "%5lld  %-34s %+12.3f %+12.3f\n", static_cast<long long>(rank++), en.label(e).c_str(),
+                  fx.entry_bits_saved[0][static_cast<size_t>(e)], fx.entry_bits_saved[1][static_cast<size_t>(e)]);
+    out << buf;
+  }
+  double sr = 0, sz = 0;
+  for (double v : fx.entry_bits_saved[0]) sr += v;
+  for (double v : fx.entry_bits_saved[1]) sz += v;
+  std::snprintf(buf, sizeof buf, "%5s  %-34s %+12.3f %+12.3f\n", "", "sum of the single entries", sr, sz);
+  out << buf;
+  std::snprintf(buf, sizeof buf, "%5s  %-34s %+12.3f %+12.3f\n", "", "every entry at once", fx.all_bits_saved[0],
+                fx.all_bits_saved[1]);
+  out << buf;
+  out << "(single-entry effects need not add up to the all-entries effect: removing entries together is not the sum of "
+         "removing each)\n";
+  std::snprintf(buf, sizeof buf, "every entry removed: %.4f bits/byte reset, %.4f zeroed (the reset and zeroed scores above: %.4f, %.4f)\n",
+                fx.all_removed[0].bits_per_token(), fx.all_removed[1].bits_per_token(), reset.bits_per_token(),
+                zeroed.bits_per_token());
+  out << buf;
+}
+
+// --patch-from A:s --at t: document B scored with its own memory and with the memory after
+// segment s of A carried into its segment t (core/engine/doc_score.h score_document_patched).
+int print_patch(const EvalCommandOptions& c, MemoryModelImpl& model, const ModelConfig& mc, const WeightsFile& file,
+                std::ostream& out) {
+  const size_t colon = c.patch_from.rfind(':');
+  int64_t s = -1;
+  if (colon != std::string::npos && colon + 1 < c.patch_from.size()) {
+    try {
+      size_t used = 0;
+      s = std::stoll(c.patch_from.substr(colon + 1), &used);
+      if (used != c.patch_from.size() - colon - 1) s = -1;
+    } catch (const std::exception&) {
+      s = -1;
+    }
+  }
+  if (colon == std::string::npos || colon == 0 || s < 0)
+    throw UsageError("--patch-from '" + c.patch_from + "' must be FILE:SEGMENT, e.g. --patch-from a.txt:3 (the memory "
+                     "after segment 3 of a.txt, segments counted from 0)");
+  const std::string a_path = c.patch_from.substr(0, colon);
+  Document a;
+  try {
+    a = load_document(a_path);
+  } catch (const DocumentError& e) {
+    throw UsageError(std::string("--patch-from: ") + e.what());
+  }
+  const Document b = load_doc_flag(c.doc);
+  if (!model.predicts_tokens())
+    throw UsageError("--doc: a " + mc.model + " model tags tokens for its task and predicts no text; score it with --split");
+  if (model.initial_memory(1).empty())
+    throw UsageError("--patch-from: a " + mc.model + " model has no memory; there is nothing to carry between documents");
+  const Stepping stepping = choose_stepping(mc, trained_segment_len(file));
+  const int64_t L = stepping.segment_len;
+  const int64_t na = segment_count(a.size(), L), nb = segment_count(b.size(), L);
+  if (s >= na)
+    throw UsageError("--patch-from: segment " + std::to_string(s) + " is out of range 0.." + std::to_string(na - 1) +
+                     " ('" + a_path + "' has " + std::to_string(na) + " segments of " + std::to_string(L) + " tokens)");
+  if (c.at < 0 || c.at >= nb)
+    throw UsageError("--at " + std::to_string(c.at) + " is out of range 0.." + std::to_string(nb - 1) + " ('" + c.doc +
+                     "' has " + std::to_string(nb) + " segments of " + std::to_string(L) + " tokens)");
+  const MemoryState patch = document_memory_after(model, a, L, s);
+  const DocumentLosses with = score_document(model, b, L, MemoryAblation::kCarried);
+  const DocumentLosses patched = score_document_patched(model, b, L, patch, c.at);
+  const double kBits = 1.0 / std::log(2.0);
+  // Bits the patch saved per segment of B (> 0: A's memory made B easier than B's own).
+  std::vector<double> saved(static_cast<size_t>(nb), 0.0);
+  double total = 0;
+  for (size_t t = 0; t < with.loss.size(); ++t) {
+    if (std::isnan(with.loss[t]) || std::isnan(patched.loss[t])) continue;
+    const double d = (static_cast<double>(with.loss[t]) - static_cast<double>(patched.loss[t])) * kBits;
+    // The segment whose step predicted token t (Memformer: the one before it).
+    const int64_t seg = static_cast<int64_t>(t) / L - (loss_target_of(mc.model) == LossTarget::kNextSegment ? 1 : 0);
+    if (seg >= 0 && seg < nb) saved[static_cast<size_t>(seg)] += d;
+    total += d;
+  }
+  if (!c.csv.empty())
+    io::write_file_atomic(c.csv, [&](std::FILE* f) {
+      std::fprintf(f, "token,segment,position,byte,nats_own_memory,nats_patched,bits_saved_by_patch\n");
+      for (size_t t = 0; t < with.loss.size(); ++t)
+        std::fprintf(f, "%zu,%lld,%lld,%d,%.6g,%.6g,%.6g\n", t, static_cast<long long>(t / L),
+                     static_cast<long long>(t % L), static_cast<int>(b.id(static_cast<int64_t>(t))), with.loss[t],
+                     patched.loss[t], (with.loss[t] - patched.loss[t]) * kBits);
+    });
+  if (c.json) {
+    nlohmann::json segs = nlohmann::json::array();
+    for (int64_t i = 0; i < nb; ++i) segs.push_back({{"segment", i}, {"bits_saved_by_patch", saved[static_cast<size_t>(i)]}});
+    nlohmann::json j = {{"document", c.doc}, {"bytes", b.size()}, {"checkpoint", file.path}, {"model", mc.model},
+                        {"segment_len", L}, {"segments", nb}, {"patch_from", a_path}, {"patch_segment", s},
+                        {"patch_from_segments", na}, {"at", c.at}, {"predicted", with.predicted},
+                        {"bits_per_byte", with.bits_per_token()}, {"bits_per_byte_patched", patched.bits_per_token()},
+                        {"bits_saved_by_patch", total}, {"by_segment", segs}};
+    if (!c.csv.empty()) j["csv"] = c.csv;
+    out << j.dump() << "\n";
+    return 0;
+  }
+  char buf[256];
+  out << "'" << c.doc << "': " << b.size() << " bytes in " << nb << " " << stepping.describe() << " (" << mc.model
+      << ")\n";
+  std::snprintf(buf, sizeof buf, "bits/byte with its own memory carried across it:                 %.4f\n",
+                with.bits_per_token());
+  out << buf;
+  std::snprintf(buf, sizeof buf, "with the memory after segment %lld of '%s' carried into segment %lld: %.4f\n",
+                static_cast<long long>(s), a_path.c_str(), static_cast<long long>(c.at), patched.bits_per_token());
+  out << buf;
+  std::snprintf(buf, sizeof buf, "the patch saved %+.3f bits over the document (> 0: the other memory made it easier)\n", total);
+  out << buf;
+  out << " segment  bits saved by the patch\n";
+  for (int64_t i = c.at; i < nb; ++i) {
+    std::snprintf(buf, sizeof buf, "%8lld  %+8.3f\n", static_cast<long long>(i), saved[static_cast<size_t>(i)]);
+    out << buf;
+  }
+  if (!c.csv.empty()) out << "per-token losses -> " << c.csv << "\n";
+  return 0;
+}
+
 // --doc: one document scored three ways (core/engine/doc_score.h).
 int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const ModelConfig& mc, const WeightsFile& file,
                     std::ostream& out) {
+  if (!c.patch_from.empty()) return print_patch(c, model, mc, file, out);
   const Document doc = load_doc_flag(c.doc);
   // Is the document like the model's training text (core/data/text_stats.h)? Said before the
   // scores, never left out.
@@ -148,6 +325,8 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
   if (!model.predicts_tokens())
     throw UsageError("--doc: a " + mc.model + " model tags tokens for its task and predicts no text; score it with --split");
   const bool has_memory = !model.initial_memory(1).empty();
+  if (c.by_slot && !has_memory)
+    throw UsageError("--by-slot: a " + mc.model + " model has no memory; there are no entries to remove");
   // Cut as the model was trained (core/models/stepping.h).
   const Stepping stepping = choose_stepping(mc, trained_segment_len(file));
   const int64_t L = stepping.segment_len;
@@ -212,6 +391,7 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
     }
     if (!c.csv.empty()) j["csv"] = c.csv;
     if (text_model) j["document_check"] = check.to_json();
+    if (c.by_slot) print_by_slot(model, doc, L, reset, zeroed, &j, out);
     out << j.dump() << "\n";
     return 0;
   }
@@ -237,6 +417,7 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
     out << "the model has no memory: nothing crosses segments\n";
   }
   if (!c.csv.empty()) out << "per-token losses -> " << c.csv << "\n";
+  if (c.by_slot) print_by_slot(model, doc, L, reset, zeroed, nullptr, out);
   return 0;
 }
 
@@ -263,6 +444,18 @@ int run_eval(const EvalCommandOptions& opts, std::ostream& out) {
   // the Python package's save_weights and SessionWriter checkpoints) scores one.
   if (!c.csv.empty() && c.doc.empty()) throw UsageError("--csv writes the per-token losses of --doc FILE; add --doc");
   if (c.from_position < 0) throw UsageError("--from-position must be >= 0");
+  if (c.by_slot && c.doc.empty())
+    throw UsageError("--by-slot scores what each memory entry does on one document; add --doc FILE");
+  if (!c.patch_from.empty() && c.doc.empty())
+    throw UsageError("--patch-from carries another document's memory into --doc FILE; add --doc FILE");
+  if (c.at >= 0 && c.patch_from.empty())
+    throw UsageError("--at names the segment of --doc that starts from another document's memory; add --patch-from "
+                     "FILE:SEGMENT");
+  if (!c.patch_from.empty() && c.at < 0)
+    throw UsageError("--patch-from needs --at SEGMENT: the segment of --doc that starts from the memory of '" +
+                     c.patch_from + "'");
+  if (!c.patch_from.empty() && c.by_slot)
+    throw UsageError("--by-slot and --patch-from are two different runs; leave one out");
   if (!c.doc.empty() && (c.by_position || c.zero_memory || c.split != "test" || c.batches != -2))
     throw UsageError("--doc scores one document with the memory carried, reset and zeroed; leave out --split, "
                      "--batches, --zero-memory and --by-position");
@@ -372,6 +565,12 @@ class EvalCommand : public Command {
     c->add_option("--csv", o_.csv,
                   "with --doc: write each token's loss with the memory, reset and zeroed (nats) and the bits "
                   "the memory saved on it to this CSV file");
+    c->add_flag("--by-slot", o_.by_slot,
+                "with --doc: also what each memory entry (slot, memory token, cache block, kept entry) saves on "
+                "the document, removed one at a time from the carried memory (reset and zeroed)");
+    c->add_option("--patch-from", o_.patch_from,
+                  "FILE:SEGMENT: with --doc and --at, carry the memory after that segment of FILE into --doc");
+    c->add_option("--at", o_.at, "with --patch-from: the segment of --doc (from 0) that starts from that memory");
     c->add_option("--set", o_.sets, "override a config field: --set task.segments=4 (repeatable)");
     return c;
   }

@@ -276,7 +276,8 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     else if (c.tint == "loss") o.tint = 1;
     else if (c.tint == "provenance") o.tint = 2;
     else if (c.tint == "benefit") o.tint = 3;
-    else throw UsageError("--tint '" + c.tint + "' is not a tint; use visited, loss, provenance or benefit");
+    else if (c.tint == "slot-effect") o.tint = 4;
+    else throw UsageError("--tint '" + c.tint + "' is not a tint; use visited, loss, provenance, benefit or slot-effect");
   }
   // Scripted runs (--quit) leave the user's layout and recent files alone.
   o.persist = !c.no_save && !c.quit;
@@ -315,8 +316,9 @@ class GuiCommand : public Command {
     g->add_option("--compare-model", c.compare_model,
                   "step a second model (zoo name, weights file or config .json) beside the first, in lockstep");
     g->add_option("--tour", c.tour, "play this tour (docs/gui.md#tours)");
-    g->add_option("--tint", c.tint, "the Document panel's tint at start: visited, loss, provenance (of --select-slot) or benefit (what the "
-                    "memory saved on each token)");
+    g->add_option("--tint", c.tint, "the Document panel's tint at start: visited, loss, provenance (of --select-slot), benefit (what the "
+                    "memory saved on each token) or slot-effect (what --select-slot's entry saved on each token the shown "
+                    "step predicts, computed after --steps)");
     return g;
   }
   int run(std::ostream& out) override {

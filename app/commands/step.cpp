@@ -6,6 +6,9 @@
 #include "app/figures/benefit.h"
 #include "app/figures/extract.h"
 #include "app/figures/hash.h"
+#include "app/figures/slot_effects.h"
+#include "core/engine/doc_score.h"
+#include "core/models/memory_entries.h"
 #include "core/data/tasks.h"
 #include "core/engine/engine.h"
 #include "core/io/atomic_file.h"
@@ -44,6 +47,8 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
   mf.apply_default_text_model(log);  // no model flag: the zoo's text model, not a random one
   ModelConfig cfg = mf.resolve();
   const Stepping stepping = mf.stepping(cfg);  // as the checkpoint was trained, unless --segment-len
+  if (so.by_slot && capabilities_of(cfg.model).memory == MemoryKind::kNone)
+    throw UsageError("--by-slot: a " + cfg.model + " model has no memory; there are no entries to remove");
   const int64_t L = stepping.segment_len;
   FigureFormats fm = parse_formats(so.format);
   if (mf.checkpoint.empty()) fm.stamp = random_weights_stamp(cfg.model, mf.seed);  // every figure says so
@@ -92,6 +97,7 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
                                      {"from", so.from}, {"to", to}});
   manifest.save(false);
   Engine engine(model, std::move(doc), L, TraceSpec::all());
+  const MemoryEntries entries = memory_entries(model->capabilities(), engine.memory_before(0), L);
   if (so.benefit) {
     if (engine.memory_before(0).empty())
       log << "note: --benefit: a " << cfg.model << " model has no memory; there is no memory benefit to show\n";
@@ -135,6 +141,15 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
     const PublishedStep pub = publish_step(*snap, engine.document(), cfg.model);
     const StepData& st = *pub.step;
     auto files = write_step_figures(st, engine.document(), dir, fm);
+    std::optional<SlotEffects> slots;
+    if (so.by_slot) {
+      // What each entry of the memory carried into segment i did (docs/gui.md#slot-effects).
+      slots = slot_effects_data(segment_entry_effects(*model, engine.document(), L, i, engine.memory_before(i),
+                                                      engine.memory_before(0), entries,
+                                                      {MemoryAblation::kReset, MemoryAblation::kZeroed}),
+                                entries);
+      write_slot_effects(*slots, engine.document(), dir + "/slot_effects", fm, files);
+    }
     for (const auto& f : files) manifest.add_written(f);
     manifest.end_folder(name + 1);
     manifest.save(false);
@@ -149,6 +164,14 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
     if (const double sb = segment_benefit_bits(st); so.benefit && !std::isnan(sb)) {
       char b[64];
       std::snprintf(b, sizeof b, "  memory saved %+.2f bits", sb);
+      log << b;
+    }
+    if (slots && slots->entries_removed && !slots->tokens.empty()) {
+      const auto rank = slots->ranking(0);
+      char b[160];
+      std::snprintf(b, sizeof b, "  most helpful %s: %s (%+.2f bits; every entry at once %+.2f)",
+                    slots->entry_kind.c_str(), slots->labels[static_cast<size_t>(rank[0])].c_str(),
+                    slots->entry_bits(0, rank[0]), slots->all_entries_bits(0));
       log << b;
     }
     log << "  -> " << dir << " (" << files.size() + 1 << " files)\n";
@@ -184,6 +207,10 @@ class StepCommand : public Command {
     c->add_flag("--benefit", so_.benefit,
                 "also what the memory contributed per token: each predicted token's loss with the memory reset and "
                 "zeroed (step-NNNN/memory_benefit.png/svg/csv; two more model steps per segment)");
+    c->add_flag("--by-slot", so_.by_slot,
+                "also what each memory entry (slot, memory token, cache block, kept entry) did for each predicted "
+                "token: removed from the carried memory, reset and zeroed (step-NNNN/slot_effects.png/svg/csv; "
+                "1 + 2 (entries + 1) more model steps per segment)");
     c->add_flag("--force", so_.force, "remove the files an earlier step wrote to --out first (only those its manifest.json lists; anything else there is refused)");
     return c;
   }

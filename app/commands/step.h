@@ -18,6 +18,7 @@ struct StepOptions {
   bool to_end = false;        // instead of `to`: through the document's last segment (the headless demo)
   bool force = false;         // clear a non-empty --out first (else it is refused)
   bool benefit = false;       // also each token's loss with the memory reset / zeroed (memory_benefit.*)
+  bool by_slot = false;       // also each memory entry's effect on each predicted token (slot_effects.*)
 };
 
 // Validates everything, then steps and writes. Used by `step` and the headless demo.

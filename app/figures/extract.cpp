@@ -514,4 +514,20 @@ HashData hash_data_of(const HashStatsAccumulator& acc) {
   return h;
 }
 
+SlotEffects slot_effects_data(const SegmentEntryEffects& fx, const MemoryEntries& entries) {
+  SlotEffects out;
+  out.segment = fx.segment;
+  out.entry_kind = entries.groups.size() == 1 ? entries.groups[0].name : "entry";
+  for (int64_t e = 0; e < entries.count(); ++e) out.labels.push_back(entries.label(e));
+  out.tokens = fx.tokens;
+  out.carried = fx.carried;
+  out.entries_removed = fx.segment > 0;
+  for (const auto& a : fx.ablations) {
+    out.ablations.push_back(ablation_name(a.ablation));
+    out.removed.push_back(a.removed);
+    out.all_removed.push_back(a.all_removed);
+  }
+  return out;
+}
+
 }  // namespace mnemo::app

@@ -4,6 +4,8 @@
 #pragma once
 #include "app/figures/step_data.h"
 #include "core/data/document.h"
+#include "app/figures/slot_effects.h"
+#include "core/engine/doc_score.h"
 #include "core/engine/engine.h"
 #include "core/trace/hash_stats.h"
 
@@ -16,6 +18,9 @@ namespace mnemo::app {
 // predicts (core/models/config.h LossTarget). Live stepping, replay, the gallery, `step` and
 // `export` all come through here (then segment_record_of for what is kept of the step).
 StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model);
+
+// One segment's slot ablation (core/engine/doc_score.h) as plain data for figures and panels.
+SlotEffects slot_effects_data(const SegmentEntryEffects& fx, const MemoryEntries& entries);
 
 // The hashed projections of a trace (hash.* keys), or of bucket counts added over steps.
 HashData hash_data_of(const Trace& trace);

@@ -131,6 +131,11 @@ int run_gui(const GuiOptions& o, std::ostream& log) {
       }
       for (int i = 0; i < o.steps; ++i) lockstep->step(+1);
       commands = (own_session ? 1 : 0) + o.steps;
+      // --tint slot-effect: what each memory entry did for the last step's predictions.
+      if (own_session && o.steps > 0 && o.tint == DocumentPanel::kTintSlotEffect) {
+        worker->compute_slot_effects();
+        ++commands;
+      }
       control = lockstep.get();
       if (!own_session) log << "gui: tour " << o.tour << "\n";
       else log << "gui: " << o.doc << " (" << o.cfg.model << (o.cfg.linear == "hashed" ? " with hashed layers" : "")

@@ -3,6 +3,7 @@
 // (docs/architecture.md#data-flow): the opened document and model, plain arrays of the shown step (so the UI
 // thread never runs LibTorch), and what is remembered of every visited segment.
 #pragma once
+#include "app/figures/slot_effects.h"
 #include "app/figures/step_data.h"
 #include "core/data/document.h"
 #include "core/models/config.h"
@@ -58,6 +59,10 @@ struct PublishedView {
   ProvenanceStatePtr provenance_before;
   std::string provenance_note;
   std::string session_dir;  // replaying a training session: its directory ("" for a live model)
+  // What each memory entry did for the shown step's predictions (Controller::
+  // compute_slot_effects; app/figures/slot_effects.h); null until asked for, and again after
+  // every new step.
+  std::shared_ptr<const SlotEffects> slot_effects;
 
   // Loss of document token t as predicted by whichever visited step predicts it
   // (app/figures/step_data.h token_loss_at; NaN when none did).

@@ -102,6 +102,7 @@ ViewPtr ViewPublisher::view(int64_t position, const std::string& model_note, con
   v->provenance_before = shown_.step ? shown_.provenance_before : nullptr;
   v->provenance_note = provenance_note_;
   v->session_dir = session_dir;
+  v->slot_effects = shown_.step ? shown_.slot_effects : nullptr;
   return v;
 }
 

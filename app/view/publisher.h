@@ -32,6 +32,7 @@ struct PublishedStep {
   ProvenanceStatePtr provenance;  // after the step; null when the model has none (or no chain was fed)
   ProvenanceStatePtr provenance_before;  // after the previous step (what the step read); null likewise or at 0
   std::shared_ptr<const SegmentRecord> record;
+  std::shared_ptr<const SlotEffects> slot_effects;  // of this step, once computed
 };
 
 // The step of `snap` of a `kind` model ("memformer", "rmt", "rmt-write-only", ...: the labels
@@ -66,6 +67,8 @@ class ViewPublisher {
   // published with the shown step — for producers that make these up (the gallery).
   void remember(int64_t segment, std::shared_ptr<const SegmentRecord> record);
   void set_provenance(ProvenanceStatePtr provenance) { shown_.provenance = std::move(provenance); }
+  // The shown step's slot effects (kept until another step is shown).
+  void set_slot_effects(std::shared_ptr<const SlotEffects> fx) { shown_.slot_effects = std::move(fx); }
   // No step shown (and, with `forget_visited`, no segment visited); the chain stays.
   void clear_shown(bool forget_visited);
   const StepData* shown() const { return shown_.step.get(); }

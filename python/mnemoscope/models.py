@@ -428,14 +428,19 @@ class MemoryModel(nn.Module):
             if isinstance(mod, HashedProjection):
                 mod.trace_path, mod.tracer = name, traces
 
-    def step(self, segment, memory=None, trace=False):
+    def step(self, segment, memory=None, trace=False, ablate=None, ablate_mode="reset"):
         """One segment: (StepOutput, next memory (dict of tensors), traces). With trace=True,
         traces is {canonical key: detached CPU tensor} as `mnemoscope step` writes them;
-        otherwise {}. memory None = initial_memory(B)."""
+        otherwise {}. memory None = initial_memory(B). ablate: memory entries to remove from
+        `memory` before the step (an entry index, a list of them or "all"; see
+        memory_entries), each set to the initial memory's (ablate_mode "reset") or zeroed
+        ("zero") — the slot ablation of `mnemoscope eval --doc --by-slot`."""
         if not isinstance(segment, Segment):
             segment = Segment(**segment) if isinstance(segment, dict) else Segment(segment)
         if memory is None:
             memory = self.initial_memory(segment.tokens.shape[0])
+        if ablate is not None:
+            memory = self.ablate_memory(memory, ablate, ablate_mode, segment.tokens.shape[1])
         traces = {} if trace else None
         if trace and self.config.linear == "hashed":
             self._attach_hash_tracing(traces)
@@ -458,19 +463,132 @@ class MemoryModel(nn.Module):
         Transformer-XL cache zeroed is also marked empty)."""
         return {k: torch.zeros_like(v) for k, v in memory.items()}
 
-    def forward(self, segments, memory=None, trace=False, between="carry"):
+    # ------------------------------------------------------------------ memory entries
+
+    def memory_entries(self, segment_len):
+        """The entries of this model's memory for segments of segment_len tokens
+        (docs/models.md#memory-entries), in the order `eval --doc --by-slot` numbers them: a
+        list of (label, [(state key, begin, end), ...]), each part the positions [begin, end)
+        along dim 1 of that tensor. Memformer: its slots; RMT: its memory tokens (write-only
+        RMT: with their write-cache rows); Transformer-XL: blocks of segment_len cache positions
+        counted back from the newest (the oldest may be shorter); Transformer-XL + RMT: the
+        memory tokens, then the cache blocks; MTN: its kept entries; mtn-naive: its learned
+        vectors; a model without memory: none."""
+        kind, init = self.config.model, self.initial_memory(1)
+        if not init:
+            return []
+        if kind == "memformer":
+            return [("slot %d" % j, [("slots", j, j + 1)]) for j in range(init["slots"].shape[1])]
+        if kind in ("mtn", "mtn-naive"):
+            keys = ["embeddings", "importance", "source", "age"] if kind == "mtn" else ["embeddings"]
+            name = "kept entry" if kind == "mtn" else "learned vector"
+            return [("%s %d" % (name, j), [(k, j, j + 1) for k in keys]) for j in range(init["embeddings"].shape[1])]
+        out = []
+        if "memory" in init:
+            keys = ["memory"]
+            if kind == "rmt-write-only":
+                keys += ["write_cache.%d" % n for n in range(self.config.layers)] + ["write_cache_valid"]
+            out += [("memory token %d" % j, [(k, j, j + 1) for k in keys]) for j in range(init["memory"].shape[1])]
+        if "cache_valid" in init:
+            c = init["cache_valid"].shape[1]
+            keys = ["cache.%d" % n for n in range(self.config.layers)] + ["cache_valid"]
+            blocks = []
+            end = c
+            while end > 0:
+                begin = max(0, end - segment_len)
+                blocks.append((begin, end))
+                end = begin
+            for g, (b, e) in enumerate(reversed(blocks)):
+                out.append(("cache block %d (positions %d..%d)" % (g, b, e - 1), [(k, b, e) for k in keys]))
+        return out
+
+    def ablate_memory(self, memory, which, mode="reset", segment_len=None):
+        """`memory` with the entries `which` (an index, a list or "all") removed: their
+        positions set to the initial memory's (mode "reset") or zeroed (mode "zero": integer
+        tensors take the initial memory's). With every entry removed, the tensors of no entry
+        (MTN's tokens_read) are removed too, so that ablate_memory(m, "all") is the initial
+        memory (reset) or zero_memory(m) (zero)."""
+        if mode not in ("reset", "zero"):
+            raise ValueError("ablate mode must be 'reset' or 'zero', got %r" % (mode,))
+        entries = self.memory_entries(segment_len or self.config.segment_len)
+        if isinstance(which, str):
+            if which != "all":
+                raise ValueError("ablate must be an entry index, a list of them or 'all', got %r" % (which,))
+            which = list(range(len(entries)))
+        elif isinstance(which, int):
+            which = [which]
+        which = sorted(set(int(e) for e in which))
+        for e in which:
+            if not 0 <= e < len(entries):
+                raise ValueError("memory entry %d is out of range 0..%d" % (e, len(entries) - 1))
+        b = next(iter(memory.values())).shape[0]
+        init = self.initial_memory(b)
+        out = {k: v.clone() for k, v in memory.items()}
+        for e in which:
+            for key, lo, hi in entries[e][1]:
+                t = out[key]
+                t[:, lo:hi] = 0 if (mode == "zero" and t.is_floating_point()) else init[key][:, lo:hi]
+        if entries and len(which) == len(entries):
+            owned = {key for _, parts in entries for key, _, _ in parts}
+            for key in set(out) - owned:
+                out[key] = torch.zeros_like(out[key]) if (mode == "zero" and out[key].is_floating_point()) \
+                    else init[key].clone()
+        return out
+
+    def entry_effects(self, segments, mode="reset"):
+        """Slot ablation over a document's segments (document_segments): per segment, the bits
+        each memory entry saved on the tokens the step predicts — sum over them of (loss with
+        the entry removed from the carried memory - loss with it) / ln 2 — and the same with
+        every entry removed. Segment 0 starts from the initial memory: nothing is removed
+        there (zeros). Returns {"labels": [...], "segments": [{"bits_saved": [E],
+        "all_bits_saved": x}, ...]}; what `mnemoscope eval --doc --by-slot --json` prints."""
+        seg_len = segments[0].tokens.shape[1]
+        labels = [lab for lab, _ in self.memory_entries(seg_len)]
+        out, memory = [], None
+        ln2 = math.log(2)
+        with torch.no_grad():
+            for i, seg in enumerate(segments):
+                base, nxt, _ = self.step(seg, memory)
+                row = {"bits_saved": [0.0] * len(labels), "all_bits_saved": 0.0}
+                if i > 0 and base.token_loss is not None:
+                    def saved(which):
+                        o, _, _ = self.step(seg, memory, ablate=which, ablate_mode=mode)
+                        return float((o.token_loss.double() - base.token_loss.double()).sum()) / ln2
+                    row = {"bits_saved": [saved(e) for e in range(len(labels))], "all_bits_saved": saved("all")}
+                out.append(row)
+                memory = nxt
+        return {"labels": labels, "segments": out}
+
+    def memory_after(self, segments, s):
+        """The memory after segment s of `segments`, carried from the start (what `mnemoscope
+        eval --patch-from A:s` carries into another document)."""
+        if not 0 <= s < len(segments):
+            raise ValueError("segment %d is out of range 0..%d" % (s, len(segments) - 1))
+        memory = None
+        with torch.no_grad():
+            for seg in segments[:s + 1]:
+                _, memory, _ = self.step(seg, memory)
+        return memory
+
+    def forward(self, segments, memory=None, trace=False, between="carry", patch=None):
         """A rollout over `segments` with autograd through the memory (full BPTT): Rollout with
         the objective sum loss_sum / max(sum loss_count, 1). between: what each segment after
         the first starts from: "carry" (the previous segment's memory), "reset" (the initial
-        memory) or "zero" (the memory zeroed, the ablation of `eval --zero-memory`)."""
+        memory) or "zero" (the memory zeroed, the ablation of `eval --zero-memory`). patch:
+        (memory, t): segment t starts from that memory (another document's, memory_after)
+        instead of its own — `mnemoscope eval --patch-from A:s --at t`."""
         if between not in ("carry", "reset", "zero"):
             raise ValueError("between must be 'carry', 'reset' or 'zero', got %r" % (between,))
+        if patch is not None and not 0 <= patch[1] < len(segments):
+            raise ValueError("patch segment %d is out of range 0..%d" % (patch[1], len(segments) - 1))
         outputs, all_traces = [], []
         loss_sum = loss_count = None
         for i, seg in enumerate(segments):
             if i > 0 and between != "carry":
                 b = (seg.tokens if isinstance(seg, Segment) else seg["tokens"]).shape[0]
                 memory = self.initial_memory(b) if between == "reset" else self.zero_memory(memory)
+            if patch is not None and i == patch[1]:
+                memory = patch[0]
             out, memory, tr = self.step(seg, memory, trace)
             outputs.append(out)
             all_traces.append(tr)

@@ -236,8 +236,8 @@ class Mtn(MemoryModel):
 
     # -------------------------------------------------------------- one step
 
-    def step(self, segment, memory=None, trace=False):
-        out, mem, traces = super().step(segment, memory, trace)
+    def step(self, segment, memory=None, trace=False, ablate=None, ablate_mode="reset"):
+        out, mem, traces = super().step(segment, memory, trace, ablate, ablate_mode)
         if trace and not self.predicts_tokens:
             traces.pop("lm.loss", None)  # answer tagging traces its loss as qa.loss
         return out, mem, traces

@@ -386,6 +386,73 @@ class AgainstCpp(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "between must be"):
             mm.build_model(CONFIGS["rmt"])(segs, between="keep")
 
+    def test_eval_by_slot_equals_the_python_ablation(self):
+        """`mnemoscope eval --doc --by-slot --json`: each entry's bits saved per segment, reset and
+        zeroed, equal model.entry_effects (the entries removed by mnemoscope.models' own
+        layout, step(ablate=...)), and every entry removed at once scores the document
+        exactly as eval's reset / zeroed figures; per family (1e-5 bits: float32 losses summed
+        in double on both sides)."""
+        for name in ("memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt", "mtn", "mtn-naive"):
+            with self.subTest(family=name):
+                cfg = CONFIGS.get(name) or dict(TINY, model=name, n1_layers=1, n2_layers=1)
+                m = mm.build_model(cfg, seed=23)
+                path = os.path.join(self.dir, "slot-%s.safetensors" % name)
+                mm.save_weights(m, path)
+                j = json.loads(run([BIN, "--threads", "1", "eval", "--checkpoint", path, "--doc", self.doc, "--by-slot",
+                                    "--json"]))
+                segs = mm.document_segments(DOC, 16)
+                self.assertEqual(j["ablate_all_reset"], j["bits_per_byte_reset_memory"])
+                self.assertEqual(j["ablate_all_zeroed"], j["bits_per_byte_zero_memory"])
+                for mode, suffix in (("reset", "_reset"), ("zero", "_zeroed")):
+                    py = m.entry_effects(segs, mode)
+                    self.assertEqual([e["label"] for e in j["entries"]], py["labels"])
+                    self.assertEqual(j["entry_count"], len(py["labels"]))
+                    self.assertEqual(len(j["segments_by_slot"]), len(py["segments"]))
+                    moved = 0.0
+                    for cs, ps in zip(j["segments_by_slot"], py["segments"]):
+                        for got, want in zip(cs["bits_saved" + suffix], ps["bits_saved"]):
+                            self.assertAlmostEqual(got, want, delta=1e-5)
+                            moved = max(moved, abs(want))
+                        self.assertAlmostEqual(cs["all_entries_bits_saved" + suffix], ps["all_bits_saved"], delta=1e-5)
+                    for e, entry in enumerate(j["entries"]):
+                        self.assertAlmostEqual(entry["bits_saved" + suffix],
+                                               sum(s["bits_saved"][e] for s in py["segments"]), delta=1e-4)
+                    if name != "rmt-write-only" or mode == "reset":
+                        self.assertGreater(moved, 1e-4)  # the ablation changes the scores
+                    # The all-entries ablation is the reset / zeroed rollout of forward().
+                    with torch.no_grad():
+                        r = m(segs, between=mode)
+                    self.assertAlmostEqual(j["ablate_all" + suffix], float(r.loss_sum / r.loss_count) / math.log(2),
+                                           delta=1e-5)
+
+    def test_patch_from_equals_the_python_patch(self):
+        """`eval --doc B --patch-from A:s --at t --json` equals forward(patch=(memory_after(A, s), t))
+        of mnemoscope.models, per family; a patch of B's own memory changes nothing."""
+        other = os.path.join(self.dir, "other.txt")
+        doc_a = b"Queequeg and Ishmael shared a bed at the Spouter-Inn in New Bedford, then sailed."
+        with open(other, "wb") as f:
+            f.write(doc_a)
+        for name in ("memformer", "rmt", "trxl", "trxl-rmt", "mtn"):
+            with self.subTest(family=name):
+                cfg = CONFIGS.get(name) or dict(TINY, model=name, n1_layers=1, n2_layers=1)
+                m = mm.build_model(cfg, seed=29)
+                path = os.path.join(self.dir, "patch-%s.safetensors" % name)
+                mm.save_weights(m, path)
+                j = json.loads(run([BIN, "--threads", "1", "eval", "--checkpoint", path, "--doc", self.doc,
+                                    "--patch-from", other + ":3", "--at", "2", "--json"]))
+                segs_a, segs_b = mm.document_segments(doc_a, 16), mm.document_segments(DOC, 16)
+                with torch.no_grad():
+                    patched = m(segs_b, patch=(m.memory_after(segs_a, 3), 2))
+                    own = m(segs_b, patch=(m.memory_after(segs_b, 1), 2))
+                    plain = m(segs_b)
+                bits = lambda r: float(r.loss_sum / r.loss_count) / math.log(2)
+                self.assertAlmostEqual(j["bits_per_byte_patched"], bits(patched), delta=1e-5)
+                self.assertAlmostEqual(j["bits_per_byte"], bits(plain), delta=1e-5)
+                self.assertEqual(bits(own), bits(plain))
+                self.assertNotAlmostEqual(bits(patched), bits(plain), delta=1e-6)
+                self.assertAlmostEqual(j["bits_saved_by_patch"], (float(plain.loss_sum) - float(patched.loss_sum)) /
+                                       math.log(2), delta=1e-3)
+
     def test_gradients_equal_the_cpp_trainers(self):
         """The C++ trainer's first step (python/tests/grad_dump.cpp: its batch, its rollout with the
         config's strategy, its gradients, dropout off) against autograd through the PyTorch module

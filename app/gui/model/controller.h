@@ -27,6 +27,10 @@ class Controller {
   virtual void jump(int64_t segment) = 0;    // clamped to the document's segments
   virtual void reset() = 0;                  // back to before the first segment
   virtual void cancel() = 0;                 // stops a running jump and drops queued commands
+  // Slot effects of the shown segment (docs/gui.md#slot-effects): the model steps it again with
+  // each memory entry removed, off the UI thread; the view then carries PublishedView::
+  // slot_effects. A model without memory, or no shown step: nothing. Default: nothing.
+  virtual void compute_slot_effects() {}
   // Progress of the command being run: busy() is true while one runs or waits; progress()
   // is in [0,1] for long jumps and negative when there is nothing to measure.
   virtual bool busy() const = 0;
@@ -45,6 +49,7 @@ class RecordingController : public Controller {
   void jump(int64_t s) override { last = "jump " + std::to_string(s); ++calls; }
   void reset() override { last = "reset"; ++calls; }
   void cancel() override { last = "cancel"; ++calls; }
+  void compute_slot_effects() override { last = "slot effects"; ++calls; }
   bool busy() const override { return false; }
   float progress() const override { return -1.f; }
   std::string last;

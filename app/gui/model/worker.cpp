@@ -1,4 +1,7 @@
 #include "app/gui/model/worker.h"
+#include "app/figures/extract.h"
+#include "core/engine/doc_score.h"
+#include "core/models/memory_entries.h"
 
 #include "core/data/tasks.h"
 #include "core/engine/engine.h"
@@ -88,6 +91,7 @@ void Worker::apply_model(const ModelConfig& cfg, uint64_t seed, const std::strin
 void Worker::step(int delta) { post(Step{delta}); }
 void Worker::jump(int64_t segment) { post(Jump{segment}); }
 void Worker::reset() { post(Reset{}); }
+void Worker::compute_slot_effects() { post(SlotFx{}); }
 
 void Worker::cancel() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -275,6 +279,30 @@ void Worker::execute(const Command& c) {
   if (std::holds_alternative<Reset>(c)) {
     engine_->reset();
     publisher_.clear_shown(true);
+    return;
+  }
+  if (std::holds_alternative<SlotFx>(c)) {
+    // The shown segment again with each memory entry removed (core/engine/doc_score.h), on
+    // this thread; cancel() stops it between entries.
+    const int64_t i = engine_->position();
+    if (i < 0 || !publisher_.shown() || engine_->memory_before(0).empty()) return;
+    MemoryModelImpl& model = *engine_->model();
+    const MemoryEntries entries = memory_entries(model.capabilities(), engine_->memory_before(0), cur->segment_len);
+    const int64_t n = entries.count();
+    int64_t done = 0;
+    try {
+      const SegmentEntryEffects fx = segment_entry_effects(
+          model, engine_->document(), cur->segment_len, i, engine_->memory_before(i), engine_->memory_before(0), entries,
+          {MemoryAblation::kReset, MemoryAblation::kZeroed}, [&] {
+            progress_ = n > 0 ? static_cast<float>(done++) / static_cast<float>(2 * n) : -1.f;
+            return !cancel_.load();
+          });
+      if (fx.ablations.empty()) return;  // cancelled
+      publisher_.set_slot_effects(std::make_shared<const SlotEffects>(slot_effects_data(fx, entries)));
+    } catch (const std::exception& e) {
+      if (auto oom = platform::out_of_memory_message(e)) error(*oom + kOomHint);
+      else error("Cannot compute the slot effects of segment " + std::to_string(i) + ": " + e.what());
+    }
     return;
   }
   int64_t target = engine_->position();

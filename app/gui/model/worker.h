@@ -47,6 +47,7 @@ class Worker : public Controller {
   void jump(int64_t segment) override;
   void reset() override;
   void cancel() override;
+  void compute_slot_effects() override;
   bool busy() const override;
   float progress() const override { return progress_.load(); }
 
@@ -64,7 +65,8 @@ class Worker : public Controller {
   struct Step { int delta; };
   struct Jump { int64_t segment; };
   struct Reset {};
-  using Command = std::variant<Open, Apply, Start, Step, Jump, Reset>;
+  struct SlotFx {};
+  using Command = std::variant<Open, Apply, Start, Step, Jump, Reset, SlotFx>;
 
   void post(Command c);
   void run();

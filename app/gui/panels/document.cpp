@@ -6,6 +6,7 @@
 
 #include "app/figures/benefit.h"
 #include "app/figures/memory_reads.h"
+#include "app/figures/slot_effects.h"
 
 #include "viz/charts.h"
 #include "viz/figure.h"
@@ -90,6 +91,14 @@ bool is_continuation(const Document& doc, int64_t t) {
 }
 
 }  // namespace
+
+int DocumentPanel::effect_entry(const SlotEffects& fx, int selected, int chosen) {
+  if (fx.empty()) return -1;
+  if (selected >= 0 && selected < fx.entries()) return selected;
+  if (chosen >= 0 && chosen < fx.entries()) return chosen;
+  const int a = std::max(0, fx.ablation("reset"));
+  return static_cast<int>(fx.ranking(static_cast<size_t>(a)).front());
+}
 
 bool DocumentPanel::continues_character(const Document& doc, int64_t t) {
   if (!is_continuation(doc, t)) return false;
@@ -223,14 +232,17 @@ void DocumentPanel::draw(PanelContext& ctx) {
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.f);
-  const char* tints[] = {"tint: visited", "tint: loss", "tint: provenance", "tint: benefit"};
-  ImGui::Combo("##tint", &tint_, tints, 4);
+  const char* tints[] = {"tint: visited", "tint: loss", "tint: provenance", "tint: benefit", "tint: slot effect"};
+  ImGui::Combo("##tint", &tint_, tints, 5);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("visited: the segments stepped through\n"
                       "loss: the loss of predicting each visited token (magma, 0..%.0f nats)\n"
                       "provenance: which earlier tokens the selected memory entry's content came from (viridis)\n"
                       "benefit: the bits the memory saved on each visited token against the memory reset to the\n"
-                      "  initial memory (blue: it helped, red: it hurt; +-%.0f bits)",
+                      "  initial memory (blue: it helped, red: it hurt; +-%.0f bits)\n"
+                      "slot effect: the bits one memory entry (slot, memory token, cache block, kept entry) saved\n"
+                      "  on each token the shown step predicts: the step again with that entry reset to the initial\n"
+                      "  memory (blue: it helped, red: it hurt)",
                       kMaxLossScale, kBenefitScale);
   if (tint_ == kTintBenefit) {
     // Legend and the current step's total (app/figures/benefit.h).
@@ -246,6 +258,58 @@ void DocumentPanel::draw(PanelContext& ctx) {
       ImGui::Text("segment %lld's predictions: memory saved %+.2f bits", static_cast<long long>(s.step->segment), total);
     else
       ImGui::TextDisabled("step a segment to see what the memory saved");
+  }
+  // Slot effects (docs/gui.md#slot-effects): the selected entry's effect on the shown step's
+  // predictions, computed by the worker on request.
+  const SlotEffects* fx = nullptr;
+  int fx_entry = -1, fx_ablation = 0;
+  float fx_scale = 1.f;
+  if (tint_ == kTintSlotEffect) {
+    if (s.slot_effects && s.step && s.slot_effects->segment == s.step->segment && !s.slot_effects->empty())
+      fx = s.slot_effects.get();
+    if (!s.step) {
+      ImGui::TextDisabled("step a segment, then compute what each memory entry did for its predictions");
+    } else if (!fx) {
+      if (ctx.control.busy()) {
+        ImGui::TextDisabled("computing...");
+      } else if (!ctx.preview && ImGui::SmallButton("compute slot effects")) {
+        ctx.control.compute_slot_effects();
+      }
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Steps segment %lld again with each memory entry removed (reset to the initial memory, and\n"
+                          "zeroed), on the model's thread; a model without memory has none",
+                          static_cast<long long>(s.step->segment));
+    } else {
+      fx_ablation = std::max(0, fx->ablation("reset"));
+      fx_entry = effect_entry(*fx, ctx.vm.selected_slot(), chosen_effect_entry_);
+      fx_scale = fx->scale(static_cast<size_t>(fx_ablation));
+      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.f);
+      int shown = fx_entry;
+      if (ImGui::InputInt("##entry", &shown)) {
+        shown = std::max(0, std::min(shown, static_cast<int>(fx->entries()) - 1));
+        chosen_effect_entry_ = shown;
+        ctx.vm.select_slot(shown);
+        fx_entry = effect_entry(*fx, ctx.vm.selected_slot(), chosen_effect_entry_);
+      }
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The memory entry whose effect tints the text; selecting a slot in any panel does the same");
+      ImGui::SameLine();
+      ui::colormap_strip(viz::Colormap::Diverging);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Bits a token costs more without %s (reset to the initial memory): +%.2f (blue, it helped) .. "
+                          "0 (white) .. -%.2f (red, it hurt)",
+                          fx->labels[static_cast<size_t>(fx_entry)].c_str(), fx_scale, fx_scale);
+      const size_t a = static_cast<size_t>(fx_ablation);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "%s saved %+.2f bits on segment %lld's predictions; every entry at once %+.2f, the single entries' "
+                    "sum %+.2f (they need not add up)",
+                    fx->labels[static_cast<size_t>(fx_entry)].c_str(), fx->entry_bits(a, fx_entry),
+                    static_cast<long long>(fx->segment), fx->all_entries_bits(a), fx->sum_of_entries(a));
+      ui::text_wrapped_at_spaces(line);
+      if (!fx->entries_removed)
+        ImGui::TextDisabled("segment 0 starts from the initial memory: nothing written to remove");
+    }
   }
   // Provenance of the selected slot (docs/gui.md#provenance): a second colour scale.
   const ProvenanceState* prov = tint_ == kTintProvenance && s.provenance ? s.provenance.get() : nullptr;
@@ -449,6 +513,13 @@ void DocumentPanel::draw(PanelContext& ctx) {
         if (tint_ == kTintLoss) {
           const float q = loss_tint_position(s.token_loss(t));
           if (std::isfinite(q)) return (lut.at(q) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
+        }
+        if (fx && fx_entry >= 0) {
+          const float bits = fx->token_bits(static_cast<size_t>(fx_ablation), fx_entry, t);
+          if (std::isfinite(bits)) {
+            const float u = std::clamp(0.5f - 0.5f * bits / fx_scale, 0.f, 1.f);
+            return (dlut.at(std::round(u * 16.f) / 16.f) & 0x00FFFFFFu) | IM_COL32(0, 0, 0, 200);
+          }
         }
         if (tint_ == kTintBenefit) {
           const TokenLossAt l = token_loss_at(s.visited, L, t);

@@ -165,7 +165,9 @@ class DocumentPanel : public Panel {
   int64_t scrolled_to_ = -2;
   uint64_t scrolled_info_ = 0;
   int64_t scrolled_highlight_ = -1;
-  int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry, 3: memory benefit
+  int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry, 3: memory benefit,
+                 // 4: the selected memory entry's effect (slot effects)
+  int chosen_effect_entry_ = -1;  // the slot-effect tint's entry when none is selected (-1: the most helpful)
   // The changed-on-disk line, its document and when it was last checked (draw()).
   std::string changed_;
   const Document* changed_doc_ = nullptr;
@@ -173,9 +175,12 @@ class DocumentPanel : public Panel {
   int chosen_slot_ = 0;
 
  public:
-  enum Tint { kTintVisited = 0, kTintLoss = 1, kTintProvenance = 2, kTintBenefit = 3 };
+  enum Tint { kTintVisited = 0, kTintLoss = 1, kTintProvenance = 2, kTintBenefit = 3, kTintSlotEffect = 4 };
   int tint() const { return tint_; }
-  void set_tint(int t) { tint_ = t < 0 || t > 3 ? 0 : t; }
+  void set_tint(int t) { tint_ = t < 0 || t > 4 ? 0 : t; }
+  // The entry the slot-effect tint shows: the selected slot when `fx` has it, else the one
+  // typed in the panel, else the most helpful (reset ablation); -1 when fx is empty.
+  static int effect_entry(const SlotEffects& fx, int selected, int chosen);
   // The benefit tint's colour scale: ±kBenefitScale bits (blue = the memory saved bits).
   static constexpr float kBenefitScale = 2.f;
 };

@@ -7,7 +7,9 @@
 #include "app/figures/memformer.h"
 #include "app/figures/mtn.h"
 #include "app/figures/provenance.h"
+#include "app/figures/slot_effects.h"
 #include "app/gui/panels/dashboard.h"
+#include "app/gui/panels/slot_effects_panel.h"
 #include "core/models/capabilities.h"
 
 #include <algorithm>
@@ -46,6 +48,12 @@ bool mtn_only(const PublishedView& s, std::string* why) {
   if (s.info && caps(s).memory == MemoryKind::kKeptTokens) return true;
   return no(why, "Kept tokens exist only in the Memory Transformer Network: start with --model mtn "
                  "(mtn-naive's memory is learned vectors, no-memory has none).");
+}
+
+bool memory_models(const PublishedView& s, std::string* why) {
+  if (s.info && caps(s).memory != MemoryKind::kNone) return true;
+  return no(why, s.info ? "The " + model_of(s) + " model has no memory: no entry to remove."
+                        : "Open a document first.");
 }
 
 template <class P>
@@ -92,6 +100,10 @@ void write_hash(const PanelExport& e) {
   write_hash_projection(st.hash, e.sel.hash_path, e.sel.hash_table, e.base, e.base + "_stats.csv",
                         "segment " + std::to_string(st.segment), e.fm, e.out);
 }
+void write_slot_fx(const PanelExport& e) {
+  // The shown step's slot effects once computed (step --by-slot's slot_effects.*); else nothing.
+  if (const SlotEffects* fx = SlotEffectsPanel::shown(e.view)) write_slot_effects(*fx, *e.view.info->doc, e.base, e.fm, e.out);
+}
 void write_mtn(const PanelExport& e) {
   write_mtn_memory(*e.view.step, *e.view.info->doc, e.base, e.base + "_document", e.base + "_importance", e.fm, e.out);
 }
@@ -130,6 +142,9 @@ PanelRect place_hash(const LayoutGrid& g) {
 PanelRect place_gallery(const LayoutGrid& g) {
   return g.at(std::round(g.s.x * 0.12f), std::round(g.s.y * 0.04f), std::round(g.s.x * 0.76f), std::round(g.s.y * 0.92f));
 }
+PanelRect place_slot_effects(const LayoutGrid& g) {
+  return g.at(std::round(g.s.x * 0.55f), std::round(g.s.y * 0.10f), std::round(g.s.x * 0.40f), std::round(g.s.y * 0.60f));
+}
 PanelRect place_dashboard(const LayoutGrid& g) {
   return g.at(std::round(g.s.x * 0.08f), std::round(g.s.y * 0.06f), std::round(g.s.x * 0.84f), std::round(g.s.y * 0.88f));
 }
@@ -162,6 +177,8 @@ std::vector<PanelDef> make_registry() {
     {"Training dashboard", "dashboard", false, 0, false, nullptr, make<DashboardPanel>, nullptr, place_dashboard,
      nullptr, "", 0.f, 0},
     {"Gallery", "gallery", false, 0, false, nullptr, make<GalleryPanel>, nullptr, place_gallery,
+     nullptr, "", 0.f, 0},
+    {"Slot effects", "slot_effects", false, 0, true, memory_models, make<SlotEffectsPanel>, write_slot_fx, place_slot_effects,
      nullptr, "", 0.f, 0},
   };
   // clang-format on
