@@ -64,7 +64,7 @@ TEST_CASE("hostile: JSON nesting depth is measured without recursion and refused
   CHECK_THROWS_AS((void)mnemo::io::parse_json(nested(200000)), mnemo::io::JsonTooDeep);  // no stack overflow
 }
 
-TEST_CASE("hostile: read_regular_file refuses a FIFO at once, a directory, a file over the limit; reads a file whole") {
+TEST_CASE("hostile: read_regular_file refuses a FIFO at once, a directory, a file over the limit - reads a file whole") {
   const std::string d = mnemo::test::temp_dir("hostile-read");
   std::string out;
   REQUIRE(::mkfifo((d + "/fifo").c_str(), 0644) == 0);
@@ -162,7 +162,7 @@ TEST_CASE("hostile: history records of the wrong type or range are skipped with 
   CHECK(marks[0].to == 4);
 }
 
-TEST_CASE("cli hostile: deep, FIFO and oversized inputs exit 2 at once naming the file; --threads is capped") {
+TEST_CASE("cli hostile: deep, FIFO and oversized inputs exit 2 at once naming the file - --threads is capped") {
   const std::string d = mnemo::test::temp_dir("hostile-cli");
   mnemo::test::write_file(d + "/deep.json", R"({"model":)" + nested(300000) + "}");
   auto r = run_shell("timeout 60 " + kBin + " train --config " + d + "/deep.json --out " + d + "/s1");
@@ -215,7 +215,7 @@ TEST_CASE("cli hostile: a FIFO in a session (manifest, metrics.log, latest) is n
   }
 }
 
-TEST_CASE("cli hostile: export never overwrites a user's file in --out; it replaces only what an earlier export listed") {
+TEST_CASE("cli hostile: export never overwrites a user's file in --out - it replaces only what an earlier export listed") {
   const std::string d = mnemo::test::temp_dir("hostile-export");
   const std::string s = d + "/run";
   REQUIRE(run_cli("train --config " + kTinyConfig + " --steps 2 --out " + s).code == 0);
