@@ -80,8 +80,10 @@ void TimelinePanel::draw(PanelContext& ctx) {
   bool any_gap = false;
   for (size_t c = 0; c < segments_.size(); ++c) any_gap = any_gap || (gaps[c] = segments_[c] < 0);
   image_.update(key_, values_.data(), slots_, static_cast<int>(segments_.size()), 0.f, 1.f, ctx.seq_cmap, &gaps);
-  if (any_gap) {  // the legend of the grey column, under the title line
-    const float sw = ImGui::GetTextLineHeight();
+  // The legend of the grey column, under the title line, where the map keeps room for it (a
+  // presenter-size panel keeps its map; the column's tooltip and the help say the same).
+  const float sw = ImGui::GetTextLineHeight();
+  if (any_gap && map_size.y - sw > 8.f * sw) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const ImU32 grey = IM_COL32(ui::HeatmapImage::kGapGrey, ui::HeatmapImage::kGapGrey, ui::HeatmapImage::kGapGrey, 255);
     ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + sw, p.y + sw), grey);
