@@ -8,6 +8,7 @@
 #include "app/figures/memory_reads.h"
 #include "app/gui/model/controller.h"
 #include "app/gui/model/synthetic.h"
+#include "app/gui/panels/registry.h"
 #include "app/gui/panels/widgets/fonts.h"
 #include "app/gui/panels/widgets/texture.h"
 #include "app/gui/platform/gl_textures.h"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mnemo::app {
@@ -162,7 +164,12 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
     shell->document_panel().set_tint(DocumentPanel::kTintBenefit);
     shell->document_panel().select_token(a->step->first_token + o.tokens / 2);
   }
-  if (slot_effect) shell->document_panel().set_tint(DocumentPanel::kTintSlotEffect);
+  if (slot_effect) {
+    shell->document_panel().set_tint(DocumentPanel::kTintSlotEffect);
+    // The Slot effects panel beside it: the ranking and the entries x tokens matrix.
+    for (const PanelDef& d : panel_registry())
+      if (std::string(d.file_name) == "slot_effects") shell->set_panel_open(panel_id(d), true);
+  }
   RecordingController control;
 
   std::vector<double>& ui_ms = run.ui_ms;
@@ -239,7 +246,9 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
         << "  benefit: the Document tinted by the memory benefit of every visited token, and token "
         << o.tokens / 2 << " of the shown segment selected (its reads over the " << o.slots << " slots, what they held outlined)\n"
         << "  slot effect: the Document tinted by slot 5's effect on the " << a_fx->slot_effects->tokens.size()
-        << " tokens the shown step predicts (slot effects of 32 entries, published with the step)\n";
+        << " tokens the shown step predicts (slot effects of 32 entries, published with the step), the Slot effects\n"
+        << "  panel open beside it: the entries ranked and their 32 x " << a_fx->slot_effects->tokens.size()
+        << " matrix (a new texture with every step)\n";
   if (!dash) {
     // What the benefit layout draws, so a run that drew nothing cannot pass for a cheap one.
     const MemoryReads reads = memory_reads(*a->step, a->visited, a->step->first_token + o.tokens / 2, 3);

@@ -5,6 +5,7 @@
 
 #include "app/cli/assets.h"
 #include "app/commands/commands.h"
+#include "app/gui/model/entry_effect.h"
 #include "app/gui/model/tour.h"
 #include "app/gui/model/tour_check.h"
 #include "app/gui/model/worker.h"
@@ -368,9 +369,21 @@ int check_tour(const Tour& tour, std::ostream& out) {
     if (!s->step || s->step->segment != st.segment)
       throw InputError("tour " + tour.path + ", stop " + std::to_string(st.number) + ": segment " + std::to_string(st.segment) +
                        " was not shown");
+    // A slot_effect tint or claim: what each memory entry did at this step, as the app computes
+    // it there (app/gui/shell/tour.cpp).
+    const bool effects = st.tint == "slot_effect" ||
+                         std::any_of(st.checks.begin(), st.checks.end(), [](const TourCheck& c) { return c.kind == "slot_effect"; });
+    if (effects) {
+      w.compute_slot_effects();
+      ++posted;
+      wait();
+      for (const auto& e : w.take_errors())
+        throw InputError("tour " + tour.path + ", stop " + std::to_string(st.number) + ": " + e);
+      s = w.latest();
+    }
     out << "stop " << st.number << " (" << st.model << ", segment " << st.segment << " of " << st.num_segments << ", "
         << s->info->stepping.describe() << "): " << st.checks.size() << " checks\n";
-    for (const auto& r : check_stop(st, *s)) {
+    for (const auto& r : check_stop(st, *s, entry_effect_apart)) {
       ++checked;
       if (!r.pass) ++failed;
       out << "  " << describe_result(r) << "\n";

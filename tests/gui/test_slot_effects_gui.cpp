@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <thread>
 
 using namespace mnemo;
@@ -137,6 +138,267 @@ TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of 
     CHECK(w.latest()->position == 3);
     CHECK_FALSE(w.latest()->slot_effects);
     CHECK_FALSE(SlotEffectsPanel::shown(*w.latest()));
+  }
+}
+
+namespace {
+// Keeps every uploaded image (create and update) so a test can read back what a panel drew.
+class RecordingTextures : public ui::TextureApi {
+ public:
+  struct Image {
+    int w = 0, h = 0;
+    std::vector<uint8_t> rgba;
+  };
+  ImTextureID create(int w, int h, const uint8_t* rgba, bool) override {
+    ++uploads_;
+    ++live_;
+    const intptr_t id = next_++;
+    images[id] = {w, h, std::vector<uint8_t>(rgba, rgba + static_cast<size_t>(w) * static_cast<size_t>(h) * 4)};
+    return reinterpret_cast<ImTextureID>(id);
+  }
+  void update(ImTextureID id, int w, int h, const uint8_t* rgba) override {
+    ++uploads_;
+    images[reinterpret_cast<intptr_t>(id)] = {w, h, std::vector<uint8_t>(rgba, rgba + static_cast<size_t>(w) * static_cast<size_t>(h) * 4)};
+  }
+  void destroy(ImTextureID id) override {
+    --live_;
+    images.erase(reinterpret_cast<intptr_t>(id));
+  }
+  int max_size() const override { return 16384; }
+  std::map<intptr_t, Image> images;
+
+ private:
+  intptr_t next_ = 1;
+};
+}  // namespace
+
+TEST_CASE("slot effects panel: the entries x tokens matrix drawn equals the effects - ranked rows, blue where an entry "
+          "helped - hover names the cell's exact values - a click on a row selects its entry") {
+  // Three slots over the four tokens segment 1's step predicts (document tokens 8..11): slot 0
+  // hurt token 9 by 1 bit, slot 1 helped every token by 0.5 bits and token 10 by 3, slot 2 did nothing.
+  const Document doc = make_document("The whale swam far.", "t.txt");
+  PublishedView v;
+  auto info = std::make_shared<ViewSource>();
+  info->doc = std::make_shared<const Document>(doc);
+  info->cfg.model = "memformer";
+  v.info = info;
+  auto step = std::make_shared<StepData>();
+  step->segment = 1;
+  v.step = step;
+  auto fx = std::make_shared<SlotEffects>();
+  fx->segment = 1;
+  fx->entry_kind = "slot";
+  fx->labels = {"slot 0", "slot 1", "slot 2"};
+  fx->tokens = {8, 9, 10, 11};
+  fx->carried = {1.f, 2.f, 0.5f, 1.5f};
+  fx->ablations = {"reset"};
+  const float ln2 = static_cast<float>(std::log(2.0));
+  const std::vector<std::vector<float>> bits = {{0, -1, 0, 0}, {0.5f, 0.5f, 3.f, 0.5f}, {0, 0, 0, 0}};
+  fx->removed.assign(1, {});
+  for (const auto& row : bits) {
+    std::vector<float> r;
+    for (size_t k = 0; k < 4; ++k) r.push_back(fx->carried[k] + row[k] * ln2);
+    fx->removed[0].push_back(r);
+  }
+  fx->all_removed = {{3.f, 3.f, 3.f, 3.f}};
+  v.slot_effects = fx;
+  // The rows as ranked by bits saved (slot 1: 4.5, slot 2: 0, slot 0: -1) and each cell
+  // "bits with it - without it" = -bits on the symmetric scale of the largest |bits| (3).
+  const std::vector<int> order = {1, 2, 0};
+  std::vector<float> want;
+  for (int e : order)
+    for (size_t k = 0; k < 4; ++k) want.push_back(-bits[static_cast<size_t>(e)][k]);
+  std::vector<uint8_t> want_rgba;
+  int ww = 0, wh = 0;
+  ui::heatmap_rgba(want.data(), 3, 4, -3.f, 3.f, ui::ColorLut(viz::Colormap::Diverging), 16384, &want_rgba, &ww, &wh);
+  REQUIRE(ww == 4);
+  REQUIRE(wh == 3);
+  // Blue where an entry helped: slot 1's token 10 (row 0, column 2) is bluer than red.
+  const uint8_t* helped = &want_rgba[(0 * 4 + 2) * 4];
+  CHECK(helped[2] > helped[0]);
+  const uint8_t* hurt = &want_rgba[(2 * 4 + 1) * 4];  // slot 0 on token 9
+  CHECK(hurt[0] > hurt[2]);
+
+  RecordingTextures textures;
+  ViewModel vm;
+  vm.set_step(3, {0.5f, 0.5f, 0.5f});
+  RecordingController control;
+  Transport transport;
+  ShellRequests requests;
+  SlotEffectsPanel panel;
+  try {
+    test::NullImGui ui(1000.f, 800.f);
+    auto frame = [&] {
+      ui.frame([&] {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImVec2(900, 700));
+        ImGui::Begin("Slot effects");
+        PanelContext ctx{v, vm, textures, control, transport, requests};
+        panel.draw(ctx);
+        ImGui::End();
+      });
+    };
+    ImGui::GetIO().MousePos = ImVec2(-1000, -1000);
+    frame();
+    // The matrix's texture: 4 tokens x 3 entries, its pixels those of the effects.
+    const RecordingTextures::Image* img = nullptr;
+    for (const auto& [id, im] : textures.images)
+      if (im.w == 4 && im.h == 3) img = &im;
+    REQUIRE(img);
+    CHECK(img->rgba == want_rgba);
+    // Hover the cell of row 0 (slot 1), token column 2 (document token 10), then click it.
+    const ImVec2 lo = panel.matrix_min(), hi = panel.matrix_max();
+    REQUIRE(hi.x > lo.x);
+    REQUIRE(hi.y > lo.y);
+    const ImVec2 cell(lo.x + (hi.x - lo.x) * (2.5f / 4.f), lo.y + (hi.y - lo.y) * (0.5f / 3.f));
+    ImGui::GetIO().MousePos = cell;
+    frame();
+    frame();
+    CHECK(panel.hovered_entry() == 1);
+    CHECK(panel.hovered_token() == 2);
+    CHECK(SlotEffectsPanel::cell_text(*fx, doc, 0, 1, 2) ==
+          "slot 1, token 10 's' (removed = reset): 3.000 bits saved | 0.5 nats with it, 2.579 without");
+    CHECK(vm.selected_slot() == -1);
+    ImGui::GetIO().MouseDown[0] = true;
+    frame();
+    ImGui::GetIO().MouseDown[0] = false;
+    frame();
+    CHECK(vm.selected_slot() == 1);
+    // Row 2 (slot 0, which hurt): its entry is the one selected by a click there.
+    ImGui::GetIO().MousePos = ImVec2(cell.x, lo.y + (hi.y - lo.y) * (2.5f / 3.f));
+    frame();
+    CHECK(panel.hovered_entry() == 0);
+    ImGui::GetIO().MouseDown[0] = true;
+    frame();
+    ImGui::GetIO().MouseDown[0] = false;
+    frame();
+    CHECK(vm.selected_slot() == 0);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("attention panel: a click on a memory token's column selects that entry - RMT read and write, MTN memory - "
+          "token and cache columns select nothing") {
+  // An RMT step: 3 tokens attending over [read r0 r1 | 3 tokens | write w0 w1].
+  AttentionData a;
+  a.kind = "RMT";
+  a.layers = {0};
+  a.heads = 1;
+  a.rows = 3;
+  a.cols = 7;
+  a.values.assign(static_cast<size_t>(2 * 3 * 7), 1.f / 7.f);
+  a.block_max = {1.f / 7.f, 1.f / 7.f};
+  a.row_labels = {"a", "b", "c"};
+  a.col_labels = {"r0", "r1", "a", "b", "c", "w0", "w1"};
+  a.row_token = {10, 11, 12};
+  a.col_token = {-1, -1, 10, 11, 12, -1, -1};
+  a.row_blocks = {{0, 3, "tokens"}};
+  a.col_blocks = {{0, 2, "read"}, {2, 3, "tokens"}, {5, 2, "write"}};
+  const std::vector<int> want = {0, 1, -1, -1, -1, 0, 1};
+  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(a, c) == want[static_cast<size_t>(c)]);
+  CHECK(AttentionPanel::entry_of_column(a, 7) == -1);
+  // MTN: [memory | chunk | write]: the kept entries select, its write tokens do not.
+  AttentionData mtn = a;
+  mtn.col_blocks = {{0, 2, "memory"}, {2, 3, "chunk"}, {5, 2, "write"}};
+  CHECK(AttentionPanel::entry_of_column(mtn, 1) == 1);
+  CHECK(AttentionPanel::entry_of_column(mtn, 5) == -1);
+  // Transformer-XL: cache positions are not entries of their own (the cache blocks are).
+  AttentionData trxl = a;
+  trxl.col_blocks = {{0, 4, "cache"}, {4, 3, "tokens"}};
+  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(trxl, c) == -1);
+
+  PublishedView v;
+  auto info = std::make_shared<ViewSource>();
+  info->doc = std::make_shared<const Document>(make_document("The whale swam far.", "t.txt"));
+  info->cfg.model = "rmt";
+  v.info = info;
+  auto step = std::make_shared<StepData>();
+  step->segment = 1;
+  step->first_token = 10;
+  step->attention = a;
+  v.step = step;
+  ui::NullTextureApi textures;
+  ViewModel vm;
+  vm.set_step(2, {});
+  RecordingController control;
+  Transport transport;
+  ShellRequests requests;
+  AttentionPanel panel;
+  try {
+    test::NullImGui ui(1000.f, 800.f);
+    auto frame = [&] {
+      ui.frame([&] {
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(ImVec2(900, 700));
+        ImGui::Begin("Attention");
+        PanelContext ctx{v, vm, textures, control, transport, requests};
+        panel.draw(ctx);
+        ImGui::End();
+      });
+    };
+    auto click_column = [&](int c, int r) {
+      const ImVec2 lo = panel.map_min(), hi = panel.map_max();
+      REQUIRE(hi.x > lo.x);
+      ImGui::GetIO().MousePos = ImVec2(lo.x + (hi.x - lo.x) * ((static_cast<float>(c) + 0.5f) / 7.f),
+                                       lo.y + (hi.y - lo.y) * ((static_cast<float>(r) + 0.5f) / 3.f));
+      frame();
+      ImGui::GetIO().MouseDown[0] = true;
+      frame();
+      ImGui::GetIO().MouseDown[0] = false;
+      frame();
+    };
+    ImGui::GetIO().MousePos = ImVec2(-1000, -1000);
+    frame();
+    click_column(6, 0);  // w1: the memory token written
+    CHECK(vm.selected_slot() == 1);
+    click_column(3, 1);  // a token: the selection stays
+    CHECK(vm.selected_slot() == 1);
+    click_column(0, 2);  // r0: the memory token read
+    CHECK(vm.selected_slot() == 0);
+    click_column(0, 2);  // again: cleared
+    CHECK(vm.selected_slot() == -1);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("slot effects: Transformer-XL's cache blocks become selectable once computed - the Slot effects panel's row "
+          "and the Document tint then follow the selected block") {
+  const std::string sample = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  ModelConfig cfg = test::tiny_decoder("trxl", 3, 16);
+  cfg.slots = 40;  // a cache of 40 positions: blocks of 16, the oldest of 8
+  Worker w;
+  w.start(sample, cfg, 3, "");
+  for (int i = 0; i < 3; ++i) w.step(+1);
+  wait_until(w, 4);
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    ViewPtr v = w.latest();
+    REQUIRE(v->step);
+    REQUIRE(v->step->slots == 0);
+    ui.frame(shell, v, control);
+    shell.view_model().select_slot(2);
+    CHECK(shell.view_model().selected_slot() == -1);  // no entries known before the effects
+    w.compute_slot_effects();
+    wait_until(w, 5);
+    v = w.latest();
+    REQUIRE(v->slot_effects);
+    REQUIRE(v->slot_effects->entries() == 3);
+    ui.frame(shell, v, control);
+    shell.view_model().select_slot(2);
+    CHECK(shell.view_model().selected_slot() == 2);
+    CHECK(DocumentPanel::effect_entry(*v->slot_effects, shell.view_model().selected_slot(), -1) == 2);
+    ui.frame(shell, v, control);
+    CHECK(shell.view_model().selected_slot() == 2);  // kept while the same effects are shown
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
   }
 }
 

@@ -38,6 +38,9 @@ class LockstepController : public Controller {
     a_->cancel();
     if (b_) b_->cancel();
   }
+  // Side A's (the Document panel's "compute slot effects", the Slot effects panel, a tour stop
+  // with the slot-effect tint); side B's panels draw read-only.
+  void compute_slot_effects() override { a_->compute_slot_effects(); }
   bool busy() const override { return a_->busy() || (b_ && b_->busy()); }
   float progress() const override {
     const float pa = a_->progress(), pb = b_ ? b_->progress() : -1.f;

@@ -64,7 +64,7 @@ std::string join(const std::vector<std::string>& v) {
 const std::vector<std::string>& tour_panel_names() {
   static const std::vector<std::string> k = {"controls", "document", "writer_attention", "slot_types",
                                              "forgetting", "memory", "slot_timeline", "attention",
-                                             "hash", "mtn_memory"};
+                                             "hash", "mtn_memory", "slot_effects"};
   return k;
 }
 
@@ -75,7 +75,7 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
   const std::string f = "checks[" + std::to_string(index - 1) + "]";
   if (!jc.is_object()) bad(f, "must be an object with \"check\" and \"says\"");
   static const std::set<std::string> kKinds = {"loss", "benefit", "self_mass", "slot_types", "provenance", "block_mass",
-                                               "reads"};
+                                               "reads", "slot_effect"};
   static const std::set<std::string> kFields = {"check", "says", "min", "max", "stat", "tokens", "slot",
                                                 "of", "mass", "layer", "retain", "mix", "overwrite", "token"};
   for (const auto& [k, v] : jc.items()) {
@@ -85,7 +85,7 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
   }
   TourCheck c;
   if (!jc.contains("check") || !jc["check"].is_string() || !kKinds.count(jc["check"].get<std::string>()))
-    bad(f + ".check", "must be one of loss, benefit, self_mass, slot_types, provenance, block_mass, reads");
+    bad(f + ".check", "must be one of loss, benefit, self_mass, slot_types, provenance, block_mass, reads, slot_effect");
   c.kind = jc["check"].get<std::string>();
   if (!jc.contains("says") || !jc["says"].is_string() || jc["says"].get<std::string>().empty())
     bad(f + ".says", "missing: quote the caption's words this check backs");
@@ -110,8 +110,8 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
     if (!jc["stat"].is_string() || (jc["stat"] != "each" && jc["stat"] != "mean" && jc["stat"] != "sum"))
       bad(f + ".stat", "must be each, mean or sum");
     c.stat = jc["stat"].get<std::string>();
-    if (c.stat == "sum" && c.kind != "provenance" && c.kind != "reads")
-      bad(f + ".stat", "sum is for provenance shares; use each or mean");
+    if (c.stat == "sum" && c.kind != "provenance" && c.kind != "reads" && c.kind != "slot_effect")
+      bad(f + ".stat", "sum is for provenance shares and slot effects; use each or mean");
     if (c.kind == "reads" && c.stat != "sum") bad(f + ".stat", "a reads check measures one value; leave stat out");
   }
   if (jc.contains("tokens")) {
@@ -136,9 +136,12 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
   if (jc.contains("of")) {
     static const std::set<std::string> kProvenanceOf = {"tokens", "initial", "other"};
     static const std::set<std::string> kReadsOf = {"memory", "top", "entry", "holds"};
-    const auto& known = c.kind == "reads" ? kReadsOf : kProvenanceOf;
+    static const std::set<std::string> kEffectOf = {"reset", "zeroed"};
+    const auto& known = c.kind == "reads" ? kReadsOf : c.kind == "slot_effect" ? kEffectOf : kProvenanceOf;
     if (!jc["of"].is_string() || !known.count(jc["of"].get<std::string>()))
-      bad(f + ".of", c.kind == "reads" ? "must be memory, top, entry or holds" : "must be tokens, initial or other");
+      bad(f + ".of", c.kind == "reads"         ? "must be memory, top, entry or holds"
+                     : c.kind == "slot_effect" ? "must be reset or zeroed (how the entry is removed)"
+                                               : "must be tokens, initial or other");
     c.of = jc["of"].get<std::string>();
   }
   if (jc.contains("mass")) {
@@ -156,6 +159,11 @@ TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_s
     if (c.of == "tokens" && c.token_from < 0) bad(f, "provenance of tokens needs \"tokens\"");
   }
   if (c.kind == "block_mass" && (c.mass.empty() || !bounded)) bad(f, "block_mass needs \"mass\" and a \"min\" or \"max\"");
+  if (c.kind == "slot_effect") {
+    if (c.slot < 0 || c.token_from < 0 || !bounded)
+      bad(f, "slot_effect needs \"slot\" (the memory entry), \"tokens\" and a \"min\" or \"max\"");
+    if (c.of.empty()) c.of = "reset";
+  }
   if (c.kind == "reads") {
     if (c.token < 0 || c.of.empty() || !bounded) bad(f, "reads needs \"token\", \"of\" and a \"min\" or \"max\"");
     if (c.of != "memory" && c.slot < 0) bad(f, "reads of " + c.of + " needs \"slot\" (the memory entry)");
@@ -349,10 +357,10 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
     }
     // tint
     if (js.contains("tint")) {
-      if (!js["tint"].is_string()) bad("tint", "must be visited, loss, provenance or benefit");
+      if (!js["tint"].is_string()) bad("tint", "must be visited, loss, provenance, benefit or slot_effect");
       s.tint = js["tint"].get<std::string>();
-      if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance" && s.tint != "benefit")
-        bad("tint", "'" + s.tint + "' is not a tint; use visited, loss, provenance or benefit");
+      if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance" && s.tint != "benefit" && s.tint != "slot_effect")
+        bad("tint", "'" + s.tint + "' is not a tint; use visited, loss, provenance, benefit or slot_effect");
     }
     // caption: a string, or a list of lines
     if (!js.contains("caption")) bad("caption", "missing; every stop says what to look at");

@@ -35,14 +35,17 @@ struct TourSelection {
 // (`mnemoscope tour FILE --check`, app/gui/model/tour_check.h; docs/formats.md#tours).
 struct TourCheck {
   std::string kind;   // "loss" | "benefit" | "self_mass" | "slot_types" | "provenance" | "block_mass" | "reads"
+                      // | "slot_effect"
   std::string says;   // the caption's words this check backs (a substring of the caption)
   double min = -1e300, max = 1e300;        // bounds on the measured value (inclusive)
   std::string stat = "each";               // "each" value within bounds, their "mean", or (provenance
-                                           // of tokens, its default) their "sum"
-  int64_t token_from = -1, token_to = -1;  // loss / benefit / provenance: document tokens [from, to)
-  int slot = -1;                           // self_mass (-1 = every slot), provenance (required), reads
+                                           // of tokens, its default; slot_effect) their "sum"
+  int64_t token_from = -1, token_to = -1;  // loss / benefit / provenance / slot_effect: document tokens [from, to)
+  int slot = -1;                           // self_mass (-1 = every slot), provenance (required), reads,
+                                           // slot_effect (required: the memory entry removed)
   std::string of;                          // provenance: "tokens" | "initial" | "other";
-                                           // reads: "memory" | "top" | "entry" | "holds"
+                                           // reads: "memory" | "top" | "entry" | "holds";
+                                           // slot_effect: "reset" (default) | "zeroed", how it is removed
   int64_t token = -1;                      // reads: the document token whose memory read is measured
   std::string mass;                        // block_mass: a mass name ("reading", ...)
   int layer = -1;                          // block_mass: a layer index (-1 = every layer)
@@ -61,7 +64,8 @@ struct TourStop {
   int64_t num_segments = 0;          // of the document under segment_len
   std::vector<std::string> panels;   // names from tour_panel_names(), in the file's order
   TourSelection select;
-  std::string tint;                  // Document panel tint: "visited" (default), "loss", "provenance"
+  std::string tint;                  // Document panel tint: "visited" (default), "loss", "provenance", "benefit",
+                                     // "slot_effect" (the selected entry's effect, computed at the stop)
   std::string caption;               // Markdown-like (parse_caption)
   std::vector<TourCheck> checks;     // the claims its caption makes ("checks")
 };

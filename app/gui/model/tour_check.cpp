@@ -63,7 +63,7 @@ bool stop_session_open(const TourStop& stop, const PublishedView& s) {
          s.info->segment_len == stop.segment_len;
 }
 
-std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s) {
+std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s, const EntryEffectApart& apart) {
   std::vector<CheckResult> out;
   for (const auto& c : stop.checks) {
     CheckResult r;
@@ -187,6 +187,63 @@ std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s
                      std::to_string(c.token_from) + ".." + std::to_string(c.token_to - 1) + " (its largest sources)";
       }
       r.pass = within(c, v);
+    } else if (c.kind == "slot_effect") {
+      // The Document panel's slot-effect tint (docs/gui.md#slot-effects): the bits each token
+      // the step predicts costs more with entry c.slot removed from the memory carried into
+      // it, as the worker computed them for the tint and the Slot effects panel; and the same
+      // computed apart, which must agree.
+      const SlotEffects* fx =
+          s.slot_effects && s.slot_effects->segment == st.segment && !s.slot_effects->empty() ? s.slot_effects.get() : nullptr;
+      const int a = fx ? fx->ablation(c.of) : -1;
+      if (!fx) {
+        r.measured = "no slot effects shown at segment " + std::to_string(st.segment) +
+                     " (the worker computes them at a stop with tint slot_effect or a slot_effect check)";
+      } else if (a < 0) {
+        r.measured = "no '" + c.of + "' ablation shown";
+      } else if (c.slot >= fx->entries()) {
+        r.measured = "no " + fx->entry_kind + " " + std::to_string(c.slot) + " (" + std::to_string(fx->entries()) + " entries)";
+      } else {
+        for (int64_t t = c.token_from; t < c.token_to; ++t) {
+          values.push_back(fx->token_bits(static_cast<size_t>(a), c.slot, t));
+          names.push_back("token " + std::to_string(t));
+        }
+        const std::string what = " bits (" + fx->labels[static_cast<size_t>(c.slot)] + " " + c.of + ")";
+        if (c.stat == "sum") {
+          double v = 0;
+          for (double x : values) v += x;
+          r.pass = within(c, v);
+          r.measured = "sum " + num(v) + " of " + std::to_string(values.size()) + what;
+        } else {
+          r = judge(c, values, names);
+          r.measured += what;
+        }
+        if (!apart) {
+          r.measured += "; not computed apart";
+        } else {
+          std::vector<double> other;
+          std::string why;
+          try {
+            other = apart(stop, c);
+          } catch (const std::exception& e) {
+            why = e.what();
+          }
+          double worst = 0;
+          if (why.empty() && other.size() != values.size())
+            why = std::to_string(other.size()) + " values for " + std::to_string(values.size()) + " tokens";
+          for (size_t i = 0; why.empty() && i < values.size(); ++i) {
+            if (std::isnan(values[i]) != std::isnan(other[i])) why = names[i] + " is " + num(other[i]);
+            else if (!std::isnan(values[i])) worst = std::max(worst, std::fabs(values[i] - other[i]));
+          }
+          // float32 steps on two paths: they agree to about 1e-5 bits.
+          if (why.empty() && worst > 1e-3) why = "differs by up to " + num(worst) + " bits";
+          if (why.empty()) {
+            r.measured += "; computed apart: the same within " + num(worst) + " bits";
+          } else {
+            r.pass = false;
+            r.measured += "; computed apart: " + why;
+          }
+        }
+      }
     }
     r.check = &c;
     out.push_back(r);

@@ -6,6 +6,7 @@
 #include "app/view/published_view.h"
 #include "app/gui/model/tour.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,15 @@ struct CheckResult {
 // opens them only when not (app/gui/shell/tour.cpp, `tour --check`).
 bool stop_session_open(const TourStop& stop, const PublishedView& s);
 
+// A slot_effect check's values computed apart from the worker's slot effects (which the tint
+// and the Slot effects panel draw): the bits each of the check's tokens costs more with entry
+// c.slot removed, NaN where nothing predicts a token (tour --check passes
+// app/gui/model/entry_effect.h entry_effect_apart). Throws naming the problem.
+using EntryEffectApart = std::function<std::vector<double>(const TourStop&, const TourCheck&)>;
+
 // Measures every check of `stop` on `s` (the stop's step shown: s.step->segment == stop.segment).
-std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s);
+// A slot_effect check passes only when `apart` (given) agrees with what `s` shows.
+std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s, const EntryEffectApart& apart = nullptr);
 
 // "[pass] self_mass 0.9997..0.9999 in [0.9997, 1] - says 'self mass 0.9997 and more'".
 std::string describe_result(const CheckResult& r);

@@ -38,6 +38,18 @@ std::string describe(const AttentionData& a, bool row, int i, int64_t first_toke
 
 }  // namespace
 
+int AttentionPanel::entry_of_column(const AttentionData& a, int col) {
+  const AttnBlock* b = a.col_block(col);
+  if (!b || col < b->first || col >= b->first + b->count) return -1;
+  if (b->name == "read" || b->name == "previous write" || b->name == "memory") return col - b->first;
+  if (b->name == "write") {
+    // RMT's written memory tokens (the MTN family's write tokens are not memory entries).
+    for (const auto& o : a.col_blocks)
+      if ((o.name == "read" || o.name == "previous write") && o.count == b->count) return col - b->first;
+  }
+  return -1;
+}
+
 void AttentionPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
   colorbar_.set_api(&ctx.textures);
@@ -140,6 +152,12 @@ void AttentionPanel::draw(PanelContext& ctx) {
     if (side > 80.f) size.x = std::min(avail.x, side + extra_x);
   }
   auto hit = ui::draw_heatmap("##attention", image_, size, axes);
+  plot_min_ = hit.plot_min;
+  plot_max_ = hit.plot_max;
+  // A click on a memory entry's column selects it in every panel (its provenance tint, its
+  // slot effect), as a click on a slot does in the Memformer panels.
+  const int hovered_entry = hit.hovered ? entry_of_column(a, hit.col) : -1;
+  if (hit.clicked && hovered_entry >= 0) ctx.vm.toggle_slot(hovered_entry);
   if (hit.hovered && m) {
     // Outline the hovered cell (visible even when cells are thinner than a pixel).
     const float cw = (hit.plot_max.x - hit.plot_min.x) / static_cast<float>(a.cols);
@@ -152,6 +170,10 @@ void AttentionPanel::draw(PanelContext& ctx) {
     ImGui::Text("query %s", describe(a, true, hit.row, step->first_token).c_str());
     ImGui::Text("key   %s", describe(a, false, hit.col, step->first_token).c_str());
     ImGui::Text("weight %.6f  (%s, %s)", v, lname.c_str(), hname.c_str());
+    if (hovered_entry >= 0) {
+      if (ctx.vm.is_selected(hovered_entry)) ImGui::TextDisabled("click: clear the selection");
+      else ImGui::TextDisabled("click: select memory entry %d in every panel", hovered_entry);
+    }
     ImGui::EndTooltip();
   }
 

@@ -280,10 +280,19 @@ class AttentionPanel : public Panel {
     layer_ = layer_index;
     head_ = head;
   }
+  // The memory entry key column `col` of `a` is, which a click there selects: an RMT memory
+  // token read ("read", "previous write") or written ("write"), an MTN kept entry ("memory");
+  // -1 for a token column and a Transformer-XL cache position (the cache's blocks are
+  // selected in the Slot effects panel or the Document panel's entry box).
+  static int entry_of_column(const AttentionData& a, int col);
+  // Where the map was drawn last frame (plot area), for tests that hover and click it.
+  ImVec2 map_min() const { return plot_min_; }
+  ImVec2 map_max() const { return plot_max_; }
 
  private:
   ui::HeatmapImage image_;
   ui::ColorbarImage colorbar_;
+  ImVec2 plot_min_{}, plot_max_{};
   uint64_t key_ = 0;
   std::shared_ptr<const StepData> last_step_;
   int last_layer_ = -2, last_head_ = -2, last_scale_ = -1;

@@ -2,6 +2,7 @@
 
 #include "app/figures/benefit.h"
 #include "app/figures/slot_effects.h"
+#include "app/gui/panels/widgets/heatmap.h"
 #include "app/gui/panels/widgets/widgets.h"
 
 #include <algorithm>
@@ -15,8 +16,22 @@ const SlotEffects* SlotEffectsPanel::shown(const PublishedView& s) {
   return s.slot_effects.get();
 }
 
+std::string SlotEffectsPanel::cell_text(const SlotEffects& fx, const Document& doc, size_t a, int64_t e, size_t k) {
+  const int64_t t = fx.tokens.at(k);
+  char line[320];
+  std::snprintf(line, sizeof line, "%s, token %lld '%s' (removed = %s): %.3f bits saved | %.4g nats with it, %.4g without",
+                fx.labels.at(static_cast<size_t>(e)).c_str(), static_cast<long long>(t), token_text(doc, t).c_str(),
+                fx.ablations.at(a).c_str(), static_cast<double>(fx.bits(a, e, k)), static_cast<double>(fx.carried.at(k)),
+                static_cast<double>(fx.removed.at(a).at(static_cast<size_t>(e)).at(k)));
+  return line;
+}
+
 void SlotEffectsPanel::draw(PanelContext& ctx) {
   const PublishedView& s = ctx.session;
+  image_.set_api(&ctx.textures);
+  colorbar_.set_api(&ctx.textures);
+  hovered_entry_ = -1;
+  hovered_token_ = -1;
   if (!s.step) {
     ImGui::TextDisabled("Step to a segment, then compute what each memory entry did for its predictions.");
     return;
@@ -40,7 +55,12 @@ void SlotEffectsPanel::draw(PanelContext& ctx) {
   ui::help_marker("Bits saved by an entry: what the tokens segment's step predicts cost more, in bits, with that entry\n"
                   "removed from the memory carried into the segment (> 0: it helped). Every entry removed at once and\n"
                   "the single entries' sum need not agree: removing entries together is not the sum of removing each.\n"
-                  "Click a row: select the entry (the Document panel's slot-effect tint shows it token by token).");
+                  "The matrix: one row per entry (most helpful first, its bits saved after its name), one column per\n"
+                  "predicted token; blue where the token costs more without the entry (it helped), red where it costs\n"
+                  "less (it hurt), on a symmetric scale set by the largest effect of any entry on any token (the\n"
+                  "colorbar). Hover a cell for its exact values.\n"
+                  "Click a matrix row or a table row: select the entry (the Document panel's slot-effect tint shows\n"
+                  "it token by token).");
   char line[256];
   std::snprintf(line, sizeof line,
                 "segment %lld, %zu predicted tokens: every entry at once %+.2f bits, the single entries' sum %+.2f "
@@ -48,6 +68,49 @@ void SlotEffectsPanel::draw(PanelContext& ctx) {
                 static_cast<long long>(fx->segment), fx->tokens.size(), fx->all_entries_bits(a), fx->sum_of_entries(a));
   ui::text_wrapped_at_spaces(line);
   if (!fx->entries_removed) ImGui::TextDisabled("segment 0 starts from the initial memory: nothing written to remove");
+  // The matrix: entries (most helpful first) x the tokens the step predicts, step --by-slot's
+  // figure (app/figures/slot_effects.h): bits with the entry - without it, blue where it helped.
+  if (s.slot_effects != spec_of_ || found != spec_ablation_) {
+    spec_ = s.info && s.info->doc ? slot_effects_heatmap(*fx, *s.info->doc, a) : viz::HeatmapSpec{};
+    order_ = fx->ranking(a);
+    spec_of_ = s.slot_effects;
+    spec_ablation_ = found;
+    ++key_;
+  }
+  if (spec_.rows > 0 && spec_.cols > 0 && static_cast<int64_t>(order_.size()) == spec_.rows) {
+    image_.update(key_, spec_.values.data(), spec_.rows, spec_.cols, spec_.vmin, spec_.vmax, viz::Colormap::Diverging);
+    ui::HeatmapAxes axes;
+    axes.row_labels = &spec_.row_labels;
+    axes.col_labels = &spec_.col_labels;
+    axes.x_title = "predicted token";
+    axes.y_title = fx->entry_kind + ", most helpful first";
+    axes.colorbar = &colorbar_;
+    axes.cmap = viz::Colormap::Diverging;
+    axes.vmin = spec_.vmin;
+    axes.vmax = spec_.vmax;
+    char range[96];
+    std::snprintf(range, sizeof range, "bits with it - without it, -%.2f..+%.2f", spec_.vmax, spec_.vmax);
+    axes.colorbar_label = range;
+    const auto sel = std::find(order_.begin(), order_.end(), static_cast<int64_t>(ctx.vm.selected_slot()));
+    if (sel != order_.end()) axes.highlight_row = static_cast<int>(sel - order_.begin());
+    const float line_h = ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float map_h = std::max(line_h * 8.f, avail.y * 0.62f);
+    const ui::HeatmapHit hit = ui::draw_heatmap("##slot_effects_matrix", image_, ImVec2(avail.x, map_h), axes);
+    plot_min_ = hit.plot_min;
+    plot_max_ = hit.plot_max;
+    if (hit.hovered && hit.row < spec_.rows && hit.col < spec_.cols) {
+      const int64_t e = order_[static_cast<size_t>(hit.row)];
+      hovered_entry_ = e;
+      hovered_token_ = hit.col;
+      ImGui::BeginTooltip();
+      ImGui::TextUnformatted(cell_text(*fx, *s.info->doc, a, e, static_cast<size_t>(hit.col)).c_str());
+      ImGui::TextDisabled("click: select %s (the Document panel's slot-effect tint shows it)",
+                          fx->labels[static_cast<size_t>(e)].c_str());
+      ImGui::EndTooltip();
+      if (hit.clicked) ctx.vm.toggle_slot(static_cast<int>(e));
+    }
+  }
   const std::vector<int64_t> order = fx->ranking(a);
   double top = 0.0;
   for (int64_t e = 0; e < fx->entries(); ++e) top = std::max(top, std::fabs(fx->entry_bits(a, e)));

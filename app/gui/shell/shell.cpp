@@ -131,11 +131,15 @@ void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& co
     if (b.step) side_b_.vm.set_step(b.step->slots > 0 ? b.step->slots : entries, b.step->self_mass);
     else side_b_.vm.set_step(0, {});
   }
-  if (s.step != synced_step_) {
+  if (s.step != synced_step_ || s.slot_effects != synced_fx_) {
     synced_step_ = s.step;
+    synced_fx_ = s.slot_effects;
     // Memory entries without a writer (RMT memory tokens, MTN kept entries) are selectable
-    // too: the Document panel tints by the selected entry's provenance.
-    const int entries = s.step && s.step->slots == 0 && s.provenance ? s.provenance->slots : 0;
+    // too: the Document panel tints by the selected entry's provenance. Transformer-XL's
+    // cache blocks once the slot effects name them (their only view: the slot-effect tint).
+    int entries = s.step && s.step->slots == 0 && s.provenance ? s.provenance->slots : 0;
+    if (s.step && s.step->slots == 0 && s.slot_effects && s.slot_effects->segment == s.step->segment)
+      entries = std::max(entries, static_cast<int>(s.slot_effects->entries()));
     if (s.step) vm_.set_step(s.step->slots > 0 ? s.step->slots : entries, s.step->self_mass);
     else vm_.set_step(0, {});
   }

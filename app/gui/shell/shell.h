@@ -147,6 +147,7 @@ class Shell {
   Transport transport_;
   ShellRequests requests_;
   std::shared_ptr<const StepData> synced_step_;
+  std::shared_ptr<const SlotEffects> synced_fx_;  // the slot effects the selectable entries counted
   uint64_t synced_info_ = 0;
 
   std::vector<std::unique_ptr<Panel>> panels_;  // by PanelId, from the registry

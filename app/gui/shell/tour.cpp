@@ -66,6 +66,7 @@ void Shell::apply_tour(const PublishedView& s, Controller& control) {
     document_panel().set_tint(st->tint == "loss"         ? DocumentPanel::kTintLoss
                        : st->tint == "provenance" ? DocumentPanel::kTintProvenance
                        : st->tint == "benefit"    ? DocumentPanel::kTintBenefit
+                       : st->tint == "slot_effect" ? DocumentPanel::kTintSlotEffect
                                                   : DocumentPanel::kTintVisited);
     tour_layout_ = true;
   }
@@ -77,6 +78,10 @@ void Shell::apply_tour(const PublishedView& s, Controller& control) {
     // The stop's token is also the Document panel's selection: what it read from the memory
     // and what that memory held (outlined), when the stop's segment holds it.
     document_panel().select_token(st->select.token);
+    // The slot-effect tint: what each memory entry did at this step, computed on the model's
+    // thread (the Slot effects panel and the tint show it once done).
+    if (st->tint == "slot_effect" && !(s.slot_effects && s.slot_effects->segment == st->segment))
+      control.compute_slot_effects();
     tour_selected_ = tour_.index();
   }
 }
