@@ -118,21 +118,22 @@ StepData attention_step(int rows, int cols, int writes, float scale) {
   return s;
 }
 
-// A copy of a view whose model is `model` (the panels follow the model kind).
-ViewPtr as_model(const ViewPtr& v, const std::string& model) {
+// A copy of a view whose model is `model` (the panels follow the model kind), showing the
+// step of `step_of` (one document, two models' steps).
+ViewPtr as_model(const ViewPtr& v, const std::string& model, const ViewPtr& step_of) {
   auto info = std::make_shared<ViewSource>(*v->info);
   info->cfg.model = model;
   info->id += 17;
   auto out = std::make_shared<PublishedView>(*v);
   out->info = info;
+  out->step = step_of->step;
   return out;
 }
 
-// The child windows of `w` (any depth) whose name holds `part`.
+// The direct child windows of `w` whose name holds `part`.
 int children_named(ImGuiWindow* w, const std::string& part) {
   int n = 0;
-  for (ImGuiWindow* c : w->DC.ChildWindows)
-    n += (std::string(c->Name).find(part) != std::string::npos ? 1 : 0) + children_named(c, part);
+  for (ImGuiWindow* c : w->DC.ChildWindows) n += std::string(c->Name).find(part) != std::string::npos ? 1 : 0;
   return n;
 }
 ImGuiWindow* child_named(ImGuiWindow* w, const std::string& part) {
@@ -317,7 +318,7 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
   spec.other_models = true;
   ViewPtr sa = make_synthetic_session(spec);
   spec.seed = 7;
-  ViewPtr sb = as_model(make_synthetic_session(spec), "rmt");
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
   REQUIRE(panel_applies(PanelId::kAttention, *sb));
   REQUIRE_FALSE(panel_applies(PanelId::kWriterAttention, *sb));
   ui::NullTextureApi textures;
