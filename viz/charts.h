@@ -21,9 +21,10 @@ namespace mnemo::viz {
 // group brackets, the cells, column labels below (horizontal when they fit a cell, else
 // rotated -90; thinned to every n-th label when cells are narrower than a legible >= 9 px
 // label), row labels left, a vertical colorbar with nice-number ticks right.
-// cell: cell edge in px. A direction whose cells would exceed 2100 px shrinks (to multiples
+// cell: cell edge in px (cell_h, when given, the cells' height: a map stretched to a width).
+// A direction whose cells would exceed 2100 px shrinks (to multiples
 // of 0.5 px while >= 1 px) so the figure stays within ~2400 px; if only one direction
-// shrinks the other keeps `cell`, if both do the cells stay square. vmin/vmax: NaN -> min/max
+// shrinks the other keeps `cell`, if both do the cells stay square (with cell_h: each fits). vmin/vmax: NaN -> min/max
 // of the finite values (with Diverging and both NaN: -m..m, m = max |value|, so white = 0;
 // a constant map gets +-0.5); values outside are clamped to the ends. Separators: a line is drawn
 // before each listed index (0..cols / 0..rows). col_groups: (first column, label) spans,
@@ -37,6 +38,7 @@ struct HeatmapSpec {
   float vmin = NAN, vmax = NAN;
   Colormap cmap = Colormap::Viridis;
   float cell = 14;
+  float cell_h = NAN;  // cell height when not `cell` (NaN: square cells); e.g. a map stretched to a width
   std::vector<int> col_separators, row_separators;
   std::vector<std::pair<int, std::string>> col_groups;
   int highlight_row = -1;

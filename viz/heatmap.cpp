@@ -28,6 +28,8 @@ void check_heatmap(const HeatmapSpec& s) {
     fail(kSpec + "col_labels", "has " + std::to_string(s.col_labels.size()) +
                                    " entries, expected 0 or cols = " + std::to_string(cols));
   if (!(s.cell > 0) || !std::isfinite(s.cell)) fail(kSpec + "cell", "must be a finite size > 0");
+  if (!std::isnan(s.cell_h) && (!(s.cell_h > 0) || !std::isfinite(s.cell_h)))
+    fail(kSpec + "cell_h", "must be NaN (square cells) or a finite size > 0");
   if (std::isinf(s.vmin)) fail(kSpec + "vmin", "must be finite, or NaN for auto");
   if (std::isinf(s.vmax)) fail(kSpec + "vmax", "must be finite, or NaN for auto");
   if (!std::isnan(s.vmin) && !std::isnan(s.vmax) && s.vmin > s.vmax)
@@ -92,9 +94,11 @@ void heatmap_cell_size(const HeatmapSpec& s, float* cell_w, float* cell_h) {
   const size_t rows = static_cast<size_t>(s.rows), cols = static_cast<size_t>(s.cols);
   auto snap = [](float c) { return c >= 1 ? std::floor(c * 2) / 2 : c; };
   // A direction that fits keeps `cell`; when both must shrink the cells stay square.
-  float cw = s.cell, ch = s.cell;
+  const bool square = std::isnan(s.cell_h);
+  float cw = s.cell, ch = square ? s.cell : s.cell_h;
   bool shrink_w = cols * cw > kMaxMapSize, shrink_h = rows * ch > kMaxMapSize;
-  if (shrink_w && shrink_h) cw = ch = kMaxMapSize / std::max(rows, cols);
+  if (shrink_w && shrink_h && square) cw = ch = kMaxMapSize / std::max(rows, cols);
+  else if (shrink_w && shrink_h) cw = kMaxMapSize / cols, ch = kMaxMapSize / rows;
   else if (shrink_w) cw = kMaxMapSize / cols;
   else if (shrink_h) ch = kMaxMapSize / rows;
   *cell_w = snap(cw);

@@ -1,10 +1,12 @@
 #include "app/figures/compare.h"
 
 #include "app/figures/attention.h"
+#include "app/figures/benefit.h"
 #include "app/figures/memformer.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace mnemo::app {
 
@@ -110,48 +112,208 @@ viz::Figure side_by_side(const std::vector<viz::Figure>& figs, const std::string
   return out;
 }
 
+std::string SideSummary::text() const {
+  char buf[200];
+  std::string t;
+  if (std::isfinite(loss_nats)) {
+    if (first >= 0)
+      std::snprintf(buf, sizeof buf, "loss %.4f nats/token (%s %lld..%lld)", loss_nats, next_segment ? "next segment," : "tokens",
+                    static_cast<long long>(first), static_cast<long long>(last));
+    else
+      std::snprintf(buf, sizeof buf, "loss %.4f nats/token", loss_nats);
+    t = buf;
+  } else {
+    t = "loss: none here (no token to predict)";
+  }
+  if (std::isfinite(saved_bits) && saved_tokens > 0) {
+    std::snprintf(buf, sizeof buf, " - memory saves %.1f bits vs reset (%.2f/token)", saved_bits,
+                  saved_bits / static_cast<double>(saved_tokens));
+    t += buf;
+  } else {
+    t += " - memory saves: not computed";
+  }
+  return t;
+}
+
+SideSummary side_summary(const StepData& st) {
+  SideSummary s;
+  s.loss_nats = st.loss;
+  if (!st.token_losses.empty()) {
+    s.first = st.token_losses.first;
+    s.last = st.token_losses.first + static_cast<int64_t>(st.token_losses.values.size()) - 1;
+  }
+  s.next_segment = st.loss_next_segment;
+  const auto b = memory_benefit(st);
+  for (const auto& e : b)
+    if (std::isfinite(e.bits_vs_reset())) ++s.saved_tokens;
+  if (s.saved_tokens > 0) s.saved_bits = segment_benefit_bits(st);
+  return s;
+}
+
+float shown_attention_max(const StepData& st, bool writer, int writer_head, int li, int attn_head) {
+  if (writer) {
+    if (!st.has_writer()) return NAN;
+    const size_t k = writer_head < 0 || writer_head >= st.heads ? 0 : static_cast<size_t>(writer_head) + 1;
+    return k < st.block_max.size() ? st.block_max[k] : NAN;
+  }
+  if (st.attention.empty()) return NAN;
+  const int l = li >= 0 && li < static_cast<int>(st.attention.layers.size()) ? li : 0;
+  return st.attention.map_max(l, attn_head);
+}
+
+viz::HeatmapSpec side_map_spec(const StepData& st, int writer_head, int attn_layer, int attn_head, int selected_slot,
+                               std::string* what) {
+  viz::HeatmapSpec s;
+  if (st.has_writer()) {
+    s = writer_attention_spec(st, writer_head);
+    if (selected_slot >= 0 && selected_slot < s.rows) s.highlight_row = selected_slot;
+    if (what) *what = "writer attention";
+  } else if (!st.attention.empty()) {
+    const AttentionData& a = st.attention;
+    const int l = std::max(0, std::min(attn_layer, static_cast<int>(a.layers.size()) - 1));
+    s = attention_map_spec(a, st.segment, l, attn_head);
+    for (const auto& b : a.row_blocks)
+      if (b.name == "write" && selected_slot >= 0 && selected_slot < b.count && b.first + selected_slot < s.rows)
+        s.highlight_row = b.first + selected_slot;
+    if (what) *what = "attention";
+  }
+  return s;
+}
+
+namespace {
+float finite_max(const std::vector<float>& v) {
+  float m = NAN;
+  for (float x : v)
+    if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
+  return m;
+}
+
+// `s` drawn `width` px wide and about `height` px tall: its cells stretched to fill (the
+// margins of labels and colour bar measured on a first drawing).
+viz::Figure fitted_heatmap(viz::HeatmapSpec s, float width, float height) {
+  s.cell = 10.f;
+  s.cell_h = 10.f;
+  const viz::Figure probe = viz::make_heatmap(s);
+  const float mw = probe.width - 10.f * static_cast<float>(s.cols), mh = probe.height - 10.f * static_cast<float>(s.rows);
+  s.cell = std::max(0.5f, (width - mw) / static_cast<float>(s.cols));
+  s.cell_h = std::max(0.5f, std::min((height - mh) / static_cast<float>(s.rows), std::max(s.cell, 40.f)));
+  return viz::make_heatmap(s);
+}
+
+// Figures placed top to bottom, `gap` px apart, left-aligned.
+viz::Figure stacked(const std::vector<viz::Figure>& figs, float gap) {
+  viz::Figure out;
+  float y = 0.f, w = 0.f;
+  for (const auto& f : figs) {
+    for (viz::Prim p : f.prims) {
+      std::visit(
+          [&](auto& q) {
+            using T = std::decay_t<decltype(q)>;
+            if constexpr (std::is_same_v<T, viz::Line>) {
+              q.y0 += y;
+              q.y1 += y;
+            } else {
+              q.y += y;
+            }
+          },
+          p);
+      out.prims.push_back(std::move(p));
+    }
+    y += f.height + gap;
+    w = std::max(w, f.width);
+  }
+  out.width = std::max(1.f, w);
+  out.height = std::max(1.f, y - (figs.empty() ? 0.f : gap));
+  return out;
+}
+
+// A side's heading: "A: <label>" in the side's colour, then its numbers.
+viz::Figure heading(const std::string& side, const std::string& label, const std::string& numbers, viz::Rgb colour,
+                    float width) {
+  viz::Figure f;
+  f.width = width;
+  f.height = 24.f;
+  const std::string name = side + ": " + label;
+  viz::put_text(f, 8.f, 17.f, name, 16.f, colour, viz::Anchor::Start, 0, true);
+  viz::put_text(f, 8.f + viz::text_width(name, 16.f, true) + 14.f, 17.f, numbers, 14.f, viz::Rgb{60, 60, 60}, viz::Anchor::Start);
+  return f;
+}
+}  // namespace
+
+viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
+                               int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
+                               float width) {
+  std::string wa, wb;
+  viz::HeatmapSpec sa = side_map_spec(a, writer_head, attn_layer, attn_head, selected_slot, &wa);
+  viz::HeatmapSpec sb = side_map_spec(b, writer_head, attn_layer, attn_head, selected_slot, &wb);
+  if (sa.rows <= 0 && sb.rows <= 0) return viz::Figure{};
+  if (same_scale) {
+    const float m = shared_max(finite_max(sa.values), finite_max(sb.values));
+    if (std::isfinite(m) && m > 0.f) {
+      sa.vmin = sb.vmin = 0.f;
+      sa.vmax = sb.vmax = m;
+    }
+  }
+  const float slide_h = std::round(width * 9.f / 16.f);
+  const float title_h = 34.f, head_h = 24.f;
+  const float map_h = std::floor((slide_h - title_h - 2.f * head_h - 3.f * 12.f) / 2.f);
+  char scale[96] = "";
+  if (same_scale && std::isfinite(sa.vmax)) std::snprintf(scale, sizeof scale, "; one colour scale 0..%.4g", sa.vmax);
+  std::vector<viz::Figure> rows;
+  viz::Figure title;
+  title.width = width;
+  title.height = title_h;
+  viz::put_text(title, width / 2, 22.f,
+                "Side by side: " + label_a + " vs " + label_b + ", segment " + std::to_string(a.segment) + scale, 18.f,
+                viz::Rgb{25, 25, 25}, viz::Anchor::Middle, 0, true);
+  rows.push_back(title);
+  auto side = [&](const char* name, const std::string& label, const StepData& st, viz::HeatmapSpec& s, viz::Rgb colour) {
+    rows.push_back(heading(name, label, side_summary(st).text(), colour, width));
+    if (s.rows > 0) {
+      s.title = "";  // in the heading
+      rows.push_back(fitted_heatmap(s, width, map_h));
+    } else {
+      viz::Figure none;
+      none.width = width;
+      none.height = 28.f;
+      viz::put_text(none, 8.f, 18.f, "no attention map of this model at this step", 14.f, viz::Rgb{120, 120, 120});
+      rows.push_back(none);
+    }
+  };
+  side("A", label_a + (sa.title.empty() ? "" : " - " + sa.title), a, sa, viz::Rgb{31, 100, 180});
+  side("B", label_b + (sb.title.empty() ? "" : " - " + sb.title), b, sb, viz::Rgb{200, 95, 20});
+  return stacked(rows, 12.f);
+}
+
 void write_side_by_side(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
-                        int head, int attn_layer, bool same_scale, const std::string& base, const FigureFormats& fm,
-                        std::vector<std::string>& out) {
-  viz::HeatmapSpec sa, sb;
+                        int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
+                        const std::string& base, const FigureFormats& fm, std::vector<std::string>& out) {
+  const viz::Figure slide =
+      side_by_side_slide(a, b, label_a, label_b, writer_head, attn_layer, attn_head, same_scale, selected_slot);
+  if (slide.width <= 1.f) return;  // neither side has a map
+  write_figure(slide, base, FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
+  // A - B when the two maps are of one kind and shape, at the slide's width.
   DiffMap d;
   std::string what;
   if (a.has_writer() && b.has_writer()) {
-    sa = writer_attention_spec(a, head);
-    sb = writer_attention_spec(b, head);
-    d = writer_difference(a, b, head);
+    d = writer_difference(a, b, writer_head);
     what = "writer attention";
   } else if (!a.attention.empty() && !b.attention.empty()) {
-    const int la = std::max(0, std::min(attn_layer, static_cast<int>(a.attention.layers.size()) - 1));
-    const int lb = std::max(0, std::min(attn_layer, static_cast<int>(b.attention.layers.size()) - 1));
-    sa = attention_map_spec(a.attention, a.segment, la, head);
-    sb = attention_map_spec(b.attention, b.segment, lb, head);
-    d = attention_difference(a.attention, b.attention, attn_layer, head);
+    d = attention_difference(a.attention, b.attention, attn_layer, attn_head);
     what = "attention";
-  } else {
-    return;  // nothing of the same kind to put side by side
   }
-  if (sa.rows <= 0 || sb.rows <= 0) return;
-  sa.title = "A: " + label_a + " - " + sa.title;
-  sb.title = "B: " + label_b + " - " + sb.title;
-  if (same_scale) {
-    auto finite_max = [](const std::vector<float>& v) {
-      float m = NAN;
-      for (float x : v)
-        if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
-      return m;
-    };
-    const float m = shared_max(finite_max(sa.values), finite_max(sb.values));
-    sa.vmin = sb.vmin = 0.f;
-    sa.vmax = sb.vmax = m;
+  if (d.ok) {
+    viz::HeatmapSpec ds = difference_spec(d, "A - B (" + what + "): " + label_a + " minus " + label_b + ", segment " +
+                                                 std::to_string(a.segment));
+    if (selected_slot >= 0 && selected_slot < ds.rows && a.has_writer()) ds.highlight_row = selected_slot;
+    write_figure(fitted_heatmap(ds, 1600.f, 420.f), base + "_diff", FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   }
-  std::vector<viz::Figure> figs = {viz::make_heatmap(sa), viz::make_heatmap(sb)};
-  if (d.ok) figs.push_back(viz::make_heatmap(difference_spec(d, "A - B (" + what + ")")));
-  write_figure(side_by_side(figs, "Side by side: " + label_a + " vs " + label_b + ", segment " + std::to_string(a.segment)),
-               base, FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   if (fm.csv) {
-    write_heatmap(sa, base + "_a", FigureFormats{false, false, true, {}}, out);
-    write_heatmap(sb, base + "_b", FigureFormats{false, false, true, {}}, out);
+    std::string w;
+    const viz::HeatmapSpec sa = side_map_spec(a, writer_head, attn_layer, attn_head, -1, &w);
+    const viz::HeatmapSpec sb = side_map_spec(b, writer_head, attn_layer, attn_head, -1, &w);
+    if (sa.rows > 0) write_heatmap(sa, base + "_a", FigureFormats{false, false, true, {}}, out);
+    if (sb.rows > 0) write_heatmap(sb, base + "_b", FigureFormats{false, false, true, {}}, out);
     if (d.ok) write_heatmap(difference_spec(d, "A - B"), base + "_diff", FigureFormats{false, false, true, {}}, out);
   }
 }

@@ -1,10 +1,12 @@
 // Two models side by side (docs/gui.md#side-by-side): the difference of two maps of the same
 // kind and shape (writer attention A − B, an attention layer A − B) on a diverging scale, a
-// shared colour scale, and one figure holding several next to each other. Plain C++: the
-// panels draw the same arrays the exports write.
+// shared colour scale, each side's loss and memory benefit, and the export's slide figure (A
+// over B). Plain C++: the panels draw the same arrays the exports write.
 #pragma once
 #include "app/figures/figures.h"
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,12 +37,47 @@ viz::HeatmapSpec difference_spec(const DiffMap& d, const std::string& title);
 // Figures placed left to right under one title, `gap` px apart, top-aligned.
 viz::Figure side_by_side(const std::vector<viz::Figure>& figs, const std::string& title, float gap = 28.f);
 
-// The side-by-side export of a step: for Memformer, writer attention A | B | A − B (one
-// figure, base.{png,svg}) and the three matrices as base_a.csv, base_b.csv, base_diff.csv;
-// for the attention family, the chosen layer and head likewise. label_a / label_b name the
-// models in the titles. A pair that cannot be compared writes A | B only.
+// One side's numbers of the shown step (docs/gui.md#side-by-side): its loss (nats per
+// predicted token, StepData::loss, with the tokens it covers) and what its memory saved on
+// those predictions against the memory reset to the initial one (segment_benefit_bits; NaN
+// when the side did not compute it, e.g. a model without memory).
+struct SideSummary {
+  double loss_nats = NAN;
+  int64_t first = -1, last = -1;  // the predicted tokens (document indices), -1 when none
+  bool next_segment = false;      // they are the next segment's tokens (Memformer)
+  double saved_bits = NAN;
+  int64_t saved_tokens = 0;
+  // "loss 1.2345 nats/token (tokens 35..69) - memory saves 14.2 bits vs reset (0.41/token)".
+  std::string text() const;
+};
+SideSummary side_summary(const StepData& st);
+
+// The largest weight of the attention map a side shows: the writer attention of writer_head
+// (-1 mean) when `writer` (a Memformer), else attention layer index li and attn_head; NaN when
+// the step has none. The shared colour scale is 0..shared_max of both sides' values.
+float shown_attention_max(const StepData& st, bool writer, int writer_head, int li, int attn_head);
+
+// The map a side contributes to the side-by-side export: its writer attention (a Memformer:
+// the selected slot's row outlined) or its attention map of layer index li, attn_head (the
+// selected slot's row of the "write" block outlined, when the map has one). rows == 0: none.
+viz::HeatmapSpec side_map_spec(const StepData& st, int writer_head, int attn_layer, int attn_head, int selected_slot,
+                               std::string* what);
+
+// The slide figure of the side-by-side export: A's map over B's, each at `width` pixels
+// (its cells stretched to fill it) under a line with the side's model, map and numbers
+// (side_summary); together about width x 9/16 (a 16:9 slide). `vmax` (finite): both maps on
+// 0..vmax (the shared scale), else each its own. Empty figure (width 0) when neither side
+// has a map.
+viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
+                               int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
+                               float width = 1600.f);
+
+// The side-by-side export of a step: base.{png,svg} the slide figure above (A over B), and,
+// when the two maps are of one kind and shape, base_diff.{png,svg} with A - B at the same
+// width; the matrices as base_a.csv, base_b.csv, base_diff.csv. label_a / label_b name the
+// models in the titles.
 void write_side_by_side(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
-                        int head, int attn_layer, bool same_scale, const std::string& base, const FigureFormats& fm,
-                        std::vector<std::string>& out);
+                        int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
+                        const std::string& base, const FigureFormats& fm, std::vector<std::string>& out);
 
 }  // namespace mnemo::app

@@ -46,7 +46,6 @@ void wait_idle(Worker& w, int64_t n) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   REQUIRE(w.finished() >= n);
 }
-}  // namespace
 
 TEST_CASE("side by side: A - B of writer maps, refused shapes, the shared scale") {
   StepData a = writer_step(2, 3, {0.5f, 0.25f, 0.25f, 1.f, 0.f, 0.f});
@@ -73,15 +72,16 @@ TEST_CASE("side by side: A - B of writer maps, refused shapes, the shared scale"
   a.segment = b.segment = 3;
   const std::string dir = test::temp_dir("sbs");
   std::vector<std::string> out;
-  write_side_by_side(a, b, "memformer", "no forgetting", -1, 0, true, dir + "/sbs", FigureFormats::all(), out);
+  write_side_by_side(a, b, "memformer", "no forgetting", -1, 0, -1, true, 1, dir + "/sbs", FigureFormats::all(), out);
   CHECK(test::file_exists(dir + "/sbs.png"));
   CHECK(test::file_exists(dir + "/sbs.svg"));
+  CHECK(test::file_exists(dir + "/sbs_diff.png"));
   CHECK(test::file_exists(dir + "/sbs_a.csv"));
   CHECK(test::file_exists(dir + "/sbs_diff.csv"));
   const std::string svg = test::read_file(dir + "/sbs.svg");
   CHECK(svg.find("A: memformer") != std::string::npos);
   CHECK(svg.find("B: no forgetting") != std::string::npos);
-  CHECK(svg.find("A - B") != std::string::npos);
+  CHECK(test::read_file(dir + "/sbs_diff.svg").find("A - B") != std::string::npos);
   CHECK(test::read_file(dir + "/sbs_diff.csv").find("0.3") != std::string::npos);
   viz::Figure f1, f2;
   f1.width = 100;
@@ -94,6 +94,141 @@ TEST_CASE("side by side: A - B of writer maps, refused shapes, the shared scale"
   CHECK(both.width == doctest::Approx(200));
   CHECK(both.height == doctest::Approx(70));
   CHECK(std::get<viz::Rect>(both.prims[1]).x == doctest::Approx(120));
+}
+
+// A step of a model of the attention family: one layer, `rows` x `cols` mean map (block 0)
+// and one head (block 1, the same), a "write" row block of `writes` rows at the end.
+StepData attention_step(int rows, int cols, int writes, float scale) {
+  StepData s;
+  s.segment = 3;
+  AttentionData& a = s.attention;
+  a.kind = "RMT";
+  a.layers = {0};
+  a.heads = 1;
+  a.rows = rows;
+  a.cols = cols;
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < rows * cols; ++i) a.values.push_back(scale * static_cast<float>((i * 7) % 11) / 10.f);
+  const float mx = *std::max_element(a.values.begin(), a.values.end());
+  a.block_max = {mx, mx};
+  for (int r = 0; r < rows; ++r) a.row_labels.push_back("q" + std::to_string(r));
+  for (int c = 0; c < cols; ++c) a.col_labels.push_back("k" + std::to_string(c));
+  a.row_blocks = {{0, rows - writes, "tokens"}, {rows - writes, writes, "write"}};
+  a.col_blocks = a.row_blocks;
+  return s;
+}
+
+// A copy of a view whose model is `model` (the panels follow the model kind), showing the
+// step of `step_of` (one document, two models' steps).
+ViewPtr as_model(const ViewPtr& v, const std::string& model, const ViewPtr& step_of) {
+  auto info = std::make_shared<ViewSource>(*v->info);
+  info->cfg.model = model;
+  info->id += 17;
+  auto out = std::make_shared<PublishedView>(*v);
+  out->info = info;
+  out->step = step_of->step;
+  return out;
+}
+
+// The direct child windows of `w` whose name holds `part`.
+int children_named(ImGuiWindow* w, const std::string& part) {
+  int n = 0;
+  for (ImGuiWindow* c : w->DC.ChildWindows) n += std::string(c->Name).find(part) != std::string::npos ? 1 : 0;
+  return n;
+}
+ImGuiWindow* child_named(ImGuiWindow* w, const std::string& part) {
+  for (ImGuiWindow* c : w->DC.ChildWindows) {
+    if (std::string(c->Name).find(part) != std::string::npos) return c;
+    if (ImGuiWindow* d = child_named(c, part)) return d;
+  }
+  return nullptr;
+}
+
+float max_of(const float* v, size_t n) {
+  float m = -1.f;
+  for (size_t i = 0; i < n; ++i) m = std::max(m, v[i]);
+  return m;
+}
+}  // namespace
+
+TEST_CASE("side by side: each side's loss and memory benefit against the per-token values") {
+  StepData st;
+  st.loss = 1.25;
+  st.loss_next_segment = true;
+  st.token_losses.first = 10;
+  st.token_losses.values = {1.f, 1.5f};
+  st.token_losses_reset.first = 10;
+  st.token_losses_reset.values = {2.f, 1.5f};
+  const SideSummary s = side_summary(st);
+  CHECK(s.loss_nats == doctest::Approx(1.25));
+  CHECK(s.first == 10);
+  CHECK(s.last == 11);
+  // (2 - 1) / ln 2 + 0 bits saved over the two tokens.
+  CHECK(s.saved_bits == doctest::Approx(1.0 / std::log(2.0)).epsilon(1e-5));
+  CHECK(s.saved_tokens == 2);
+  CHECK(s.text().find("loss 1.2500 nats/token (next segment, 10..11)") != std::string::npos);
+  CHECK(s.text().find("memory saves 1.4 bits vs reset (0.72/token)") != std::string::npos);
+  StepData none;
+  none.loss = 2.0;
+  CHECK(side_summary(none).text().find("memory saves: not computed") != std::string::npos);
+}
+
+TEST_CASE("side by side: the export is a slide, A's map over B's at full width, the selected slot outlined") {
+  StepData a = writer_step(4, 10, std::vector<float>(40, 0.1f));
+  a.writer[0] = a.writer[40] = 0.9f;
+  a.block_max = {0.9f, 0.9f};
+  a.segment = 3;
+  StepData b = attention_step(12, 12, 4, 0.5f);
+  const viz::Figure f = side_by_side_slide(a, b, "memformer", "rmt", -1, 0, -1, true, 2, 1600.f);
+  CHECK(f.width == doctest::Approx(1600.f).epsilon(0.03));
+  CHECK(f.height <= 1600.f * 9.f / 16.f + 40.f);
+  CHECK(f.height >= 600.f);
+  // Headings: A above B; the maps' cells: A's above B's, each across most of the width.
+  float ya = -1.f, yb = -1.f;
+  std::vector<const viz::Rect*> cells;
+  int outlines = 0;
+  for (const auto& p : f.prims) {
+    if (const auto* t = std::get_if<viz::Text>(&p)) {
+      if (t->text.rfind("A: memformer", 0) == 0) ya = t->y;
+      if (t->text.rfind("B: rmt", 0) == 0) yb = t->y;
+    } else if (const auto* r = std::get_if<viz::Rect>(&p)) {
+      if (r->cell) cells.push_back(r);
+      else if (!r->fill && r->stroke && r->stroke_width >= 3.f) ++outlines;
+    }
+  }
+  REQUIRE(ya >= 0.f);
+  REQUIRE(yb >= 0.f);
+  CHECK(ya < yb);
+  REQUIRE(cells.size() == 4u * 10u + 12u * 12u);
+  const viz::Rect* a_last = cells[39];
+  const viz::Rect* b_first = cells[40];
+  CHECK(a_last->y + a_last->h <= b_first->y);
+  CHECK(a_last->x + a_last->w - cells[0]->x >= 0.8f * f.width);
+  CHECK(cells.back()->x + cells.back()->w - b_first->x >= 0.8f * f.width);
+  // The selected slot: A's writer row 2 and B's write-block row 2, each outlined.
+  CHECK(outlines == 2);
+  // One colour scale: both maps 0..0.9 (A's maximum; B's is 0.5), printed in the title.
+  bool scale_printed = false;
+  for (const auto& p : f.prims)
+    if (const auto* t = std::get_if<viz::Text>(&p)) scale_printed = scale_printed || t->text.find("one colour scale 0..0.9") != std::string::npos;
+  CHECK(scale_printed);
+  // Written: the slide (its PNG 2x the figure), no A - B for maps of two kinds.
+  const std::string dir = test::temp_dir("sbs-slide");
+  std::vector<std::string> out;
+  write_side_by_side(a, b, "memformer", "rmt", -1, 0, -1, true, 2, dir + "/s", FigureFormats::all(), out);
+  CHECK(test::file_exists(dir + "/s.png"));
+  CHECK_FALSE(test::file_exists(dir + "/s_diff.png"));
+  const std::string png = test::read_file(dir + "/s.png");
+  REQUIRE(png.size() > 24);
+  auto be32 = [&](size_t i) {
+    return (static_cast<uint32_t>(static_cast<uint8_t>(png[i])) << 24) | (static_cast<uint32_t>(static_cast<uint8_t>(png[i + 1])) << 16) |
+           (static_cast<uint32_t>(static_cast<uint8_t>(png[i + 2])) << 8) | static_cast<uint32_t>(static_cast<uint8_t>(png[i + 3]));
+  };
+  const uint32_t pw = be32(16), ph = be32(20);
+  CAPTURE(pw);
+  CAPTURE(ph);
+  CHECK(pw > ph);  // landscape, not a strip of three maps
+  CHECK(static_cast<float>(pw) / static_cast<float>(ph) < 2.2f);
 }
 
 TEST_CASE("side by side: two workers step in lockstep through one document") {
@@ -172,6 +307,93 @@ TEST_CASE("side by side: the shell draws both columns and A - B at every gallery
       ImGui::SetCurrentContext(nullptr);
       FAIL(e.what());
     }
+  }
+}
+
+TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colour scale, documents in lockstep") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.visited = 60;  // a document of many rows: the Document columns scroll
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  spec.seed = 7;
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
+  REQUIRE(panel_applies(PanelId::kAttention, *sb));
+  REQUIRE_FALSE(panel_applies(PanelId::kWriterAttention, *sb));
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    shell.set_compare_labels("memformer", "rmt");
+    CHECK(shell.same_scale());  // one colour scale by default
+    for (int f = 0; f < 6; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    // Writer attention: A draws; B says in one line that it has none (no B column).
+    ImGuiWindow* writer = ImGui::FindWindowByName(panel_title(PanelId::kWriterAttention));
+    REQUIRE(writer);
+    CHECK(children_named(writer, "##side_a") == 1);
+    CHECK(children_named(writer, "##side_b") == 0);
+    // Attention (greyed out before: it followed A only): B draws it, A has no column.
+    ImGuiWindow* attn = ImGui::FindWindowByName(panel_title(PanelId::kAttention));
+    REQUIRE(attn);
+    CHECK(attn->Active);
+    CHECK(children_named(attn, "##side_b") == 1);
+    CHECK(children_named(attn, "##side_a") == 0);
+    CHECK(shell.applies_here(PanelId::kAttention, *sa));
+    // The two memories do not cover each other in the default layout.
+    const ImRect rw = writer->Rect(), ra = attn->Rect();
+    CHECK_FALSE(rw.Overlaps(ImRect(ra.Min.x + 1.f, ra.Min.y + 1.f, ra.Max.x - 1.f, ra.Max.y - 1.f)));
+    // Panels of both sides: Slot types (A only) and Document (both columns).
+    ImGuiWindow* doc = ImGui::FindWindowByName(panel_title(PanelId::kDocument));
+    REQUIRE(doc);
+    CHECK(children_named(doc, "##side_a") == 1);
+    CHECK(children_named(doc, "##side_b") == 1);
+
+    // One colour scale: the larger maximum of A's writer attention and B's attention map,
+    // computed here from the maps' values.
+    const StepData& a = *sa->step;
+    const StepData& b = *sb->step;
+    const float ma = max_of(a.writer_block(-1), static_cast<size_t>(a.slots) * static_cast<size_t>(a.cols));
+    const float mb = max_of(b.attention.map(0, -1), static_cast<size_t>(b.attention.rows) * static_cast<size_t>(b.attention.cols));
+    CHECK(ma != doctest::Approx(mb));
+    CHECK(shell.compare_scale_max() == doctest::Approx(std::max(ma, mb)).epsilon(1e-5));
+    CHECK(shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).vmax() == doctest::Approx(std::max(ma, mb)).epsilon(1e-5));
+    CHECK(shell.panel_b<AttentionPanel>(PanelId::kAttention).vmax() == doctest::Approx(std::max(ma, mb)).epsilon(1e-5));
+    // Per side when switched off: each its own maximum.
+    shell.set_same_scale(false);
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    CHECK(std::isnan(shell.compare_scale_max()));
+    CHECK(shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).vmax() == doctest::Approx(ma).epsilon(1e-5));
+    CHECK(shell.panel_b<AttentionPanel>(PanelId::kAttention).vmax() == doctest::Approx(mb).epsilon(1e-5));
+
+    // Lockstep scroll: scrolling A's document brings B's to the same token row, and back.
+    ImGuiWindow* text_a = child_named(child_named(doc, "##side_a"), "##doctext");
+    ImGuiWindow* text_b = child_named(child_named(doc, "##side_b"), "##doctext");
+    REQUIRE(text_a);
+    REQUIRE(text_b);
+    REQUIRE(text_a->ScrollMax.y > 100.f);
+    ImGui::SetScrollY(text_a, 0.5f * text_a->ScrollMax.y);
+    for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    const int64_t top = shell.document_panel().top_token();
+    CHECK(top > 0);
+    CHECK(shell.panel_b<DocumentPanel>(PanelId::kDocument).top_token() == top);
+    CHECK(text_b->Scroll.y == doctest::Approx(text_a->Scroll.y).epsilon(0.01));
+    ImGui::SetScrollY(text_b, 0.f);
+    for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    CHECK(shell.document_panel().top_token() == 0);
+    CHECK(shell.panel_b<DocumentPanel>(PanelId::kDocument).top_token() == 0);
+    CHECK(control.calls == 0);
+
+    // Export: the slide of A's writer attention over B's attention map.
+    ExportRequest req = shell.export_request(PanelId::kAttention, sa, test::temp_dir("sbs-mixed"));
+    auto paths = export_panel(req);
+    bool fig = false;
+    for (const auto& p : paths) fig = fig || p.find("side_by_side.svg") != std::string::npos;
+    REQUIRE(fig);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
   }
 }
 

@@ -112,7 +112,7 @@ void AttentionPanel::draw(PanelContext& ctx) {
     last_head_ = head_;
     last_scale_ = scale_;
     vmax_ = scale_ == 1 ? 1.f : a.map_max(layer_, head_);
-    if (shared) vmax_ = ctx.shared_max;  // side by side, same colour scale
+    if (shared && scale_ != 1) vmax_ = ctx.shared_max;  // side by side, one colour scale (0..1 is one already)
     if (!(vmax_ > 0.f)) vmax_ = 1.f;
   }
   const float* m = a.map(layer_, head_);

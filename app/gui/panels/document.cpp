@@ -463,6 +463,32 @@ void DocumentPanel::draw(PanelContext& ctx) {
       if (y0 < top || y0 + row_h > top + h) ImGui::SetScrollY(std::max(0.f, y0 - 0.3f * h));
     }
   }
+  // Side by side: both Document panels show the same token row (ScrollLink). A move by the
+  // other side is followed; a move of this one (the user's, or the step's scroll above) is
+  // passed on.
+  auto token_of_row = [&](int64_t r) {
+    r = std::max<int64_t>(0, std::min<int64_t>(r, int64_t{row_prefix_.back()} - 1));
+    const int64_t line =
+        static_cast<int64_t>(std::upper_bound(row_prefix_.begin(), row_prefix_.end(), static_cast<uint32_t>(r)) - row_prefix_.begin()) - 1;
+    return std::min<int64_t>(ls[static_cast<size_t>(line)] + (r - row_prefix_[static_cast<size_t>(line)]) * cols, doc.size() - 1);
+  };
+  const float scroll_y = ImGui::GetScrollY();
+  top_token_ = n_lines > 0 && doc.size() > 0 ? token_of_row(static_cast<int64_t>(scroll_y / row_h)) : -1;
+  if (link_ && n_lines > 0 && doc.size() > 0) {
+    if (link_->version != link_seen_ && link_->side != link_side_ && link_->token >= 0 && link_->token < doc.size()) {
+      const float y = (static_cast<float>(row_of_token(link_->token)) + link_->row_frac) * row_h;
+      ImGui::SetScrollY(y);
+      link_last_y_ = y;
+      link_seen_ = link_->version;
+    } else if (std::fabs(scroll_y - link_last_y_) > 0.5f) {
+      const int64_t r = static_cast<int64_t>(scroll_y / row_h);
+      link_->token = token_of_row(r);
+      link_->row_frac = scroll_y / row_h - static_cast<float>(r);
+      link_->side = link_side_;
+      link_seen_ = ++link_->version;
+      link_last_y_ = scroll_y;
+    }
+  }
   const int64_t total_rows = row_prefix_.back();
   wanted_h_ = header_h + static_cast<float>(std::min<int64_t>(total_rows, 100000)) * row_h + 2.f * ImGui::GetStyle().WindowPadding.y;
   ImDrawList* dl = ImGui::GetWindowDrawList();

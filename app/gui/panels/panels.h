@@ -117,9 +117,26 @@ class ControlsPanel : public Panel {
   bool slider_active_ = false;
 };
 
+// Two Document panels that scroll together (side by side, docs/gui.md#side-by-side): where
+// the one scrolled last has its top row (the row's first token, and how much of that row is
+// scrolled out), and which side moved it; version bumps on every move.
+struct ScrollLink {
+  int64_t token = -1;
+  float row_frac = 0.f;
+  int side = -1;
+  uint64_t version = 0;
+};
+
 class DocumentPanel : public Panel {
  public:
   void draw(PanelContext& ctx) override;
+  // Scrolls with the other panels on `link` (null: alone); `side` tells the panels apart.
+  void link_scroll(ScrollLink* link, int side) {
+    link_ = link;
+    link_side_ = side;
+  }
+  // The first token of the top visible text row when last drawn (-1 before).
+  int64_t top_token() const { return top_token_; }
   // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
   // is not UTF-8 text (as the figure axes escape it).
   static std::string cell_text(const Document& doc, int64_t t);
@@ -163,6 +180,11 @@ class DocumentPanel : public Panel {
   int layout_cols_ = 0;
   std::vector<uint32_t> row_prefix_;  // visual rows before each line (size lines + 1; < 2^32 under kMaxDocumentBytes)
   int64_t scrolled_to_ = -2;
+  ScrollLink* link_ = nullptr;
+  int link_side_ = 0;
+  uint64_t link_seen_ = 0;
+  float link_last_y_ = -1.f;
+  int64_t top_token_ = -1;
   uint64_t scrolled_info_ = 0;
   int64_t scrolled_highlight_ = -1;
   int tint_ = 0;  // 0: visited segments, 1: loss, 2: provenance of the selected memory entry, 3: memory benefit,
@@ -199,6 +221,13 @@ class WriterAttentionPanel : public Panel {
   float vmin_ = 0.f, vmax_ = 1.f;
   int last_cmap_ = -1;
   float last_shared_ = -1.f;
+
+ public:
+  // The colour scale drawn last (its upper end) and the scale choice (0: 0..max,
+  // 1: min..max, 2: 0..1), which side by side keeps equal on both sides.
+  float vmax() const { return vmax_; }
+  int scale() const { return scale_; }
+  void set_scale(int s) { scale_ = s < 0 || s > 2 ? 0 : s; }
 };
 
 class SlotTypesPanel : public Panel {
@@ -300,6 +329,12 @@ class AttentionPanel : public Panel {
   float vmax_ = 1.f;
   int last_cmap_ = -1;
   float last_shared_ = -1.f;
+
+ public:
+  // The colour scale drawn last (its upper end) and the scale choice, as the writer's.
+  float vmax() const { return vmax_; }
+  int scale() const { return scale_; }
+  void set_scale(int s) { scale_ = s < 0 || s > 1 ? 0 : s; }
 };
 
 // MemoryFormer hash tables of one projection: heat strip of every table's bucket loads, one

@@ -112,26 +112,58 @@ void write_mtn(const PanelExport& e) {
 // Writer attention over Slot timeline in the middle (Slot timeline | Hash buckets when
 // hashed), Slot types, Forgetting, Memory on the right. Other models: Attention over the
 // middle and right columns; with MTN memory, that in the middle and Attention on the right;
-// Hash buckets take the right column (its lower part under MTN's Attention). The Gallery and
-// the Dashboard float in the middle.
+// Hash buckets take the right column (its lower part under MTN's Attention). Side by side of
+// a Memformer and another family (hint.attention): the middle column holds Writer attention
+// over Attention (beside them MTN memory and Hash buckets when shown), and the Slot timeline
+// goes to the bottom of the right column. The Gallery and the Dashboard float in the middle.
+//
+// The lower middle of the mixed layout, shared by Attention, MTN memory and Hash buckets:
+// the k-th of the shown ones.
+PanelRect mixed_lower(const LayoutGrid& g, int k) {
+  const int n = 1 + (g.hint.mtn ? 1 : 0) + (g.hint.hashed ? 1 : 0);
+  const float top = std::round(g.s.y * 0.5f), w = std::floor(g.mid / static_cast<float>(n));
+  const float x = g.left + w * static_cast<float>(k);
+  return g.at(x, top, k + 1 == n ? g.mid - w * static_cast<float>(k) : w, g.s.y - top);
+}
 PanelRect place_controls(const LayoutGrid& g) { return g.at(0, 0, g.left, g.controls_h); }
 PanelRect place_document(const LayoutGrid& g) { return g.at(0, g.controls_h, g.left, g.s.y - g.controls_h); }
-PanelRect place_writer(const LayoutGrid& g) { return g.at(g.left, 0, g.mid, g.writer_h); }
+PanelRect place_writer(const LayoutGrid& g) {
+  return g.at(g.left, 0, g.mid, g.hint.attention ? std::round(g.s.y * 0.5f) : g.writer_h);
+}
 PanelRect place_timeline(const LayoutGrid& g) {
+  if (g.hint.attention) {
+    const float top = std::round(g.s.y * 0.72f);
+    return g.at(g.left + g.mid, top, g.right, g.s.y - top);
+  }
   return g.at(g.left, g.writer_h, g.hint.memformer && g.hint.hashed ? std::round(g.mid * 0.4f) : g.mid, g.s.y - g.writer_h);
 }
-PanelRect place_types(const LayoutGrid& g) { return g.at(g.left + g.mid, 0, g.right, g.types_h); }
-PanelRect place_forgetting(const LayoutGrid& g) { return g.at(g.left + g.mid, g.types_h, g.right, g.forget_h); }
+// The mixed layout's right column: Slot types 0-25 %, Forgetting 25-45 %, Memory 45-72 %, Slot timeline below.
+PanelRect place_types(const LayoutGrid& g) {
+  return g.at(g.left + g.mid, 0, g.right, g.hint.attention ? std::round(g.s.y * 0.25f) : g.types_h);
+}
+PanelRect place_forgetting(const LayoutGrid& g) {
+  if (g.hint.attention) {
+    const float top = std::round(g.s.y * 0.25f);
+    return g.at(g.left + g.mid, top, g.right, std::round(g.s.y * 0.45f) - top);
+  }
+  return g.at(g.left + g.mid, g.types_h, g.right, g.forget_h);
+}
 PanelRect place_memory(const LayoutGrid& g) {
+  if (g.hint.attention) {
+    const float top = std::round(g.s.y * 0.45f);
+    return g.at(g.left + g.mid, top, g.right, std::round(g.s.y * 0.72f) - top);
+  }
   return g.at(g.left + g.mid, g.types_h + g.forget_h, g.right, g.s.y - g.types_h - g.forget_h);
 }
 PanelRect place_attention(const LayoutGrid& g) {
+  if (g.hint.attention) return mixed_lower(g, 0);
   if (g.hint.mtn)
     return g.hint.hashed ? g.at(g.left + g.mid, 0, g.right, std::round(g.s.y * 0.55f)) : g.at(g.left + g.mid, 0, g.right, g.s.y);
   return g.hint.hashed ? g.at(g.left, 0, g.mid, g.s.y) : g.at(g.left, 0, g.mid + g.right, g.s.y);
 }
-PanelRect place_mtn(const LayoutGrid& g) { return g.at(g.left, 0, g.mid, g.s.y); }
+PanelRect place_mtn(const LayoutGrid& g) { return g.hint.attention ? mixed_lower(g, 1) : g.at(g.left, 0, g.mid, g.s.y); }
 PanelRect place_hash(const LayoutGrid& g) {
+  if (g.hint.attention) return mixed_lower(g, g.hint.mtn ? 2 : 1);
   if (g.hint.memformer) {
     const float tw = std::round(g.mid * 0.4f);
     return g.at(g.left + tw, g.writer_h, g.mid - tw, g.s.y - g.writer_h);

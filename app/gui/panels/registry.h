@@ -29,8 +29,12 @@ struct LayoutHint {
   bool hashed = false;    // Hash buckets
   bool mtn = false;       // MTN memory
   bool dashboard = false; // a training session is followed: the dashboard takes the lower part
+  // Attention beside the Memformer panels: side by side of a Memformer and another family
+  // (the middle column splits into Writer attention over Attention).
+  bool attention = false;
   bool operator==(const LayoutHint& o) const {
-    return memformer == o.memformer && hashed == o.hashed && mtn == o.mtn && dashboard == o.dashboard;
+    return memformer == o.memformer && hashed == o.hashed && mtn == o.mtn && dashboard == o.dashboard &&
+           attention == o.attention;
   }
   bool operator!=(const LayoutHint& o) const { return !(*this == o); }
 };

@@ -66,8 +66,8 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
     const float hi = b < step->block_max.size() ? step->block_max[b] : 1.f;
     vmin_ = scale_ == 1 ? lo : 0.f;
     vmax_ = scale_ == 2 ? 1.f : hi;
-    if (shared) {
-      // Side by side, same colour scale: 0..the larger maximum of the two models.
+    if (shared && scale_ != 2) {
+      // Side by side, one colour scale: 0..the larger maximum of the two models (0..1 is one already).
       vmin_ = 0.f;
       vmax_ = ctx.shared_max;
     }

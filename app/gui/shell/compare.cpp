@@ -1,7 +1,12 @@
-// Two models side by side in the shell (docs/gui.md#side-by-side): every panel window holds
-// column A, column B and — for the writer attention and the attention maps — A − B on a
-// diverging scale. Selection, head and layer follow A; stepping goes to both (the caller's
-// LockstepController); "same colour scale" gives both columns 0..the larger maximum.
+// Two models side by side in the shell (docs/gui.md#side-by-side): a panel applies when it
+// applies to A or to B; its window holds column A and column B (and, for the writer attention
+// and the attention maps of one kind and shape, A − B on a diverging scale), or — when only
+// one side's family has it — one short line for the side without it and the other side at
+// full width, so a Memformer beside an RMT shows both memories. The Document columns carry
+// each side's loss and memory benefit and scroll together; the attention panels share one
+// colour scale by default (0..the larger maximum, printed above the columns). Selection,
+// head and layer follow A where A has the panel; stepping goes to both (the caller's
+// LockstepController).
 #include "app/gui/shell/shell.h"
 
 #include "app/figures/compare.h"
@@ -11,6 +16,35 @@
 
 namespace mnemo::app {
 
+namespace {
+const ImVec4 kColourA(0.45f, 0.75f, 1.f, 1.f), kColourB(1.f, 0.6f, 0.3f, 1.f);
+
+std::string model_name(const PublishedView& v) { return v.info ? v.info->cfg.model : "this model"; }
+
+// The one line a column shows for a panel its model lacks (the other side draws it).
+std::string absent_line(PanelId id, const PublishedView& v) {
+  const std::string m = model_name(v);
+  if (!v.info) return "no document open yet";
+  switch (id) {
+    case PanelId::kWriterAttention:
+    case PanelId::kTimeline:
+    case PanelId::kSlotTypes:
+    case PanelId::kForgetting:
+    case PanelId::kMemory:
+      return m + " has no Memformer slots: its memory is in " +
+             (panel_applies(PanelId::kMtnMemory, v) ? "MTN memory" : panel_applies(PanelId::kAttention, v) ? "Attention" : "no panel");
+    case PanelId::kAttention: return m + " is a Memformer: its attention over memory is in Writer attention";
+    case PanelId::kMtnMemory: return m + " keeps no document tokens (not an MTN model)";
+    case PanelId::kHashBuckets: return m + " has dense projections (no hash tables)";
+    default: {
+      std::string why;
+      panel_applies(id, v, &why);
+      return why;
+    }
+  }
+}
+}  // namespace
+
 bool Shell::take_compare_request(std::string* model) {
   if (!compare_requested_) return false;
   compare_requested_ = false;
@@ -18,43 +52,90 @@ bool Shell::take_compare_request(std::string* model) {
   return true;
 }
 
+bool Shell::applies_here(PanelId id, const PublishedView& s) const {
+  if (panel_applies(id, s)) return true;
+  return compare_ && compare_->info && panel_def(id).per_model && panel_applies(id, *compare_);
+}
+
 void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   const PublishedView& a = ctx_a.session;
   const PublishedView& b = *compare_;
+  const bool in_a = panel_applies(id, a), in_b = b.info != nullptr && panel_applies(id, b);
   // One selection: a click in B selects there and in A; A's selection shows in B.
   if (side_b_.vm.selection_version() != side_b_.seen_selection) vm_.select_slot(side_b_.vm.selected_slot());
   side_b_.vm.select_slot(vm_.selected_slot());
   side_b_.seen_selection = side_b_.vm.selection_version();
-  if (b.step) side_b_.vm.set_head(vm_.head(), b.step->heads);
   side_b_.vm.set_thresholds(vm_.thresholds());
-  side_b_.panel<AttentionPanel>(PanelId::kAttention).select(attention().layer_index(), attention().head());
+  // Head and layer follow A where A has the panel; a side alone keeps its own choice.
+  const bool a_writer = panel_applies(PanelId::kWriterAttention, a), a_attn = a.info && panel_applies(PanelId::kAttention, a);
+  if (b.step && a_writer) side_b_.vm.set_head(vm_.head(), b.step->heads);
+  AttentionPanel& attn_b = side_b_.panel<AttentionPanel>(PanelId::kAttention);
+  if (a_attn) attn_b.select(attention().layer_index(), attention().head());
+  // Both sides on the same scale choice (0..max, 0..1, ...): the side changed last sets it.
+  auto sync_scale = [&](auto& pa, auto& pb, int& synced) {
+    if (pb.scale() != synced && pa.scale() == synced) pa.set_scale(pb.scale());
+    else pb.set_scale(pa.scale());
+    synced = pa.scale();
+  };
+  if (a_writer) sync_scale(panel<WriterAttentionPanel>(PanelId::kWriterAttention),
+                           side_b_.panel<WriterAttentionPanel>(PanelId::kWriterAttention), synced_scale_[0]);
+  if (a_attn) sync_scale(attention(), attn_b, synced_scale_[1]);
 
-  const bool diff = show_diff_ && (id == PanelId::kWriterAttention || id == PanelId::kAttention);
+  const bool attn_panel = id == PanelId::kWriterAttention || id == PanelId::kAttention;
   float shared = NAN;
-  if (same_scale_ && a.step && b.step) {
-    if (id == PanelId::kWriterAttention && a.step->has_writer() && b.step->has_writer()) {
-      auto mx = [&](const StepData& st) {
-        const size_t k = vm_.head() < 0 || vm_.head() >= st.heads ? 0 : static_cast<size_t>(vm_.head()) + 1;
-        return k < st.block_max.size() ? st.block_max[k] : NAN;
-      };
-      shared = shared_max(mx(*a.step), mx(*b.step));
-    } else if (id == PanelId::kAttention && !a.step->attention.empty() && !b.step->attention.empty()) {
-      shared = shared_max(a.step->attention.map_max(attention().layer_index(), attention().head()),
-                          b.step->attention.map_max(attention().layer_index(), attention().head()));
-    }
+  if (attn_panel && a.step && b.step) {
+    // The shared scale spans both sides' shown attention maps, whichever panel each draws them
+    // in (a Memformer's writer attention beside an RMT's attention map).
+    const float ma = shown_attention_max(*a.step, a_writer, vm_.head(), attention().layer_index(), attention().head());
+    const float mb = shown_attention_max(*b.step, panel_applies(PanelId::kWriterAttention, b), side_b_.vm.head(),
+                                         attn_b.layer_index(), attn_b.head());
+    if (same_scale_) shared = shared_max(ma, mb);
   }
-  const int n = diff ? 3 : 2;
-  const float gap = ImGui::GetStyle().ItemSpacing.x;
-  const float w = std::max(40.f, (ImGui::GetContentRegionAvail().x - gap * static_cast<float>(n - 1)) / static_cast<float>(n));
+  compare_shared_max_ = shared;
+  const bool diff = show_diff_ && attn_panel && in_a && in_b;
   PanelContext ctx_b{b, side_b_.vm, *textures_, control, transport_, requests_, fonts_.mono, true};
   ctx_b.small_mono = fonts_.small_mono;
   ctx_b.seq_cmap = ctx_a.seq_cmap;
   ctx_b.highlight_token = ctx_a.highlight_token;
   ctx_a.shared_max = ctx_b.shared_max = shared;
-  auto column = [&](const char* child, const std::string& label, PanelContext& ctx, bool side_b) {
+  if (id == PanelId::kDocument) {
+    side_b_.panel<DocumentPanel>(id).set_tint(document_panel().tint());
+    document_panel().link_scroll(&doc_scroll_, 0);
+    side_b_.panel<DocumentPanel>(id).link_scroll(&doc_scroll_, 1);
+  }
+
+  if (attn_panel && a.step && b.step) {
+    // The colour scale, printed, with its switch.
+    ImGui::Checkbox("one colour scale", &same_scale_);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("On: both sides' attention maps on 0..the larger maximum of the two, so equal colours mean equal\n"
+                        "weights (also between a Memformer's writer attention and an RMT's attention map).\n"
+                        "Off: each side on its own scale (its panel's scale choice).");
+    ImGui::SameLine();
+    const float va = id == PanelId::kWriterAttention ? panel<WriterAttentionPanel>(id).vmax() : attention().vmax();
+    const float vb = id == PanelId::kWriterAttention ? side_b_.panel<WriterAttentionPanel>(id).vmax() : attn_b.vmax();
+    if (std::isfinite(shared))
+      ImGui::TextDisabled("A and B: 0..%.4g (the larger maximum of both sides' maps)", shared);
+    else if (in_a && in_b)
+      ImGui::TextDisabled("per side: A 0..%.4g, B 0..%.4g", va, vb);
+    else
+      ImGui::TextDisabled("per side: %s 0..%.4g", in_a ? "A" : "B", in_a ? va : vb);
+  }
+
+  auto label = [&](bool side_b) {
+    ImGui::TextColored(side_b ? kColourB : kColourA, "%s", ((side_b ? "B: " : "A: ") + (side_b ? label_b_ : label_a_)).c_str());
+    if (id == PanelId::kDocument) {
+      const PublishedView& v = side_b ? b : a;
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::TextWrapped("%s", v.step ? side_summary(*v.step).text().c_str() : "not stepped yet");
+      ImGui::PopStyleColor();
+    }
+  };
+  auto column = [&](const char* child, float w, PanelContext& ctx, bool side_b, bool labelled = true) {
     if (ImGui::BeginChild(child, ImVec2(w, 0), false, ImGuiWindowFlags_NoScrollbar)) {
-      ImGui::TextColored(side_b ? ImVec4(1.f, 0.6f, 0.3f, 1.f) : ImVec4(0.45f, 0.75f, 1.f, 1.f), "%s", label.c_str());
-      if (!panel_applies(id, ctx.session)) {
+      if (labelled) label(side_b);
+      const bool applies = side_b ? in_b : in_a;
+      if (!applies) {
         std::string why;
         panel_applies(id, ctx.session, &why);
         ImGui::TextDisabled("%s", why.c_str());
@@ -64,10 +145,29 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
     }
     ImGui::EndChild();
   };
-  if (id == PanelId::kDocument) side_b_.panel<DocumentPanel>(id).set_tint(document_panel().tint());
-  column("##side_a", "A: " + label_a_, ctx_a, false);
+  if (in_a != in_b) {
+    // One side's family has this panel: the other says so in one line, this one draws at full width.
+    // A's line first, then B's: the side that has it by its name, the other with why not.
+    const bool side_b = in_b;
+    for (int k = 0; k < 2; ++k) {
+      const bool is_b = k == 1;
+      if (is_b == side_b) {
+        label(is_b);
+        continue;
+      }
+      ImGui::TextColored(is_b ? kColourB : kColourA, "%s", (is_b ? "B: " + label_b_ : "A: " + label_a_).c_str());
+      ImGui::SameLine();
+      ImGui::TextDisabled("%s", absent_line(id, is_b ? b : a).c_str());
+    }
+    column(side_b ? "##side_b" : "##side_a", 0.f, side_b ? ctx_b : ctx_a, side_b, false);
+    return;
+  }
+  const int n = diff ? 3 : 2;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float w = std::max(40.f, (ImGui::GetContentRegionAvail().x - gap * static_cast<float>(n - 1)) / static_cast<float>(n));
+  column("##side_a", w, ctx_a, false);
   ImGui::SameLine(0.f, gap);
-  column("##side_b", "B: " + label_b_, ctx_b, true);
+  column("##side_b", w, ctx_b, true);
   if (diff) {
     ImGui::SameLine(0.f, gap);
     if (ImGui::BeginChild("##side_diff", ImVec2(w, 0), false, ImGuiWindowFlags_NoScrollbar)) draw_difference(id, a, b);

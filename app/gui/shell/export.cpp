@@ -85,12 +85,11 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
   char prefix[48];
   std::snprintf(prefix, sizeof prefix, "/seg-%04lld-", static_cast<long long>(r.session->step->segment));
   const std::string p = r.dir + prefix;
-  // Side by side: A | B | A - B of the writer attention (or the attention layer shown).
+  // Side by side: A's map over B's (each side's writer attention or attention layer shown), and A - B.
   if (r.compare && r.compare->step &&
       (r.panel == PanelId::kControls || r.panel == PanelId::kWriterAttention || r.panel == PanelId::kAttention))
-    write_side_by_side(*r.session->step, *r.compare->step, r.label_a, r.label_b,
-                       r.panel == PanelId::kAttention ? r.attn_head : r.head, r.attn_layer, r.same_scale, p + "side_by_side",
-                       figure_formats(*r.session), out);
+    write_side_by_side(*r.session->step, *r.compare->step, r.label_a, r.label_b, r.head, r.attn_layer, r.attn_head,
+                       r.same_scale, r.selected_slot, p + "side_by_side", figure_formats(*r.session), out);
   if (r.panel == PanelId::kControls) {
     for (const PanelDef& d : panel_registry())
       if (d.per_model) export_one(panel_id(d), r, p, out);

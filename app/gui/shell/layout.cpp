@@ -5,11 +5,16 @@
 
 namespace mnemo::app {
 
-LayoutHint layout_hint(const PublishedView& s) {
+LayoutHint layout_hint(const PublishedView& s, const PublishedView* b) {
+  // Side by side: the families of the models loaded so far (a view without a model says
+  // nothing; the Memformer panels "apply" to it only as the empty app's default).
+  const bool use_s = s.info || !b || !b->info, use_b = b && b->info;
+  auto any = [&](PanelId id) { return (use_s && panel_applies(id, s)) || (use_b && panel_applies(id, *b)); };
   LayoutHint h;
-  h.memformer = panel_applies(PanelId::kWriterAttention, s);
-  h.hashed = panel_applies(PanelId::kHashBuckets, s);
-  h.mtn = panel_applies(PanelId::kMtnMemory, s);
+  h.memformer = any(PanelId::kWriterAttention);
+  h.hashed = any(PanelId::kHashBuckets);
+  h.mtn = any(PanelId::kMtnMemory);
+  h.attention = h.memformer && any(PanelId::kAttention);
   return h;
 }
 

@@ -8,7 +8,8 @@
 
 namespace mnemo::app {
 
-LayoutHint layout_hint(const PublishedView& s);
+// Which families' panels to place: the session's, and side by side also `b`'s (may be null).
+LayoutHint layout_hint(const PublishedView& s, const PublishedView* b = nullptr);
 
 // Columns: left 26% (Controls over Document), middle 46%, right 28%; each panel's place in
 // them is its registry entry's (app/gui/panels/registry.cpp). With a followed training

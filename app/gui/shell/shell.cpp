@@ -250,7 +250,8 @@ void Shell::draw_menu(const PublishedView& s, Controller& control) {
     for (const PanelDef& d : panel_registry()) {
       const PanelId id = panel_id(d);
       std::string why;
-      const bool applies = panel_applies(id, s, &why);
+      const bool applies = applies_here(id, s);
+      if (!applies) panel_applies(id, s, &why);
       ImGui::MenuItem(panel_title(id), nullptr, &windows_[static_cast<size_t>(id)].open, applies);
       if (!applies && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
     }
@@ -304,9 +305,13 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
       last_display_.x > 0.f && (std::fabs(display.x - last_display_.x) > 0.5f || std::fabs(display.y - last_display_.y) > 0.5f);
 
   // A model with other panels (another kind, hashed or not) gets their default places.
-  LayoutHint hint = layout_hint(s);
+  // Side by side: the panels of both models' families (a Memformer beside an RMT: both memories).
+  LayoutHint hint = layout_hint(s, compare_ && compare_->info ? compare_.get() : nullptr);
+  if (!compare_) document_panel().link_scroll(nullptr, 0);
   hint.dashboard = dashboard().model().is_open() && windows_[static_cast<size_t>(PanelId::kDashboard)].open;
-  if (have_hint_ && hint != hint_) reset_layout_ = true;
+  // (Side by side, also when the first views arrive: windows drawn before either model had
+  // loaded were placed for one family.)
+  if ((have_hint_ || compare_) && hint != hint_) reset_layout_ = true;
   hint_ = hint;
   have_hint_ = s.info != nullptr;
 
@@ -332,7 +337,7 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
   for (const PanelDef& d : panel_registry()) {
     const PanelId id = panel_id(d);
     const int i = static_cast<int>(id);
-    if (!windows_[i].open || !panel_applies(id, s)) continue;
+    if (!windows_[i].open || !applies_here(id, s)) continue;
     PanelRect def = default_panel_rect(id, work_pos, work_size, hint);
     ImGuiCond cond = reset_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
     if (stop) {
@@ -394,7 +399,7 @@ void Shell::handle_keys(const PublishedView& s, Controller& control) {
   if (ctrl_key('O')) requests_.open_dialog = true;
   if (ctrl_key('M')) open_model_ = true;
   if (ctrl_key('E') && (s.step || (dashboard().model().is_open() && focused_ == PanelId::kDashboard)))
-    requests_.export_panel = static_cast<int>(panel_applies(focused_, s) ? focused_ : PanelId::kControls);
+    requests_.export_panel = static_cast<int>(applies_here(focused_, s) ? focused_ : PanelId::kControls);
   if (ctrl_key('Q')) quit_ = true;
   if (io.KeyCtrl) return;
   if (tour_.active()) {

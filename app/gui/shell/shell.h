@@ -105,7 +105,15 @@ class Shell {
   }
   // File > Compare with model...: the weights file (or zoo name) asked for, once.
   bool take_compare_request(std::string* model);
+  // One colour scale for both sides' attention maps (on by default): 0..the larger maximum of
+  // the maps shown; compare_scale_max() is that value as last drawn (NaN: per side, or none).
   bool same_scale() const { return same_scale_; }
+  float compare_scale_max() const { return compare_shared_max_; }
+  // Side B's panel of type P (the registry's per-model panels), e.g. its Document panel.
+  template <class P>
+  P& panel_b(PanelId id) { return side_b_.panel<P>(id); }
+  // Whether a panel is shown: it applies to A, or (side by side) to B.
+  bool applies_here(PanelId id, const PublishedView& s) const;
   void set_same_scale(bool on) { same_scale_ = on; }
   bool show_difference() const { return show_diff_; }
   void set_show_difference(bool on) { show_diff_ = on; }
@@ -204,7 +212,10 @@ class Shell {
   SideB side_b_;
   ViewPtr compare_;
   std::string label_a_ = "A", label_b_ = "B", compare_model_;
-  bool same_scale_ = false, show_diff_ = true, open_compare_ = false, compare_requested_ = false;
+  bool same_scale_ = true, show_diff_ = true, open_compare_ = false, compare_requested_ = false;
+  float compare_shared_max_ = NAN;
+  ScrollLink doc_scroll_;                    // the two Document panels scroll together
+  int synced_scale_[2] = {-1, -1};           // writer / attention scale choice last synced between the sides
   ui::HeatmapImage diff_image_;
   ui::ColorbarImage diff_colorbar_;
   uint64_t diff_key_ = 0;
