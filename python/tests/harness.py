@@ -93,3 +93,31 @@ def cpp_steps(binary, weights, doc_path, segments, tag="models-step"):
     run_ok([binary, "step", "--checkpoint", weights, "--doc", doc_path, "--out", out, "--from", "0",
             "--to", str(segments - 1), "--format", "csv", "--force"])
     return mnemoscope.read_traces(out)
+
+
+def finite_difference_check(test, model, loss_fn, picks, eps=1e-6, rtol=1e-5, atol=1e-8):
+    """Analytic gradients of loss_fn() against central differences at `picks` random entries of
+    every parameter (float64; test_models.py and test_models_mtn.py); returns the entries checked."""
+    import torch
+    g = torch.Generator().manual_seed(0)
+    model.zero_grad()
+    loss_fn().backward()
+    checked = 0
+    for name, p in model.named_parameters():
+        if p.numel() == 0:
+            continue
+        flat = p.data.view(-1)
+        grad = p.grad.view(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
+        for i in torch.randint(0, p.numel(), (picks,), generator=g).tolist():
+            old = flat[i].item()
+            with torch.no_grad():
+                flat[i] = old + eps
+                up = loss_fn().item()
+                flat[i] = old - eps
+                down = loss_fn().item()
+                flat[i] = old
+            fd = (up - down) / (2 * eps)
+            test.assertLessEqual(abs(fd - grad[i].item()), atol + rtol * abs(fd),
+                                 "%s[%d]: analytic %.10g, finite difference %.10g" % (name, i, grad[i].item(), fd))
+            checked += 1
+    return checked

@@ -194,39 +194,16 @@ class NoBinary(unittest.TestCase):
         self.assertEqual(m.tok_emb.weight.grad[only0].abs().sum().item(), 0.0)
 
 
-def finite_difference_check(test, model, loss_fn, picks=3, eps=1e-6, rtol=1e-5, atol=1e-8):
-    """Analytic gradients of loss_fn() against central differences at `picks` random entries of
-    every parameter (float64)."""
-    g = torch.Generator().manual_seed(0)
-    model.zero_grad()
-    loss_fn().backward()
-    checked = 0
-    for name, p in model.named_parameters():
-        if p.numel() == 0:
-            continue
-        flat, grad = p.data.view(-1), p.grad.view(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
-        for i in torch.randint(0, p.numel(), (picks,), generator=g).tolist():
-            old = flat[i].item()
-            with torch.no_grad():
-                flat[i] = old + eps
-                up = loss_fn().item()
-                flat[i] = old - eps
-                down = loss_fn().item()
-                flat[i] = old
-            fd = (up - down) / (2 * eps)
-            test.assertLessEqual(abs(fd - grad[i].item()), atol + rtol * abs(fd),
-                                 "%s[%d]: analytic %.10g, finite difference %.10g" % (name, i, grad[i].item(), fd))
-            checked += 1
-    return checked
-
-
 class Gradients(unittest.TestCase):
     """Float64 gradients of a two-segment rollout against central finite differences."""
 
     def test_every_family(self):
+        """One layer per stack (the decoder's too): a finite difference costs two forwards per
+        checked entry, and a layer's code is the same at any depth; the two-layer models'
+        gradients are checked against the C++ trainer's in test_gradients_equal_the_cpp_trainers."""
         segs = mm.document_segments(DOC, 8)[:3]
         for name, cfg in CONFIGS.items():
-            cfg = dict(cfg, segment_len=8, dim=8, ff=16)
+            cfg = dict(cfg, segment_len=8, dim=8, ff=16, layers=1)
             if name == "trxl":
                 cfg["slots"] = 10
             m = open_gates(mm.build_model(cfg, seed=11, dtype=torch.float64))
@@ -236,9 +213,9 @@ class Gradients(unittest.TestCase):
                     # derivative of its loss: check one step from a state with a full cache.
                     with torch.no_grad():
                         state = m(segs[:2]).memory
-                    n = finite_difference_check(self, m, lambda: m.step(segs[2], state)[0].loss)
+                    n = harness.finite_difference_check(self, m, lambda: m.step(segs[2], state)[0].loss, picks=3)
                 else:  # Memformer's loss is the next segment's: three segments give two losses
-                    n = finite_difference_check(self, m, lambda: m(segs).loss)
+                    n = harness.finite_difference_check(self, m, lambda: m(segs).loss, picks=3)
                 self.assertGreater(n, 10)
 
     def test_hashed_layer_alone(self):

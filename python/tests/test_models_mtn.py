@@ -317,34 +317,12 @@ class NoBinary(unittest.TestCase):
             self.assertEqual(m(segs, between="zero").loss.item(), m(segs, between="reset").loss.item())
 
 
-def finite_difference_check(test, model, loss_fn, picks=2, eps=1e-6, rtol=1e-5, atol=1e-8):
-    """Analytic gradients of loss_fn() against central differences at `picks` random entries of
-    every parameter (float64)."""
-    g = torch.Generator().manual_seed(0)
-    model.zero_grad()
-    loss_fn().backward()
-    checked = 0
-    for name, p in model.named_parameters():
-        flat = p.data.view(-1)
-        grad = p.grad.view(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=p.dtype)
-        for i in torch.randint(0, p.numel(), (picks,), generator=g).tolist():
-            old = flat[i].item()
-            with torch.no_grad():
-                flat[i] = old + eps
-                up = loss_fn().item()
-                flat[i] = old - eps
-                down = loss_fn().item()
-                flat[i] = old
-            fd = (up - down) / (2 * eps)
-            test.assertLessEqual(abs(fd - grad[i].item()), atol + rtol * abs(fd),
-                                 "%s[%d]: analytic %.10g, finite difference %.10g" % (name, i, grad[i].item(), fd))
-            checked += 1
-    return checked
-
-
 class Gradients(unittest.TestCase):
     """Float64 gradients of a three-segment rollout (full BPTT through the memory, eval mode:
-    no dropout) against central finite differences."""
+    no dropout) against central finite differences. One layer per stack: a finite difference
+    costs two forwards per checked entry, and a layer's code is the same at any depth; the
+    two-layer models' gradients are checked against the C++ trainer's in test_models.py
+    (test_gradients_equal_the_cpp_trainers)."""
 
     def margins(self, model, segs):
         """The smallest gap, over the steps, between the m-th and the (m+1)-th importance of
@@ -375,7 +353,7 @@ class Gradients(unittest.TestCase):
             self.assertGreater(self.margins(m, segs), 1e-4, name)
         r = m(segs)
         self.assertEqual(len(r.outputs), 3)
-        n = finite_difference_check(self, m, lambda: m(segs).loss)
+        n = harness.finite_difference_check(self, m, lambda: m(segs).loss, picks=2)
         self.assertGreater(n, 40)
         if cfg["model"] != "no-memory":
             # Memory carries gradient: the first chunk's tokens reach the last segment's loss.
@@ -389,12 +367,12 @@ class Gradients(unittest.TestCase):
     def test_language_modelling(self):
         for name in ("mtn", "mtn-naive", "no-memory"):
             with self.subTest(model=name):
-                self.check(name, dict(CONFIGS[name], segment_len=8, dim=8, ff=16, slots=3))
+                self.check(name, dict(CONFIGS[name], segment_len=8, dim=8, ff=16, slots=3, n2_layers=1))
 
     def test_answer_tagging(self):
         for name in ("mtn", "mtn-naive"):
             with self.subTest(model=name):
-                self.check(name + "-qa", dict(CONFIGS[name], segment_len=8, dim=8, ff=16, slots=3),
+                self.check(name + "-qa", dict(CONFIGS[name], segment_len=8, dim=8, ff=16, slots=3, n2_layers=1),
                            ("answer_tagging", 0.7, 2.5))
 
 

@@ -11,13 +11,13 @@
 #include <cstdio>
 #include <fstream>
 
+using mnemo::test::CliRun;
+using mnemo::test::path_exists;
+using mnemo::test::run_cli;
+
 namespace {
 
-using Run = mnemo::test::CliRun;
-Run run(const std::string& args) { return mnemo::test::run_cli(args); }
-bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
-
-const std::string kTiny = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
+const std::string& kTiny = mnemo::test::kTinyStepFlags;
 
 }  // namespace
 
@@ -66,11 +66,11 @@ TEST_CASE("cli: bad input exits 2 with a message naming the flag or file, and wr
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
-    Run r = run(c.args);
+    CliRun r = run_cli(c.args);
     CAPTURE(r.output);
     CHECK(r.code == 2);
     CHECK(r.output.find(c.expect) != std::string::npos);
-    CHECK_FALSE(exists(out));
+    CHECK_FALSE(path_exists(out));
   }
 }
 
@@ -80,7 +80,8 @@ TEST_CASE("cli: a binary file steps - step writes traces with the canonical keys
     std::ofstream f(dir + "/blob.bin", std::ios::binary);
     for (int i = 0; i < 40; ++i) f.put(static_cast<char>((i * 37) & 0xff));
   }
-  Run r = run("step --doc " + dir + "/blob.bin --out " + dir + "/out" + kTiny + " --from 0 --to 2 --format png,svg,csv");
+  CliRun r = run_cli("step --doc " + dir + "/blob.bin --out " + dir + "/out" + kTiny +
+                     " --from 0 --to 2 --format png,svg,csv");
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("randomly initialised") != std::string::npos);
@@ -89,9 +90,9 @@ TEST_CASE("cli: a binary file steps - step writes traces with the canonical keys
                         "step-0001/slot_types.png", "step-0001/slot_types.csv", "step-0001/forgetting.svg",
                         "manifest.json"}) {
     CAPTURE(f);
-    CHECK(exists(dir + "/out/" + f));
+    CHECK(path_exists(dir + "/out/" + f));
   }
-  CHECK_FALSE(exists(dir + "/out/step-0003"));
+  CHECK_FALSE(path_exists(dir + "/out/step-0003"));
   auto t = mnemo::io::load_safetensors(dir + "/out/step-0001/trace.safetensors");
   std::map<std::string, torch::Tensor> m(t.begin(), t.end());
   for (const char* k : {"input.tokens", "input.offsets", "lm.loss", "memformer.writer_attn", "memformer.read_attn.0",
@@ -107,11 +108,12 @@ TEST_CASE("cli: a binary file steps - step writes traces with the canonical keys
 TEST_CASE("cli: export-weights then step --checkpoint reproduces the same traces") {
   const std::string dir = mnemo::test::temp_dir("cli-ckpt");
   const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
-  Run w = run("export-weights --out " + dir + "/w.safetensors --seed 5" + kTiny);
+  CliRun w = run_cli("export-weights --out " + dir + "/w.safetensors --seed 5" + kTiny);
   CAPTURE(w.output);
   REQUIRE(w.code == 0);
-  Run a = run("step --doc " + doc + " --out " + dir + "/a --seed 5 --format csv --to 1" + kTiny);
-  Run b = run("step --doc " + doc + " --out " + dir + "/b --seed 99 --checkpoint " + dir + "/w.safetensors --format csv --to 1" + kTiny);
+  CliRun a = run_cli("step --doc " + doc + " --out " + dir + "/a --seed 5 --format csv --to 1" + kTiny);
+  CliRun b = run_cli("step --doc " + doc + " --out " + dir + "/b --seed 99 --checkpoint " + dir +
+                     "/w.safetensors --format csv --to 1" + kTiny);
   REQUIRE(a.code == 0);
   REQUIRE(b.code == 0);
   CHECK(b.output.find("weights from") != std::string::npos);
@@ -120,7 +122,8 @@ TEST_CASE("cli: export-weights then step --checkpoint reproduces the same traces
   REQUIRE(ta.size() == tb.size());
   for (size_t i = 0; i < ta.size(); ++i) CHECK(torch::equal(ta[i].second, tb[i].second));
   // A checkpoint for another config is refused by name.
-  Run c = run("step --doc " + doc + " --out " + dir + "/c --checkpoint " + dir + "/w.safetensors --slots 5 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1");
+  CliRun c = run_cli("step --doc " + doc + " --out " + dir + "/c --checkpoint " + dir +
+                     "/w.safetensors --slots 5 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1");
   CAPTURE(c.output);
   CHECK(c.code == 2);
   CHECK(c.output.find("model.slots: 4 vs 5") != std::string::npos);
@@ -128,7 +131,7 @@ TEST_CASE("cli: export-weights then step --checkpoint reproduces the same traces
 }
 
 TEST_CASE("cli: info reports LibTorch and CUDA") {
-  Run r = run("info");
+  CliRun r = run_cli("info");
   CHECK(r.code == 0);
   CHECK(r.output.find("LibTorch") != std::string::npos);
   CHECK(r.output.find("kernels:") != std::string::npos);
@@ -140,20 +143,20 @@ TEST_CASE("cli: plot draws one series per group from a CSV and rejects unknown c
     std::ofstream f(dir + "/c.csv");
     f << "run,step,loss\na,1,3.0\na,2,2.5\nb,1,3.2\nb,2,\nb,3,2.0\n";
   }
-  Run ok = run("plot --csv " + dir + "/c.csv --x step --y loss --group run --title T --out " + dir + "/fig");
+  CliRun ok = run_cli("plot --csv " + dir + "/c.csv --x step --y loss --group run --title T --out " + dir + "/fig");
   CHECK(ok.code == 0);
   CHECK(ok.output.find("(2 series)") != std::string::npos);
-  CHECK(exists(dir + "/fig.png"));
-  CHECK(exists(dir + "/fig.svg"));
-  Run bad = run("plot --csv " + dir + "/c.csv --x step --y nope --out " + dir + "/bad");
+  CHECK(path_exists(dir + "/fig.png"));
+  CHECK(path_exists(dir + "/fig.svg"));
+  CliRun bad = run_cli("plot --csv " + dir + "/c.csv --x step --y nope --out " + dir + "/bad");
   CHECK(bad.code == 2);
   CHECK(bad.output.find("no column 'nope'") != std::string::npos);
-  CHECK(!exists(dir + "/bad.png"));
+  CHECK(!path_exists(dir + "/bad.png"));
   // An --out whose folder is missing, or that is a folder: exit 2, nothing written.
-  Run nodir = run("plot --csv " + dir + "/c.csv --x step --y loss --out " + dir + "/missing/fig");
+  CliRun nodir = run_cli("plot --csv " + dir + "/c.csv --x step --y loss --out " + dir + "/missing/fig");
   CHECK(nodir.code == 2);
   CHECK(nodir.output.find("folder '" + dir + "/missing' does not exist") != std::string::npos);
-  Run isdir = run("plot --csv " + dir + "/c.csv --x step --y loss --out " + dir);
+  CliRun isdir = run_cli("plot --csv " + dir + "/c.csv --x step --y loss --out " + dir);
   CHECK(isdir.code == 2);
   CHECK(isdir.output.find("must be a path without extension") != std::string::npos);
 }
@@ -161,16 +164,16 @@ TEST_CASE("cli: plot draws one series per group from a CSV and rejects unknown c
 TEST_CASE("cli: train validates every flag before it writes: a bad value leaves no session and no repaired log") {
   const std::string dir = mnemo::test::temp_dir("train-validate");
   const std::string cfg = std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json";
-  Run neg = run("train --config " + cfg + " --out " + dir + "/run --hash-stats-every -1");
+  CliRun neg = run_cli("train --config " + cfg + " --out " + dir + "/run --hash-stats-every -1");
   CHECK(neg.code == 2);
   CHECK(neg.output.find("--hash-stats-every must be >= 0") != std::string::npos);
-  CHECK(!exists(dir + "/run"));
-  Run zero = run("train --config " + cfg + " --out " + dir + "/run --steps 0");
+  CHECK(!path_exists(dir + "/run"));
+  CliRun zero = run_cli("train --config " + cfg + " --out " + dir + "/run --steps 0");
   CHECK(zero.code == 2);
   CHECK(zero.output.find("--steps 0 must be >= 1") != std::string::npos);
-  CHECK(!exists(dir + "/run"));
+  CHECK(!path_exists(dir + "/run"));
   // A resume with a bad flag leaves the session's torn tail where it was (nothing is repaired).
-  Run ok = run("train --config " + cfg + " --out " + dir + "/run --steps 2 --set train.record_every=0");
+  CliRun ok = run_cli("train --config " + cfg + " --out " + dir + "/run --steps 2 --set train.record_every=0");
   REQUIRE(ok.code == 0);
   {
     std::ofstream f(dir + "/run/metrics.log", std::ios::app | std::ios::binary);
@@ -178,7 +181,7 @@ TEST_CASE("cli: train validates every flag before it writes: a bad value leaves 
   }
   struct stat before {};
   ::stat((dir + "/run/metrics.log").c_str(), &before);
-  Run bad = run("train --out " + dir + "/run --resume --set train.batch=0");
+  CliRun bad = run_cli("train --out " + dir + "/run --resume --set train.batch=0");
   CHECK(bad.code == 2);
   CHECK(bad.output.find("train.batch") != std::string::npos);
   struct stat after {};
@@ -189,12 +192,12 @@ TEST_CASE("cli: train validates every flag before it writes: a bad value leaves 
 TEST_CASE("cli: a config error names the flag or the --set that set the field in front") {
   const std::string dir = mnemo::test::temp_dir("cli-field-flags");
   const std::string good = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
-  Run r = run("step --doc " + good + " --out " + dir + "/out" + kTiny + " --slots 0");
+  CliRun r = run_cli("step --doc " + good + " --out " + dir + "/out" + kTiny + " --slots 0");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.rfind("mnemoscope: error: --slots: config field 'slots' = 0 is out of range 1..65536\n", 0) == 0);
-  CHECK_FALSE(exists(dir + "/out"));
-  r = run("step --doc " + good + " --out " + dir + "/out" + kTiny + " --layers 300");
+  CHECK_FALSE(path_exists(dir + "/out"));
+  r = run_cli("step --doc " + good + " --out " + dir + "/out" + kTiny + " --layers 300");
   CAPTURE(r.output);
   CHECK(r.output.rfind("mnemoscope: error: --layers: config field 'layers' = 300 is out of range 1..256\n", 0) == 0);
 
@@ -202,21 +205,21 @@ TEST_CASE("cli: a config error names the flag or the --set that set the field in
   mnemo::test::write_file(cfg, R"({"model": {"model": "rmt", "slots": 2, "segment_len": 8, "dim": 16, "heads": 2, "layers": 1},
                                    "task": {"name": "copy", "source_len": 4, "symbols": 4, "segments": 2},
                                    "train": {"steps": 2, "batch": 2}})");
-  r = run("train --config " + cfg + " --out " + dir + "/run --set train.eval_every=0 --set train.lr=0");
+  r = run_cli("train --config " + cfg + " --out " + dir + "/run --set train.eval_every=0 --set train.lr=0");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.rfind("mnemoscope: error: --set 'train.lr=0': config field 'train.lr' = 0 is out of range (0, 10]\n", 0) ==
         0);
-  r = run("train --config " + cfg + " --out " + dir + "/run --set model.slots=many");
+  r = run_cli("train --config " + cfg + " --out " + dir + "/run --set model.slots=many");
   CAPTURE(r.output);
   CHECK(r.output.rfind("mnemoscope: error: --set 'model.slots=many': config field 'model.slots' must be an integer, got "
                        "\"many\"\n",
                        0) == 0);
   // A field no --set gave is the config's.
-  r = run("train --config " + cfg + " --out " + dir + "/run --set task.segments=1");
+  r = run_cli("train --config " + cfg + " --out " + dir + "/run --set task.segments=1");
   CAPTURE(r.output);
   CHECK(r.output.rfind("mnemoscope: error: --config: '" + cfg + "' with --set: config field 'model.segment_len' = 8 is "
                        "shorter than the task's segments",
                        0) == 0);
-  CHECK_FALSE(exists(dir + "/run"));
+  CHECK_FALSE(path_exists(dir + "/run"));
 }

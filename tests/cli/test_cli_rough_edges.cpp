@@ -28,7 +28,7 @@
 
 namespace {
 using mnemo::test::run_cli;
-const std::string kTinyModelFlags = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
+const std::string& kTinyModelFlags = mnemo::test::kTinyStepFlags;
 const std::string kSampleDocument = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
 }  // namespace
 

@@ -40,12 +40,10 @@ std::string write_config(const std::string& path, const nlohmann::json& j) {
 }
 
 std::string tiny_config_file(const std::string& dir, int steps, int save_every) {
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 4096, "valid_size": 8, "test_size": 8},
-    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
-              "eval_every": 0, "eval_batches": 1, "record_every": 0, "seed": 4}
-  })");
+  auto j = test::tiny_copy_run(
+      nlohmann::json::parse(R"({"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear",
+    "clip": 1.0, "eval_every": 0, "eval_batches": 1, "record_every": 0, "seed": 4})"));
+  j["task"].update({{"train_size", 4096}, {"valid_size", 8}, {"test_size", 8}});
   j["train"]["steps"] = steps;
   j["train"]["save_every"] = save_every;
   return write_config(dir + "/tiny.json", j);

@@ -33,23 +33,11 @@ using namespace mnemo;
 namespace {
 
 nlohmann::json tiny_json(const std::string& model) {
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
-              "eval_every": 2, "eval_batches": 2, "save_every": 3, "record_every": 2, "seed": 4}
-  })");
-  j["model"]["model"] = model;
-  if (model == "memformer") {
-    j["model"]["slots"] = 3;
-    j["model"]["dec_layers"] = 1;
-  }
-  return j;
+  return test::tiny_copy_run(
+      nlohmann::json::parse(R"({"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0,
+    "eval_every": 2, "eval_batches": 2, "save_every": 3, "record_every": 2, "seed": 4})"),
+      model);
 }
-
-using Run = mnemo::test::CliRun;
-Run run_cli(const std::string& args) { return mnemo::test::run_cli(args); }
-bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
 
 std::vector<std::string> list_dir(const std::string& d) {
   std::vector<std::string> out;
@@ -350,7 +338,7 @@ TEST_CASE("cli: train records probe traces - export writes curves and maps witho
   const std::string cfg = dir + "/tiny.json";
   std::ofstream(cfg) << tiny_json("rmt").dump(2);
   const std::string out = dir + "/run";
-  auto r = run_cli("train --config " + cfg + " --out " + out);
+  auto r = test::run_cli("train --config " + cfg + " --out " + out);
   INFO(r.output);
   REQUIRE(r.code == 0);
   auto session = io::Session::open(out);
@@ -367,16 +355,17 @@ TEST_CASE("cli: train records probe traces - export writes curves and maps witho
   CHECK(log.probes[0]["scored_tokens"] == 6);  // "abc>abcabc": the two copies of the 3 symbols
   CHECK(log.steps.back()["peak_rss_mib"].get<double>() > 1.0);
 
-  auto e = run_cli("export --session " + out + " --figure loss,block-mass,maps --steps 2-4 --format csv,svg --out " + dir + "/fig");
+  auto e = test::run_cli("export --session " + out +
+                         " --figure loss,block-mass,maps --steps 2-4 --format csv,svg --out " + dir + "/fig");
   INFO(e.output);
   CHECK(e.code == 0);
-  CHECK(exists(dir + "/fig/loss.svg"));
-  CHECK(exists(dir + "/fig/loss.csv"));
-  CHECK(exists(dir + "/fig/block-mass.svg"));
-  CHECK_FALSE(exists(dir + "/fig/lr.svg"));
-  CHECK_FALSE(exists(dir + "/fig/maps/step-000000000"));  // outside --steps
-  CHECK(exists(dir + "/fig/maps/step-000000002/segment-0001"));
-  CHECK(exists(dir + "/fig/maps/step-000000004/segment-0000"));
+  CHECK(test::path_exists(dir + "/fig/loss.svg"));
+  CHECK(test::path_exists(dir + "/fig/loss.csv"));
+  CHECK(test::path_exists(dir + "/fig/block-mass.svg"));
+  CHECK_FALSE(test::path_exists(dir + "/fig/lr.svg"));
+  CHECK_FALSE(test::path_exists(dir + "/fig/maps/step-000000000"));  // outside --steps
+  CHECK(test::path_exists(dir + "/fig/maps/step-000000002/segment-0001"));
+  CHECK(test::path_exists(dir + "/fig/maps/step-000000004/segment-0000"));
   {
     std::ifstream in(dir + "/fig/loss.csv");
     std::string header, row;
@@ -387,10 +376,10 @@ TEST_CASE("cli: train records probe traces - export writes curves and maps witho
     // train steps 2, 3, 4, the valid evaluations at 2 and 4, and the same with memory zeroed
     CHECK(rows == 3 + 2 + 2);
   }
-  CHECK_FALSE(exists(dir + "/fig/final_evaluation.csv"));  // the run ended at step 6, outside --steps 2-4
+  CHECK_FALSE(test::path_exists(dir + "/fig/final_evaluation.csv"));  // the run ended at step 6, outside --steps 2-4
   {
     // The whole run: its end-of-run evaluations, valid and test, each with the memory zeroed.
-    auto all = run_cli("export --session " + out + " --figure loss --format csv --out " + dir + "/fig-all");
+    auto all = test::run_cli("export --session " + out + " --figure loss --format csv --out " + dir + "/fig-all");
     INFO(all.output);
     CHECK(all.code == 0);
     CHECK(all.output.find("final evaluation (4 rows)") != std::string::npos);
@@ -403,41 +392,42 @@ TEST_CASE("cli: train records probe traces - export writes curves and maps witho
   }
 
   // Without --out the session goes under --sessions (default: the user data directory).
-  auto rs = run_cli("train --config " + cfg + " --sessions " + dir + "/root --steps 2 --set train.record_every=0");
+  auto rs =
+      test::run_cli("train --config " + cfg + " --sessions " + dir + "/root --steps 2 --set train.record_every=0");
   INFO(rs.output);
   CHECK(rs.code == 0);
-  CHECK(exists(dir + "/root/tiny/manifest.json"));
+  CHECK(test::path_exists(dir + "/root/tiny/manifest.json"));
   CHECK(io::Session::open(dir + "/root/tiny").trace_steps().empty());  // recording off
 
-  auto bad = run_cli("export --session " + out + " --figure lost");
+  auto bad = test::run_cli("export --session " + out + " --figure lost");
   CHECK(bad.code == 2);
   CHECK(bad.output.find("--figure 'lost' is not a figure") != std::string::npos);
-  auto bad2 = run_cli("export --session " + out + " --steps 9-3");
+  auto bad2 = test::run_cli("export --session " + out + " --steps 9-3");
   CHECK(bad2.code == 2);
   CHECK(bad2.output.find("--steps '9-3'") != std::string::npos);
-  auto bad3 = run_cli("export --session " + dir + "/nothing");
+  auto bad3 = test::run_cli("export --session " + dir + "/nothing");
   CHECK(bad3.code == 2);
   CHECK(bad3.output.find("--session") != std::string::npos);
   // A range with no data: exit 2, nothing written (not even the folder).
-  auto none = run_cli("export --session " + out + " --steps 500-600 --out " + dir + "/empty");
+  auto none = test::run_cli("export --session " + out + " --steps 500-600 --out " + dir + "/empty");
   CHECK(none.code == 2);
   CHECK(none.output.find("--steps 500-600: nothing to export in that range (its records reach step 6, recordings at "
                          "steps 0..6); nothing was written") != std::string::npos);
-  CHECK_FALSE(exists(dir + "/empty"));
+  CHECK_FALSE(test::path_exists(dir + "/empty"));
   // The same under the flag's own name: the message names the flag that was given.
-  auto none_r = run_cli("export --session " + out + " --step-range 500-600 --out " + dir + "/empty");
+  auto none_r = test::run_cli("export --session " + out + " --step-range 500-600 --out " + dir + "/empty");
   CHECK(none_r.code == 2);
   CHECK(none_r.output.find("--step-range 500-600: nothing to export in that range") != std::string::npos);
   CHECK(none_r.output.find("--steps 500") == std::string::npos);
-  CHECK_FALSE(exists(dir + "/empty"));
+  CHECK_FALSE(test::path_exists(dir + "/empty"));
   // A figure the run has no data for, alone: the same.
-  auto none2 = run_cli("export --session " + out + " --figure hash-entropy --out " + dir + "/empty2");
+  auto none2 = test::run_cli("export --session " + out + " --figure hash-entropy --out " + dir + "/empty2");
   CHECK(none2.code == 2);
   CHECK(none2.output.find("--figure hash-entropy: the session has nothing to export") != std::string::npos);
-  CHECK_FALSE(exists(dir + "/empty2"));
+  CHECK_FALSE(test::path_exists(dir + "/empty2"));
   // An --out that is a file: exit 2 before anything is written.
   std::ofstream(dir + "/afile") << "x";
-  auto file_out = run_cli("export --session " + out + " --figure loss --out " + dir + "/afile/sub");
+  auto file_out = test::run_cli("export --session " + out + " --figure loss --out " + dir + "/afile/sub");
   CHECK(file_out.code == 2);
   CHECK(file_out.output.find("--out '" + dir + "/afile/sub' cannot be created") != std::string::npos);
 }
@@ -472,7 +462,8 @@ TEST_CASE("train killed with SIGKILL at random moments: latest always loads, no 
     }
     // Wait for the first checkpoint, then kill after a random delay.
     const auto start = std::chrono::steady_clock::now();
-    while (!exists(out + "/checkpoints/latest") && std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
+    while (!test::path_exists(out + "/checkpoints/latest") &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(60))
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 200000)(rng)));
     ::kill(pid, SIGKILL);
@@ -487,7 +478,7 @@ TEST_CASE("train killed with SIGKILL at random moments: latest always loads, no 
     CHECK(latest->skipped.empty());
     CHECK(latest->step >= 1);
     // Resume finishes the run from there.
-    auto res = run_cli("train --out " + out + " --resume");
+    auto res = test::run_cli("train --out " + out + " --resume");
     INFO(res.output);
     CHECK(res.code == 0);
     // A kill can land after the last checkpoint was written but before the process exited: then

@@ -31,19 +31,12 @@ using namespace mnemo;
 
 namespace {
 TrainingConfig tiny_config(const std::string& model = "rmt") {
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0, "bptt_depth": -1,
-              "eval_every": 2, "eval_batches": 2, "save_every": 3, "seed": 4}
-  })");
-  j["model"]["model"] = model;
-  return TrainingConfig::from_json(j);
+  return TrainingConfig::from_json(test::tiny_copy_run(nlohmann::json::parse(R"({
+    "steps": 6, "batch": 4, "lr": 1e-2, "warmup": 2, "schedule": "linear", "clip": 1.0, "bptt_depth": -1,
+    "eval_every": 2, "eval_batches": 2, "save_every": 3, "seed": 4})"),
+                                                       model));
 }
 
-using Run = mnemo::test::CliRun;
-Run run_cli(const std::string& args) { return mnemo::test::run_cli(args); }
-bool exists(const std::string& p) { return mnemo::test::path_exists(p); }
 // tiny_config() written to DIR/tiny.json, for the command line; returns the path.
 std::string write_tiny_config(const std::string& dir) {
   const std::string cfg = dir + "/tiny.json";
@@ -307,7 +300,7 @@ TEST_CASE("cli: a session another process is writing is refused - its files unto
   const std::string dir = test::temp_dir("trainlock");
   const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
-  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 2");
+  auto r = test::run_cli("train --config " + cfg + " --out " + out + " --steps 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
   // A stand-in for a writer still running: its in-flight temp file, and the lock it holds.
@@ -315,7 +308,7 @@ TEST_CASE("cli: a session another process is writing is refused - its files unto
   {
     io::SessionWriteLock running(out);
     CHECK_THROWS_AS(io::SessionWriteLock{out}, io::SessionError);  // a second lock, even in this process
-    auto res = run_cli("train --out " + out + " --resume --steps 4");
+    auto res = test::run_cli("train --out " + out + " --resume --steps 4");
     INFO(res.output);
     CHECK(res.code == 2);
     CHECK(res.output.find("another process is writing this session") != std::string::npos);
@@ -324,7 +317,7 @@ TEST_CASE("cli: a session another process is writing is refused - its files unto
     CHECK_FALSE(test::path_exists(out + "/checkpoints/step-000000004.safetensors"));
   }
   // The writer gone (its lock with it): the advice works as printed.
-  auto res = run_cli("train --out " + out + " --resume --steps 4");
+  auto res = test::run_cli("train --out " + out + " --resume --steps 4");
   INFO(res.output);
   CHECK(res.code == 0);
   CHECK(test::path_exists(out + "/checkpoints/step-000000004.safetensors"));
@@ -339,7 +332,8 @@ TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - n
   const std::string dir = test::temp_dir("resume-newest");
   const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
-  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 6 --set train.save_every=2 --set train.eval_every=0");
+  auto r = test::run_cli("train --config " + cfg + " --out " + out +
+                         " --steps 6 --set train.save_every=2 --set train.eval_every=0");
   INFO(r.output);
   REQUIRE(r.code == 0);
   const std::string ck = out + "/checkpoints/";
@@ -348,25 +342,25 @@ TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - n
     std::snprintf(b, sizeof b, "step-%09d.safetensors", step);
     return ck + b;
   };
-  REQUIRE(exists(name(2)));
-  REQUIRE(exists(name(6)));
+  REQUIRE(test::path_exists(name(2)));
+  REQUIRE(test::path_exists(name(6)));
   // latest names step 2 while 4 and 6 exist: the run goes on from 6 and says so; 6 is not rewritten.
   test::write_file(ck + "latest", "step-000000002.safetensors\n");
   const std::string six = test::read_file(name(6));
-  auto res = run_cli("train --out " + out + " --resume --steps 8 --set train.save_every=2");
+  auto res = test::run_cli("train --out " + out + " --resume --steps 8 --set train.save_every=2");
   INFO(res.output);
   REQUIRE(res.code == 0);
   CHECK(res.output.find("resuming " + out + " from step 6") != std::string::npos);
   CHECK(res.output.find("latest names step 2, but the checkpoint of step 6 is newer and loads: resuming from step 6") !=
         std::string::npos);
   CHECK(test::read_file(name(6)) == six);
-  REQUIRE(exists(name(8)));
+  REQUIRE(test::path_exists(name(8)));
   // The newest (8) cannot be read - here a directory where the file was: refused, nothing written;
   // the advice (move it out) then works and resumes from 6.
   REQUIRE(std::rename(name(8).c_str(), (dir + "/eight.safetensors").c_str()) == 0);
   REQUIRE(::mkdir(name(8).c_str(), 0755) == 0);
   const std::string log_before = test::read_file(out + "/metrics.log");
-  res = run_cli("train --out " + out + " --resume --steps 10 --set train.save_every=2");
+  res = test::run_cli("train --out " + out + " --resume --steps 10 --set train.save_every=2");
   INFO(res.output);
   CHECK(res.code == 2);
   CHECK(res.output.find(name(8) + ": cannot be read: it is a directory, not a file") != std::string::npos);
@@ -374,7 +368,7 @@ TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - n
   CHECK(res.output.find("move it out of") != std::string::npos);
   CHECK(test::read_file(out + "/metrics.log") == log_before);
   CHECK(test::read_file(name(6)) == six);
-  CHECK_FALSE(exists(name(10)));
+  CHECK_FALSE(test::path_exists(name(10)));
   // Unreadable by permission, as the user who runs train (root reads anything: the run is then
   // made as another user, which is what the probe did).
   REQUIRE(::rmdir(name(8).c_str()) == 0);
@@ -395,7 +389,7 @@ TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - n
     INFO(res.output);
     CHECK(res.code == 2);
     CHECK(res.output.find(name(8) + ": cannot be read: Permission denied") != std::string::npos);
-    CHECK_FALSE(exists(name(10)));
+    CHECK_FALSE(test::path_exists(name(10)));
     // The advice: make it readable and run again - it goes on from 8.
     REQUIRE(::chmod(name(8).c_str(), 0600) == 0);
     res = test::run_shell("cd " + dir + " && HOME=" + dir + " " + as_user + MNEMO_BINARY + " train --out " + out +
@@ -403,7 +397,7 @@ TEST_CASE("cli: train --resume goes on from the newest checkpoint that loads - n
     INFO(res.output);
     CHECK(res.code == 0);
     CHECK(res.output.find("resuming " + out + " from step 8") != std::string::npos);
-    CHECK(exists(name(10)));
+    CHECK(test::path_exists(name(10)));
   }
 }
 
@@ -465,8 +459,9 @@ TEST_CASE("cli: a checkpoint that cannot be written (a full disk) stops train wi
   const std::string dir = test::temp_dir("train-nospace");
   const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
-  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 2 --set train.save_every=2 --set train.eval_every=0 "
-                   "--set train.record_every=0");
+  auto r = test::run_cli("train --config " + cfg + " --out " + out +
+                         " --steps 2 --set train.save_every=2 --set train.eval_every=0 "
+                         "--set train.record_every=0");
   INFO(r.output);
   REQUIRE(r.code == 0);
   const auto ck_bytes = test::read_file(out + "/checkpoints/step-000000002.safetensors").size();
@@ -488,18 +483,18 @@ TEST_CASE("cli: a checkpoint that cannot be written (a full disk) stops train wi
   CHECK(logged.errors.back()["message"].get<std::string>().rfind("cannot save the checkpoint of step 4: ", 0) == 0);
   CHECK(s.load_latest()->step == 2);
   // The advice, with room again: it goes on from step 2 to step 4.
-  auto again = run_cli("train --out " + out + " --resume --steps 4");
+  auto again = test::run_cli("train --out " + out + " --resume --steps 4");
   INFO(again.output);
   CHECK(again.code == 0);
   CHECK(again.output.find("resuming " + out + " from step 2") != std::string::npos);
-  CHECK(exists(out + "/checkpoints/step-000000004.safetensors"));
+  CHECK(test::path_exists(out + "/checkpoints/step-000000004.safetensors"));
 }
 
 TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   const std::string dir = test::temp_dir("traincli");
   const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
-  auto r = run_cli("train --config " + cfg + " --out " + out + " --steps 4");
+  auto r = test::run_cli("train --config " + cfg + " --out " + out + " --steps 4");
   INFO(r.output);
   CHECK(r.code == 0);
   CHECK(r.output.find("step 4/4") != std::string::npos);
@@ -507,21 +502,22 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   // train.eval_batches 2 of batch 4 score the first 8 of the 16 test examples: the line says so.
   CHECK(r.output.find("(8 of 16 examples: the split's first)") != std::string::npos);
   CHECK(test::read_file(out + "/metrics.log").find("\"split_examples\":16") != std::string::npos);
-  CHECK(exists(out + "/manifest.json"));
-  CHECK(exists(out + "/metrics.log"));
-  CHECK(exists(out + "/checkpoints/step-000000004.safetensors"));
+  CHECK(test::path_exists(out + "/manifest.json"));
+  CHECK(test::path_exists(out + "/metrics.log"));
+  CHECK(test::path_exists(out + "/checkpoints/step-000000004.safetensors"));
 
-  auto again = run_cli("train --config " + cfg + " --out " + out + " --steps 4");
+  auto again = test::run_cli("train --config " + cfg + " --out " + out + " --steps 4");
   CHECK(again.code == 2);
   CHECK(again.output.find("--resume") != std::string::npos);
 
-  auto res = run_cli("train --out " + out + " --resume --steps 6");
+  auto res = test::run_cli("train --out " + out + " --resume --steps 6");
   INFO(res.output);
   CHECK(res.code == 0);
   CHECK(res.output.find("resuming " + out + " from step 4") != std::string::npos);
-  CHECK(exists(out + "/checkpoints/step-000000006.safetensors"));
+  CHECK(test::path_exists(out + "/checkpoints/step-000000006.safetensors"));
 
-  auto ev = run_cli("eval --config " + cfg + " --checkpoint " + out + "/checkpoints/step-000000006.safetensors --json");
+  auto ev =
+      test::run_cli("eval --config " + cfg + " --checkpoint " + out + "/checkpoints/step-000000006.safetensors --json");
   INFO(ev.output);
   CHECK(ev.code == 0);
   auto j = nlohmann::json::parse(ev.output.substr(ev.output.find('{')));
@@ -530,14 +526,14 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(j["segments"] == 2);
   CHECK(j["accuracy"].get<double>() >= 0.0);
   // --set overrides a field by its dotted path; a typo is named.
-  auto ev3 = run_cli("eval --config " + cfg + " --checkpoint " + out +
-                     "/checkpoints/step-000000006.safetensors --json --set task.segments=3 --set train.batch=2");
+  auto ev3 = test::run_cli("eval --config " + cfg + " --checkpoint " + out +
+                           "/checkpoints/step-000000006.safetensors --json --set task.segments=3 --set train.batch=2");
   INFO(ev3.output);
   CHECK(ev3.code == 0);
   CHECK(nlohmann::json::parse(ev3.output.substr(ev3.output.find('{')))["segments"] == 3);
   // --by-position: with the memory, reset and zeroed, by segment and by position; the
   // overall bits are those of the plain evaluation.
-  auto bp = run_cli("eval --checkpoint " + out + " --by-position --from-position 2 --json");
+  auto bp = test::run_cli("eval --checkpoint " + out + " --by-position --from-position 2 --json");
   INFO(bp.output);
   REQUIRE(bp.code == 0);
   auto pj = nlohmann::json::parse(bp.output.substr(bp.output.find('{')));
@@ -545,7 +541,7 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(pj["by_segment"].size() == 2);
   CHECK(pj["by_position"].size() == static_cast<size_t>(pj["segment_len"].get<int64_t>()));
   CHECK(pj["bits_per_token"].get<double>() == doctest::Approx(j["bits_per_token"].get<double>()).epsilon(1e-4));
-  auto ez = run_cli("eval --checkpoint " + out + " --zero-memory --json");
+  auto ez = test::run_cli("eval --checkpoint " + out + " --zero-memory --json");
   REQUIRE(ez.code == 0);
   CHECK(pj["bits_per_token_zero_memory"].get<double>() ==
         doctest::Approx(nlohmann::json::parse(ez.output.substr(ez.output.find('{')))["bits_per_token"].get<double>())
@@ -553,13 +549,13 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(pj["memory_gain"].get<double>() ==
         doctest::Approx(pj["bits_per_token_zero_memory"].get<double>() - pj["bits_per_token"].get<double>()));
   CHECK(pj["by_segment"][0]["bits"] == pj["by_segment"][0]["bits_reset_memory"]);  // segment 0: the same memory
-  auto text = run_cli("eval --checkpoint " + out + " --by-position --from-position 2");
+  auto text = test::run_cli("eval --checkpoint " + out + " --by-position --from-position 2");
   CHECK(text.code == 0);
   CHECK(text.output.find("positions 2..") != std::string::npos);
-  auto both = run_cli("eval --checkpoint " + out + " --by-position --zero-memory");
+  auto both = test::run_cli("eval --checkpoint " + out + " --by-position --zero-memory");
   CHECK(both.code == 2);
   CHECK(both.output.find("leave out --zero-memory") != std::string::npos);
-  auto far = run_cli("eval --checkpoint " + out + " --by-position --from-position 999");
+  auto far = test::run_cli("eval --checkpoint " + out + " --by-position --from-position 999");
   CHECK(far.code == 2);
   CHECK(far.output.find("must be below the segment length") != std::string::npos);
   // --doc: one document, the memory carried, reset and zeroed.
@@ -567,7 +563,7 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
     std::ofstream(dir + "/doc.txt") << "It was the best of times, it was the worst of times, it was the age of wisdom.";
     std::ofstream(dir + "/empty.txt");
   }
-  auto dj = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --json");
+  auto dj = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --json");
   INFO(dj.output);
   REQUIRE(dj.code == 0);
   auto dd = nlohmann::json::parse(dj.output.substr(dj.output.find('{')));
@@ -580,8 +576,8 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
         doctest::Approx(dd["bits_per_byte_reset_memory"].get<double>() - dd["bits_per_byte"].get<double>()));
   // --csv: each token's losses; they add up to the JSON's figures, over all positions and
   // over positions 2.. of each segment.
-  auto dc = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --from-position 2 --json --csv " + dir +
-                    "/tokens.csv");
+  auto dc = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --from-position 2 --json --csv " +
+                          dir + "/tokens.csv");
   INFO(dc.output);
   REQUIRE(dc.code == 0);
   auto dcj = nlohmann::json::parse(dc.output.substr(dc.output.find('{')));
@@ -628,28 +624,29 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
           doctest::Approx(dcj["bits_per_byte_from_position_reset_memory"].get<double>()).epsilon(1e-5));
     CHECK((all_reset - all) / n / std::log(2.0) == doctest::Approx(dcj["memory_gain_reset"].get<double>()).epsilon(1e-4));
   }
-  auto nocsv = run_cli("eval --checkpoint " + out + " --csv " + dir + "/t2.csv");
+  auto nocsv = test::run_cli("eval --checkpoint " + out + " --csv " + dir + "/t2.csv");
   CHECK(nocsv.code == 2);
   CHECK(nocsv.output.find("--csv writes the per-token losses of --doc FILE") != std::string::npos);
   CHECK_FALSE(test::path_exists(dir + "/t2.csv"));
-  auto dt = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt");
+  auto dt = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt");
   CHECK(dt.code == 0);
   CHECK(dt.output.find("bits/byte with the memory carried across the document") != std::string::npos);
-  auto de = run_cli("eval --checkpoint " + out + " --doc " + dir + "/empty.txt");
+  auto de = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/empty.txt");
   CHECK(de.code == 2);
   CHECK(de.output.find("empty") != std::string::npos);
   // --doc alone: the zoo's text model, said; no --checkpoint and no --doc: the flag is required.
-  auto dz = run_cli("eval --doc " + dir + "/doc.txt");
+  auto dz = test::run_cli("eval --doc " + dir + "/doc.txt");
   INFO(dz.output);
   CHECK(dz.code == 0);
   CHECK(dz.output.find("model: the zoo's text model memformer-general") != std::string::npos);
   CHECK(dz.output.find("(memformer, 46 bytes predicted)") != std::string::npos);
   // A weights file with only its model config (export-weights, the Python package's
   // save_weights) scores a document alone, as with the config given; a split needs the config.
-  auto ew = run_cli("export-weights --config " + cfg + " --seed 3 --out " + dir + "/w.safetensors");
+  auto ew = test::run_cli("export-weights --config " + cfg + " --seed 3 --out " + dir + "/w.safetensors");
   REQUIRE(ew.code == 0);
-  auto wa = run_cli("eval --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
-  auto wc = run_cli("eval --config " + cfg + " --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
+  auto wa = test::run_cli("eval --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
+  auto wc = test::run_cli("eval --config " + cfg + " --checkpoint " + dir + "/w.safetensors --doc " + dir +
+                          "/doc.txt --json");
   INFO(wa.output);
   REQUIRE(wa.code == 0);
   REQUIRE(wc.code == 0);
@@ -658,17 +655,17 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(ja["predicted"] == 77);
   CHECK(ja["bits_per_byte"].get<double>() == jc["bits_per_byte"].get<double>());
   CHECK(ja["bits_per_byte_zero_memory"].get<double>() == jc["bits_per_byte_zero_memory"].get<double>());
-  auto wsplit = run_cli("eval --checkpoint " + dir + "/w.safetensors --split test");
+  auto wsplit = test::run_cli("eval --checkpoint " + dir + "/w.safetensors --split test");
   CHECK(wsplit.code == 2);
   CHECK(wsplit.output.find("with only its model config); pass --config with the config it was trained with, or "
                            "score a document with --doc FILE") != std::string::npos);
-  auto dn = run_cli("eval --split test");
+  auto dn = test::run_cli("eval --split test");
   CHECK(dn.code == 2);
   CHECK(dn.output.find("--checkpoint is required") != std::string::npos);
-  auto ds = run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --split valid");
+  auto ds = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --split valid");
   CHECK(ds.code == 2);
   CHECK(ds.output.find("leave out --split") != std::string::npos);
-  auto typo = run_cli("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
+  auto typo = test::run_cli("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
   CHECK(typo.code == 2);
   CHECK(typo.output.find("task.segmnts") != std::string::npos);
 
@@ -677,11 +674,11 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
     bad["train"]["lr"] = -1;
     std::ofstream(dir + "/bad.json") << bad.dump();
   }
-  auto b = run_cli("train --config " + dir + "/bad.json --out " + dir + "/run2");
+  auto b = test::run_cli("train --config " + dir + "/bad.json --out " + dir + "/run2");
   CHECK(b.code == 2);
   CHECK(b.output.find("train.lr") != std::string::npos);
-  CHECK_FALSE(exists(dir + "/run2"));
-  auto m = run_cli("eval --config " + cfg + " --checkpoint " + dir + "/missing.safetensors");
+  CHECK_FALSE(test::path_exists(dir + "/run2"));
+  auto m = test::run_cli("eval --config " + cfg + " --checkpoint " + dir + "/missing.safetensors");
   CHECK(m.code == 2);
   CHECK(m.output.find("--checkpoint") != std::string::npos);
 }
@@ -724,8 +721,9 @@ TEST_CASE("cli: train --data without a config fine-tunes the zoo's text model an
   for (int i = 0; i < 3; ++i)
     test::write_file(dir + "/texts/part" + std::to_string(i) + ".txt",
                      text.substr(static_cast<size_t>(i) * 2900, 2900));
-  auto r = run_cli("--threads 1 train --data " + dir + "/texts --out " + dir + "/run --steps 2 --set train.eval_every=2 "
-                   "--set train.eval_batches=1");
+  auto r = test::run_cli("--threads 1 train --data " + dir + "/texts --out " + dir +
+                         "/run --steps 2 --set train.eval_every=2 "
+                         "--set train.eval_batches=1");
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("train --data: fine-tuning the zoo's text model memformer-general") != std::string::npos);
@@ -744,7 +742,7 @@ TEST_CASE("cli: train --data without a config fine-tunes the zoo's text model an
   const nlohmann::json m = nlohmann::json::parse(manifest);
   CHECK(m.dump().find("\"names\":0.5") != std::string::npos);
   // --random: from scratch; without --data it is refused.
-  auto bad = run_cli("train --random --out " + dir + "/x");
+  auto bad = test::run_cli("train --random --out " + dir + "/x");
   CHECK(bad.code == 2);
   CHECK(bad.output.find("--random goes with --data PATH") != std::string::npos);
 }

@@ -46,16 +46,8 @@ namespace {
 // A session as `mnemoscope train` writes it, from a tiny model of `model`: step records
 // 1..steps and probe recordings at 0 and every 2 steps. Returns the directory.
 std::string record_session(const std::string& name, const std::string& model, int steps) {
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 100, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0}
-  })");
-  j["model"]["model"] = model;
-  if (model == "memformer") {
-    j["model"]["slots"] = 3;
-    j["model"]["dec_layers"] = 1;
-  }
+  auto j = test::tiny_copy_run(
+      nlohmann::json::parse(R"({"steps": 100, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0})"), model);
   TrainingConfig cfg = TrainingConfig::from_json(j);
   Trainer t(cfg);
   const std::string dir = test::temp_dir("dash-" + name) + "/s";
@@ -263,11 +255,8 @@ TEST_CASE("cli: gui --session and --compare reject what is not a session before 
 
 TEST_CASE("training from the app: start, pause, resume, checkpoint now, stop (saves), continue to the end") {
   const std::string dir = test::temp_dir("train-proc");
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 400, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 50}
-  })");
+  auto j = test::tiny_copy_run(nlohmann::json::parse(
+      R"({"steps": 400, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 50})"));
   const std::string cfg = dir + "/tiny.json";
   std::ofstream(cfg) << j.dump();
   const std::string out = dir + "/run";
@@ -328,11 +317,8 @@ TEST_CASE("training from the app on a fresh account: Start into the default sess
   const std::string home = test::temp_dir("fresh-home");
   test::EnvGuard h("HOME", home), x("XDG_DATA_HOME", ""), m("MNEMO_SESSIONS", "");
   const std::string dir = test::temp_dir("fresh-cfg");
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 2, "batch": 4, "lr": 1e-2, "warmup": 1, "eval_every": 0, "save_every": 0, "record_every": 0}
-  })");
+  auto j = test::tiny_copy_run(nlohmann::json::parse(
+      R"({"steps": 2, "batch": 4, "lr": 1e-2, "warmup": 1, "eval_every": 0, "save_every": 0, "record_every": 0})"));
   const std::string cfg = dir + "/fresh-tiny.json";
   std::ofstream(cfg) << j.dump();
   DashboardModel dash;
@@ -384,11 +370,8 @@ TEST_CASE("dashboard: a distributed run's line names the world size, each rank's
 
 TEST_CASE("training from the app with 2 processes: every rank pauses and resumes, stop saves, the header names the ranks") {
   const std::string dir = test::temp_dir("train-proc2");
-  auto j = nlohmann::json::parse(R"({
-    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 100000, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 0}
-  })");
+  auto j = test::tiny_copy_run(nlohmann::json::parse(
+      R"({"steps": 100000, "batch": 4, "lr": 1e-2, "warmup": 2, "eval_every": 0, "save_every": 0, "record_every": 0})"));
   const std::string cfg = dir + "/tiny.json";
   std::ofstream(cfg) << j.dump();
   const std::string out = dir + "/run";

@@ -58,6 +58,27 @@ inline nlohmann::json tiny_mtn_qa_json(int64_t record_every = 0) {
   return j;
 }
 
+// The tiny run the training tests share (trainer, recording, the dashboard's training, the
+// distributed CLI): a 1-layer RMT (dim 16) copying 3 of 4 symbols across 2 segments; a few
+// milliseconds a step. `train` is the test's own "train" section; a Memformer gets 3 slots and
+// one decoder layer. Tests edit the fields they are about.
+inline nlohmann::json tiny_copy_run(const nlohmann::json& train, const std::string& model = "rmt") {
+  auto j = nlohmann::json::parse(R"({
+    "model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
+    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16}
+  })");
+  j["model"]["model"] = model;
+  if (model == "memformer") {
+    j["model"]["slots"] = 3;
+    j["model"]["dec_layers"] = 1;
+  }
+  j["train"] = train;
+  return j;
+}
+
+// The tiny default model (Memformer) as command-line flags, for `step` runs of the CLI tests.
+inline const std::string kTinyStepFlags = " --slots 4 --segment-len 16 --dim 16 --heads 2 --layers 1 --dec-layers 1";
+
 // A seeded CPU generator.
 inline torch::Generator cpu_generator(uint64_t seed) { return torch::make_generator<at::CPUGeneratorImpl>(seed); }
 
