@@ -12,6 +12,7 @@
 #include "app/gui/model/zoo_catalog.h"
 #include "app/gui/platform/settings.h"
 #include "app/gui/platform/window.h"
+#include "app/gui/shell/shell.h"
 #include "core/io/atomic_file.h"
 #include "core/io/session.h"
 
@@ -389,8 +390,21 @@ int check_tour(const Tour& tour, std::ostream& out) {
       out << "  " << describe_result(r) << "\n";
     }
   }
-  out << "tour " << tour.path << ": " << checked - failed << " of " << checked << " checks pass\n";
-  return failed;
+  // The screen: every stop as the app lays it out at a projector's and a laptop's size and in
+  // presenter mode (Shell::tour_screen_problems: named panels drawn whole, captions whole).
+  const TourScreen screens[] = {{1600, 1000, 1.f}, {1280, 720, 1.f}, {1280, 720, 1.5f}};
+  int screens_failed = 0;
+  for (const auto& screen : screens) {
+    const auto problems = check_tour_screen(tour, w, screen);
+    if (!problems.empty()) ++screens_failed;
+    out << "screen " << screen.describe() << ": "
+        << (problems.empty() ? "[pass] every stop's named panels drawn whole, every caption whole" : "[FAIL]") << "\n";
+    for (const auto& p : problems) out << "  " << p << "\n";
+  }
+  const int n_screens = static_cast<int>(sizeof screens / sizeof screens[0]);
+  out << "tour " << tour.path << ": " << checked - failed << " of " << checked << " checks pass; the screen passes at "
+      << n_screens - screens_failed << " of " << n_screens << " sizes\n";
+  return failed + screens_failed;
 }
 
 // `mnemoscope tour FILE [--export DIR | --check]`: plays a tour in the app, writes every stop

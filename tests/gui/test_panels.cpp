@@ -332,6 +332,40 @@ TEST_CASE("gui panels: attention, hash and MTN panels draw 100 frames on real tr
   }
 }
 
+TEST_CASE("gui panels: attention maps are coloured on 0..1 by default, the range printed - auto scale only when chosen") {
+  // The auto scale (0..this map's largest) paints a map's largest weight as bright as a weight of
+  // 1, whatever it is; by default a colour means one weight on every map and step.
+  for (const char* model : {"rmt", "memformer"}) {
+    CAPTURE(model);
+    auto s = stepped_session(tiny(model), 2);
+    REQUIRE(s->step);
+    const bool memformer = std::string(model) == "memformer";
+    float largest = 0.f;
+    if (memformer) {
+      REQUIRE(s->step->has_writer());
+      largest = s->step->block_max.empty() ? 0.f : s->step->block_max[0];
+    } else {
+      REQUIRE_FALSE(s->step->attention.empty());
+      largest = s->step->attention.map_max(0, -1);
+    }
+    REQUIRE(largest > 0.f);  // the auto scale would print "colour 0..<largest> (this map's largest)"
+    ui::NullTextureApi textures;
+    RecordingController control;
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    for (int f = 0; f < 3; ++f) ui.frame(shell, s, control);
+    if (memformer) {
+      const auto& w = shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention);
+      CHECK(w.scale_min() == 0.f);
+      CHECK(w.scale_max() == 1.f);
+      CHECK(w.scale_text() == "colour 0..1");
+    } else {
+      CHECK(shell.attention().scale_max() == 1.f);
+      CHECK(shell.attention().scale_text() == "colour 0..1");
+    }
+  }
+}
+
 TEST_CASE("gui panels: empty and absent traces draw without asserting") {
   auto doc = std::make_shared<const Document>(load_document(std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt"));
   for (const char* model : {"rmt", "trxl", "mtn"}) {

@@ -192,6 +192,87 @@ TEST_CASE("tour checks: a caption's numbers need checks that say them - each che
   }
 }
 
+TEST_CASE("tour captions: a named panel is shown, a percentage on screen is quoted as one, 'stop N' names its subject") {
+  // (a) The panels a caption names, by their titles on screen.
+  CHECK(caption_named_panels("31 mix (Slot types\npanel); the Document panel, Controls and the Writer attention") ==
+        std::vector<std::string>{"controls", "document", "writer_attention", "slot_types"});
+  CHECK(caption_named_panels("the document, its memory and the attention it pays; Documents panel").empty());
+  CHECK(caption_named_panels("the Attention panel's read block") == std::vector<std::string>{"attention"});
+  // The titles are the panels' window titles.
+  for (const auto& name : tour_panel_names()) {
+    CAPTURE(name);
+    REQUIRE(panel_of_tour_name(name) >= 0);
+    CHECK(tour_panel_title(name) == panel_def(static_cast<PanelId>(panel_of_tour_name(name))).title);
+  }
+  const std::string head = R"({"model": "memformer-copy", "segment": 1, )";
+  CHECK(error_of(tour_text(head + R"j("panels": ["document"], "caption": "8 retain (Slot types panel)"})j"))
+            .find("stop 1, field 'caption': names the Slot types panel, which this stop does not show: add \"slot_types\"") !=
+        std::string::npos);
+  CHECK(error_of(tour_text(head + R"j("panels": ["document", "slot_types"], "caption": "8 retain (Slot types panel)"})j")).empty());
+
+  // (b) A value the screen prints as a percentage ("put 99.9 % of its attention on memory").
+  CHECK(error_of(tour_text(head + R"j("panels": ["document"], "caption": "puts 0.998 of it on the memory",
+      "checks": [{"check": "reads", "token": 12, "of": "memory", "min": 0.99, "says": "puts 0.998 of it"}]})j"))
+            .find("field 'checks[0].says': quotes '0.998', but the screen shows this value as a percentage") != std::string::npos);
+  CHECK(error_of(tour_text(head + R"j("panels": ["document"], "caption": "0.4 from the initial memory",
+      "checks": [{"check": "provenance", "slot": 1, "of": "initial", "max": 0.5, "says": "0.4 from the initial"}]})j"))
+            .find("quotes '0.4', but the screen shows this value as a percentage") != std::string::npos);
+  CHECK(error_of(tour_text(head + R"j("panels": ["document"], "caption": "puts 99.9 % of it on the memory",
+      "checks": [{"check": "reads", "token": 12, "of": "memory", "min": 0.99, "says": "puts 99.9 %"}]})j")).empty());
+  // A decimal stays a decimal where the screen shows one (an entry's weight).
+  CHECK(error_of(tour_text(head + R"j("panels": ["document"], "caption": "slot 2 most (0.69)",
+      "checks": [{"check": "reads", "token": 12, "of": "top", "slot": 2, "min": 0.6, "says": "slot 2 most (0.69)"}]})j")).empty());
+
+  // (c) "stop N": its clause's `code` and **bold** words must be in stop N's caption.
+  const auto refs = caption_stop_references("- `B` costs 5.5 nats, far more than after `Great` inside a\nsegment (stop 5).");
+  REQUIRE(refs.size() == 1);
+  CHECK(refs[0].stop == 5);
+  CHECK(refs[0].subject == std::vector<std::string>{"Great"});
+  const auto after = caption_stop_references("Stop 2 shows **Brazil** again; nothing else");
+  REQUIRE(after.size() == 1);
+  CHECK(after[0].stop == 2);
+  CHECK(after[0].subject == std::vector<std::string>{"Brazil"});
+  CHECK(caption_stop_references("a stopwatch, non-stop 3 times, stops 2").empty());
+  auto two = [](const std::string& second) {
+    return R"({"format": "mnemoscope-tour", "version": 1, "stops": [
+      {"model": "memformer-copy", "panels": ["document"], "caption": "# The name\nthe first `Brazil`"},
+      {"model": "memformer-copy", "panels": ["document"], "caption": ")" + second + R"("}]})";
+  };
+  CHECK(error_of(two("read back, as the `Brazil` of stop 1 was")).empty());
+  CHECK(error_of(two("far more than after `Great` (stop 1)"))
+            .find("stop 2, field 'caption': 'stop 1' cites 'Great', which stop 1's caption does not mention (no other stop does "
+                  "either)") != std::string::npos);
+  CHECK(error_of(two("as `Great` (stop 1) and `Great` here")).find("stops that do: 2") == std::string::npos);  // its own stop is no hint
+  CHECK(error_of(two("as before (stop 1)")).find("'stop 1' says nothing of what that stop shows") != std::string::npos);
+  CHECK(error_of(two("the `Brazil` of stop 3")).find("'stop 3' is not a stop of this tour (it has 2)") != std::string::npos);
+}
+
+TEST_CASE("tour screen: a stop's named panels and caption must be whole at the size it is shown") {
+  // A caption of forty lines cannot fit 1280x720 in presenter mode; eight panels at once
+  // squeeze their maps under six lines of text. check_tour_screen plays the tour as the app
+  // does, without a window, and names both; one panel with a short caption has no problem.
+  std::string lines;
+  for (int i = 0; i < 40; ++i) lines += "- line " + std::to_string(i) + " of a caption that goes on\\n";
+  const std::string text = R"({"format": "mnemoscope-tour", "version": 1, "stops": [
+      {"model": "memformer-copy", "segment": 1, "panels": ["writer_attention"], "caption": "Look at **slot 2**."},
+      {"model": "memformer-copy", "segment": 1, "panels": ["writer_attention"], "caption": ")" + lines + R"("},
+      {"model": "memformer-copy", "segment": 1, "panels": ["document", "writer_attention", "slot_timeline", "memory",
+       "slot_types", "forgetting", "controls"], "caption": "c"}]})";
+  const Tour tour = parse_tour(text, "t.json", kZoo);
+  Worker w;
+  const auto problems = check_tour_screen(tour, w, TourScreen{1280, 720, 1.5f});
+  std::string all;
+  for (const auto& p : problems) all += p + "\n";
+  CAPTURE(all);
+  CHECK(all.find("stop 1:") == std::string::npos);
+  CHECK(all.find("stop 2: the caption's text needs ") != std::string::npos);
+  CHECK(all.find(" px: the text is cut and scrolls") != std::string::npos);
+  CHECK(all.find("stop 3: the Writer attention panel is ") != std::string::npos);
+  CHECK(all.find("its map is squeezed") != std::string::npos);
+  CHECK(TourScreen{1280, 720, 1.5f}.describe() == "1280x720, presenter ui-scale 1.5");
+  CHECK(TourScreen{1600, 1000, 1.f}.describe() == "1600x1000");
+}
+
 TEST_CASE("tours: a stop steps its model as it was trained unless it says segment_len") {
   // rmt-copy takes segments of up to 37 tokens but was trained on the copy task's 13.
   Tour t = parse_tour(tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt", "panels": ["document"],
@@ -372,19 +453,27 @@ TEST_CASE("cli: tour --check measures every claim on what the app shows - a fals
   // own trace in tests/figures/test_memory_reads.cpp). Exactly one memory token is the one a
   // token read most: of 16 "top" claims exactly one passes, and the failures name the real one.
   std::string checks = R"({"check": "reads", "token": 30, "of": "memory", "min": 0, "max": 1, "says": "c"},
+      {"check": "reads", "token": 30, "of": "memory", "min": 0, "max": 1, "says": "150.0 %"},
       {"check": "reads", "token": 30, "of": "entry", "slot": 3, "min": 0, "max": 1, "says": "c"},
       {"check": "reads", "token": 30, "of": "holds", "slot": 3, "tokens": [0, 26], "min": 0, "max": 1, "says": "c"})";
   for (int k = 0; k < 16; ++k)
     checks += R"(, {"check": "reads", "token": 30, "of": "top", "slot": )" + std::to_string(k) + R"(, "min": 0, "says": "c"})";
   test::write_file(dir + "/r.json", tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt",
-      "segment": 2, "panels": ["document"], "caption": "c", "checks": [)" + checks + "]}"));
+      "segment": 2, "panels": ["document"], "caption": "c, 150.0 %", "checks": [)" + checks + "]}"));
   r = test::run_cli("--threads 1 tour " + dir + "/r.json --check");
   CAPTURE(r.output);
   CHECK(r.code == 1);
   CHECK(r.output.find("[pass] reads [0, 1]: token 30 put ") != std::string::npos);
   CHECK(r.output.find("[pass] reads [0, 1]: token 30 read memory token 3 with weight ") != std::string::npos);
   CHECK(r.output.find("[pass] reads [0, 1]: memory token 3 held ") != std::string::npos);
-  CHECK(r.output.find("4 of 19 checks pass") != std::string::npos);
+  CHECK(r.output.find("4 of 20 checks pass") != std::string::npos);
+  // Within its bounds, but the screen prints another number than the caption quotes.
+  CHECK(r.output.find("[FAIL] reads [0, 1]: token 30 put ") != std::string::npos);
+  CHECK(r.output.find("; the screen shows ") != std::string::npos);
+  CHECK(r.output.find(" %, the caption says 150.0 %") != std::string::npos);
+  // The screen at three sizes, every stop (one panel, a short caption): whole.
+  CHECK(r.output.find("screen 1280x720, presenter ui-scale 1.5: [pass]") != std::string::npos);
+  CHECK(r.output.find("the screen passes at 3 of 3 sizes") != std::string::npos);
   CHECK(r.output.find("most (") != std::string::npos);
   CHECK(r.output.find(", not memory token ") != std::string::npos);
   // --check with --export, and a bad tour: exit 2.

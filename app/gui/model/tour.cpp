@@ -68,6 +68,124 @@ const std::vector<std::string>& tour_panel_names() {
   return k;
 }
 
+std::string tour_panel_title(const std::string& name) {
+  static const std::vector<std::pair<std::string, std::string>> k = {
+      {"controls", "Controls"},       {"document", "Document"},   {"writer_attention", "Writer attention"},
+      {"slot_types", "Slot types"},   {"forgetting", "Forgetting"}, {"memory", "Memory"},
+      {"slot_timeline", "Slot timeline"}, {"attention", "Attention"}, {"hash", "Hash buckets"},
+      {"mtn_memory", "MTN memory"}};
+  for (const auto& [n, t] : k)
+    if (n == name) return t;
+  return {};
+}
+
+namespace {
+
+// The caption with every run of white space (line breaks included) as one space.
+std::string flat_text(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const bool space = ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
+    if (space) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+bool word_char(char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }
+
+// Whether `w` occurs in `s` at `at` as whole words (no letter or digit glued to either end).
+bool whole_at(const std::string& s, size_t at, const std::string& w) {
+  if (s.compare(at, w.size(), w) != 0) return false;
+  if (at > 0 && word_char(s[at - 1])) return false;
+  const size_t e = at + w.size();
+  return e >= s.size() || !word_char(s[e]);
+}
+
+}  // namespace
+
+std::vector<std::string> caption_named_panels(const std::string& caption) {
+  const std::string text = flat_text(caption);
+  std::vector<std::string> out;
+  for (const auto& name : tour_panel_names()) {
+    const std::string title = tour_panel_title(name);
+    if (title.empty()) continue;
+    // Titles of one common word ("Document", "Attention", "Memory", "Forgetting") count only
+    // as "<Title> panel"; two-word titles and "Controls" wherever they stand.
+    const bool anywhere = title.find(' ') != std::string::npos || name == "controls";
+    bool named = false;
+    for (size_t p = text.find(title); !named && p != std::string::npos; p = text.find(title, p + 1)) {
+      if (!whole_at(text, p, title)) continue;
+      if (anywhere || text.compare(p + title.size(), 6, " panel") == 0) named = true;
+    }
+    if (named) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<StopReference> caption_stop_references(const std::string& caption) {
+  const std::string text = flat_text(caption);
+  std::vector<StopReference> out;
+  for (size_t p = 0; p < text.size(); ++p) {
+    if (!((text[p] == 's' || text[p] == 'S') && text.compare(p + 1, 4, "top ") == 0)) continue;
+    if (p > 0 && (word_char(text[p - 1]) || text[p - 1] == '-')) continue;  // "non-stop 3"
+    size_t q = p + 5;
+    size_t d = q;
+    while (d < text.size() && std::isdigit(static_cast<unsigned char>(text[d]))) ++d;
+    if (d == q || (d < text.size() && word_char(text[d]))) continue;
+    StopReference r;
+    r.stop = std::stoi(text.substr(q, d - q));
+    r.text = text.substr(p, d - p);
+    // The clause around the reference: back to the last clause mark before it, on to the next
+    // after it; "(stop 5)" looks at the clause the parenthesis ends.
+    auto mark = [](char ch) { return ch == ',' || ch == ':' || ch == ';' || ch == '.' || ch == '!' || ch == '?'; };
+    size_t from = p;
+    const bool in_paren = p > 0 && text[p - 1] == '(';
+    if (in_paren) from = p - 1;
+    // A period inside a number or a code span is not a clause mark; count backticks as we go.
+    auto is_mark_at = [&](size_t i) {
+      if (!mark(text[i])) return false;
+      if (text[i] == '.' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1]))) return false;
+      return true;
+    };
+    bool in_code = false;
+    size_t start = 0;
+    for (size_t i = 0; i < from; ++i) {
+      if (text[i] == '`') in_code = !in_code;
+      if (!in_code && is_mark_at(i)) start = i + 1;
+    }
+    size_t end = text.size();
+    in_code = false;
+    for (size_t i = d; i < text.size(); ++i) {
+      if (text[i] == '`') in_code = !in_code;
+      if (!in_code && (is_mark_at(i) || (in_paren && text[i] == ')' && i == d))) {
+        end = i;
+        break;
+      }
+    }
+    // In "(stop 5)" the clause is the text before it; "stop 5 shows ..." the text after it.
+    const std::string clause = in_paren ? text.substr(start, p - 1 - start) : text.substr(start, end - start);
+    for (const auto& b : parse_caption(clause))
+      for (const auto& sp : b.spans) {
+        if (!(sp.code || sp.bold)) continue;
+        std::string w = sp.text;
+        while (!w.empty() && w.back() == ' ') w.pop_back();
+        while (!w.empty() && w.front() == ' ') w.erase(w.begin());
+        if (!w.empty() && std::find(r.subject.begin(), r.subject.end(), w) == r.subject.end()) r.subject.push_back(w);
+      }
+    out.push_back(r);
+    p = d;
+  }
+  return out;
+}
+
+bool check_shown_as_percent(const TourCheck& c) {
+  return (c.kind == "reads" && c.of == "memory") || (c.kind == "provenance" && (c.of == "initial" || c.of == "other"));
+}
+
 namespace {
 
 TourCheck parse_check(const nlohmann::json& jc, const TourStop& s, int64_t doc_size, int index,
@@ -380,6 +498,15 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
       int ci = 0;
       for (const auto& jc : js["checks"]) s.checks.push_back(parse_check(jc, s, doc.size(), ++ci, bad));
     }
+    // A value the screen shows as a percentage is quoted as one (not "0.998" for "99.9 %").
+    for (size_t ci = 0; ci < s.checks.size(); ++ci) {
+      if (!check_shown_as_percent(s.checks[ci])) continue;
+      for (const auto& num : caption_claim_numbers(s.checks[ci].says))
+        if (num.back() != '%')
+          bad("checks[" + std::to_string(ci) + "].says",
+              "quotes '" + num + "', but the screen shows this value as a percentage (the Document panel's \"put 99.9 % of "
+              "its attention on memory\", the provenance's \"initial memory 0.4 %\"): quote it as the screen does");
+    }
     // A number the caption states is a claim: it needs a check that says it.
     for (const auto& num : caption_claim_numbers(s.caption)) {
       bool covered = false;
@@ -388,7 +515,36 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
       if (!covered)
         bad("caption", "states '" + num + "' but no check backs it: add a check whose \"says\" quotes the words with it");
     }
+    // A caption that names a panel shows it.
+    for (const auto& name : caption_named_panels(s.caption))
+      if (std::find(s.panels.begin(), s.panels.end(), name) == s.panels.end())
+        bad("caption", "names the " + tour_panel_title(name) + " panel, which this stop does not show: add \"" + name +
+                           "\" to its panels, or leave the panel out of the caption");
     t.stops.push_back(std::move(s));
+  }
+  // A "stop N" in a caption names a stop that shows what the reference says it does.
+  for (const auto& s : t.stops) {
+    const std::string where = file + ", stop " + std::to_string(s.number) + ", field 'caption': ";
+    for (const auto& r : caption_stop_references(s.caption)) {
+      const int n = static_cast<int>(t.stops.size());
+      if (r.stop < 1 || r.stop > n)
+        throw TourError(where + "'" + r.text + "' is not a stop of this tour (it has " + std::to_string(n) + ")");
+      if (r.subject.empty())
+        throw TourError(where + "'" + r.text + "' says nothing of what that stop shows: put its subject (a `code` or "
+                                "**bold** word of stop " + std::to_string(r.stop) + "'s caption) in the same clause");
+      const std::string other = flat_text(t.stops[static_cast<size_t>(r.stop - 1)].caption);
+      for (const auto& w : r.subject) {
+        if (other.find(w) != std::string::npos) continue;
+        // The stops that do show it, as a hint.
+        std::string have;
+        for (const auto& o : t.stops)
+          if (o.number != s.number && flat_text(o.caption).find(w) != std::string::npos)
+            have += (have.empty() ? "" : ", ") + std::to_string(o.number);
+        throw TourError(where + "'" + r.text + "' cites '" + w + "', which stop " + std::to_string(r.stop) +
+                        "'s caption does not mention" +
+                        (have.empty() ? std::string(" (no other stop does either)") : " (stops that do: " + have + ")"));
+      }
+    }
   }
   return t;
 }

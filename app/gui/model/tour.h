@@ -82,6 +82,31 @@ std::vector<std::string> caption_claim_numbers(const std::string& caption);
 
 // The panel names a stop may list (the panels' export base names, and "controls").
 const std::vector<std::string>& tour_panel_names();
+// The window title of a tour panel name, as the screen shows it ("slot_types" -> "Slot types";
+// tests/gui/test_tour.cpp checks them against the panel registry); empty when unknown.
+std::string tour_panel_title(const std::string& name);
+
+// The panels a caption names, as tour names: a panel's title followed by "panel" ("the Slot
+// types panel", "the Document panel"), or a title of two words or "Controls" anywhere
+// (case as on screen; line breaks count as spaces). A stop must show every panel its caption
+// names, or the tour is refused.
+std::vector<std::string> caption_named_panels(const std::string& caption);
+
+// A "stop N" in a caption and the subject it gives for that stop: the `code` and **bold**
+// spans of the clause it ends or starts (between commas, colons, semicolons, sentence ends or
+// parentheses around it). Each must appear in stop N's caption, or the tour is refused: the
+// reference names the wrong stop (issue: "stop 1" cited for the `Great` stop, stop 5).
+struct StopReference {
+  int stop = 0;
+  std::string text;                  // "stop 5", as written
+  std::vector<std::string> subject;  // "Great"
+};
+std::vector<StopReference> caption_stop_references(const std::string& caption);
+
+// Check kinds whose value the screen shows as a percentage (the Document panel's "put 99.9 %
+// of its attention on memory", the provenance's "initial memory 0.4 %"): reads of "memory",
+// provenance of "initial" / "other". A check of such a value quotes it as a percentage.
+bool check_shown_as_percent(const TourCheck& c);
 
 // Reads and checks a tour: every stop's model is found (a zoo name in `zoo_dir`, or a path
 // relative to the tour file or the working directory) and read, its document exists

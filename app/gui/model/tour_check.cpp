@@ -74,6 +74,7 @@ std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s
       continue;
     }
     const StepData& st = *s.step;
+    double shown = std::nan("");  // a value the screen shows as a percentage (check_shown_as_percent)
     std::vector<double> values;
     std::vector<std::string> names;
     if (c.kind == "loss" || c.kind == "benefit") {
@@ -133,6 +134,7 @@ std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s
           }
           r.pass = within(c, v);
           r.measured = "share " + num(v) + where;
+          shown = v;
         }
       }
     } else if (c.kind == "block_mass") {
@@ -165,6 +167,7 @@ std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s
       } else if (c.of == "memory") {
         v = m.memory_share;
         r.measured = who + " put " + num(v) + " of its attention on the memory";
+        shown = v;
       } else if (c.of == "top") {
         v = m.top.front().weight;
         r.measured = who + " read " + m.entry_name + " " + std::to_string(m.top.front().entry) + " most (" + num(v) + ")";
@@ -242,6 +245,24 @@ std::vector<CheckResult> check_stop(const TourStop& stop, const PublishedView& s
             r.pass = false;
             r.measured += "; computed apart: " + why;
           }
+        }
+      }
+    }
+    if (check_shown_as_percent(c) && std::isfinite(shown)) {
+      // The caption's percentage reads as the screen prints the value (one decimal: "99.9 %"),
+      // or as its rounding to fewer decimals ("about 99 %" is not "99.9 %" rounded: 100 %).
+      for (const auto& q : caption_claim_numbers(c.says)) {
+        if (q.back() != '%') continue;
+        std::string digits = q.substr(0, q.size() - 1);
+        while (!digits.empty() && digits.back() == ' ') digits.pop_back();
+        const size_t dot = digits.find('.');
+        const int decimals = dot == std::string::npos ? 0 : static_cast<int>(digits.size() - dot - 1);
+        char screen[32], as_quoted[32];
+        std::snprintf(screen, sizeof screen, "%.1f %%", 100.0 * shown);
+        std::snprintf(as_quoted, sizeof as_quoted, "%.*f", decimals, 100.0 * shown);
+        if (decimals > 1 || digits != as_quoted) {
+          r.pass = false;
+          r.measured += "; the screen shows " + std::string(screen) + ", the caption says " + q;
         }
       }
     }

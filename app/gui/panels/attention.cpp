@@ -93,7 +93,8 @@ void AttentionPanel::draw(PanelContext& ctx) {
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("0..max").x + ImGui::GetFrameHeight() + 12.f);
   ImGui::Combo("##scale", &scale_, kScales, 2);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("colour scale. 0..max: zero to this map's largest weight (as the exported figures). 0..1: the full range.");
+    ImGui::SetTooltip("colour scale. 0..1 (the default): a weight's full range, so a colour means the same weight on every\n"
+                      "map and step. 0..max: zero to this map's largest weight (auto, more contrast; as the exported figures).");
   char what[96];
   std::snprintf(what, sizeof what, "%s, segment %lld", a.kind.c_str(), static_cast<long long>(step->segment));
   ImGui::SameLine();
@@ -114,7 +115,15 @@ void AttentionPanel::draw(PanelContext& ctx) {
     vmax_ = scale_ == 1 ? 1.f : a.map_max(layer_, head_);
     if (shared && scale_ != 1) vmax_ = ctx.shared_max;  // side by side, one colour scale (0..1 is one already)
     if (!(vmax_ > 0.f)) vmax_ = 1.f;
+    char range[64];
+    std::snprintf(range, sizeof range, "colour 0..%.3g%s", vmax_,
+                  shared ? " (both models)" : scale_ == 1 ? "" : " (this map's largest)");
+    scale_text_ = range;
   }
+  // The range is always printed beside the map (the colour bar's ends say it too).
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(scale_text_.c_str()).x) ImGui::NewLine();
+  ImGui::TextDisabled("%s", scale_text_.c_str());
   const float* m = a.map(layer_, head_);
   image_.update(key_, m, a.rows, a.cols, 0.f, vmax_, ctx.seq_cmap);
 

@@ -217,8 +217,19 @@ class WriterAttentionPanel : public Panel {
   uint64_t key_ = 0;
   std::shared_ptr<const StepData> last_step_;
   int last_head_ = -2;
-  int scale_ = 0, last_scale_ = -1;  // 0: 0..max, 1: min..max, 2: 0..1
+  // Colour scale: 0..1 by default (a weight's full range, so brightness means the same on
+  // every map and step); 0: 0..max, 1: min..max (auto, a choice), 2: 0..1.
+  int scale_ = 2, last_scale_ = -1;
   float vmin_ = 0.f, vmax_ = 1.f;
+
+ public:
+  // The colour scale drawn last frame, and its text printed beside the map ("colour 0..1").
+  float scale_min() const { return vmin_; }
+  float scale_max() const { return vmax_; }
+  const std::string& scale_text() const { return scale_text_; }
+
+ private:
+  std::string scale_text_;
   int last_cmap_ = -1;
   float last_shared_ = -1.f;
 
@@ -325,8 +336,17 @@ class AttentionPanel : public Panel {
   uint64_t key_ = 0;
   std::shared_ptr<const StepData> last_step_;
   int last_layer_ = -2, last_head_ = -2, last_scale_ = -1;
-  int layer_ = 0, head_ = -1, scale_ = 0;  // scale 0: 0..max, 1: 0..1
+  // Colour scale: 1 (0..1, a weight's full range) by default; 0: 0..max (auto, a choice).
+  int layer_ = 0, head_ = -1, scale_ = 1;
   float vmax_ = 1.f;
+  std::string scale_text_;
+
+ public:
+  // The colour scale drawn last frame, and its text printed beside the map ("colour 0..1").
+  float scale_max() const { return vmax_; }
+  const std::string& scale_text() const { return scale_text_; }
+
+ private:
   int last_cmap_ = -1;
   float last_shared_ = -1.f;
 

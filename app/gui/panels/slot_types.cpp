@@ -68,11 +68,23 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
 
   // Thresholds: the ViewModel keeps overwrite <= retain and re-classifies immediately.
   float retain = ctx.vm.thresholds().retain_min, overwrite = ctx.vm.thresholds().overwrite_max;
-  const float label_w = ImGui::CalcTextSize("overwrite <=").x + ImGui::GetStyle().ItemInnerSpacing.x;
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - label_w);
-  if (ImGui::SliderFloat("retain >=", &retain, 0.f, 1.f, "%.3f")) ctx.vm.set_retain_min(retain);
-  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - label_w);
-  if (ImGui::SliderFloat("overwrite <=", &overwrite, 0.f, 1.f, "%.3f")) ctx.vm.set_overwrite_max(overwrite);
+  // A short panel (a tour stop in presenter mode) shows them as one line of text, so the strip
+  // below keeps its height without a scrollbar; a taller panel gets the sliders back.
+  const float line_h = ImGui::GetTextLineHeight();
+  const float sel_h = ImGui::GetTextLineHeightWithSpacing();  // the "selected:" line under the strip
+  // The sliders, the strip at its full 7 lines and the selection line, with the spacing between.
+  const bool short_panel = ImGui::GetContentRegionAvail().y <
+                           2.f * ImGui::GetFrameHeightWithSpacing() + line_h * 7.f + sel_h + 2.f * ImGui::GetStyle().ItemSpacing.y;
+  if (short_panel) {
+    ImGui::TextDisabled("retain >= %.3f, overwrite <= %.3f", retain, overwrite);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The thresholds: make the panel taller to move them.");
+  } else {
+    const float label_w = ImGui::CalcTextSize("overwrite <=").x + ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - label_w);
+    if (ImGui::SliderFloat("retain >=", &retain, 0.f, 1.f, "%.3f")) ctx.vm.set_retain_min(retain);
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - label_w);
+    if (ImGui::SliderFloat("overwrite <=", &overwrite, 0.f, 1.f, "%.3f")) ctx.vm.set_overwrite_max(overwrite);
+  }
 
   // Strip: row 0 = type colour, row 1 = self mass (viridis 0..1).
   const int k = static_cast<int>(ctx.vm.slot_types().size());
@@ -94,7 +106,10 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
   axes.highlight_col = ctx.vm.selected_slot();
   axes.x_title = "slot";
   // Tall enough for both rows and the slot axis even in a short window (the panel scrolls).
-  const float h = std::max(ImGui::GetTextLineHeight() * 5.f, std::min(ImGui::GetContentRegionAvail().y, ImGui::GetTextLineHeight() * 7.f));
+  // (The slot axis, its numbers and title, are drawn under the strip's height.)
+  const float axis_h = 2.f * ImGui::GetTextLineHeightWithSpacing();
+  const float h = std::max(line_h * (short_panel ? 4.f : 5.f),
+                           std::min(ImGui::GetContentRegionAvail().y - sel_h - axis_h - ImGui::GetStyle().ItemSpacing.y, line_h * 7.f));
   auto hit = ui::draw_heatmap("##strip", strip_, ImVec2(ImGui::GetContentRegionAvail().x, h), axes);
   if (hit.hovered) {
     ImGui::BeginTooltip();

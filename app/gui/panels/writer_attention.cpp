@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace mnemo::app {
@@ -37,9 +38,10 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.f);
   ImGui::Combo("scale", &scale_, kScales, 3);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Colour scale. 0..max: zero to this map's largest weight (as the exported figures).\n"
-                      "min..max: the map's own range, for contrast when the writer is near-uniform (untrained).\n"
-                      "0..1: the full range of an attention weight.");
+    ImGui::SetTooltip("Colour scale. 0..1 (the default): the full range of an attention weight, so a colour means\n"
+                      "the same weight on every map and step.\n"
+                      "0..max: zero to this map's largest weight (auto; as the exported figures).\n"
+                      "min..max: the map's own range, for contrast when the writer is near-uniform (untrained).");
   ImGui::SameLine();
   ImGui::TextDisabled("segment %lld", static_cast<long long>(step->segment));
   if (ctx.session.info && ctx.session.info->checkpoint.empty() && !ctx.preview) {
@@ -72,7 +74,15 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
       vmax_ = ctx.shared_max;
     }
     if (!(vmax_ > vmin_)) vmax_ = vmin_ + 1e-6f;
+    char range[80];
+    std::snprintf(range, sizeof range, "colour %.3g..%.3g%s", vmin_, vmax_,
+                  shared ? " (both models)" : scale_ == 0 ? " (this map's largest)" : scale_ == 1 ? " (this map's range)" : "");
+    scale_text_ = range;
   }
+  // The range is always printed beside the map (the colour bar's ends say it too).
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(scale_text_.c_str()).x) ImGui::NewLine();
+  ImGui::TextDisabled("%s", scale_text_.c_str());
   image_.update(key_, step->writer_block(head), step->slots, step->cols, vmin_, vmax_, ctx.seq_cmap);
 
   ui::HeatmapAxes axes;

@@ -326,10 +326,14 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
     settle_stop_ = stop ? tour_.index() : -1;
     settle_frames_ = 0;
     applied_doc_wanted_ = -1.f;
+    applied_caption_wanted_ = -1.f;
   }
   const float doc_wanted = document_panel().wanted_height();
-  const bool relayout = stop && !tour_layout_ && settle_frames_ < 60 && applied_doc_wanted_ >= 0.f &&
-                        std::fabs(doc_wanted - applied_doc_wanted_) > 1.f;
+  // ... and so does the caption's height (its outline may shrink to fit the text).
+  const bool relayout = stop && !tour_layout_ && settle_frames_ < 60 &&
+                        ((applied_doc_wanted_ >= 0.f && std::fabs(doc_wanted - applied_doc_wanted_) > 1.f) ||
+                         (applied_caption_wanted_ >= 0.f && std::fabs(caption_wanted_ - applied_caption_wanted_) > 1.f));
+  caption_relayout_ = relayout;
   if (stop) {
     ctx.highlight_token = stop->select.token;
     draw_caption(control);
@@ -344,7 +348,7 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
       // A tour stop: its panels in the order listed, above the caption.
       int k = 0, n = 0;
       TourLayout how;
-      how.caption_wanted = caption_wanted_;
+      how.caption_wanted = caption_used_wanted_;  // as the caption's own rectangle this frame
       for (const auto& name : stop->panels) {
         const bool shown = panel_of_tour_name(name) >= 0 && panel_applies(static_cast<PanelId>(panel_of_tour_name(name)), s);
         if (panel_of_tour_name(name) == i) k = n;
@@ -376,9 +380,11 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
     }
     windows_[i].last_rect = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
     windows_[i].have_rect = true;
+    windows_[i].drawn_frame = ImGui::GetFrameCount();
     if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) focused_ = id;
     if (visible && compare_ && d.per_model) draw_compare(id, ctx, control);
     else if (visible) panels_[static_cast<size_t>(i)]->draw(ctx);
+    windows_[i].scroll_max_y = ImGui::GetScrollMaxY();
     ImGui::End();
   }
   last_display_ = display;
@@ -386,7 +392,10 @@ void Shell::draw_panels(const PublishedView& s, Controller& control) {
   // A stop keeps its layout forced until it is on screen (its panels may apply only once
   // the stop's model has loaded).
   if (stop) {
-    if (tour_layout_ || relayout) applied_doc_wanted_ = doc_wanted;
+    if (tour_layout_ || relayout) {
+      applied_doc_wanted_ = doc_wanted;
+      applied_caption_wanted_ = caption_used_wanted_;
+    }
     ++settle_frames_;
   }
   if (stop && tour_selected_ == tour_.index()) tour_layout_ = false;

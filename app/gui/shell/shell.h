@@ -30,6 +30,18 @@ namespace mnemo::app {
 // The PanelId (as int) a tour names ("document", "writer_attention", ..., "controls"); -1 when none.
 int panel_of_tour_name(const std::string& name);
 
+class Worker;
+// The screen part of `tour --check`: plays `tour` stop by stop as the app does, in an ImGui
+// context of its own without a window (no display, no GPU), at `width` x `height` pixels and
+// presenter `ui_scale`, on `worker`, and returns what Shell::tour_screen_problems finds at each
+// settled stop, each as "stop N: ...". Throws InputError when a stop does not show in 10 minutes.
+struct TourScreen {
+  int width = 1600, height = 1000;
+  float ui_scale = 1.f;
+  std::string describe() const;  // "1280x720, presenter ui-scale 1.5"
+};
+std::vector<std::string> check_tour_screen(const Tour& tour, Worker& worker, const TourScreen& screen);
+
 class Shell {
  public:
   // settings may be null (nothing remembered); log receives export reports (may be null).
@@ -87,6 +99,12 @@ class Shell {
   // The shown stop is complete: its model, document and segment are on screen and its
   // selection applied (tour export takes the screenshot then).
   bool tour_stop_shown(const PublishedView& s) const;
+  // What the shown stop's screen gets wrong, once it is shown and settled (the screen part of
+  // `tour --check`, tour exports, tests): a panel the stop names that is not drawn, lies outside
+  // the display or under the caption, is smaller than its minimum (12 font heights wide; 6 text
+  // lines tall for a map, the Document strip's own text) or must be scrolled to show its
+  // content; and a caption whose text does not fit its panel (a scrollbar, a cut sentence).
+  std::vector<std::string> tour_screen_problems(const PublishedView& s) const;
 
   // --- Presenter mode: full screen, UI scale 1.0-2.5, high-contrast colour map ---
   struct Presenter {
@@ -167,6 +185,8 @@ class Shell {
     bool saved_open = false;
     bool have_rect = false;
     PanelRect last_rect;
+    int drawn_frame = -1;         // ImGui's frame count when its window was last begun
+    float scroll_max_y = 0.f;     // how far its content scrolled (0: it fits)
   };
   std::vector<PanelWindow> windows_;
   LayoutHint hint_;
@@ -192,6 +212,19 @@ class Shell {
   std::string zoo_dir_, tour_path_;
   bool open_tour_ = false, tour_layout_ = false;
   float caption_wanted_ = 0.f;  // the tour caption's height for its whole text (draw_caption, last frame)
+  PanelRect caption_rect_;      // the caption panel last frame, and how far its text scrolled
+  float caption_scroll_max_ = 0.f;
+  int caption_frame_ = -1;
+  // The caption's outline of stops shrinks to their numbers when the text would not fit its
+  // panel beside the full outline (presenter mode on a small screen); per stop.
+  bool caption_compact_ = false;
+  int caption_compact_stop_ = -1;
+  float applied_caption_wanted_ = -1.f;  // the caption height the stop was last laid out for
+  float caption_used_wanted_ = 0.f;      // the wanted height the caption's rectangle used this frame
+  // The caption text's font scale: below 1 only when the text would not fit even beside the
+  // narrow outline in the room the stop's panels leave (presenter mode on a small screen).
+  float caption_font_scale_ = 1.f;
+  bool caption_relayout_ = false;
   uint64_t applied_tour_ = 0;
   int tour_selected_ = -1;  // -1: the stop's selection is still to be applied
   // The stop whose layout is settling, its frames so far, and the Document height it was laid out for.

@@ -4,10 +4,19 @@
 #include "app/gui/shell/shell.h"
 
 #include "app/gui/model/tour_check.h"
+#include "app/gui/model/worker.h"
+#include "app/gui/panels/widgets/fonts.h"
+#include "app/gui/panels/widgets/texture.h"
+#include "app/gui/platform/window.h"
 #include "app/gui/shell/layout.h"
 
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
 
 namespace mnemo::app {
 
@@ -124,19 +133,65 @@ void Shell::draw_caption(Controller&) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float menu_h = ImGui::GetFrameHeight();
   // As tall as the caption's text wanted last frame (at this width and UI scale), within limits.
-  const PanelRect r = tour_caption_rect(ImVec2(vp->Pos.x, vp->Pos.y + menu_h), ImVec2(vp->Size.x, vp->Size.y - menu_h),
-                                        caption_wanted_);
-  ImGui::SetNextWindowPos(r.pos, tour_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(r.size, tour_layout_ ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
+  const ImVec2 work(vp->Size.x, vp->Size.y - menu_h);
+  caption_used_wanted_ = caption_wanted_;
+  const PanelRect r = tour_caption_rect(ImVec2(vp->Pos.x, vp->Pos.y + menu_h), work, caption_wanted_);
+  // The most the caption may take: half the work area, less when the stop's panels need the
+  // room (a title bar and 9 text lines per row of tiles, and the Document strip's text).
+  float caption_limit = tour_caption_rect(ImVec2(0, 0), work, 1e9f).size.y;
+  {
+    int n = 0;
+    bool doc = false, types = false;
+    for (const auto& name : st->panels) {
+      const int i = panel_of_tour_name(name);
+      if (i < 0) continue;
+      if (i == static_cast<int>(PanelId::kDocument)) doc = true;
+      else ++n;
+      if (i == static_cast<int>(PanelId::kSlotTypes)) types = true;
+    }
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    // (The Slot types panel's counts, bar, thresholds line, strip and selection take 13 lines.)
+    const float tile = ImGui::GetFrameHeight() + (types ? 13.f : 9.f) * line;
+    const float doc_h = doc ? std::min(panel<DocumentPanel>(PanelId::kDocument).wanted_height(), ImGui::GetFrameHeight() + 6.f * line) : 0.f;
+    const float need = (n == 0 ? 0.f : n <= 3 ? tile : 2.f * tile) + doc_h;
+    caption_limit = std::max(tour_caption_rect(ImVec2(0, 0), work, 0.f).size.y, std::min(caption_limit, work.y - need));
+  }
+  const bool force = tour_layout_ || caption_relayout_;
+  ImGui::SetNextWindowPos(r.pos, force ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(r.size, force ? ImGuiCond_Always : ImGuiCond_FirstUseEver);
+  // A stop starts with the full outline; when its text then wants more than the caption panel
+  // may take (half the work area), the outline shrinks to the stops' numbers for this stop.
+  // Still too tall beside the narrow outline: a smaller font for the text (down to 0.55 of the
+  // UI font), found in a few frames (the text's height goes with the square of the font size).
+  if (caption_compact_stop_ != tour_.index()) {
+    caption_compact_stop_ = tour_.index();
+    caption_compact_ = false;
+    caption_font_scale_ = 1.f;
+  } else if (!caption_compact_ && caption_wanted_ > caption_limit + 0.5f) {
+    caption_compact_ = true;
+  } else if (caption_compact_ && caption_wanted_ > caption_limit + 0.5f && caption_font_scale_ > 0.55f) {
+    caption_font_scale_ = std::max(0.55f, caption_font_scale_ * std::min(0.99f, std::sqrt(caption_limit / caption_wanted_)));
+  }
   bool open = true;
   const std::string title = "Tour: " + tour_.tour().title + "###Tour";
-  if (ImGui::Begin(title.c_str(), &open)) {
+  const bool caption_visible = ImGui::Begin(title.c_str(), &open);
+  caption_rect_ = PanelRect{ImGui::GetWindowPos(), ImGui::GetWindowSize()};
+  caption_frame_ = ImGui::GetFrameCount();
+  caption_scroll_max_ = 0.f;
+  if (caption_visible) {
     // Left: the caption. Right: the outline of every stop (click to go there).
-    const float outline_w = std::min(ImGui::GetContentRegionAvail().x * 0.3f, ImGui::GetFontSize() * 22.f);
+    const float outline_w = caption_compact_ ? ImGui::CalcTextSize("< Previous").x + 2.f * ImGui::GetStyle().FramePadding.x +
+                                                   2.f * ImGui::GetStyle().WindowPadding.x + 4.f
+                                             : std::min(ImGui::GetContentRegionAvail().x * 0.3f, ImGui::GetFontSize() * 22.f);
     float content_h = 0.f;  // what the caption and the outline need (caption_wanted_ for the next frame)
     if (ImGui::BeginChild("##caption", ImVec2(ImGui::GetContentRegionAvail().x - outline_w - 8.f, 0), false)) {
-      ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
-                          tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
+      ImGui::SetWindowFontScale(caption_font_scale_);
+      if (caption_compact_)
+        ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld", tour_.index() + 1, tour_.count(), st->model.c_str(),
+                            static_cast<long long>(st->segment));
+      else
+        ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
+                            tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
       ImGui::Separator();
       // Word by word, so bold and code spans wrap with the text around them.
       const float right = ImGui::GetContentRegionMax().x;
@@ -179,14 +234,36 @@ void Shell::draw_caption(Controller&) {
         if (b.kind != CaptionBlock::kBullet) ImGui::Spacing();
       }
       content_h = ImGui::GetCursorPosY();  // content space: the whole text, scrolled or not
+      caption_scroll_max_ = ImGui::GetScrollMaxY();
     }
     ImGui::EndChild();
     ImGui::SameLine();
     if (ImGui::BeginChild("##outline", ImVec2(0, 0), true)) {
-      if (ImGui::Button("< Previous")) tour_.previous();
-      ImGui::SameLine();
-      if (ImGui::Button("Next >")) tour_.next();
-      for (int i = 0; i < tour_.count(); ++i) {
+      if (caption_compact_) {
+        // Narrow: the buttons one under the other, then the stops' numbers (hover: the heading).
+        const float bw = ImGui::GetContentRegionAvail().x;
+        if (ImGui::Button("< Previous", ImVec2(bw, 0))) tour_.previous();
+        if (ImGui::Button("Next >", ImVec2(bw, 0))) tour_.next();
+        for (int i = 0; i < tour_.count(); ++i) {
+          const std::string n = std::to_string(i + 1);
+          if (i % 3) ImGui::SameLine();
+          if (ImGui::Selectable((n + "##stop" + n).c_str(), i == tour_.index(), 0, ImVec2(ImGui::CalcTextSize("00").x, 0)))
+            tour_.go(i);
+          if (ImGui::IsItemHovered()) {
+            const auto blocks = parse_caption(tour_.tour().stops[static_cast<size_t>(i)].caption);
+            std::string head;
+            if (!blocks.empty())
+              for (const auto& sp : blocks.front().spans) head += sp.text;
+            ImGui::SetTooltip("%d. %s", i + 1, head.c_str());
+          }
+        }
+      }
+      if (!caption_compact_) {
+        if (ImGui::Button("< Previous")) tour_.previous();
+        ImGui::SameLine();
+        if (ImGui::Button("Next >")) tour_.next();
+      }
+      for (int i = 0; i < (caption_compact_ ? 0 : tour_.count()); ++i) {
         const TourStop& o = tour_.tour().stops[static_cast<size_t>(i)];
         const auto blocks = parse_caption(o.caption);
         std::string head = std::to_string(i + 1) + ". ";
@@ -202,6 +279,135 @@ void Shell::draw_caption(Controller&) {
   }
   ImGui::End();
   if (!open) stop_tour();
+}
+
+std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) const {
+  std::vector<std::string> out;
+  const TourStop* st = tour_.current();
+  if (!st) return out;
+  const int frame = ImGui::GetFrameCount();
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float font = ImGui::GetFontSize();
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  auto px = [](float v) { return std::to_string(static_cast<int>(std::lround(v))); };
+  const bool caption_drawn = caption_frame_ >= frame - 1;
+  if (!caption_drawn) out.push_back("the caption panel is not drawn");
+  for (const auto& name : st->panels) {
+    const int i = panel_of_tour_name(name);
+    if (i < 0) continue;
+    const PanelId id = static_cast<PanelId>(i);
+    const std::string title = panel_def(id).title;
+    std::string why;
+    if (!panel_applies(id, s, &why)) {
+      out.push_back("the " + title + " panel does not apply to this model: " + why);
+      continue;
+    }
+    const PanelWindow& w = windows_[static_cast<size_t>(i)];
+    if (!w.open || w.drawn_frame < frame - 1) {
+      out.push_back("the " + title + " panel is not drawn");
+      continue;
+    }
+    const PanelRect& r = w.last_rect;
+    const float right = r.pos.x + r.size.x, bottom = r.pos.y + r.size.y;
+    if (r.pos.x < -0.5f || r.pos.y < -0.5f || right > display.x + 0.5f || bottom > display.y + 0.5f)
+      out.push_back("the " + title + " panel reaches outside the window (" + px(r.pos.x) + "," + px(r.pos.y) + " to " +
+                    px(right) + "," + px(bottom) + " of " + px(display.x) + "x" + px(display.y) + ")");
+    if (caption_drawn && bottom > caption_rect_.pos.y + 0.5f && r.pos.y < caption_rect_.pos.y + caption_rect_.size.y &&
+        right > caption_rect_.pos.x && r.pos.x < caption_rect_.pos.x + caption_rect_.size.x)
+      out.push_back("the caption covers the " + title + " panel's lower " + px(bottom - caption_rect_.pos.y) + " px");
+    const float min_w = 12.f * font;
+    if (r.size.x < min_w - 0.5f)
+      out.push_back("the " + title + " panel is " + px(r.size.x) + " px wide, under its minimum " + px(min_w) + " (12 font heights)");
+    const bool fills = (panel_def(id).window_flags & ImGuiWindowFlags_NoScrollbar) != 0;
+    if (id == PanelId::kDocument) {
+      // The Document scrolls through a long text by design; a strip must show its whole text.
+      const float wanted = panel<DocumentPanel>(PanelId::kDocument).wanted_height();
+      const float need = std::min(wanted, ImGui::GetFrameHeight() + 2.f * ImGui::GetStyle().WindowPadding.y + 6.f * line);
+      if (r.size.y + 0.5f < need)
+        out.push_back("the Document panel is " + px(r.size.y) + " px tall, under the " + px(need) +
+                      " px its text needs (6 lines, or all of a shorter text)");
+    } else if (fills) {
+      const float need = ImGui::GetFrameHeight() + 6.f * line;
+      if (r.size.y + 0.5f < need)
+        out.push_back("the " + title + " panel is " + px(r.size.y) + " px tall, under its minimum " + px(need) +
+                      " (a title bar and 6 lines of text): its map is squeezed");
+    } else if (w.scroll_max_y > 0.5f) {
+      out.push_back("the " + title + " panel's content is " + px(w.scroll_max_y) + " px taller than the panel: it must be scrolled");
+    }
+  }
+  if (caption_drawn && (caption_scroll_max_ > 0.5f || caption_wanted_ > caption_rect_.size.y + 0.5f))
+    out.push_back("the caption's text needs " + px(caption_wanted_) + " px, its panel is " + px(caption_rect_.size.y) +
+                  " px: the text is cut and scrolls");
+  return out;
+}
+
+std::string TourScreen::describe() const {
+  char b[96];
+  if (ui_scale > 1.f) std::snprintf(b, sizeof b, "%dx%d, presenter ui-scale %.3g", width, height, ui_scale);
+  else std::snprintf(b, sizeof b, "%dx%d", width, height);
+  return b;
+}
+
+std::vector<std::string> check_tour_screen(const Tour& tour, Worker& worker, const TourScreen& screen) {
+  std::vector<std::string> out;
+  ImGuiContext* previous = ImGui::GetCurrentContext();
+  ImGuiContext* ctx = ImGui::CreateContext();
+  ImGui::SetCurrentContext(ctx);
+  struct Restore {
+    ImGuiContext* ctx;
+    ImGuiContext* previous;
+    ~Restore() {
+      ImGui::DestroyContext(ctx);
+      ImGui::SetCurrentContext(previous);
+    }
+  } restore{ctx, previous};
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.LogFilename = nullptr;
+  io.DisplaySize = ImVec2(static_cast<float>(screen.width), static_cast<float>(screen.height));
+  io.DeltaTime = 1.f / 60.f;
+  const float scale = std::max(1.f, std::min(2.5f, screen.ui_scale));
+  setup_style(scale);  // as the app's window at this UI scale (app/gui/app.cpp)
+  const ui::UiFonts fonts = ui::load_fonts(15.f, scale);
+  unsigned char* pixels = nullptr;
+  int tw = 0, th = 0;
+  io.Fonts->GetTexDataAsRGBA32(&pixels, &tw, &th);  // builds the atlas; no texture is made
+  io.Fonts->SetTexID(reinterpret_cast<ImTextureID>(intptr_t{1}));
+  ui::NullTextureApi textures;
+  {
+    Shell shell(&textures, fonts, nullptr, nullptr);
+    shell.presenter().ui_scale = scale;
+    shell.start_tour(tour);
+    shell.tour().go(0);
+    int settled = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+      ViewPtr s = worker.latest();
+      io.DeltaTime = 1.f / 60.f;
+      io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no pointer: no tooltip over the figures
+      ImGui::NewFrame();
+      shell.frame(s, worker);
+      ImGui::Render();
+      for (const auto& e : worker.take_errors()) throw InputError("tour " + tour.path + ": " + e);
+      const TourStop* st = shell.tour().current();
+      if (!st) break;
+      if (!shell.tour_stop_shown(*s) || worker.busy()) {
+        settled = 0;
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::minutes(10))
+          throw InputError("tour " + tour.path + ", stop " + std::to_string(st->number) + ": not shown within 10 minutes");
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
+      }
+      // The app's tour export takes its screenshot 5 frames after the stop is shown; the
+      // layout settles within those (the Document strip follows its text a frame later).
+      if (++settled < 6) continue;
+      for (const auto& p : shell.tour_screen_problems(*s)) out.push_back("stop " + std::to_string(st->number) + ": " + p);
+      if (!shell.tour().next()) break;
+      settled = 0;
+      t0 = std::chrono::steady_clock::now();
+    }
+  }
+  return out;
 }
 
 }  // namespace mnemo::app
