@@ -110,13 +110,14 @@ void ControlsPanel::draw(PanelContext& ctx) {
     const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
     // Both units: nats/token, and bits/byte as eval counts them (every token is one byte).
     const std::string units = std::isfinite(st.loss) ? loss_units_text(st.loss) : std::string();
+    // The numbers on a line of their own, so a narrow panel never breaks one.
     if (std::isfinite(st.loss) && st.loss_next_segment)
-      ImGui::TextWrapped("loss(next segment %lld): %s", static_cast<long long>(st.segment + 1), units.c_str());
+      ImGui::Text("loss(next segment %lld):", static_cast<long long>(st.segment + 1));
     else if (std::isfinite(st.loss) && !st.token_losses.empty())
-      ImGui::TextWrapped("loss(next token), tokens %lld..%lld: %s", static_cast<long long>(lo), static_cast<long long>(hi),
-                         units.c_str());
+      ImGui::Text("loss(next token), tokens %lld..%lld:", static_cast<long long>(lo), static_cast<long long>(hi));
     else if (std::isfinite(st.loss))
-      ImGui::TextWrapped("loss of this step: %s", units.c_str());
+      ImGui::Text("loss of this step:");
+    if (std::isfinite(st.loss)) ImGui::Text("  %s", units.c_str());
     else if (std::isnan(st.loss) && !st.non_finite)
       ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
                                                : "loss: none (no token to predict here)");
