@@ -353,7 +353,12 @@ TEST_CASE("gui export: the Document panel writes the memory_benefit figure and C
   }
   CHECK(rows == step->token_losses.values.size());
   // A step without reset losses (a model without a memory): no benefit files, no error.
-  req.session = synthetic;
+  auto plain = std::make_shared<PublishedView>(*synthetic);
+  auto plain_step = std::make_shared<StepData>(*synthetic->step);
+  plain_step->token_losses_reset = TokenLosses{};
+  plain_step->token_losses_zeroed = TokenLosses{};
+  plain->step = plain_step;
+  req.session = plain;
   req.dir = test::temp_dir("gui-export-no-benefit") + "/out";
   export_panel(req);
   CHECK(test::file_exists(req.dir + "/seg-0001-document_loss.png"));
