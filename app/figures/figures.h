@@ -38,9 +38,10 @@ std::string fmt_value(double v);
 std::string loss_units_text(double nats);
 // Why a loss may not measure the model, or "" when nothing is wrong: a model trained on the qa
 // task (its output is an answer probability per byte; the language-model head the app steps
-// through was never trained), or a loss worse than guessing uniformly over the 256 byte
-// values (ln 256 = 5.5452 nats/token = 8 bits/byte). random_weights: a model built
-// without a checkpoint (the window title and the model note say so already).
+// through was never trained), or a text model (task text / moby-dick) whose loss is worse
+// than guessing uniformly over the 256 byte values (ln 256 = 5.5452 nats/token = 8
+// bits/byte). Nothing for random weights (said elsewhere) or a synthetic task (its random
+// symbols cannot be predicted; Controls and step say so).
 std::string loss_warning(double nats, const std::string& trained_task, bool random_weights);
 
 // base.png (2x) and base.svg, as chosen.
