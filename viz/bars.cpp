@@ -132,7 +132,8 @@ Figure make_bars(const BarSpec& s) {
   CategoryLabels cl = layout_categories(labels, pitch, !horiz);
 
   // x_label names the category axis, y_label the value axis, in both orientations.
-  Frame fr(s.title, horiz ? s.x_label : s.y_label, horiz ? s.y_label : s.x_label);
+  const std::string cat_label = with_thinning_note(s.x_label, cl.step);  // a thinned axis says so
+  Frame fr(s.title, horiz ? cat_label : s.y_label, horiz ? s.y_label : cat_label);
   fr.head(10);
   if (horiz && s.reference_line) fr.y += line_height(kTickSize);  // room for the reference label
   fr.left_label();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -187,10 +188,20 @@ CategoryLabels layout_categories(const std::vector<std::string>& raw, float pitc
       c.extent = line_height(kTickSize);
       return c;
     }
+    // Short labels (byte tokens) that fit upright at a smaller, still legible size keep every
+    // category: upright text needs its width per cell, rotated text its line height.
+    const float upright = kTickSize * (pitch - 3) / std::max(max_width(fitted, kTickSize), 1e-3f);
+    if (upright >= kMinLabelSize && upright * kLabelPitch > pitch) {
+      c.size = std::floor(upright * 2) / 2;
+      for (size_t i = 0; i < n; ++i) c.text[i] = fit_label(raw[i], c.size, kMaxLabelWidth);
+      c.extent = line_height(c.size);
+      return c;
+    }
     c.rotated = true;
   }
   c.size = std::clamp(pitch / kLabelPitch, kMinLabelSize, kTickSize);
   int step = std::max(1, static_cast<int>(std::ceil(c.size * kLabelPitch / pitch - 1e-4)));
+  c.step = step;
   const int last = static_cast<int>(n) - 1;
   for (size_t i = 0; i < n; ++i) {
     bool show = static_cast<int>(i) % step == 0;
@@ -294,6 +305,25 @@ void Frame::draw_bottom_label(Figure& f, float cx, float room) const {
 }
 
 }  // namespace chart
+
+std::string ordinal(int n) {
+  const int mod100 = std::abs(n) % 100, mod10 = std::abs(n) % 10;
+  const char* suffix = (mod100 >= 11 && mod100 <= 13) ? "th"
+                       : mod10 == 1                   ? "st"
+                       : mod10 == 2                   ? "nd"
+                       : mod10 == 3                   ? "rd"
+                                                      : "th";
+  return std::to_string(n) + suffix;
+}
+
+std::string thinning_note(int step) { return step <= 1 ? std::string() : "every " + ordinal(step) + " label shown"; }
+
+std::string with_thinning_note(const std::string& label, int step) {
+  const std::string note = thinning_note(step);
+  if (note.empty()) return label;
+  if (label.empty()) return note;
+  return label + "  (" + note + ")";
+}
 
 // ---- ticks (viz/charts.h) ----------------------------------------------------------------
 

@@ -78,6 +78,7 @@ struct CategoryLabels {
   float size = kTickSize;
   bool rotated = false;
   float extent = 0;  // px the labels need away from the axis
+  int step = 1;      // every step-th label is shown (1: all); see viz::thinning_note()
 };
 // pitch: px between neighbouring categories. horizontal_axis: labels sit below the plot
 // (may rotate); otherwise they sit left of it (never rotate, thin instead). keep: a category

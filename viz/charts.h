@@ -18,9 +18,11 @@
 namespace mnemo::viz {
 
 // Heatmap of a rows x cols matrix (row-major values). Layout: title on top, optional column
-// group brackets, the cells, column labels below (horizontal when they fit a cell, else
-// rotated -90; thinned to every n-th label when cells are narrower than a legible >= 9 px
-// label), row labels left, a vertical colorbar with nice-number ticks right.
+// group brackets, the cells, column labels below (horizontal when they fit a cell, at a
+// smaller size down to 9 px before they rotate -90; thinned to every n-th label when cells
+// are narrower than a legible >= 9 px label, and then the axis label says "every n-th label
+// shown"), row labels left (thinned the same way), a vertical colorbar with nice-number
+// ticks right.
 // cell: cell edge in px (cell_h, when given, the cells' height: a map stretched to a width).
 // A direction whose cells would exceed 2100 px shrinks (to multiples
 // of 0.5 px while >= 1 px) so the figure stays within ~2400 px; if only one direction
@@ -86,6 +88,12 @@ struct LineSpec {
   bool log_y = false;
   std::vector<LineMarker> markers;  // drawn under the series; their x widen the x range
 };
+// A series with the same points as an earlier one (same x, y equal to 1e-6 relative) would
+// hide it exactly (e.g. "valid" and "valid, memory zeroed" of a model whose memory does
+// nothing): make_lines draws it as white-edged square marks every >= 14 px on top of the
+// other's line, and its legend entry (a line with a mark) reads "NAME (same as OTHER)".
+// coinciding_series: for each series the index of the earlier one it coincides with, or -1.
+std::vector<int> coinciding_series(const LineSpec& spec);
 Figure make_lines(const LineSpec& spec);
 
 // Histogram over [lo, hi] (defaults: finite min / max of samples) with `bins` equal bins
@@ -112,6 +120,14 @@ Figure make_histogram(const HistogramSpec& spec);
 //   invalid UTF-8 bytes (e.g. a token holding half a character) -> "\xHH" each.
 // An empty token gives "".
 std::string token_label(std::string_view bytes);
+
+// What a thinned category axis says about itself, e.g. "every 2nd label shown" ("" when
+// step <= 1), so a reader of "e r o" under "eror" can tell that labels were left out, not
+// tokens. with_thinning_note: `label` with the note appended in parentheses (the note alone
+// when label is empty; label unchanged when step <= 1). The app's heatmaps say the same.
+std::string ordinal(int n);  // "1st", "2nd", "3rd", "4th", "11th", "22nd", ...
+std::string thinning_note(int step);
+std::string with_thinning_note(const std::string& label, int step);
 
 // Tick helpers, exposed for tests and the GUI.
 // nice_ticks(): "nice" values (1, 2, 5 x 10^k steps) inside [lo, hi], at most max_count.

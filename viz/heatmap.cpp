@@ -217,6 +217,9 @@ Figure make_heatmap(const HeatmapSpec& s) {
   // Labels.
   CategoryLabels rlab = layout_categories(s.row_labels, ch, false, s.highlight_row);
   CategoryLabels clab = layout_categories(s.col_labels, cw, true);
+  // A thinned axis says so in its label (the shown labels would otherwise read as the tokens).
+  const std::string x_label = with_thinning_note(s.x_label, clab.step);
+  const std::string y_label = with_thinning_note(s.y_label, rlab.step);
 
   // Colorbar ticks (need the bar height).
   const float cb_w = 14;
@@ -227,7 +230,7 @@ Figure make_heatmap(const HeatmapSpec& s) {
   float nan_legend_w = non_finite ? 12 + 5 + text_width(kHeatmapNanLegend, kTickSize) : 0;
 
   // Horizontal layout (local x, shifted by ox at the end).
-  Frame fr(s.title, s.y_label, s.x_label);
+  Frame fr(s.title, y_label, x_label);
   fr.left_label();
   float row_label_right = 0;
   if (rlab.extent > 0) {
@@ -264,7 +267,7 @@ Figure make_heatmap(const HeatmapSpec& s) {
   if (non_finite) column_bottom = nan_y + 12;
   // The y label is centred on the map, or hangs down from its top when longer than it.
   const float ylab_room = std::max(map_h, 160.0f);
-  float ylab_len = text_width(fit_label(s.y_label, kAxisLabelSize, ylab_room), kAxisLabelSize);
+  float ylab_len = text_width(fit_label(y_label, kAxisLabelSize, ylab_room), kAxisLabelSize);
   float ylab_cy = map_y + std::max(map_h, ylab_len) / 2;
   float content_h = std::max({fr.y, column_bottom, map_y + ylab_len}) + kPad;
 
@@ -287,7 +290,7 @@ Figure make_heatmap(const HeatmapSpec& s) {
 
   // Title and axis labels.
   fr.draw_head(f);
-  if (!s.x_label.empty()) {
+  if (!x_label.empty()) {
     float cx = map_x + map_w / 2;
     float room = 2 * std::min(cx - kPad, f.width - kPad - cx);
     if (fr.bottom_label_base() - kAxisLabelSize * kAscent < map_y + cb_h) room = 2 * std::min(cx - kPad, cb_x - 6 - cx);

@@ -14,6 +14,7 @@ namespace {
 constexpr Rgb kMarkerColor{120, 120, 120};  // vertical markers
 constexpr Rgb kBadPointColor{220, 0, 0};
 constexpr float kLegendRow = 18;
+constexpr float kSameMarkGap = 14;  // px between the marks of a series drawn over its twin
 
 double line_x(const LineSeries& ser, size_t i) {
   return ser.x.empty() ? static_cast<double>(i) : static_cast<double>(ser.x[i]);
@@ -78,14 +79,24 @@ struct LegendEntry {
   std::string name;
   Rgb color;
   bool cross;
+  bool marks = false;  // a series drawn as marks over the one it coincides with
 };
 
-// One entry per series, and one for the crosses when there are any.
-std::vector<LegendEntry> line_legend(const LineSpec& s, bool any_bad) {
+std::string series_name(const LineSpec& s, size_t k) {
+  return s.series[k].name.empty() ? "series " + std::to_string(k) : s.series[k].name;
+}
+
+// One entry per series (one that coincides with an earlier one says "same as" it), and one
+// for the crosses when there are any.
+std::vector<LegendEntry> line_legend(const LineSpec& s, bool any_bad, const std::vector<int>& same) {
   std::vector<LegendEntry> legend;
   for (size_t k = 0; k < s.series.size(); ++k) {
-    std::string name = s.series[k].name.empty() ? "series " + std::to_string(k) : s.series[k].name;
-    legend.push_back({fit_label(name, kTickSize, 200), s.series[k].color, false});
+    if (same[k] >= 0) {
+      const std::string name = series_name(s, k) + " (same as " + series_name(s, static_cast<size_t>(same[k])) + ")";
+      legend.push_back({fit_label(name, kTickSize, 320), s.series[k].color, false, true});
+    } else {
+      legend.push_back({fit_label(series_name(s, k), kTickSize, 200), s.series[k].color, false});
+    }
   }
   if (any_bad) legend.push_back({s.log_y ? "non-finite or \u2264 0" : "non-finite", kBadPointColor, true});
   return legend;
@@ -100,6 +111,7 @@ void emit_line_legend(Figure& f, const std::vector<LegendEntry>& legend, float l
       put_line(f, lx + 7, cy + 4, lx + 15, cy - 4, legend[k].color, 2);
     } else {
       put_line(f, lx, cy, lx + 22, cy, legend[k].color, 2.5f);
+      if (legend[k].marks) put_rect(f, lx + 11 - 3.5f, cy - 3.5f, 7, 7, legend[k].color, Rgb{255, 255, 255}, 1.0f);
     }
     put_text(f, lx + 28, cy + kTickSize * kCapHeight / 2, legend[k].name, kTickSize, kInk, Anchor::Start);
   }
@@ -148,11 +160,27 @@ std::vector<MarkerLabel> emit_marker_lines(Figure& f, const LineSpec& s, const L
 
 // The series' lines and point marks; returns where the left-out points go (their crosses
 // are drawn over every series).
-std::vector<std::pair<float, float>> emit_series(Figure& f, const LineSpec& s, const LinePlot& p) {
+std::vector<std::pair<float, float>> emit_series(Figure& f, const LineSpec& s, const LinePlot& p,
+                                                 const std::vector<int>& same) {
   std::vector<std::pair<float, float>> bad_points;
-  for (const auto& ser : s.series) {
+  for (size_t k = 0; k < s.series.size(); ++k) {
+    const LineSeries& ser = s.series[k];
     const size_t m = ser.y.size();
     auto good = [&](size_t i) { return i < m && std::isfinite(line_x(ser, i)) && line_y_ok(s, ser.y[i]); };
+    if (same[k] >= 0) {
+      // The same points as an earlier series, whose line it would hide exactly: square marks
+      // (white-edged) at least kSameMarkGap px apart on top of that line instead, so both
+      // stay visible; the legend says "same as".
+      float last_x = -1e9f;
+      for (size_t i = 0; i < m; ++i) {
+        if (!good(i)) continue;
+        const float x = p.px(line_x(ser, i));
+        if (x - last_x < kSameMarkGap && i + 1 < m) continue;
+        put_rect(f, x - 3.5f, p.py(ser.y[i]) - 3.5f, 7, 7, ser.color, Rgb{255, 255, 255}, 1.0f);
+        last_x = x;
+      }
+      continue;
+    }
     for (size_t i = 0; i < m; ++i) {
       double xv = line_x(ser, i);
       if (!good(i)) {
@@ -176,6 +204,27 @@ std::vector<std::pair<float, float>> emit_series(Figure& f, const LineSpec& s, c
 }  // namespace
 }  // namespace chart
 
+std::vector<int> coinciding_series(const LineSpec& s) {
+  std::vector<int> same(s.series.size(), -1);
+  auto equal = [](float a, float b) {
+    if (!std::isfinite(a) || !std::isfinite(b)) return (std::isnan(a) && std::isnan(b)) || a == b;
+    return std::fabs(a - b) <= 1e-6f * std::max(1.0f, std::max(std::fabs(a), std::fabs(b)));
+  };
+  for (size_t k = 1; k < s.series.size(); ++k) {
+    const LineSeries& b = s.series[k];
+    if (b.y.empty()) continue;
+    for (size_t j = 0; j < k && same[k] < 0; ++j) {
+      const LineSeries& a = s.series[j];
+      if (same[j] >= 0 || a.y.size() != b.y.size()) continue;
+      bool eq = true;
+      for (size_t i = 0; i < a.y.size() && eq; ++i)
+        eq = chart::line_x(a, i) == chart::line_x(b, i) && equal(a.y[i], b.y[i]);
+      if (eq) same[k] = static_cast<int>(j);
+    }
+  }
+  return same;
+}
+
 Figure make_lines(const LineSpec& s) {
   using namespace chart;
   check_lines(s);
@@ -185,7 +234,8 @@ Figure make_lines(const LineSpec& s) {
   Scale xs = linear_scale(range.xlo, range.xhi, 8, true);
   Scale ys = s.log_y ? log_scale(range.ylo, range.yhi, 8) : linear_scale(range.ylo, range.yhi, 7, true);
   float tick_w = max_width(ys.labels, kTickSize);
-  const std::vector<LegendEntry> legend = line_legend(s, range.any_bad);
+  const std::vector<int> same = coinciding_series(s);
+  const std::vector<LegendEntry> legend = line_legend(s, range.any_bad, same);
   float legend_w = 0;
   for (const auto& e : legend) legend_w = std::max(legend_w, 28 + text_width(e.name, kTickSize));
 
@@ -208,7 +258,7 @@ Figure make_lines(const LineSpec& s) {
 
   const LinePlot plot{plot_x, plot_y, plot_w, plot_h, xs, ys};
   const std::vector<MarkerLabel> marker_labels = emit_marker_lines(f, s, plot);
-  for (const auto& b : emit_series(f, s, plot)) {
+  for (const auto& b : emit_series(f, s, plot, same)) {
     put_line(f, b.first - 4, b.second - 4, b.first + 4, b.second + 4, kBadPointColor, 2);
     put_line(f, b.first - 4, b.second + 4, b.first + 4, b.second - 4, kBadPointColor, 2);
   }

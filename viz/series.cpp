@@ -10,6 +10,20 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 }
 
+bool same_points(const MinMaxSeries& a, const MinMaxSeries& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.x(i) != b.x(i)) return false;
+    const float u = a.y(i), v = b.y(i);
+    if (!std::isfinite(u) || !std::isfinite(v)) {
+      if (!((std::isnan(u) && std::isnan(v)) || u == v)) return false;
+    } else if (std::fabs(u - v) > 1e-6f * std::max(1.0f, std::max(std::fabs(u), std::fabs(v)))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void MinMaxSeries::clear() {
   xs_.clear();
   ys_.clear();

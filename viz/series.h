@@ -44,4 +44,10 @@ class MinMaxSeries {
   std::vector<size_t> bad_;
 };
 
+// Whether a and b hold the same points: equal x, y equal to 1e-6 relative (NaN matches NaN,
+// an infinity the same infinity). Stops at the first difference. Live curves draw a series
+// that coincides with an earlier one as marks on top of it (app/gui/panels/widgets/curves.h),
+// as make_lines does (viz/charts.h coinciding_series).
+bool same_points(const MinMaxSeries& a, const MinMaxSeries& b);
+
 }  // namespace mnemo::viz

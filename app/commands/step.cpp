@@ -4,6 +4,7 @@
 #include "app/cli/owned_dir.h"
 #include "app/commands/commands.h"
 #include "app/figures/benefit.h"
+#include "app/figures/figures.h"
 #include "app/figures/extract.h"
 #include "app/figures/hash.h"
 #include "app/figures/slot_effects.h"
@@ -116,6 +117,15 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
            "loss there says nothing about the memory; "
         << (scored.empty() ? "" : "'scored' is the mean over the tokens the task scores; ")
         << "--benefit gives what the memory contributed per token\n";
+  // A loss that does not measure the model is said, as the app's Controls say it: a qa
+  // checkpoint (its LM head was never trained) before stepping, a loss worse than a uniform
+  // guess at the first segment that has one.
+  std::string trained_task;
+  if (!mf.checkpoint.empty() && mf.checkpoint_file().training_config.is_object() &&
+      mf.checkpoint_file().training_config.contains("task") && mf.checkpoint_file().training_config["task"].is_object())
+    trained_task = mf.checkpoint_file().training_config["task"].value("name", std::string());
+  if (trained_task == "qa") log << "warning: " << loss_warning(0.0, trained_task, false) << "\n";
+  bool warned_loss = trained_task == "qa";
   HashStatsAccumulator hash_stats;  // bucket loads over the stepped segments ("linear": "hashed")
   platform::MemoryActivity activity("stepping '" + so.doc + "'");
   for (int64_t i = so.from; i <= to; ++i) {
@@ -175,6 +185,12 @@ int run_step(const ModelFlags& given, const StepOptions& so, std::ostream& log, 
       log << b;
     }
     log << "  -> " << dir << " (" << files.size() + 1 << " files)\n";
+    if (!warned_loss && std::isfinite(snap->loss)) {
+      if (const std::string w = loss_warning(snap->loss, trained_task, mf.checkpoint.empty()); !w.empty()) {
+        log << "  warning: segment " << i << ": " << w << "\n";
+        warned_loss = true;
+      }
+    }
     if (snap->non_finite) log << "  warning: NaN/Inf in '" << snap->non_finite_key << "' at segment " << i << "\n";
   }
   if (fm.csv && !hash_stats.empty()) {

@@ -27,6 +27,31 @@ std::string fmt_value(double v) {
   return buf;
 }
 
+std::string loss_units_text(double nats) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.4f nats/token = %.4f bits/byte", nats, nats / std::log(2.0));
+  return buf;
+}
+
+std::string loss_warning(double nats, const std::string& trained_task, bool random_weights) {
+  if (trained_task == "qa")
+    return "This model was trained on the qa task: it tags the answer bytes of a query (mtn-qa), and its "
+           "language-model head, which this loss comes from, was never trained - the loss does not measure it. "
+           "Score it on its own task (recall = mean P(answer), choice accuracy): mnemoscope eval --checkpoint FILE "
+           "--split test (docs/zoo/mtn-qa.md).";
+  // Against a uniform guess only where it is the yardstick: a model trained on text. A random
+  // model says so elsewhere; a synthetic task's random symbols cannot be predicted at all.
+  if (random_weights || (trained_task != "text" && trained_task != "moby-dick")) return "";
+  const double uniform = std::log(256.0);
+  if (!(nats > uniform)) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "Worse than guessing: %.4f nats/token is above a uniform guess over the 256 byte values "
+                "(ln 256 = %.4f nats/token = 8 bits/byte)%s.",
+                nats, uniform, ": this text is unlike the model's training text, or its output head is untrained");
+  return buf;
+}
+
 std::string random_weights_stamp(const std::string& model_kind, uint64_t seed) {
   return "randomly initialised " + model_kind + " (seed " + std::to_string(seed) + "): not a trained model";
 }

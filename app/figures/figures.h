@@ -33,6 +33,17 @@ std::string token_text(const Document& doc, int64_t t);
 // A number for CSV cells (%.9g: round-trips a float).
 std::string fmt_value(double v);
 
+// A step's loss as Controls shows it, in both units: "1.2345 nats/token = 1.7810 bits/byte"
+// (every token is one byte of the document, so bits/byte = nats / ln 2: eval's unit).
+std::string loss_units_text(double nats);
+// Why a loss may not measure the model, or "" when nothing is wrong: a model trained on the qa
+// task (its output is an answer probability per byte; the language-model head the app steps
+// through was never trained), or a text model (task text / moby-dick) whose loss is worse
+// than guessing uniformly over the 256 byte values (ln 256 = 5.5452 nats/token = 8
+// bits/byte). Nothing for random weights (said elsewhere) or a synthetic task (its random
+// symbols cannot be predicted; Controls and step say so).
+std::string loss_warning(double nats, const std::string& trained_task, bool random_weights);
+
 // base.png (2x) and base.svg, as chosen.
 void write_figure(const viz::Figure& fig, const std::string& base, const FigureFormats& fm, std::vector<std::string>& out);
 // The heatmap as write_figure, plus its matrix as base.csv when csv is chosen.

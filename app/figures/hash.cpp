@@ -5,7 +5,9 @@
 #include "viz/export.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace mnemo::app {
 
@@ -92,18 +94,66 @@ std::vector<std::string> hash_stats_header() {
   return {"path", "table", "buckets", "lookups", "entropy", "dead_fraction", "max_load"};
 }
 
+double hash_mean_lookups(const HashPathData& p) {
+  if (p.lookups.empty()) return 0.0;
+  double total = 0;
+  for (int64_t l : p.lookups) total += static_cast<double>(l);
+  return total / static_cast<double>(p.lookups.size());
+}
+
+std::string format_lookups(double v) {
+  char buf[64];
+  if (v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
+  else std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
 std::vector<std::vector<std::string>> hash_stats_rows(const HashPathData& p) {
   std::vector<std::vector<std::string>> rows;
-  int64_t total = 0;
   for (int k = 0; k < p.tables; ++k) {
     const size_t i = static_cast<size_t>(k);
-    total += p.lookups[i];
     rows.push_back({p.path, std::to_string(k), std::to_string(p.buckets), std::to_string(p.lookups[i]), fmt4(p.entropy[i]),
                     fmt4(p.dead_fraction[i]), fmt4(p.max_load[i])});
   }
-  rows.push_back({p.path, "mean", std::to_string(p.buckets), std::to_string(total), fmt4(p.mean_entropy), fmt4(p.mean_dead),
-                  fmt4(p.mean_max_load)});
+  // Every column of the "mean" row is a mean over the tables, lookups too (each table sees
+  // every row once, so it equals any table's count).
+  rows.push_back({p.path, "mean", std::to_string(p.buckets), format_lookups(hash_mean_lookups(p)), fmt4(p.mean_entropy),
+                  fmt4(p.mean_dead), fmt4(p.mean_max_load)});
   return rows;
+}
+
+std::string hash_same_tables_note(const HashPathData& p, const std::vector<int64_t>& segment_ids) {
+  const size_t K = static_cast<size_t>(std::max(0, p.tables)), R = static_cast<size_t>(std::max(0, p.buckets));
+  if (K < 2 || R == 0 || p.counts.size() != K * R) return "";
+  // Each table's loads, largest first, without the empty buckets.
+  auto sorted_loads = [&](size_t k) {
+    std::vector<float> v;
+    for (size_t b = 0; b < R; ++b)
+      if (p.counts[k * R + b] > 0) v.push_back(p.counts[k * R + b]);
+    std::sort(v.rbegin(), v.rend());
+    return v;
+  };
+  const std::vector<float> first = sorted_loads(0);
+  for (size_t k = 1; k < K; ++k)
+    if (sorted_loads(k) != first) return "";
+  bool same_buckets = true;  // not only the same loads but in the same buckets
+  for (size_t k = 1; k < K && same_buckets; ++k)
+    same_buckets = std::equal(p.counts.begin(), p.counts.begin() + static_cast<std::ptrdiff_t>(R),
+                              p.counts.begin() + static_cast<std::ptrdiff_t>(k * R));
+  std::string note = "All " + std::to_string(K) + " tables have the same loads" +
+                     (same_buckets ? std::string(", bucket for bucket") : std::string(" in a different bucket order")) +
+                     ", so their statistics below are equal.";
+  // Do the loads follow the tokens' identity? The segment's token counts, largest first.
+  std::map<int64_t, float> per_id;
+  for (int64_t id : segment_ids) per_id[id] += 1.f;
+  std::vector<float> id_counts;
+  for (const auto& e : per_id) id_counts.push_back(e.second);
+  std::sort(id_counts.rbegin(), id_counts.rend());
+  if (!segment_ids.empty() && id_counts == first)
+    note += " Each table's loads are exactly the segment's token counts (" + std::to_string(id_counts.size()) +
+            " distinct tokens, as many buckets used): the buckets follow the tokens' identity, as when a projection's "
+            "input is each token's embedding alone (a first layer).";
+  return note;
 }
 
 std::vector<std::string> default_hash_detail_paths(const HashData& h) {

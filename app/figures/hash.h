@@ -20,7 +20,15 @@ viz::HistogramSpec hash_p_spec(const HashPathData& p, const std::string& scope);
 viz::BarSpec hash_entropy_spec(const HashData& h, const std::string& scope);
 
 // The stats table: path, table, buckets, lookups, entropy, dead_fraction, max_load; a row per
-// table and a "mean" row per path.
+// table and a "mean" row per path (every column a mean over the tables, lookups too).
+double hash_mean_lookups(const HashPathData& p);
+std::string format_lookups(double v);  // "256", or "256.5" when not whole
+// Why a projection's tables look alike, or "" when they do not: every table has the same
+// loads (largest first, empty buckets left out), and then whether those loads are exactly the
+// counts of the distinct ids in `segment_ids` (the step's tokens) - the buckets follow the
+// tokens' identity, as in memoryformer-lm's layer 0 where each table's input is the byte's
+// embedding alone. The Hash buckets panel shows it above the stats table.
+std::string hash_same_tables_note(const HashPathData& p, const std::vector<int64_t>& segment_ids);
 std::vector<std::string> hash_stats_header();
 std::vector<std::vector<std::string>> hash_stats_rows(const HashPathData& p);
 

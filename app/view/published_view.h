@@ -40,6 +40,9 @@ struct ViewSource {
   // one of its episodes stepped as trained (core/data/tasks.h episode_scored_tokens); empty:
   // every token counts. Controls shows the loss over these beside the mean over every token.
   std::vector<uint8_t> scored_tokens;
+  // The checkpoint's training task ("text", "copy", "qa", ...; "" when unknown or random
+  // weights). "qa" tags answer bytes: its language-model head was never trained.
+  std::string trained_task;
 };
 
 

@@ -63,6 +63,22 @@ TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which
   CHECK(mnemo::test::path_exists(out + "/step-0000"));
 }
 
+TEST_CASE("cli: step says when a loss does not measure the model - mtn-qa stepped through its untrained LM head") {
+  const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/mtn-qa.safetensors";
+  if (!mnemo::test::file_exists(zoo)) {
+    MESSAGE("skipped: no zoo model " << zoo);
+    return;
+  }
+  const std::string dir = mnemo::test::temp_dir("step-qa-warning");
+  // The qa model stepped as a language model: warned before the first segment.
+  auto r = run_cli("step --doc " + kSampleDocument + " --checkpoint " + zoo + " --out " + dir + "/qa --from 0 --to 1 --format csv");
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("warning: This model was trained on the qa task") != std::string::npos);
+  CHECK(r.output.find("never trained") != std::string::npos);
+  CHECK(r.output.find("warning: This model was trained on the qa task") < r.output.find("  segment 0"));
+}
+
 TEST_CASE("cli: step --force removes only the files an earlier step listed - a user's file or folder is refused, "
           "named, and nothing is removed") {
   const std::string dir = mnemo::test::temp_dir("step-force-own");
@@ -326,6 +342,24 @@ TEST_CASE("cli: gui flags that cannot work exit 2 naming the flag before any win
   CHECK(r.output.find("--select-slot 500 is out of range: the rmt has") != std::string::npos);
 }
 
+TEST_CASE("cli: a display that cannot be reached exits 2 with the fix - gui, tour --export and bench ui alike") {
+  // $DISPLAY set, but no X server behind it: glfwInit fails. Every window path says what to do
+  // (xvfb-run) and exits 2, never a bare glfwInit message with exit 1.
+  mnemo::test::EnvGuard bad_display("DISPLAY", ":59173");
+  mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
+  const std::string dir = mnemo::test::temp_dir("unreachable-display");
+  const std::string tour = std::string(MNEMO_SOURCE_DIR) + "/assets/tours/rmt-carries-a-copy.json";
+  for (const std::string& args : {"gui --doc " + kSampleDocument + kTinyModelFlags + " --quit",
+                                  "tour " + tour + " --export " + dir + "/slides",
+                                  std::string("bench ui --frames 10")}) {
+    auto r = run_cli(args);
+    CAPTURE(args);
+    CAPTURE(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find("glfwInit failed") != std::string::npos);  // the cause, named
+    CHECK(r.output.find("xvfb-run") != std::string::npos);         // and the fix
+  }
+}
 TEST_CASE("cli: --steps has distinct names - the old spelling still works with a deprecation note") {
   // gui: --segments (checked before the window: a bad value names the flag used).
   auto r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --segments -3 --quit");

@@ -120,6 +120,47 @@ TEST_CASE("hash figures: loads heat strip, table bars with the uniform line, p h
 }
 
 
+TEST_CASE("hash figures: the stats' mean row means every column - tables alike say why") {
+  // 200 rows hashed into 3 tables: each table sees every row once, so the mean row's lookups
+  // is 200 (as each table's), not the sum 600.
+  Trace tr;
+  auto bucket = torch::randint(0, 16, {200, 3}, gen(5)).to(torch::kInt32);
+  tr.tensors[keys::hash_counts_key("enc.q")] = bucket_counts(bucket, 16);
+  const app::HashPathData q = app::hash_data_of(tr).paths.at(0);
+  const auto rows = app::hash_stats_rows(q);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[3][1] == "mean");
+  CHECK(rows[3][3] == "200");
+  for (int k = 0; k < 3; ++k) CHECK(rows[static_cast<size_t>(k)][3] == "200");
+  CHECK(app::format_lookups(12.5) == "12.5");
+  // Random buckets: tables differ, no note.
+  CHECK(app::hash_same_tables_note(q, {}).empty());
+
+  // Tokens whose bucket depends on the token alone (a different permutation per table, as
+  // memoryformer-lm's layer 0 hashes each byte's embedding): every table has the loads of the
+  // token counts, in a different bucket order, and the note says so.
+  const std::vector<int64_t> ids = {3, 1, 3, 7, 3, 1, 9, 3, 7, 2};  // 3 x4, 1 x2, 7 x2, 9, 2
+  auto by_token = torch::zeros({static_cast<int64_t>(ids.size()), 4}, torch::kInt32);
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (int64_t k = 0; k < 4; ++k) by_token[static_cast<int64_t>(i)][k] = static_cast<int32_t>((ids[i] * (2 * k + 1) + k) % 16);
+  Trace same;
+  same.tensors[keys::hash_counts_key("layers.0.attn.q")] = bucket_counts(by_token, 16);
+  const app::HashPathData s = app::hash_data_of(same).paths.at(0);
+  const std::string note = app::hash_same_tables_note(s, ids);
+  CAPTURE(note);
+  CHECK(note.find("All 4 tables have the same loads in a different bucket order") == 0);
+  CHECK(note.find("exactly the segment's token counts (5 distinct tokens, as many buckets used)") != std::string::npos);
+  // Other tokens than the ones hashed: the tables are still alike, but no claim about tokens.
+  const std::string other = app::hash_same_tables_note(s, {1, 2, 3});
+  CHECK(other.find("All 4 tables have the same loads") == 0);
+  CHECK(other.find("token counts") == std::string::npos);
+  // The same buckets in every table: "bucket for bucket".
+  Trace copy;
+  auto one = torch::randint(0, 16, {50, 1}, gen(6)).to(torch::kInt32);
+  copy.tensors[keys::hash_counts_key("x")] = bucket_counts(torch::cat({one, one}, 1).contiguous(), 16);
+  CHECK(app::hash_same_tables_note(app::hash_data_of(copy).paths.at(0), {}).find("bucket for bucket") != std::string::npos);
+}
+
 TEST_CASE("session figures: every curve but 'segments' marks each curriculum change inside the step range") {
   std::vector<nlohmann::json> rec;
   for (int s = 1; s <= 10; ++s)

@@ -91,4 +91,38 @@ TEST_CASE("curves: the widget draws huge, empty and single-point series with hov
   CHECK(v1.x1 > v1.x0);
   CHECK(v2.follow);        // never touched
 }
+
+TEST_CASE("curves: a series with the same points as an earlier one is named same as it and drawn without error") {
+  // Retain and mix fractions that are both 0 at every probe, valid and valid with the memory
+  // zeroed of a model whose memory does nothing: the later one says "same as".
+  viz::MinMaxSeries retain, mix, overwrite, nan_a, nan_b;
+  for (int i = 0; i < 50; ++i) {
+    retain.append(i * 10, 0.f);
+    mix.append(i * 10, 0.f);
+    overwrite.append(i * 10, 1.f);
+    nan_a.append(i, i == 3 ? std::numeric_limits<float>::quiet_NaN() : 0.5f);
+    nan_b.append(i, i == 3 ? std::numeric_limits<float>::quiet_NaN() : 0.5f);
+  }
+  const std::vector<app::ui::CurveSeries> s = {{&retain, "retain"}, {&mix, "mix"}, {&overwrite, "overwrite"}};
+  CHECK(app::ui::coinciding_curves(s) == std::vector<int>{-1, 0, -1});
+  CHECK(viz::same_points(nan_a, nan_b));
+  CHECK_FALSE(viz::same_points(retain, overwrite));
+  viz::MinMaxSeries shorter;
+  shorter.append(0, 0.f);
+  CHECK_FALSE(viz::same_points(retain, shorter));
+  CHECK(app::ui::coinciding_curves({{&retain, "a"}, {nullptr, "b"}, {&mix, "c"}}) == std::vector<int>{-1, -1, 0});
+
+  test::NullImGui nul(1200.f, 800.f);
+  app::ui::CurveView v;
+  for (int f = 0; f < 5; ++f) {
+    ImGui::GetIO().MousePos = ImVec2(300.f, 100.f);  // hovered: the tooltip names "same as" too
+    nul.frame([&] {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(ImVec2(1200, 800));
+      ImGui::Begin("dash");
+      app::ui::draw_curves("types", "slot types", s, ImVec2(1100, 300), &v);
+      ImGui::End();
+    });
+  }
+}
 #endif

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -312,3 +313,54 @@ TEST_CASE("gui worker: a long jump reports progress and can be cancelled") {
 }
 
 #endif  // MNEMO_WITH_GUI
+
+TEST_CASE("gui export: the Document panel writes the memory_benefit figure and CSV when the step has reset losses") {
+  // What `gui --tint benefit --export DIR` (and File > Export) writes for a model with a memory:
+  // the losses with the memory reset / zeroed are 1 / 2 nats above the carried ones here, so
+  // every token's benefit is 1 / ln 2 = 1.4427 bits (and 2.8854 bits against zeroing).
+  SyntheticSpec spec;
+  spec.slots = 4;
+  spec.tokens = 8;
+  spec.visited = 2;
+  ViewPtr synthetic = make_synthetic_session(spec);
+  auto view = std::make_shared<PublishedView>(*synthetic);
+  auto step = std::make_shared<StepData>(*view->step);
+  REQUIRE_FALSE(step->token_losses.empty());
+  step->token_losses_reset = step->token_losses;
+  step->token_losses_zeroed = step->token_losses;
+  for (float& v : step->token_losses_reset.values) v += 1.f;
+  for (float& v : step->token_losses_zeroed.values) v += 2.f;
+  view->step = step;
+  ExportRequest req;
+  req.session = view;
+  req.panel = PanelId::kDocument;
+  req.dir = test::temp_dir("gui-export-benefit") + "/out";
+  export_panel(req);
+  const std::string base = req.dir + "/seg-0001-document_memory_benefit";
+  for (const char* ext : {".png", ".svg", ".csv"}) CHECK(test::file_exists(base + ext));
+  std::istringstream csv(test::read_file(base + ".csv"));
+  std::string line;
+  std::getline(csv, line);
+  CHECK(line == "token,id,text,loss_bits,loss_reset_bits,loss_zeroed_bits,benefit_bits,benefit_zeroed_bits");
+  size_t rows = 0;
+  while (std::getline(csv, line)) {
+    // The last two fields: benefit against reset and against zeroed, in bits.
+    const size_t b = line.rfind(','), a = line.rfind(',', b - 1);
+    CAPTURE(line);
+    CHECK(std::stod(line.substr(a + 1, b - a - 1)) == doctest::Approx(1.0 / std::log(2.0)).epsilon(1e-5));
+    CHECK(std::stod(line.substr(b + 1)) == doctest::Approx(2.0 / std::log(2.0)).epsilon(1e-5));
+    ++rows;
+  }
+  CHECK(rows == step->token_losses.values.size());
+  // A step without reset losses (a model without a memory): no benefit files, no error.
+  auto plain = std::make_shared<PublishedView>(*synthetic);
+  auto plain_step = std::make_shared<StepData>(*synthetic->step);
+  plain_step->token_losses_reset = TokenLosses{};
+  plain_step->token_losses_zeroed = TokenLosses{};
+  plain->step = plain_step;
+  req.session = plain;
+  req.dir = test::temp_dir("gui-export-no-benefit") + "/out";
+  export_panel(req);
+  CHECK(test::file_exists(req.dir + "/seg-0001-document_loss.png"));
+  CHECK_FALSE(test::file_exists(req.dir + "/seg-0001-document_memory_benefit.png"));
+}

@@ -4,6 +4,7 @@
 // (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
 #ifdef MNEMO_WITH_GUI
 #include "app/commands/gui.h"
+#include "app/figures/figures.h"
 #include "app/view/published_view.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/widgets/heatmap.h"
@@ -14,6 +15,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -181,6 +183,33 @@ TEST_CASE("gui: the demo opens at segment 1 of the zoo model's episode with slot
   CHECK(o.select_slot == 0);
   CHECK_FALSE(o.quit);
   CHECK(log.str().find("demo: the trained zoo model") != std::string::npos);
+}
+TEST_CASE("gui: Controls gives the loss in nats/token and bits/byte, and says when it does not measure the model") {
+  // bits/byte = nats / ln 2 (eval's unit; every token is a byte): 1.2 nats = 1.7312 bits.
+  CHECK(loss_units_text(1.2) == "1.2000 nats/token = 1.7312 bits/byte");
+  CHECK(loss_units_text(std::log(256.0)) == "5.5452 nats/token = 8.0000 bits/byte");
+  // A trained text model with an ordinary loss: nothing to say.
+  CHECK(loss_warning(1.2, "text", false).empty());
+  CHECK(loss_warning(std::log(256.0), "text", false).empty());  // exactly uniform is not worse
+  // mtn-qa stepped as a language model (5.63 nats/token through its untrained LM head).
+  const std::string qa = loss_warning(5.63, "qa", false);
+  CHECK(qa.find("trained on the qa task") != std::string::npos);
+  CHECK(qa.find("never trained") != std::string::npos);
+  CHECK(loss_warning(0.5, "qa", false).find("qa task") != std::string::npos);  // whatever the loss
+  // A text model worse than a uniform guess.
+  const std::string worse = loss_warning(5.63, "text", false);
+  CHECK(worse.find("Worse than guessing: 5.6300 nats/token is above a uniform guess over the 256 byte values "
+                   "(ln 256 = 5.5452 nats/token = 8 bits/byte)") == 0);
+  // Not for a synthetic task (a copy's random symbols) or random weights: said elsewhere.
+  CHECK(loss_warning(6.2, "copy", false).empty());
+  CHECK(loss_warning(6.0, "", true).empty());
+}
+TEST_CASE("gui: a heatmap whose labels are thinned says so under the map") {
+  CHECK(ui::heatmap_axis_title("key", 1, 1) == "key");
+  CHECK(ui::heatmap_axis_title("", 1, 1).empty());
+  CHECK(ui::heatmap_axis_title("key", 2, 1) == "key  (every 2nd column labelled; hover a cell for each)");
+  CHECK(ui::heatmap_axis_title("", 1, 5) == "every 5th row labelled; hover a cell for each");
+  CHECK(ui::heatmap_axis_title("", 2, 10) == "every 2nd column, 10th row labelled; hover a cell for each");
 }
 TEST_CASE("gui: the writer map's axis keeps the segment's first and last token labels beside self and <cls>, never touching") {
   // 1 self + 64 tokens + 1 cls at 9 px per cell: "self" (28 px) and "<cls>" (35 px) cannot fit

@@ -792,3 +792,118 @@ TEST_CASE("viz: 1024x512 heatmap exports quickly") {
   CHECK(w == static_cast<int>(fig.width * 2));
   CHECK(h == static_cast<int>(fig.height * 2));
 }
+
+TEST_CASE("viz: a thinned heatmap axis says which labels it shows, and byte tokens stay whole where they fit upright") {
+  auto texts = [](const Figure& f) {
+    std::vector<std::string> out;
+    for (const auto& p : f.prims)
+      if (const Text* t = std::get_if<Text>(&p)) out.push_back(t->text);
+    return out;
+  };
+  auto count_prefix = [](const std::vector<std::string>& v, char first) {
+    size_t n = 0;
+    for (const auto& s : v)
+      if (s.size() > 1 && s[0] == first && std::isdigit(static_cast<unsigned char>(s[1]))) ++n;
+    return n;
+  };
+  CHECK(ordinal(1) == "1st");
+  CHECK(ordinal(2) == "2nd");
+  CHECK(ordinal(3) == "3rd");
+  CHECK(ordinal(4) == "4th");
+  CHECK(ordinal(11) == "11th");
+  CHECK(ordinal(12) == "12th");
+  CHECK(ordinal(22) == "22nd");
+  CHECK(thinning_note(1).empty());
+  CHECK(with_thinning_note("key", 1) == "key");
+  CHECK(with_thinning_note("key", 5) == "key  (every 5th label shown)");
+  CHECK(with_thinning_note("", 2) == "every 2nd label shown");
+
+  // 4 px cells: labels (9 px at least, 1.15 em apart) fit every 3rd cell, on both axes; the
+  // axis labels say so, and that many labels are drawn (plus the last column's).
+  HeatmapSpec thin = small_heatmap(60, 60);
+  for (auto& l : thin.row_labels) l = "r" + l.substr(5);
+  thin.cell = 4;
+  const std::vector<std::string> tt = texts(make_heatmap(thin));
+  CHECK(std::count(tt.begin(), tt.end(), "key  (every 3rd label shown)") == 1);
+  CHECK(std::count(tt.begin(), tt.end(), "slot  (every 3rd label shown)") == 1);
+  CHECK(count_prefix(tt, 't') == 20);  // columns 0, 3, .., 54 and the last one, 59
+  CHECK(count_prefix(tt, 'r') == 20);  // rows 0, 3, .., 57
+  // Wide cells: every label, and the axis labels as given.
+  HeatmapSpec wide = small_heatmap(6, 10);
+  const std::vector<std::string> wt = texts(make_heatmap(wide));
+  CHECK(std::count(wt.begin(), wt.end(), "key") == 1);
+  CHECK(count_prefix(wt, 't') == 10);
+
+  // "eror of Brazil" as bytes in 10 px cells: each one-character label fits upright at a
+  // smaller size, so every byte is labelled (not "e r o ␣ r z l"), no note needed.
+  const std::string text = "eror of Brazil";
+  HeatmapSpec bytes;
+  bytes.x_label = "key";
+  bytes.rows = 2;
+  bytes.cols = static_cast<int>(text.size());
+  bytes.values.assign(2 * text.size(), 0.5f);
+  for (char ch : text) bytes.col_labels.push_back(token_label(std::string(1, ch)));
+  bytes.cell = 10;
+  const Figure bf = make_heatmap(bytes);
+  std::string shown;
+  for (const auto& p : bf.prims)
+    if (const Text* t = std::get_if<Text>(&p))
+      if (std::find(bytes.col_labels.begin(), bytes.col_labels.end(), t->text) != bytes.col_labels.end()) {
+        CHECK(t->size >= 9.0f);
+        CHECK(t->rotation == 0);
+        shown += t->text;
+      }
+  std::string expected;
+  for (const auto& l : bytes.col_labels) expected += l;
+  CHECK(shown == expected);
+  const std::vector<std::string> bt = texts(bf);
+  CHECK(std::count(bt.begin(), bt.end(), "key") == 1);
+}
+
+TEST_CASE("viz: a line series with the same points as an earlier one stays visible and its legend says same as") {
+  // "valid" and "valid, memory zeroed" of a model whose memory does nothing: one line would
+  // hide the other exactly and its legend entry would name a curve nobody can see.
+  LineSpec ls;
+  ls.title = "loss";
+  LineSeries valid{"valid", {}, {}, {31, 119, 180}};
+  for (int i = 0; i < 200; ++i) {
+    valid.x.push_back(static_cast<float>(i));
+    valid.y.push_back(3.f - 0.01f * static_cast<float>(i));
+  }
+  LineSeries zeroed = valid;
+  zeroed.name = "valid, memory zeroed";
+  zeroed.color = {255, 127, 14};
+  LineSeries train = valid;
+  train.name = "train";
+  train.color = {44, 160, 44};
+  train.y[100] += 0.5f;  // differs at one point: a line of its own
+  ls.series = {valid, train, zeroed};
+  CHECK(coinciding_series(ls) == std::vector<int>{-1, -1, 0});
+  const Figure f = make_lines(ls);
+  size_t texts_same = 0, orange_marks = 0, orange_lines = 0, green_lines = 0;
+  for (const auto& p : f.prims) {
+    if (const Text* t = std::get_if<Text>(&p)) texts_same += t->text == "valid, memory zeroed (same as valid)";
+    if (const Rect* r = std::get_if<Rect>(&p))
+      orange_marks += r->fill && r->fill->r == 255 && r->fill->g == 127 && r->fill->b == 14;
+    if (const Line* l = std::get_if<Line>(&p)) {
+      orange_lines += l->color.r == 255 && l->color.g == 127 && l->color.b == 14;
+      green_lines += l->color.r == 44 && l->color.g == 160 && l->color.b == 44;
+    }
+  }
+  CHECK(texts_same == 1);
+  // Marks >= 14 px apart over a 520 px plot (and one in the legend), no orange line but the legend's.
+  CHECK(orange_marks >= 30);
+  CHECK(orange_marks <= 45);
+  CHECK(orange_lines == 1);
+  CHECK(green_lines > 100);
+  // Rendered, the orange shows over the blue line.
+  int ww = 0, hh = 0;
+  std::vector<uint8_t> px = render_rgba(f, 1.0f, &ww, &hh);
+  size_t orange = 0;
+  for (size_t i = 0; i < px.size(); i += 4) orange += px[i] > 230 && px[i + 1] > 100 && px[i + 1] < 150 && px[i + 2] < 40;
+  CHECK(orange > 300);
+  // NaN matches NaN, a value 1e-6 relative apart still counts as the same, more does not.
+  LineSpec n;
+  n.series = {{"a", {0, 1}, {NAN, 2.f}}, {"b", {0, 1}, {NAN, 2.f * (1 + 5e-7f)}}, {"c", {0, 1}, {NAN, 2.01f}}};
+  CHECK(coinciding_series(n) == std::vector<int>{-1, 0, -1});
+}

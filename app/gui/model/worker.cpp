@@ -218,6 +218,7 @@ bool Worker::install(const std::string& doc_path, const ModelConfig& cfg_in, uin
   info->line_starts = (prev && prev->doc == doc) ? prev->line_starts : line_starts_of(*doc);
   info->not_text = (prev && prev->doc == doc) ? prev->not_text : doc->looks_binary();
   info->doc_warnings = document_warnings(*doc, checkpoint);
+  if (task.is_object()) info->trained_task = task.value("name", std::string());
   // Stepped as trained, a synthetic task's episode: the tokens its task scores (Controls).
   if (stepping.as_trained()) info->scored_tokens = episode_scored_tokens(task, doc->size());
   publisher_.open(std::move(info));

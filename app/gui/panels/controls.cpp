@@ -1,6 +1,7 @@
 // Controls: stepping (previous / next / play with speed / jump / reset), the model config
 // with Apply, checkpoint and document loading, and the progress of a long jump (cancellable).
 #include "core/models/capabilities.h"
+#include "app/figures/figures.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/model/model_fields.h"
 
@@ -107,20 +108,33 @@ void ControlsPanel::draw(PanelContext& ctx) {
     ImGui::Text("%s  (tokens %lld..%lld)", position_text(st.segment, n).c_str(),
                 static_cast<long long>(st.first_token), static_cast<long long>(st.first_token + st.length - 1));
     const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
+    // Both units: nats/token, and bits/byte as eval counts them (every token is one byte).
+    const std::string units = std::isfinite(st.loss) ? loss_units_text(st.loss) : std::string();
+    // The numbers on a line of their own, so a narrow panel never breaks one.
     if (std::isfinite(st.loss) && st.loss_next_segment)
-      ImGui::Text("loss(next segment %lld): %.4f nats/token", static_cast<long long>(st.segment + 1), st.loss);
+      ImGui::Text("loss(next segment %lld):", static_cast<long long>(st.segment + 1));
     else if (std::isfinite(st.loss) && !st.token_losses.empty())
-      ImGui::Text("loss(next token), tokens %lld..%lld: %.4f nats/token", static_cast<long long>(lo),
-                  static_cast<long long>(hi), st.loss);
+      ImGui::Text("loss(next token), tokens %lld..%lld:", static_cast<long long>(lo), static_cast<long long>(hi));
     else if (std::isfinite(st.loss))
-      ImGui::Text("loss of this step: %.4f nats/token", st.loss);
+      ImGui::Text("loss of this step:");
+    if (std::isfinite(st.loss)) ImGui::Text("  %s", units.c_str());
     else if (std::isnan(st.loss) && !st.non_finite)
       ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
                                                : "loss: none (no token to predict here)");
     // A finite loss was the last item drawn: its tooltip gives it in bits too.
     if (std::isfinite(st.loss) && ImGui::IsItemHovered())
-      ImGui::SetTooltip("%.6f nats = %.6f bits a token (bits = nats / ln 2; the Document panel and eval count bits)",
+      ImGui::SetTooltip("%.6f nats = %.6f bits a token (bits = nats / ln 2; each token is one byte, so bits/token is "
+                        "eval's bits/byte)",
                         st.loss, st.loss / std::log(2.0));
+    // A loss that does not measure the model says so (an untrained output head, worse than uniform).
+    if (std::isfinite(st.loss)) {
+      const std::string warn = loss_warning(st.loss, s.info->trained_task, s.info->random_weights);
+      if (!warn.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.62f, 0.25f, 1.f));
+        ImGui::TextWrapped("%s", warn.c_str());
+        ImGui::PopStyleColor();
+      }
+    }
     // A synthetic task's episode: the loss above averages every predicted token, random
     // symbols too; what the task scores (and the memory is for) is said beside it.
     if (std::isfinite(st.loss) && !s.info->scored_tokens.empty() && !st.token_losses.empty()) {

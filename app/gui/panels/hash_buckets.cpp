@@ -5,6 +5,7 @@
 // fraction, max / mean load) of every table.
 #include "app/gui/panels/panels.h"
 
+#include "app/figures/hash.h"
 #include "app/figures/palette.h"
 
 #include "app/gui/panels/widgets/widgets.h"
@@ -143,14 +144,32 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
                      static_cast<long long>(lookups), static_cast<long long>(step->segment));
   ImGui::PopStyleColor();
 
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float line = ImGui::GetTextLineHeightWithSpacing();
-  // Heat strip of every table: rows = tables (click one to show it below).
   if (step != last_step_ || p.path != last_path_) {
     ++key_;
     last_step_ = step;
     last_path_ = p.path;
   }
+  // Tables that look alike say why (memoryformer-lm's layer 0: the buckets follow the bytes).
+  if (note_key_ != key_) {
+    note_key_ = key_;
+    std::vector<int64_t> ids;
+    if (ctx.session.info && ctx.session.info->doc && ctx.session.info->segment_len > 0) {
+      const Document& doc = *ctx.session.info->doc;
+      const int64_t first = step->segment * ctx.session.info->segment_len;
+      const int64_t end = std::min(doc.size(), first + ctx.session.info->segment_len);
+      for (int64_t t = std::max<int64_t>(0, first); t < end; ++t) ids.push_back(doc.id(t));
+    }
+    same_tables_note_ = hash_same_tables_note(p, ids);
+  }
+  if (!same_tables_note_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.84f, 0.45f, 1.f));
+    ImGui::TextWrapped("%s", same_tables_note_.c_str());
+    ImGui::PopStyleColor();
+  }
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  // Heat strip of every table: rows = tables (click one to show it below).
   strip_.update(key_, p.load.data(), p.tables, p.buckets, 0.f, 2.f, viz::Colormap::Diverging);
   ui::HeatmapAxes axes;
   axes.col_labels = nullptr;  // bucket indices, thinned
@@ -231,12 +250,12 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
     ImGui::TableSetupColumn("dead");
     ImGui::TableSetupColumn("max/mean");
     ImGui::TableHeadersRow();
-    auto row = [&](const char* name, int64_t lk, double e, double dead, double mx, bool selected, int select) {
+    auto row = [&](const char* name, const std::string& lk, double e, double dead, double mx, bool selected, int select) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (ImGui::Selectable(name, selected, ImGuiSelectableFlags_SpanAllColumns) && select >= 0) table_ = select;
       ImGui::TableNextColumn();
-      ImGui::Text("%lld", static_cast<long long>(lk));
+      ImGui::TextUnformatted(lk.c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%.4f", e);
       ImGui::TableNextColumn();
@@ -244,14 +263,15 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
       ImGui::TableNextColumn();
       ImGui::Text("%.3f", mx);
     };
-    row("mean", lookups, p.mean_entropy, p.mean_dead, p.mean_max_load, false, -1);
+    // Every column of this row is a mean over the tables (lookups too: each table sees every row).
+    row("mean", format_lookups(hash_mean_lookups(p)), p.mean_entropy, p.mean_dead, p.mean_max_load, false, -1);
     ImGuiListClipper clip;
     clip.Begin(p.tables);
     while (clip.Step())
       for (int k = clip.DisplayStart; k < clip.DisplayEnd; ++k) {
         const std::string name = std::to_string(k);
         const size_t i = static_cast<size_t>(k);
-        row(name.c_str(), p.lookups[i], p.entropy[i], p.dead_fraction[i], p.max_load[i], k == table_, k);
+        row(name.c_str(), std::to_string(p.lookups[i]), p.entropy[i], p.dead_fraction[i], p.max_load[i], k == table_, k);
       }
     ImGui::EndTable();
   }

@@ -378,6 +378,8 @@ class HashBucketsPanel : public Panel {
   std::shared_ptr<const StepData> last_step_;
   std::string last_path_, path_;
   int group_ = 0, projection_ = 0, table_ = 0;
+  uint64_t note_key_ = ~uint64_t{0};
+  std::string same_tables_note_;  // why the tables look alike (app/figures/hash.h), for key_
 };
 
 // The MTN memory as the document's own words: the kept entries (token in context, importance,

@@ -3,6 +3,7 @@
 #include "app/gui/panels/registry.h"
 
 #include "app/figures/attention.h"
+#include "app/figures/benefit.h"
 #include "app/figures/hash.h"
 #include "app/figures/memformer.h"
 #include "app/figures/mtn.h"
@@ -67,6 +68,9 @@ constexpr ImGuiWindowFlags kFills = ImGuiWindowFlags_NoScrollbar | ImGuiWindowFl
 void write_document(const PanelExport& e) {
   const PublishedView& v = e.view;
   write_token_losses(v.visited, *v.info->doc, v.info->segment_len, e.base, e.fm, e.out);
+  // What the memory saved on each token the shown step predicts (the benefit tint's numbers;
+  // nothing for a model without a memory, whose steps compute no reset losses).
+  if (v.step) write_memory_benefit(*v.step, *v.info->doc, e.base + "_memory_benefit", e.fm, e.out);
   if (v.provenance && e.sel.selected_slot >= 0)
     write_provenance(*v.provenance, e.sel.selected_slot, *v.info->doc, v.info->segment_len,
                      e.base + "_provenance_slot" + std::to_string(e.sel.selected_slot), e.fm, e.out);

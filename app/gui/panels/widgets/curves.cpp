@@ -81,6 +81,16 @@ void dashed_polyline(ImDrawList* dl, const std::vector<ImVec2>& p, ImU32 col, fl
 
 }  // namespace
 
+std::vector<int> coinciding_curves(const std::vector<CurveSeries>& series) {
+  std::vector<int> same(series.size(), -1);
+  for (size_t k = 1; k < series.size(); ++k) {
+    if (!series[k].data || series[k].data->empty()) continue;
+    for (size_t j = 0; j < k && same[k] < 0; ++j)
+      if (series[j].data && same[j] < 0 && viz::same_points(*series[j].data, *series[k].data)) same[k] = static_cast<int>(j);
+  }
+  return same;
+}
+
 void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, float y1, bool log_y, float width, float height,
                     std::vector<ImVec2>* points, std::vector<ImVec2>* markers) {
   points->clear();
@@ -138,13 +148,27 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
   dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_Text), title);
   lx += ImGui::CalcTextSize(title).x + 12;
   bool any_bad = false;
-  for (const auto& s : series) {
+  // A series with the same points as an earlier one is drawn as marks over that one's line
+  // (it would hide it exactly), and its legend entry says so.
+  const std::vector<int> same = coinciding_curves(series);
+  auto legend_name = [&](size_t k) {
+    return same[k] >= 0 ? series[k].name + " (same as " + series[static_cast<size_t>(same[k])].name + ")" : series[k].name;
+  };
+  const float mark = std::max(3.f, ImGui::GetFontSize() * 0.22f);  // half the side of a mark
+  auto draw_mark = [&](ImVec2 c, ImU32 col) {
+    dl->AddRectFilled(ImVec2(c.x - mark, c.y - mark), ImVec2(c.x + mark, c.y + mark), col);
+    dl->AddRect(ImVec2(c.x - mark, c.y - mark), ImVec2(c.x + mark, c.y + mark), IM_COL32(255, 255, 255, 230));
+  };
+  for (size_t k = 0; k < series.size(); ++k) {
+    const auto& s = series[k];
     if (!s.data) continue;
     any_bad |= !s.data->non_finite().empty();
     dl->AddLine(ImVec2(lx, origin.y + line * 0.55f), ImVec2(lx + 14, origin.y + line * 0.55f), s.color, 2.f);
+    if (same[k] >= 0) draw_mark(ImVec2(lx + 7, origin.y + line * 0.55f), s.color);
     lx += 18;
-    dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), s.name.c_str());
-    lx += ImGui::CalcTextSize(s.name.c_str()).x + 10;
+    const std::string name = legend_name(k);
+    dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), name.c_str());
+    lx += ImGui::CalcTextSize(name.c_str()).x + 10;
   }
   if (any_bad) {
     dl->AddText(ImVec2(lx, origin.y), kMarker, "x non-finite");
@@ -263,10 +287,21 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
   const float y0 = view->log_y ? std::pow(10.f, ylo) : ylo, y1 = view->log_y ? std::pow(10.f, yhi) : yhi;
   std::vector<ImVec2> pts, marks;
   dl->PushClipRect(p0, p1, true);
-  for (const auto& s : series) {
+  for (size_t k = 0; k < series.size(); ++k) {
+    const auto& s = series[k];
     if (!s.data) continue;
     curve_polyline(*s.data, view->x0, view->x1, y0, y1, view->log_y, pw, ph, &pts, &marks);
     for (auto& p : pts) p = ImVec2(p.x + p0.x, p.y + p0.y);
+    if (same[k] >= 0) {
+      // Marks at least 14 px apart on top of the twin's line (and its last point).
+      float last_x = -1e9f;
+      for (size_t i = 0; i < pts.size(); ++i)
+        if (pts[i].x - last_x >= 14.f || i + 1 == pts.size()) {
+          draw_mark(pts[i], s.color);
+          last_x = pts[i].x;
+        }
+      continue;
+    }
     if (pts.size() == 1) dl->AddCircleFilled(pts[0], 2.5f, s.color);
     else if (s.dashed) dashed_polyline(dl, pts, s.color, 1.5f);
     else if (pts.size() > 1) dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), s.color, 0, 1.5f);
@@ -301,8 +336,9 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
       }
       const float y = d->y(i);
       char buf[160];
-      if (std::isfinite(y)) std::snprintf(buf, sizeof buf, "%s  step %.0f: %.6g", series[k].name.c_str(), d->x(i), y);
-      else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", series[k].name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
+      const std::string name = legend_name(k);
+      if (std::isfinite(y)) std::snprintf(buf, sizeof buf, "%s  step %.0f: %.6g", name.c_str(), d->x(i), y);
+      else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(std::isfinite(y) ? series[k].color : kMarker), "%s", buf);
     }
     if (any_band)

@@ -55,6 +55,12 @@ struct CurveHit {
 void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, float y1, bool log_y, float width,
                     float height, std::vector<ImVec2>* points, std::vector<ImVec2>* markers);
 
+// For each series the index of an earlier one with the same points (viz::same_points), or -1.
+// draw_curves draws such a series as white-edged square marks (>= 14 px apart) over the
+// other's line instead of a line that would hide it exactly, and its legend entry and
+// tooltip read "NAME (same as OTHER)" (e.g. "valid, memory zeroed (same as valid)").
+std::vector<int> coinciding_curves(const std::vector<CurveSeries>& series);
+
 // Draws at the cursor, filling `size`, and advances the layout by `size`. `title` is drawn
 // above the plot; `y_label` in the tooltip; `markers` are dashed vertical lines; `bands`
 // (may be null) are shaded behind the curves and named in the legend ("log gap") and the

@@ -41,6 +41,15 @@ float widest(const std::vector<std::string>* labels, int offset, int n) { return
 
 }  // namespace
 
+std::string heatmap_axis_title(const std::string& x_title, int col_stride, int row_stride) {
+  std::string note;
+  if (col_stride > 1) note = "every " + viz::ordinal(col_stride) + " column";
+  if (row_stride > 1) note += (note.empty() ? "every " : ", ") + viz::ordinal(row_stride) + " row";
+  if (note.empty()) return x_title;
+  note += " labelled; hover a cell for each";
+  return x_title.empty() ? note : x_title + "  (" + note + ")";
+}
+
 std::vector<int> col_label_priority(const HeatmapAxes& axes, int cols) {
   std::vector<int> priority;
   if (axes.highlight_col >= 0 && axes.highlight_col < cols) priority.push_back(axes.highlight_col);
@@ -215,15 +224,37 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
   const float left = group_w + (row_labels ? widest(axes.row_labels, axes.row_label_offset, rows) + 6.f : 2.f);
   const bool top_line = !axes.col_groups.empty() || !axes.y_title.empty() || (axes.colorbar && !axes.colorbar_label.empty());
   const float top = top_line ? line_h + 4.f : 2.f;
-  const float bottom = (col_labels ? line_h + 3.f : 2.f) + (axes.x_title.empty() ? 0.f : line_h + 2.f);
   const float right = axes.colorbar ? colorbar_width() : 2.f;
   ImVec2 pmin(origin.x + left, origin.y + top);
-  ImVec2 pmax(origin.x + size.x - right, origin.y + size.y - bottom);
+  ImVec2 pmax(origin.x + size.x - right, origin.y);
   if (pmax.x - pmin.x < 4.f) pmax.x = pmin.x + 4.f;
+  const float cw = (pmax.x - pmin.x) / static_cast<float>(cols);
+  // Column labels are thinned to a stride that fits the widest of them (the first and last
+  // columns, "self" and "<cls>", are left out of the measure: they are placed first anyway).
+  const float col_label_w = (axes.col_labels && cols > 2 ? widest(axes.col_labels, 0, 1, cols - 1)
+                                                         : widest(axes.col_labels, axes.col_label_offset, cols)) + 4.f;
+  const int col_stride = col_labels ? nice_stride(col_label_w / std::max(cw, 1e-3f)) : 1;
+  // Index labels (no label vector) thin like any numeric axis; named ones (tokens) say so.
+  const bool named_cols = axes.col_labels != nullptr, named_rows = axes.row_labels != nullptr;
+  // A thinned axis says so under the map ("every 2nd column label shown"), so the labels that
+  // are drawn never read as the tokens themselves; hovering a cell names its row and column.
+  auto bottom_for = [&](bool note) {
+    return (col_labels ? line_h + 3.f : 2.f) + (axes.x_title.empty() && !note ? 0.f : line_h + 2.f);
+  };
+  auto row_stride_for = [&](float bottom) {
+    const float h = std::max(origin.y + size.y - bottom - pmin.y, 4.f);
+    return row_labels ? nice_stride((line_h + 1.f) / std::max(h / static_cast<float>(rows), 1e-3f)) : 1;
+  };
+  int row_stride = row_stride_for(bottom_for(false));
+  const bool note = (named_cols && col_stride > 1) || (named_rows && row_stride > 1);
+  if (note) row_stride = row_stride_for(bottom_for(true));
+  const std::string x_title =
+      heatmap_axis_title(axes.x_title, named_cols ? col_stride : 1, named_rows ? row_stride : 1);
+  const float bottom = bottom_for(note);
+  pmax.y = origin.y + size.y - bottom;
   if (pmax.y - pmin.y < 4.f) pmax.y = pmin.y + 4.f;
   hit.plot_min = pmin;
   hit.plot_max = pmax;
-  const float cw = (pmax.x - pmin.x) / static_cast<float>(cols);
   const float rh = (pmax.y - pmin.y) / static_cast<float>(rows);
 
   dl->AddImage(image.texture().id(), pmin, pmax);
@@ -279,7 +310,7 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
 
   // Row labels, right-aligned, thinned to a nice stride.
   if (row_labels) {
-    const int stride = nice_stride((line_h + 1.f) / std::max(rh, 1e-3f));
+    const int stride = row_stride;
     auto draw_row_label = [&](int r, ImU32 col) {
       const std::string s = label_of(axes.row_labels, axes.row_label_offset, r);
       const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
@@ -299,9 +330,7 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
   // stride that fits the widest of them.
   if (col_labels) {
     const int hc = axes.highlight_col;
-    const float lw = (axes.col_labels && cols > 2 ? widest(axes.col_labels, 0, 1, cols - 1)
-                                                  : widest(axes.col_labels, axes.col_label_offset, cols)) + 4.f;
-    const int stride = nice_stride(lw / std::max(cw, 1e-3f));
+    const int stride = col_stride;
     // Priority: the highlighted column, the ones the caller names (a segment's first and last
     // token), then the first and last columns ("self", "<cls>"), then every stride-th one.
     const std::vector<int> priority = col_label_priority(axes, cols);
@@ -312,9 +341,13 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
       dl->AddText(ImVec2(l.x, pmax.y + 2.f), l.col == hc ? kHighlight : kLabel,
                   label_of(axes.col_labels, axes.col_label_offset, l.col).c_str());
   }
-  if (!axes.x_title.empty()) {
-    const float tw = ImGui::CalcTextSize(axes.x_title.c_str()).x;
-    dl->AddText(ImVec2(0.5f * (pmin.x + pmax.x - tw), origin.y + size.y - line_h - 1.f), kLabel, axes.x_title.c_str());
+  if (!x_title.empty()) {
+    const float tw = ImGui::CalcTextSize(x_title.c_str()).x;
+    // Centred under the map, kept inside the widget (clipped at its right edge when longer).
+    const float x = std::max(origin.x, std::min(0.5f * (pmin.x + pmax.x - tw), origin.x + size.x - tw));
+    dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+    dl->AddText(ImVec2(x, origin.y + size.y - line_h - 1.f), kLabel, x_title.c_str());
+    dl->PopClipRect();
   }
 
   // Highlights: an outline that stays visible even when a row is thinner than a pixel.

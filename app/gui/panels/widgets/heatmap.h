@@ -117,6 +117,12 @@ struct HeatmapAxes {
   std::string colorbar_label;
 };
 
+// The title under a map: x_title, plus what a thinned axis of named labels (tokens, not
+// indices) leaves out, e.g. "key  (every 2nd column labelled; hover a cell for each)" when
+// only every col_stride-th column (row_stride-th row) is labelled; x_title unchanged when
+// both strides are 1.
+std::string heatmap_axis_title(const std::string& x_title, int col_stride, int row_stride);
+
 // The order place_col_labels tries the named columns in: the highlighted one, always_label_cols,
 // then the first and the last column (the rest follow by stride).
 std::vector<int> col_label_priority(const HeatmapAxes& axes, int cols);
