@@ -350,8 +350,16 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
     CHECK(children_named(doc, "##side_a") == 1);
     CHECK(children_named(doc, "##side_b") == 1);
 
-    // One colour scale: the larger maximum of A's writer attention and B's attention map,
-    // computed here from the maps' values.
+    // By default both maps are on the fixed 0..1 scale (a weight's full range), so one scale.
+    CHECK(shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).vmax() == 1.f);
+    CHECK(shell.panel_b<AttentionPanel>(PanelId::kAttention).vmax() == 1.f);
+    // With the auto scale (0..max) chosen, one colour scale is the larger maximum of A's writer
+    // attention and B's attention map, computed here from the maps' values.
+    shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).set_scale(0);
+    shell.panel_b<WriterAttentionPanel>(PanelId::kWriterAttention).set_scale(0);
+    shell.panel<AttentionPanel>(PanelId::kAttention).set_scale(0);
+    shell.panel_b<AttentionPanel>(PanelId::kAttention).set_scale(0);
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
     const StepData& a = *sa->step;
     const StepData& b = *sb->step;
     const float ma = max_of(a.writer_block(-1), static_cast<size_t>(a.slots) * static_cast<size_t>(a.cols));

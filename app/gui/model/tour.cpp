@@ -73,7 +73,7 @@ std::string tour_panel_title(const std::string& name) {
       {"controls", "Controls"},       {"document", "Document"},   {"writer_attention", "Writer attention"},
       {"slot_types", "Slot types"},   {"forgetting", "Forgetting"}, {"memory", "Memory"},
       {"slot_timeline", "Slot timeline"}, {"attention", "Attention"}, {"hash", "Hash buckets"},
-      {"mtn_memory", "MTN memory"}};
+      {"mtn_memory", "MTN memory"}, {"slot_effects", "Slot effects"}};
   for (const auto& [n, t] : k)
     if (n == name) return t;
   return {};

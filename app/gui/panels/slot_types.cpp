@@ -28,10 +28,20 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
   export_button(ctx, PanelId::kSlotTypes);
 
   // One stacked bar (shares) and one legend line (counts): compact enough for 1280x720.
+  // A short panel (a tour stop in presenter mode) keeps the counts line and the strip and
+  // leaves out what repeats them: the bar (the counts' shares, also in the counts' tooltips)
+  // and the "selected:" line (the strip outlines the slot; its tooltip has the same numbers).
+  const float line_h = ImGui::GetTextLineHeight();
+  const float full_sel_h = ImGui::GetTextLineHeightWithSpacing();  // the "selected:" line under the strip
   const float bar_h = ImGui::GetTextLineHeight() + 6.f;
+  // The bar, the counts, the sliders, the strip at its full 7 lines and the selection line, with the spacing between.
+  const bool short_panel = ImGui::GetContentRegionAvail().y < bar_h + ImGui::GetTextLineHeightWithSpacing() +
+                                                                  2.f * ImGui::GetFrameHeightWithSpacing() + line_h * 7.f +
+                                                                  full_sel_h + 3.f * ImGui::GetStyle().ItemSpacing.y;
+  const float sel_h = short_panel ? 0.f : full_sel_h;
   const SlotType kinds[3] = {SlotType::kRetain, SlotType::kMix, SlotType::kOverwrite};
   const int64_t counts[3] = {c.retain, c.mix, c.overwrite};
-  {
+  if (!short_panel) {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     const float w = std::max(1.f, ImGui::GetContentRegionAvail().x);
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -68,13 +78,8 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
 
   // Thresholds: the ViewModel keeps overwrite <= retain and re-classifies immediately.
   float retain = ctx.vm.thresholds().retain_min, overwrite = ctx.vm.thresholds().overwrite_max;
-  // A short panel (a tour stop in presenter mode) shows them as one line of text, so the strip
-  // below keeps its height without a scrollbar; a taller panel gets the sliders back.
-  const float line_h = ImGui::GetTextLineHeight();
-  const float sel_h = ImGui::GetTextLineHeightWithSpacing();  // the "selected:" line under the strip
-  // The sliders, the strip at its full 7 lines and the selection line, with the spacing between.
-  const bool short_panel = ImGui::GetContentRegionAvail().y <
-                           2.f * ImGui::GetFrameHeightWithSpacing() + line_h * 7.f + sel_h + 2.f * ImGui::GetStyle().ItemSpacing.y;
+  // A short panel shows them as one line of text, so the strip below keeps its height without a
+  // scrollbar; a taller panel gets the sliders back.
   if (short_panel) {
     ImGui::TextDisabled("retain >= %.3f, overwrite <= %.3f", retain, overwrite);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The thresholds: make the panel taller to move them.");
@@ -120,7 +125,7 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
     if (hit.clicked) ctx.vm.toggle_slot(hit.col);
   }
   const int sel = ctx.vm.selected_slot();
-  if (sel >= 0 && sel < k) {
+  if (sel >= 0 && sel < k && !short_panel) {
     ImGui::Text("selected: slot %d,", sel);
     ImGui::SameLine();
     slot_tooltip_lines(ctx, sel);
