@@ -81,28 +81,37 @@ viz::HeatmapSpec difference_spec(const DiffMap& d, const std::string& title) {
   return s;
 }
 
+namespace {
+
+// Appends `f`'s primitives to `out`, moved by (dx, dy): how side_by_side and stacked place figures.
+void append_shifted(viz::Figure& out, const viz::Figure& f, float dx, float dy) {
+  for (viz::Prim p : f.prims) {
+    std::visit(
+        [&](auto& q) {
+          using T = std::decay_t<decltype(q)>;
+          if constexpr (std::is_same_v<T, viz::Line>) {
+            q.x0 += dx;
+            q.x1 += dx;
+            q.y0 += dy;
+            q.y1 += dy;
+          } else {
+            q.x += dx;
+            q.y += dy;
+          }
+        },
+        p);
+    out.prims.push_back(std::move(p));
+  }
+}
+
+}  // namespace
+
 viz::Figure side_by_side(const std::vector<viz::Figure>& figs, const std::string& title, float gap) {
   viz::Figure out;
   const float title_h = title.empty() ? 0.f : 30.f;
   float x = 0.f, h = 0.f;
   for (const auto& f : figs) {
-    for (viz::Prim p : f.prims) {
-      std::visit(
-          [&](auto& q) {
-            using T = std::decay_t<decltype(q)>;
-            if constexpr (std::is_same_v<T, viz::Line>) {
-              q.x0 += x;
-              q.x1 += x;
-              q.y0 += title_h;
-              q.y1 += title_h;
-            } else {
-              q.x += x;
-              q.y += title_h;
-            }
-          },
-          p);
-      out.prims.push_back(std::move(p));
-    }
+    append_shifted(out, f, x, title_h);
     x += f.width + gap;
     h = std::max(h, f.height);
   }
@@ -205,20 +214,7 @@ viz::Figure stacked(const std::vector<viz::Figure>& figs, float gap) {
   viz::Figure out;
   float y = 0.f, w = 0.f;
   for (const auto& f : figs) {
-    for (viz::Prim p : f.prims) {
-      std::visit(
-          [&](auto& q) {
-            using T = std::decay_t<decltype(q)>;
-            if constexpr (std::is_same_v<T, viz::Line>) {
-              q.y0 += y;
-              q.y1 += y;
-            } else {
-              q.y += y;
-            }
-          },
-          p);
-      out.prims.push_back(std::move(p));
-    }
+    append_shifted(out, f, 0.f, y);
     y += f.height + gap;
     w = std::max(w, f.width);
   }

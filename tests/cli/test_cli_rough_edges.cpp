@@ -65,10 +65,7 @@ TEST_CASE("cli: step refuses a non-empty --out (naming it) unless --force, which
 
 TEST_CASE("cli: step says when a loss does not measure the model - mtn-qa stepped through its untrained LM head") {
   const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/mtn-qa.safetensors";
-  if (!mnemo::test::file_exists(zoo)) {
-    MESSAGE("skipped: no zoo model " << zoo);
-    return;
-  }
+  if (!mnemo::test::file_exists(zoo)) MNEMO_SKIP("no zoo model " + zoo);
   const std::string dir = mnemo::test::temp_dir("step-qa-warning");
   // The qa model stepped as a language model: warned before the first segment.
   auto r = run_cli("step --doc " + kSampleDocument + " --checkpoint " + zoo + " --out " + dir + "/qa --from 0 --to 1 --format csv");

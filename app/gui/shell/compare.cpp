@@ -114,8 +114,18 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
     ImGui::SameLine();
     const float va = id == PanelId::kWriterAttention ? panel<WriterAttentionPanel>(id).vmax() : attention().vmax();
     const float vb = id == PanelId::kWriterAttention ? side_b_.panel<WriterAttentionPanel>(id).vmax() : attn_b.vmax();
-    if (std::isfinite(shared))
+    // A panel on its fixed scale (0..1, the default) ignores the shared maximum: print what is drawn.
+    const bool b_writer = panel_applies(PanelId::kWriterAttention, b);
+    const bool fixed_a = a_writer ? panel<WriterAttentionPanel>(PanelId::kWriterAttention).scale() == 2 : attention().scale() == 1;
+    const bool fixed_b =
+        b_writer ? side_b_.panel<WriterAttentionPanel>(PanelId::kWriterAttention).scale() == 2 : attn_b.scale() == 1;
+    if (std::isfinite(shared) && fixed_a && fixed_b)
+      ImGui::TextDisabled("A and B: 0..1 (a weight's full range)");
+    else if (std::isfinite(shared) && !fixed_a && !fixed_b)
       ImGui::TextDisabled("A and B: 0..%.4g (the larger maximum of both sides' maps)", shared);
+    else if (std::isfinite(shared))
+      ImGui::TextDisabled("A 0..%.4g, B 0..%.4g (0..1 is a fixed scale; the other side's is the larger maximum)",
+                          fixed_a ? 1.0 : static_cast<double>(shared), fixed_b ? 1.0 : static_cast<double>(shared));
     else if (in_a && in_b)
       ImGui::TextDisabled("per side: A 0..%.4g, B 0..%.4g", va, vb);
     else
