@@ -1,10 +1,12 @@
 // `mnemoscope info`: LibTorch version, CUDA, devices, threads, the BLAS the process loaded
-// (warning with the fix when it is the reference BLAS), whether the app is built.
+// (warning with the fix when it is the reference BLAS), whether the app is built;
+// `--config-schema`: the config field tables as JSON (core/train/train_config.h config_schema).
 #include "app/commands/commands.h"
 #include "core/dist/process_group.h"
 #include "core/nn/torch_compat.h"
 #include "core/platform/blas.h"
 #include "core/platform/libstdcxx.h"
+#include "core/train/train_config.h"
 #include "kernels/device_info.h"
 
 #include <torch/torch.h>
@@ -16,9 +18,17 @@ namespace {
 class InfoCommand : public Command {
  public:
   CLI::App* add(CLI::App& parent) override {
-    return parent.add_subcommand("info", "LibTorch version, CUDA, devices and threads");
+    CLI::App* c = parent.add_subcommand("info", "LibTorch version, CUDA, devices and threads");
+    c->add_flag("--config-schema", schema_,
+                "print every config field (model, train, task: kind, range, default, flag, help) as JSON and exit; "
+                "python/mnemoscope/config_schema.json is this output");
+    return c;
   }
   int run(std::ostream& out) override {
+    if (schema_) {
+      out << config_schema().dump(1) << "\n";
+      return 0;
+    }
     const platform::BlasInfo blas = platform::probe_blas();
     const platform::StdFilesystemBinding fs = platform::probe_std_filesystem();
     bool threads_env = false;
@@ -47,6 +57,9 @@ class InfoCommand : public Command {
           << platform::reference_blas_fix() << "\n";
     return 0;
   }
+
+ private:
+  bool schema_ = false;
 };
 
 }  // namespace

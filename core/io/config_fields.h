@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -245,6 +246,55 @@ class ConfigFields {
     nlohmann::json j = nlohmann::json::object();
     write(c, j);
     return j;
+  }
+
+  // The table as data (docs/formats.md#config-schema): one object per row in declaration order,
+  // {"name", "kind" ("int" | "seed" | "real" | "bool" | "string" | "object"), "help", "flag"
+  // (absent for none), "default" (the member's value in `defaults`), and "min"/"max" (integers,
+  // inclusive), "min"/"max"/"min_open"/"max_open" (reals; null = unbounded) or "allowed"
+  // (strings with allowed values)}. What `mnemoscope info --config-schema` prints and the Python
+  // package reads (python/mnemoscope/config_schema.json).
+  nlohmann::json schema(const C& defaults) const {
+    nlohmann::json rows = nlohmann::json::array();
+    const auto bound = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    for (const auto& f : fields_) {
+      nlohmann::json r = {{"name", f.name}, {"kind", kind_name(f.kind)}, {"help", f.help}};
+      if (!f.flag.empty()) r["flag"] = f.flag;
+      switch (f.kind) {
+        case FieldKind::kInt:
+          r["default"] = defaults.*f.int_member;
+          r["min"] = f.lo;
+          r["max"] = f.hi;
+          break;
+        case FieldKind::kSeed: r["default"] = defaults.*f.seed_member; break;
+        case FieldKind::kReal:
+          r["default"] = defaults.*f.real_member;
+          r["min"] = bound(f.range.lo);
+          r["max"] = bound(f.range.hi);
+          r["min_open"] = f.range.lo_open;
+          r["max_open"] = f.range.hi_open;
+          break;
+        case FieldKind::kBool: r["default"] = defaults.*f.bool_member; break;
+        case FieldKind::kString:
+          r["default"] = defaults.*f.string_member;
+          if (!f.allowed.empty()) r["allowed"] = f.allowed;
+          break;
+        case FieldKind::kObject: r["default"] = f.write_object(defaults); break;
+      }
+      rows.push_back(std::move(r));
+    }
+    return rows;
+  }
+  static const char* kind_name(FieldKind k) {
+    switch (k) {
+      case FieldKind::kInt: return "int";
+      case FieldKind::kSeed: return "seed";
+      case FieldKind::kReal: return "real";
+      case FieldKind::kBool: return "bool";
+      case FieldKind::kString: return "string";
+      case FieldKind::kObject: return "object";
+    }
+    return "?";
   }
 
   // Sets the field of row `f` from the JSON value `v`, refusing a value of the wrong kind

@@ -1,5 +1,6 @@
 #include "core/train/train_config.h"
 
+#include "core/data/qa_options.h"
 #include "core/io/json_file.h"
 #include "core/train/rollout.h"
 #include "core/train/schedule.h"
@@ -232,6 +233,15 @@ void apply_config_set(nlohmann::json& config, const std::string& key, const std:
   } catch (const nlohmann::json::exception& e) {
     throw field_error(key, std::string("cannot be set: ") + e.what());
   }
+}
+
+nlohmann::json config_schema() {
+  return {{"schema_version", 1},
+          {"model", ModelConfig::fields().schema(ModelConfig{})},
+          {"train", TrainConfig::fields().schema(TrainConfig{})},
+          {"train.curriculum", CurriculumConfig::fields().schema(CurriculumConfig{})},
+          {"task", TaskConfig::fields().schema(TaskConfig{})},
+          {"task (qa)", QaTaskOptions::fields().schema(QaTaskOptions{})}};
 }
 
 }  // namespace mnemo

@@ -107,6 +107,14 @@ struct TrainingConfig {
 // value that is not an object.
 void apply_config_set(nlohmann::json& config, const std::string& key, const std::string& text);
 
+// Every config field table as data, for other languages and tools: {"schema_version": 1,
+// "model": rows of ModelConfig::fields(), "train": TrainConfig's, "train.curriculum":
+// CurriculumConfig's, "task": TaskConfig's (the synthetic tasks' shared fields), "task (qa)":
+// QaTaskOptions'}, each row as ConfigFields::schema describes it, defaults from the structs'
+// initialisers. `mnemoscope info --config-schema` prints it; python/mnemoscope/config_schema.json
+// is its copy (tests/CMakeLists.txt config_schema_in_sync keeps the two equal).
+nlohmann::json config_schema();
+
 // The training config with task.segments set to `segments` (what a curriculum trains on).
 nlohmann::json task_with_segments(const nlohmann::json& task, int64_t segments);
 

@@ -28,7 +28,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from . import _guard
+from . import _guard, config_schema
 from .errors import MnemoscopeError
 from .pytorch import rmt_block_mass, slot_types, to_saveable
 from .safetensors import load_safetensors, save_safetensors
@@ -52,11 +52,9 @@ class WeightsError(MnemoscopeError, ValueError):
 
 # ------------------------------------------------------------------------------ config
 
-# ModelConfig's fields and defaults (core/models/config.h), in its to_json order.
-DEFAULTS = {"model": "memformer", "slots": 16, "segment_len": 32, "dim": 64, "heads": 4, "layers": 2,
-            "dec_layers": 2, "ff": 0, "n_cls": 1, "temperature": 0.25, "forgetting": True, "memory": True,
-            "memory_scale": "unit", "memory_gate": False, "cache_len": -1, "n1_layers": 2, "n2_layers": 4, "linear": "dense",
-            "hash_bits": 8, "hash_temperature": 1.0}
+# ModelConfig's fields and defaults (core/models/config.h), in its to_json order, from the C++
+# field table's copy (config_schema.py).
+DEFAULTS = config_schema.defaults("model")
 
 
 def _same_value(x, y):

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from . import _guard, _version
+from . import _guard, _version, config_schema
 from .atomic import write_file_atomic
 from .errors import SessionError, SessionLockedError, TraceKeyError
 from .framed_log import FramedLogWriter, LogError, read_framed_log
@@ -31,61 +31,22 @@ from .session import MAX_STEP, STEPPED_TYPES, outside_session, read_manifest, re
 
 # ------------------------------------------------------------------------------ model config
 
-# The model config fields the app reads (core/models/config.h: ModelConfig::from_json); the
-# app chooses its panels by "model" and draws labels from the rest.
-KNOWN_MODELS = ("memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt", "transformer", "mtn", "mtn-naive",
-                "no-memory")
-_INT_FIELDS = {"slots": (1, 65536), "segment_len": (1, 65536), "dim": (1, 65536), "heads": (1, 1024),
-               "layers": (1, 256), "dec_layers": (1, 256), "ff": (0, 1 << 20), "n_cls": (0, 1024),
-               "cache_len": (-1, 65536), "n1_layers": (0, 256), "n2_layers": (1, 256), "hash_bits": (1, 16)}
-_DEFAULTS = {"model": "memformer", "slots": 16, "segment_len": 32, "dim": 64, "heads": 4}
-_FIELDS = ("model, slots, segment_len, dim, heads, layers, dec_layers, ff, n_cls, temperature, forgetting, memory, "
-           "memory_scale, memory_gate, cache_len, n1_layers, n2_layers, linear, hash_bits, hash_temperature")
-
-
-def _choices(values):
-    """'"a", "b" or "c"', as the C++ side lists allowed values (core/io/config_fields.h)."""
-    quoted = ['"%s"' % v for v in values]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+# The model config fields the app reads (core/models/config.h: ModelConfig::from_json), their
+# kinds, ranges, allowed values and defaults read from the C++ field table's copy
+# (config_schema.py); the app chooses its panels by "model" and draws labels from the rest.
+KNOWN_MODELS = tuple(next(r for r in config_schema.fields("model") if r["name"] == "model")["allowed"])
 
 
 def validate_model_config(model):
-    """Checks a model description the way the app's ModelConfig::from_json does, so the app
-    can read it (an unreadable one costs the session its model panels). Raises ValueError
-    naming the field, as the C++ side words it."""
+    """Checks a model description the way the app's ModelConfig::from_json does (the same field
+    table, read from config_schema.json, and the same messages), so the app can read it (an
+    unreadable one costs the session its model panels). Raises ValueError naming the field, as
+    the C++ side words it."""
     if not isinstance(model, dict):
         raise ValueError("model config must be a JSON object, got %s" % type(model).__name__)
-    for k, v in model.items():
-        if k in ("model", "linear", "memory_scale"):
-            if not isinstance(v, str):
-                raise ValueError("config field '%s' must be a string, got %s" % (k, json.dumps(v)))
-        elif k in _INT_FIELDS:
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ValueError("config field '%s' must be an integer, got %s" % (k, json.dumps(v)))
-        elif k in ("temperature", "hash_temperature"):
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise ValueError("config field '%s' must be a number, got %s" % (k, json.dumps(v)))
-        elif k in ("forgetting", "memory", "memory_gate"):
-            if not isinstance(v, bool):
-                raise ValueError("config field '%s' must be true or false, got %s" % (k, json.dumps(v)))
-        else:
-            raise ValueError("config field '%s' is unknown; known fields: %s" % (k, _FIELDS))
-    m = dict(_DEFAULTS, **model)
-    if m["model"] not in KNOWN_MODELS:
-        raise ValueError("config field 'model' = '%s' must be %s" % (m["model"], _choices(KNOWN_MODELS)))
-    for k, (lo, hi) in _INT_FIELDS.items():
-        if k in m and not lo <= m[k] <= hi:
-            raise ValueError("config field '%s' = %d is out of range %d..%d" % (k, m[k], lo, hi))
+    m = config_schema.check("model", model)
     if m["dim"] % m["heads"]:
         raise ValueError("config field 'dim' = %d must be divisible by 'heads' = %d" % (m["dim"], m["heads"]))
-    if "temperature" in m and not 0 < m["temperature"] <= 100:
-        raise ValueError("config field 'temperature' = %s is out of range (0, 100]" % m["temperature"])
-    if m.get("memory_scale", "unit") not in ("unit", "sqrt_dim"):
-        raise ValueError("config field 'memory_scale' = '%s' must be \"unit\" or \"sqrt_dim\"" % m["memory_scale"])
-    if m.get("linear", "dense") not in ("dense", "hashed"):
-        raise ValueError("config field 'linear' = '%s' must be \"dense\" or \"hashed\"" % m["linear"])
-    if "hash_temperature" in m and not 0 < m["hash_temperature"] < float("inf"):
-        raise ValueError("config field 'hash_temperature' = %s is out of range (0, inf)" % m["hash_temperature"])
 
 
 # ------------------------------------------------------------------------------ values

@@ -11,12 +11,17 @@
 //                                     where/why reading stopped, one
 //                                     JSON object per file (a list when several files are given)
 //   session_dump log-from FILE OFFSET the same, reading from byte OFFSET (following a log)
+//   session_dump model-config FILE... each file's JSON read by ModelConfig::from_json: {"config":
+//                                     its to_json} or {"error": the message, "field": its path}
+//                                     (python/tests/test_config_schema.py), a list
 //
 // A file the reader rejects is reported as {"error": "<the reader's message>"}; the exit
 // status is 0 whenever the JSON was written.
 #include "core/io/framed_log.h"
 #include "core/io/safetensors.h"
+#include "core/io/json_file.h"
 #include "core/io/session.h"
+#include "core/models/config.h"
 #include "core/train/recorder.h"
 #include "core/train/run_log.h"
 
@@ -165,8 +170,18 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       out = {{"error", e.what()}};
     }
+  } else if (mode == "model-config" && argc >= 3) {
+    out = json::array();
+    for (int i = 2; i < argc; ++i) {
+      try {
+        out.push_back({{"config", ModelConfig::from_json(io::read_json_config(argv[i])).to_json()}});
+      } catch (const ConfigError& e) {
+        out.push_back({{"error", e.what()}, {"field", e.field()}});
+      }
+    }
   } else {
-    std::cerr << "usage: session_dump session DIR | safetensors FILE... | log FILE... | log-from FILE OFFSET\n";
+    std::cerr << "usage: session_dump session DIR | safetensors FILE... | log FILE... | log-from FILE OFFSET | "
+                 "model-config FILE...\n";
     return 2;
   }
   std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";

@@ -457,3 +457,35 @@ TEST_CASE("config fields: every shipped session config, any field of a wrong JSO
   CHECK(tasks.size() >= 9);
   CHECK(refused_by_name > tried / 2);
 }
+
+TEST_CASE("config fields: the schema lists every row with its kind - range - default - flag and help") {
+  FieldsDemo defaults;
+  defaults.count = 5;  // the default written is the struct's value passed in
+  const nlohmann::json s = FieldsDemo::fields().schema(defaults);
+  REQUIRE(s.size() == 6);
+  CHECK(s[0] == nlohmann::json::parse(
+                    R"({"name":"count","kind":"int","help":"how many","flag":"--count","default":5,"min":1,"max":9})"));
+  CHECK(s[1] == nlohmann::json::parse(
+                    R"({"name":"ratio","kind":"real","help":"a share","default":0.5,"min":0.0,"max":1.0,"min_open":true,"max_open":false})"));
+  CHECK(s[2] == nlohmann::json::parse(R"({"name":"on","kind":"bool","help":"a switch","default":true})"));
+  CHECK(s[3] == nlohmann::json::parse(
+                    R"({"name":"mode","kind":"string","help":"which one","default":"a","allowed":["a","b","c"]})"));
+  CHECK(s[4] == nlohmann::json::parse(R"({"name":"seed","kind":"seed","help":"a seed","default":7})"));
+  CHECK(s[5]["max"].is_null());  // an unbounded end: null (JSON has no infinity)
+  CHECK(s[5]["max_open"] == true);
+
+  // The program's schema: every table, each row named as its table names it, defaults as the structs'.
+  const nlohmann::json all = config_schema();
+  CHECK(all["schema_version"] == 1);
+  CHECK(all["model"].size() == ModelConfig::fields().fields().size());
+  CHECK(all["train"].size() == TrainConfig::fields().fields().size());
+  CHECK(all["train.curriculum"].size() == CurriculumConfig::fields().fields().size());
+  CHECK(all["task"].size() == TaskConfig::fields().fields().size());
+  CHECK(all["task (qa)"].size() == QaTaskOptions::fields().fields().size());
+  const ModelConfig m;
+  for (const auto& r : all["model"]) {
+    if (r["name"] == "slots") CHECK(r["default"] == m.slots);
+    if (r["name"] == "model") CHECK(r["allowed"] == nlohmann::json(ModelConfig::known_models()));
+  }
+  CHECK(all["train"][0]["name"] == TrainConfig::fields().fields()[0].name);
+}
