@@ -26,7 +26,6 @@ fi
 # merge); each other line goes in the commit that splits its function.
 allow='app/gui/panels/controls.cpp ControlsPanel::draw
 app/gui/panels/mtn_memory.cpp MtnMemoryPanel::draw
-app/gui/panels/widgets/curves.cpp draw_curves
 app/gui/panels/widgets/heatmap.cpp draw_heatmap'
 
 # One line per function, tab-separated (a free function's scope is empty): end line, first line,
