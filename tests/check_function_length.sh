@@ -21,9 +21,8 @@ if ! command -v ctags >/dev/null 2>&1 || ! ctags --version 2>/dev/null | grep -q
   exit 77
 fi
 
-# TEMPORARY allow list (FILE QUALIFIED_NAME per line), emptied as the splits land: the Controls and
-# MTN memory panels' draws are split on another branch (the lead removes their two lines at that
-# merge); each other line goes in the commit that splits its function.
+# TEMPORARY allow list (FILE QUALIFIED_NAME per line): the Controls and MTN memory panels' draws
+# are split on another branch; the lead removes these two lines (and the allow list) at that merge.
 allow='app/gui/panels/controls.cpp ControlsPanel::draw
 app/gui/panels/mtn_memory.cpp MtnMemoryPanel::draw'
 
@@ -44,12 +43,17 @@ over=$(awk -F'\t' -v max="$max" -v allow="$allow" '
     if (name ~ /^__anon/) qual = "a lambda in " owner
     else if (kind == "class" || kind == "struct") qual = owner "::" name
     else qual = name
-    if ((file " " qual) in allowed) next
+    if ((file " " qual) in allowed) { printf "allowed for now: %s:%d: %s is %d lines\n", file, first, qual, len; next }
     printf "%s:%d: %s is %d lines (over %d)\n", file, first, qual, len, max
   }' <<<"$tags" | sort)
+allowed=$(grep '^allowed for now: ' <<<"$over")
+over=$(grep -v '^allowed for now: ' <<<"$over")
 if [[ -n "$over" ]]; then
   echo "functions over $max lines (split them into named pieces; docs/architecture.md, Conventions):"
   echo "$over"
+  [[ -n "$allowed" ]] && echo "$allowed"
   exit 1
 fi
-echo "check_function_length: no function over $max lines in ${dirs[*]} (app/bench and tests/ not scanned)"
+echo "check_function_length: no function over $max lines in ${dirs[*]} (app/bench and tests/ not scanned)${allowed:+, but those allowed for now:}"
+[[ -n "$allowed" ]] && echo "$allowed"
+exit 0
