@@ -72,71 +72,76 @@ std::vector<std::string> list_json_files(const std::string& dir) {
   return out;
 }
 
-// default_model: where to say that the zoo's text model opens when no model flag is given
-// (`gui`); null: no default model (a tour's stops and the demo name their own).
-GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr) {
-  GuiOptions o;
-  std::optional<nlohmann::json> session_model;  // the replayed session's model config, when it names one
-  if (!c.session.empty()) {
-    // Replay / follow a training session: no document or model of our own.
-    // The session brings its own model and probe document: a model flag would be ignored.
-    std::vector<std::string> ignored = c.model.given();
-    if (!c.doc.empty()) ignored.insert(ignored.begin(), "--doc");
-    if (!ignored.empty()) {
-      std::string list;
-      for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
-      throw UsageError("--session replays the session's own model on its recorded probe, so " + list +
-                       (ignored.size() == 1 ? " does" : " do") + " not apply; leave " +
-                       (ignored.size() == 1 ? "it" : "them") + " out (or drop --session to step a model of your own)");
+// `gui --session DIR` started just before `train --out DIR`: wait for the session to appear
+// (the directory and its manifest.json) rather than fail; anything else found there is
+// judged at once.
+void wait_for_session(const GuiFlags& c, std::ostream* default_model) {
+  namespace fs = std::filesystem;
+  // Pending: no such path yet, or a directory holding nothing but what Session::create
+  // makes before its manifest (checkpoints/, traces/) and the manifest being written (a
+  // folder with other files and no manifest is not a session: said at once).
+  auto pending = [&] {
+    std::error_code ec;
+    if (!fs::exists(c.session, ec)) return true;
+    if (!fs::is_directory(c.session, ec) || fs::exists(fs::path(c.session) / "manifest.json", ec)) return false;
+    for (const auto& e : fs::directory_iterator(c.session, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("manifest", 0) != 0 && name.rfind(".", 0) != 0 && name != "checkpoints" && name != "traces")
+        return false;
     }
-    // `gui --session DIR` started just before `train --out DIR`: wait for the session to
-    // appear (the directory and its manifest.json) rather than fail; anything else found
-    // there is judged at once.
-    {
-      namespace fs = std::filesystem;
-      // Pending: no such path yet, or a directory holding nothing but what Session::create
-      // makes before its manifest (checkpoints/, traces/) and the manifest being written (a
-      // folder with other files and no manifest is not a session: said at once).
-      auto pending = [&] {
-        std::error_code ec;
-        if (!fs::exists(c.session, ec)) return true;
-        if (!fs::is_directory(c.session, ec) || fs::exists(fs::path(c.session) / "manifest.json", ec)) return false;
-        for (const auto& e : fs::directory_iterator(c.session, ec)) {
-          const std::string name = e.path().filename().string();
-          if (name.rfind("manifest", 0) != 0 && name.rfind(".", 0) != 0 && name != "checkpoints" && name != "traces")
-            return false;
-        }
-        return true;
-      };
-      if (pending() && c.session_wait > 0) {
-        if (default_model)
-          *default_model << "gui: waiting up to " << c.session_wait << " s for a training session in " << c.session
-                         << " (start `mnemoscope train --out " << c.session << "`; --session-wait S)\n" << std::flush;
-        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(c.session_wait);
-        while (pending() && std::chrono::steady_clock::now() < until)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (pending())
-          throw UsageError("--session: no training session appeared in '" + c.session + "' within " +
-                           number_text(c.session_wait) + " s; start `mnemoscope train --out " + c.session +
-                           "` (or check the path; --session-wait S waits longer)");
-      }
-    }
-    for (const std::string* d : {&c.session, &c.compare}) {
-      if (d->empty()) continue;
-      try {
-        const io::Session s = io::Session::open(*d, 3, io::SessionAccess::kReadOnly);
-        const auto& m = s.manifest();
-        if (d == &c.session && m.contains("config") && m["config"].is_object() && m["config"].contains("model"))
-          session_model = m["config"]["model"];
-      } catch (const std::exception& e) {
-        throw UsageError(std::string(d == &c.session ? "--session: " : "--compare: ") + e.what());
-      }
-    }
-    o.session = absolute_path(c.session);
-    o.compare = c.compare.empty() ? std::string() : absolute_path(c.compare);
-  } else if (!c.compare.empty()) {
-    throw UsageError("--compare overlays a second session on the dashboard; pass --session DIR too");
+    return true;
+  };
+  if (!pending() || c.session_wait <= 0) return;
+  if (default_model)
+    *default_model << "gui: waiting up to " << c.session_wait << " s for a training session in " << c.session
+                   << " (start `mnemoscope train --out " << c.session << "`; --session-wait S)\n" << std::flush;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(c.session_wait);
+  while (pending() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (pending())
+    throw UsageError("--session: no training session appeared in '" + c.session + "' within " +
+                     number_text(c.session_wait) + " s; start `mnemoscope train --out " + c.session +
+                     "` (or check the path; --session-wait S waits longer)");
+}
+
+// --session (and --compare): replay / follow a training session, with no document or model of
+// our own. Returns the replayed session's model config when it names one.
+std::optional<nlohmann::json> resolve_session(const GuiFlags& c, GuiOptions& o, std::ostream* default_model) {
+  std::optional<nlohmann::json> session_model;
+  if (c.session.empty()) {
+    if (!c.compare.empty()) throw UsageError("--compare overlays a second session on the dashboard; pass --session DIR too");
+    return session_model;
   }
+  // The session brings its own model and probe document: a model flag would be ignored.
+  std::vector<std::string> ignored = c.model.given();
+  if (!c.doc.empty()) ignored.insert(ignored.begin(), "--doc");
+  if (!ignored.empty()) {
+    std::string list;
+    for (const auto& f : ignored) list += (list.empty() ? "" : ", ") + f;
+    throw UsageError("--session replays the session's own model on its recorded probe, so " + list +
+                     (ignored.size() == 1 ? " does" : " do") + " not apply; leave " +
+                     (ignored.size() == 1 ? "it" : "them") + " out (or drop --session to step a model of your own)");
+  }
+  wait_for_session(c, default_model);
+  for (const std::string* d : {&c.session, &c.compare}) {
+    if (d->empty()) continue;
+    try {
+      const io::Session s = io::Session::open(*d, 3, io::SessionAccess::kReadOnly);
+      const auto& m = s.manifest();
+      if (d == &c.session && m.contains("config") && m["config"].is_object() && m["config"].contains("model"))
+        session_model = m["config"]["model"];
+    } catch (const std::exception& e) {
+      throw UsageError(std::string(d == &c.session ? "--session: " : "--compare: ") + e.what());
+    }
+  }
+  o.session = absolute_path(c.session);
+  o.compare = c.compare.empty() ? std::string() : absolute_path(c.compare);
+  return session_model;
+}
+
+// The document and the model (built once here, so a config that does not fit exits with code 2
+// before the window opens).
+void resolve_doc_and_model(const GuiFlags& c, GuiOptions& o, std::ostream* default_model) {
   o.doc = c.doc.empty() ? find_asset("sample.txt") : c.doc;
   load_doc_flag(o.doc);  // exit 2 naming --doc for a missing, empty or unreadable file
   o.doc = absolute_path(o.doc);  // shown in the app; the default export folder sits beside it
@@ -162,6 +167,11 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     o.stepping = mf.stepping(o.cfg);
     o.segment_len = o.stepping.requested ? o.stepping.segment_len : 0;
   }
+}
+
+// The window's own flags: the steps, the selected slot and token, sizes, the pointer, and the
+// files it writes (--screenshot, --export), checked before the window opens.
+void resolve_window_flags(const GuiFlags& c, const std::optional<nlohmann::json>& session_model, GuiOptions& o) {
   const bool old = c.old_steps != kNotGiven;
   const int steps = old ? c.old_steps : c.steps;
   if (steps < 0 || steps > 1000000)
@@ -219,38 +229,43 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     check_can_write_in(c.export_dir, "--export '" + c.export_dir + "'");
     o.export_dir = c.export_dir;
   }
-  // Side by side: the second model, built once here like the first.
-  if (!c.compare_model.empty()) {
-    if (!c.session.empty())
-      throw UsageError("--compare-model steps a second model beside the first; a replayed --session has no model to step");
-    ModelConfig cfg = o.cfg;
-    int64_t trained_b = 0;
-    try {
-      o.compare_checkpoint = resolve_compare_model(c.compare_model, o.zoo_dir, &cfg, &o.compare_label);
-      check_gui_model(&cfg, o.seed, o.compare_checkpoint, &trained_b);
-    } catch (const std::exception& e) {
-      throw UsageError(std::string("--compare-model: ") + e.what());
-    }
-    o.compare_cfg = cfg;
-    // Lockstep shows segment i of both: B is cut as A is when it can take A's segments (its
-    // Controls say so when B was trained otherwise), else as B was trained.
-    const Stepping b = choose_stepping(cfg, trained_b);
-    if (b.segment_len != o.stepping.segment_len) {
-      if (o.stepping.segment_len <= cfg.segment_len) {
-        o.compare_segment_len = o.stepping.segment_len;
-      } else if (default_model) {
-        *default_model << "note: --compare-model: the two models step different segments (" << o.stepping.segment_len
-                       << " and " << b.segment_len << " tokens; B takes at most " << cfg.segment_len
-                       << "): segment i of A and of B cover different tokens\n";
-      }
-    }
-    o.label = o.checkpoint.empty() ? o.cfg.model : base_name(o.checkpoint);
-    if (o.label == o.compare_label) {
-      o.label += " (A)";
-      o.compare_label += " (B)";
+}
+
+// Side by side: the second model, built once here like the first.
+void resolve_compare_flag(const GuiFlags& c, GuiOptions& o, std::ostream* default_model) {
+  if (c.compare_model.empty()) return;
+  if (!c.session.empty())
+    throw UsageError("--compare-model steps a second model beside the first; a replayed --session has no model to step");
+  ModelConfig cfg = o.cfg;
+  int64_t trained_b = 0;
+  try {
+    o.compare_checkpoint = resolve_compare_model(c.compare_model, o.zoo_dir, &cfg, &o.compare_label);
+    check_gui_model(&cfg, o.seed, o.compare_checkpoint, &trained_b);
+  } catch (const std::exception& e) {
+    throw UsageError(std::string("--compare-model: ") + e.what());
+  }
+  o.compare_cfg = cfg;
+  // Lockstep shows segment i of both: B is cut as A is when it can take A's segments (its
+  // Controls say so when B was trained otherwise), else as B was trained.
+  const Stepping b = choose_stepping(cfg, trained_b);
+  if (b.segment_len != o.stepping.segment_len) {
+    if (o.stepping.segment_len <= cfg.segment_len) {
+      o.compare_segment_len = o.stepping.segment_len;
+    } else if (default_model) {
+      *default_model << "note: --compare-model: the two models step different segments (" << o.stepping.segment_len
+                     << " and " << b.segment_len << " tokens; B takes at most " << cfg.segment_len
+                     << "): segment i of A and of B cover different tokens\n";
     }
   }
-  // Tours: the shipped ones for the Tour menu, and one to play now (checked here).
+  o.label = o.checkpoint.empty() ? o.cfg.model : base_name(o.checkpoint);
+  if (o.label == o.compare_label) {
+    o.label += " (A)";
+    o.compare_label += " (B)";
+  }
+}
+
+// Tours: the shipped ones for the Tour menu, and one to play now (checked here).
+void resolve_tours(const GuiFlags& c, GuiOptions& o) {
   try {
     const std::string dir = find_asset("tours");
     for (const auto& name : list_json_files(dir)) o.tours.push_back(dir + "/" + name);
@@ -268,6 +283,17 @@ GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr)
     }
     o.tour = c.tour;
   }
+}
+
+// default_model: where to say that the zoo's text model opens when no model flag is given
+// (`gui`); null: no default model (a tour's stops and the demo name their own).
+GuiOptions resolve_gui(const GuiFlags& c, std::ostream* default_model = nullptr) {
+  GuiOptions o;
+  const std::optional<nlohmann::json> session_model = resolve_session(c, o, default_model);
+  resolve_doc_and_model(c, o, default_model);
+  resolve_window_flags(c, session_model, o);
+  resolve_compare_flag(c, o, default_model);
+  resolve_tours(c, o);
   if (!(c.ui_scale >= 1.f && c.ui_scale <= 2.5f))
     throw UsageError("--ui-scale " + number_text(c.ui_scale) + " is out of range 1.0..2.5");
   o.ui_scale = c.ui_scale;

@@ -324,15 +324,13 @@ std::vector<std::string> caption_claim_numbers(const std::string& caption) {
   return out;
 }
 
-Tour parse_tour(const std::string& text, const std::string& path, const TourSources& src) {
-  const std::string file = "tour " + path;
+namespace {
+
+using StopFail = std::function<void(const std::string&, const std::string&)>;  // (field, what): throws
+
+// The file's own fields (format, version, title, stops); the stops are parsed one by one.
+Tour parse_tour_header(const nlohmann::json& j, const std::string& file, const std::string& path) {
   auto fail = [&](const std::string& what) -> void { throw TourError(file + ": " + what); };
-  nlohmann::json j;
-  try {
-    j = mnemo::io::parse_json(text);
-  } catch (const std::exception& e) {
-    fail(std::string("is not JSON (") + e.what() + "); see docs/formats.md#tours");
-  }
   if (!j.is_object()) fail("must be a JSON object with \"format\", \"version\" and \"stops\"");
   if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != "mnemoscope-tour")
     fail("field 'format' must be \"mnemoscope-tour\" (is this a tour file? see docs/formats.md#tours)");
@@ -352,177 +350,217 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
   }
   if (!j.contains("stops") || !j["stops"].is_array() || j["stops"].empty())
     fail("field 'stops' must be a non-empty list of stops");
+  return t;
+}
 
+// A stop's model (a zoo name or a weights file), its checkpoint and config; returns the zoo
+// entry (null: a weights file).
+const ZooModel* parse_stop_model(const nlohmann::json& js, TourStop& s, const std::string& path, const TourSources& src,
+                                 const StopFail& bad) {
   const std::vector<ZooModel>& zoo = src.zoo;
+  if (!js.contains("model") || !js["model"].is_string() || js["model"].get<std::string>().empty())
+    bad("model", "missing; name a zoo model (" + [&] {
+          std::vector<std::string> n;
+          for (const auto& z : zoo) n.push_back(z.name);
+          return n.empty() ? std::string("the zoo is empty") : join(n);
+        }() + ") or a weights file");
+  s.model = js["model"].get<std::string>();
+  const ZooModel* zm = nullptr;
+  for (const auto& z : zoo)
+    if (z.name == s.model) zm = &z;
+  if (zm) {
+    s.checkpoint = zm->path;
+  } else {
+    s.checkpoint = resolve_path(s.model, path, src);
+    if (src.file_exists(s.checkpoint) && !tour_may_read(s.checkpoint, path, src))
+      bad("model", outside_message(s.model, path));
+    if (!src.file_exists(s.checkpoint)) {
+      std::vector<std::string> n;
+      for (const auto& z : zoo) n.push_back(z.name);
+      bad("model", "'" + s.model + "' is neither a zoo model (" + (n.empty() ? "the zoo is empty" : join(n)) +
+                       ") nor a weights file");
+    }
+  }
+  try {
+    s.cfg = src.read_model_config(s.checkpoint);
+  } catch (const std::exception& e) {
+    bad("model", "'" + s.checkpoint + "' " + e.what());
+  }
+  return zm;
+}
+
+// A stop's document: given, else the zoo model's own; loaded.
+Document parse_stop_document(const nlohmann::json& js, TourStop& s, const ZooModel* zm, const std::string& path,
+                             const TourSources& src, const StopFail& bad) {
+  if (js.contains("document")) {
+    if (!js["document"].is_string()) bad("document", "must be a path (a string)");
+    s.document = resolve_path(js["document"].get<std::string>(), path, src);
+    if (!tour_may_read(s.document, path, src)) bad("document", outside_message(js["document"].get<std::string>(), path));
+  } else if (zm && !zm->document.empty()) {
+    s.document = zm->document;
+  } else {
+    bad("document", "missing, and model '" + s.model + "' ships no document; give a path");
+  }
+  Document doc;
+  try {
+    doc = src.load_document(s.document);
+  } catch (const std::exception& e) {
+    bad("document", e.what());
+  }
+  return doc;
+}
+
+// A stop's segment_len (as the model was trained, core/models/stepping.h, unless the stop says)
+// and segment (0-based, within the document).
+void parse_stop_segment(const nlohmann::json& js, TourStop& s, const Document& doc, const TourSources& src,
+                        const StopFail& bad) {
+  s.trained_segment_len = src.read_trained_segment_len ? src.read_trained_segment_len(s.checkpoint) : 0;
+  int64_t requested = 0;
+  if (js.contains("segment_len")) {
+    if (!js["segment_len"].is_number_integer() || js["segment_len"].get<int64_t>() < 1)
+      bad("segment_len", "must be a positive integer (tokens per segment); leave it out to step as the model was trained");
+    requested = js["segment_len"].get<int64_t>();
+  }
+  try {
+    s.segment_len = choose_stepping(s.cfg, s.trained_segment_len, requested, "segment_len").segment_len;
+  } catch (const ConfigError& e) {
+    bad("segment_len", e.what());
+  }
+  s.num_segments = segment_count(doc.size(), s.segment_len);
+  // segment
+  if (js.contains("segment")) {
+    if (!js["segment"].is_number_integer()) bad("segment", "must be an integer (0-based)");
+    s.segment = js["segment"].get<int64_t>();
+  }
+  if (s.segment < 0 || s.segment >= s.num_segments)
+    bad("segment", std::to_string(s.segment) + " is " + (s.segment < 0 ? "negative" : "past the end") + ": '" +
+                       s.document + "' has " + std::to_string(s.num_segments) + " segments (0.." +
+                       std::to_string(s.num_segments - 1) + ") of " + std::to_string(s.segment_len) +
+                       " tokens under " + s.model);
+}
+
+// A stop's panels: known names, each once.
+void parse_stop_panels(const nlohmann::json& js, TourStop& s, const StopFail& bad) {
   const auto& panels = tour_panel_names();
+  if (!js.contains("panels") || !js["panels"].is_array() || js["panels"].empty())
+    bad("panels", "must be a non-empty list of panel names (" + join(panels) + ")");
+  for (const auto& p : js["panels"]) {
+    if (!p.is_string()) bad("panels", "every entry must be a panel name (" + join(panels) + ")");
+    const std::string name = p.get<std::string>();
+    if (std::find(panels.begin(), panels.end(), name) == panels.end())
+      bad("panels", "'" + name + "' is not a panel; panels: " + join(panels));
+    if (std::find(s.panels.begin(), s.panels.end(), name) == s.panels.end()) s.panels.push_back(name);
+  }
+}
+
+// A stop's select: slot, token, head and layer, each within the model and the document.
+void parse_stop_select(const nlohmann::json& js, TourStop& s, int64_t doc_size, const StopFail& bad) {
+  if (js.contains("select")) {
+    const auto& sel = js["select"];
+    if (!sel.is_object()) bad("select", "must be an object with slot, token, head, layer");
+    for (const auto& [k, v] : sel.items()) {
+      if (k != "slot" && k != "token" && k != "head" && k != "layer") bad("select." + k, "unknown (known: slot, token, head, layer)");
+      if (!v.is_number_integer()) bad("select." + k, "must be an integer");
+    }
+    s.select.slot = sel.value("slot", -1);
+    s.select.token = sel.value("token", int64_t{-1});
+    s.select.head = sel.value("head", -1);
+    s.select.layer = sel.value("layer", 0);
+    if (s.select.slot < -1 || s.select.slot >= s.cfg.slots)
+      bad("select.slot", std::to_string(s.select.slot) + " is out of range 0.." + std::to_string(s.cfg.slots - 1) +
+                             " (" + s.model + " has " + std::to_string(s.cfg.slots) + " memory entries)");
+    if (s.select.token < -1 || s.select.token >= doc_size)
+      bad("select.token", std::to_string(s.select.token) + " is out of range 0.." + std::to_string(doc_size - 1));
+    if (s.select.head < -1 || s.select.head >= s.cfg.heads)
+      bad("select.head", std::to_string(s.select.head) + " is out of range -1 (mean) .." + std::to_string(s.cfg.heads - 1));
+    if (s.select.layer < 0 || s.select.layer >= std::max<int64_t>(1, s.cfg.layers))
+      bad("select.layer", std::to_string(s.select.layer) + " is out of range 0.." +
+                              std::to_string(std::max<int64_t>(1, s.cfg.layers) - 1));
+  }
+}
+
+// A stop's tint and caption (a string, or a list of lines).
+void parse_stop_tint_and_caption(const nlohmann::json& js, TourStop& s, const StopFail& bad) {
+  if (js.contains("tint")) {
+    if (!js["tint"].is_string()) bad("tint", "must be visited, loss, provenance, benefit or slot_effect");
+    s.tint = js["tint"].get<std::string>();
+    if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance" && s.tint != "benefit" && s.tint != "slot_effect")
+      bad("tint", "'" + s.tint + "' is not a tint; use visited, loss, provenance, benefit or slot_effect");
+  }
+  // caption: a string, or a list of lines
+  if (!js.contains("caption")) bad("caption", "missing; every stop says what to look at");
+  if (js["caption"].is_string()) {
+    s.caption = js["caption"].get<std::string>();
+  } else if (js["caption"].is_array()) {
+    for (const auto& line : js["caption"]) {
+      if (!line.is_string()) bad("caption", "a list of lines must hold strings only");
+      s.caption += (s.caption.empty() ? "" : "\n") + line.get<std::string>();
+    }
+  } else {
+    bad("caption", "must be a string or a list of lines");
+  }
+  if (s.caption.empty()) bad("caption", "is empty; every stop says what to look at");
+}
+
+// A stop's checks, and what the caption claims checked against them: every number it states
+// backed by a check, percentages quoted as the screen shows them, every panel it names shown.
+void parse_stop_checks(const nlohmann::json& js, TourStop& s, int64_t doc_size, const StopFail& bad) {
+  if (js.contains("checks")) {
+    if (!js["checks"].is_array()) bad("checks", "must be a list of checks (docs/formats.md#tours)");
+    int ci = 0;
+    for (const auto& jc : js["checks"]) s.checks.push_back(parse_check(jc, s, doc_size, ++ci, bad));
+  }
+  // A value the screen shows as a percentage is quoted as one (not "0.998" for "99.9 %").
+  for (size_t ci = 0; ci < s.checks.size(); ++ci) {
+    if (!check_shown_as_percent(s.checks[ci])) continue;
+    for (const auto& num : caption_claim_numbers(s.checks[ci].says))
+      if (num.back() != '%')
+        bad("checks[" + std::to_string(ci) + "].says",
+            "quotes '" + num + "', but the screen shows this value as a percentage (the Document panel's \"put 99.9 % of "
+            "its attention on memory\", the provenance's \"initial memory 0.4 %\"): quote it as the screen does");
+  }
+  // A number the caption states is a claim: it needs a check that says it.
+  for (const auto& num : caption_claim_numbers(s.caption)) {
+    bool covered = false;
+    for (const auto& c : s.checks)
+      for (size_t p = c.says.find(num); !covered && p != std::string::npos; p = c.says.find(num, p + 1)) covered = true;
+    if (!covered)
+      bad("caption", "states '" + num + "' but no check backs it: add a check whose \"says\" quotes the words with it");
+  }
+  // A caption that names a panel shows it.
+  for (const auto& name : caption_named_panels(s.caption))
+    if (std::find(s.panels.begin(), s.panels.end(), name) == s.panels.end())
+      bad("caption", "names the " + tour_panel_title(name) + " panel, which this stop does not show: add \"" + name +
+                         "\" to its panels, or leave the panel out of the caption");
+}
+
+TourStop parse_stop(const nlohmann::json& js, int number, const std::string& file, const std::string& path,
+                    const TourSources& src) {
   static const std::set<std::string> kStopFields = {"model", "document", "segment", "segment_len", "panels",
                                                     "select", "tint", "caption", "checks"};
-  int number = 0;
-  for (const auto& js : j["stops"]) {
-    ++number;
-    TourStop s;
-    s.number = number;
-    const std::string where = file + ", stop " + std::to_string(number);
-    auto bad = [&](const std::string& field, const std::string& what) -> void {
-      throw TourError(where + ", field '" + field + "': " + what);
-    };
-    if (!js.is_object()) throw TourError(where + ": a stop must be a JSON object");
-    for (const auto& [k, v] : js.items()) {
-      (void)v;
-      if (!kStopFields.count(k)) bad(k, "unknown field (known: model, document, segment, segment_len, panels, select, tint, caption, checks)");
-    }
-    // model: a zoo name or a weights file.
-    if (!js.contains("model") || !js["model"].is_string() || js["model"].get<std::string>().empty())
-      bad("model", "missing; name a zoo model (" + [&] {
-            std::vector<std::string> n;
-            for (const auto& z : zoo) n.push_back(z.name);
-            return n.empty() ? std::string("the zoo is empty") : join(n);
-          }() + ") or a weights file");
-    s.model = js["model"].get<std::string>();
-    const ZooModel* zm = nullptr;
-    for (const auto& z : zoo)
-      if (z.name == s.model) zm = &z;
-    if (zm) {
-      s.checkpoint = zm->path;
-    } else {
-      s.checkpoint = resolve_path(s.model, path, src);
-      if (src.file_exists(s.checkpoint) && !tour_may_read(s.checkpoint, path, src))
-        bad("model", outside_message(s.model, path));
-      if (!src.file_exists(s.checkpoint)) {
-        std::vector<std::string> n;
-        for (const auto& z : zoo) n.push_back(z.name);
-        bad("model", "'" + s.model + "' is neither a zoo model (" + (n.empty() ? "the zoo is empty" : join(n)) +
-                         ") nor a weights file");
-      }
-    }
-    try {
-      s.cfg = src.read_model_config(s.checkpoint);
-    } catch (const std::exception& e) {
-      bad("model", "'" + s.checkpoint + "' " + e.what());
-    }
-    // document: given, else the zoo model's own.
-    if (js.contains("document")) {
-      if (!js["document"].is_string()) bad("document", "must be a path (a string)");
-      s.document = resolve_path(js["document"].get<std::string>(), path, src);
-      if (!tour_may_read(s.document, path, src)) bad("document", outside_message(js["document"].get<std::string>(), path));
-    } else if (zm && !zm->document.empty()) {
-      s.document = zm->document;
-    } else {
-      bad("document", "missing, and model '" + s.model + "' ships no document; give a path");
-    }
-    Document doc;
-    try {
-      doc = src.load_document(s.document);
-    } catch (const std::exception& e) {
-      bad("document", e.what());
-    }
-    // segment_len: as the model was trained (core/models/stepping.h), unless the stop says.
-    s.trained_segment_len = src.read_trained_segment_len ? src.read_trained_segment_len(s.checkpoint) : 0;
-    int64_t requested = 0;
-    if (js.contains("segment_len")) {
-      if (!js["segment_len"].is_number_integer() || js["segment_len"].get<int64_t>() < 1)
-        bad("segment_len", "must be a positive integer (tokens per segment); leave it out to step as the model was trained");
-      requested = js["segment_len"].get<int64_t>();
-    }
-    try {
-      s.segment_len = choose_stepping(s.cfg, s.trained_segment_len, requested, "segment_len").segment_len;
-    } catch (const ConfigError& e) {
-      bad("segment_len", e.what());
-    }
-    s.num_segments = segment_count(doc.size(), s.segment_len);
-    // segment
-    if (js.contains("segment")) {
-      if (!js["segment"].is_number_integer()) bad("segment", "must be an integer (0-based)");
-      s.segment = js["segment"].get<int64_t>();
-    }
-    if (s.segment < 0 || s.segment >= s.num_segments)
-      bad("segment", std::to_string(s.segment) + " is " + (s.segment < 0 ? "negative" : "past the end") + ": '" +
-                         s.document + "' has " + std::to_string(s.num_segments) + " segments (0.." +
-                         std::to_string(s.num_segments - 1) + ") of " + std::to_string(s.segment_len) +
-                         " tokens under " + s.model);
-    // panels
-    if (!js.contains("panels") || !js["panels"].is_array() || js["panels"].empty())
-      bad("panels", "must be a non-empty list of panel names (" + join(panels) + ")");
-    for (const auto& p : js["panels"]) {
-      if (!p.is_string()) bad("panels", "every entry must be a panel name (" + join(panels) + ")");
-      const std::string name = p.get<std::string>();
-      if (std::find(panels.begin(), panels.end(), name) == panels.end())
-        bad("panels", "'" + name + "' is not a panel; panels: " + join(panels));
-      if (std::find(s.panels.begin(), s.panels.end(), name) == s.panels.end()) s.panels.push_back(name);
-    }
-    // select
-    if (js.contains("select")) {
-      const auto& sel = js["select"];
-      if (!sel.is_object()) bad("select", "must be an object with slot, token, head, layer");
-      for (const auto& [k, v] : sel.items()) {
-        if (k != "slot" && k != "token" && k != "head" && k != "layer") bad("select." + k, "unknown (known: slot, token, head, layer)");
-        if (!v.is_number_integer()) bad("select." + k, "must be an integer");
-      }
-      s.select.slot = sel.value("slot", -1);
-      s.select.token = sel.value("token", int64_t{-1});
-      s.select.head = sel.value("head", -1);
-      s.select.layer = sel.value("layer", 0);
-      if (s.select.slot < -1 || s.select.slot >= s.cfg.slots)
-        bad("select.slot", std::to_string(s.select.slot) + " is out of range 0.." + std::to_string(s.cfg.slots - 1) +
-                               " (" + s.model + " has " + std::to_string(s.cfg.slots) + " memory entries)");
-      if (s.select.token < -1 || s.select.token >= doc.size())
-        bad("select.token", std::to_string(s.select.token) + " is out of range 0.." + std::to_string(doc.size() - 1));
-      if (s.select.head < -1 || s.select.head >= s.cfg.heads)
-        bad("select.head", std::to_string(s.select.head) + " is out of range -1 (mean) .." + std::to_string(s.cfg.heads - 1));
-      if (s.select.layer < 0 || s.select.layer >= std::max<int64_t>(1, s.cfg.layers))
-        bad("select.layer", std::to_string(s.select.layer) + " is out of range 0.." +
-                                std::to_string(std::max<int64_t>(1, s.cfg.layers) - 1));
-    }
-    // tint
-    if (js.contains("tint")) {
-      if (!js["tint"].is_string()) bad("tint", "must be visited, loss, provenance, benefit or slot_effect");
-      s.tint = js["tint"].get<std::string>();
-      if (s.tint != "visited" && s.tint != "loss" && s.tint != "provenance" && s.tint != "benefit" && s.tint != "slot_effect")
-        bad("tint", "'" + s.tint + "' is not a tint; use visited, loss, provenance, benefit or slot_effect");
-    }
-    // caption: a string, or a list of lines
-    if (!js.contains("caption")) bad("caption", "missing; every stop says what to look at");
-    if (js["caption"].is_string()) {
-      s.caption = js["caption"].get<std::string>();
-    } else if (js["caption"].is_array()) {
-      for (const auto& line : js["caption"]) {
-        if (!line.is_string()) bad("caption", "a list of lines must hold strings only");
-        s.caption += (s.caption.empty() ? "" : "\n") + line.get<std::string>();
-      }
-    } else {
-      bad("caption", "must be a string or a list of lines");
-    }
-    if (s.caption.empty()) bad("caption", "is empty; every stop says what to look at");
-    if (js.contains("checks")) {
-      if (!js["checks"].is_array()) bad("checks", "must be a list of checks (docs/formats.md#tours)");
-      int ci = 0;
-      for (const auto& jc : js["checks"]) s.checks.push_back(parse_check(jc, s, doc.size(), ++ci, bad));
-    }
-    // A value the screen shows as a percentage is quoted as one (not "0.998" for "99.9 %").
-    for (size_t ci = 0; ci < s.checks.size(); ++ci) {
-      if (!check_shown_as_percent(s.checks[ci])) continue;
-      for (const auto& num : caption_claim_numbers(s.checks[ci].says))
-        if (num.back() != '%')
-          bad("checks[" + std::to_string(ci) + "].says",
-              "quotes '" + num + "', but the screen shows this value as a percentage (the Document panel's \"put 99.9 % of "
-              "its attention on memory\", the provenance's \"initial memory 0.4 %\"): quote it as the screen does");
-    }
-    // A number the caption states is a claim: it needs a check that says it.
-    for (const auto& num : caption_claim_numbers(s.caption)) {
-      bool covered = false;
-      for (const auto& c : s.checks)
-        for (size_t p = c.says.find(num); !covered && p != std::string::npos; p = c.says.find(num, p + 1)) covered = true;
-      if (!covered)
-        bad("caption", "states '" + num + "' but no check backs it: add a check whose \"says\" quotes the words with it");
-    }
-    // A caption that names a panel shows it.
-    for (const auto& name : caption_named_panels(s.caption))
-      if (std::find(s.panels.begin(), s.panels.end(), name) == s.panels.end())
-        bad("caption", "names the " + tour_panel_title(name) + " panel, which this stop does not show: add \"" + name +
-                           "\" to its panels, or leave the panel out of the caption");
-    t.stops.push_back(std::move(s));
+  TourStop s;
+  s.number = number;
+  const std::string where = file + ", stop " + std::to_string(number);
+  const StopFail bad = [&](const std::string& field, const std::string& what) -> void {
+    throw TourError(where + ", field '" + field + "': " + what);
+  };
+  if (!js.is_object()) throw TourError(where + ": a stop must be a JSON object");
+  for (const auto& [k, v] : js.items()) {
+    (void)v;
+    if (!kStopFields.count(k)) bad(k, "unknown field (known: model, document, segment, segment_len, panels, select, tint, caption, checks)");
   }
-  // A "stop N" in a caption names a stop that shows what the reference says it does.
+  const ZooModel* zm = parse_stop_model(js, s, path, src, bad);
+  const Document doc = parse_stop_document(js, s, zm, path, src, bad);
+  parse_stop_segment(js, s, doc, src, bad);
+  parse_stop_panels(js, s, bad);
+  parse_stop_select(js, s, doc.size(), bad);
+  parse_stop_tint_and_caption(js, s, bad);
+  parse_stop_checks(js, s, doc.size(), bad);
+  return s;
+}
+
+// A "stop N" in a caption names a stop that shows what the reference says it does.
+void check_stop_references(const Tour& t, const std::string& file) {
   for (const auto& s : t.stops) {
     const std::string where = file + ", stop " + std::to_string(s.number) + ", field 'caption': ";
     for (const auto& r : caption_stop_references(s.caption)) {
@@ -546,6 +584,22 @@ Tour parse_tour(const std::string& text, const std::string& path, const TourSour
       }
     }
   }
+}
+
+}  // namespace
+
+Tour parse_tour(const std::string& text, const std::string& path, const TourSources& src) {
+  const std::string file = "tour " + path;
+  nlohmann::json j;
+  try {
+    j = mnemo::io::parse_json(text);
+  } catch (const std::exception& e) {
+    throw TourError(file + ": " + std::string("is not JSON (") + e.what() + "); see docs/formats.md#tours");
+  }
+  Tour t = parse_tour_header(j, file, path);
+  int number = 0;
+  for (const auto& js : j["stops"]) t.stops.push_back(parse_stop(js, ++number, file, path, src));
+  check_stop_references(t, file);
   return t;
 }
 

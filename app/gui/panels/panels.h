@@ -127,6 +127,8 @@ struct ScrollLink {
   uint64_t version = 0;
 };
 
+struct DocumentFrame;  // one draw of the Document panel: its tint choices and its grid (document.cpp)
+
 class DocumentPanel : public Panel {
  public:
   void draw(PanelContext& ctx) override;
@@ -167,6 +169,23 @@ class DocumentPanel : public Panel {
   void select_token(int64_t t) { selected_token_ = t; }
 
  private:
+  // draw() as layout plus paint (document.cpp): the header lines, the grid measured and its rows
+  // laid out (cached per document and width), the scroll followed, the visible rows painted.
+  void draw_header(PanelContext& ctx, DocumentFrame& f);
+  void draw_tint_choice(DocumentFrame& f);
+  void draw_slot_effect_controls(PanelContext& ctx, DocumentFrame& f);
+  void draw_provenance_controls(PanelContext& ctx, DocumentFrame& f);
+  void draw_selected_reads(DocumentFrame& f);
+  static void measure_grid(PanelContext& ctx, DocumentFrame& f);
+  void layout_rows(const DocumentFrame& f);
+  int64_t row_of_token(const DocumentFrame& f, int64_t t) const;
+  int64_t token_of_row(const DocumentFrame& f, int64_t r) const;
+  void follow_scroll(PanelContext& ctx, const DocumentFrame& f);
+  int64_t paint_rows(PanelContext& ctx, const DocumentFrame& f);
+  void paint_glyphs(ImDrawList* dl, const DocumentFrame& f, int64_t start, int64_t end, ImVec2 at, std::string& text,
+                    std::string& dim);
+  void hover_and_click(PanelContext& ctx, const DocumentFrame& f, int64_t t);
+  static void token_loss_lines(const PublishedView& s, int64_t L, int64_t t);
   void note_missing_glyph(char32_t cp);
   // Tooltip line of one entry a token read (app/figures/memory_reads.h).
   static void memory_read_lines(const Document& doc, const MemoryReads& reads, const MemoryRead& r);

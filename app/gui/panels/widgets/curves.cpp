@@ -129,44 +129,43 @@ void curve_polyline(const viz::MinMaxSeries& s, double x0, double x1, float y0, 
   }
 }
 
-CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view,
-                     const std::vector<CurveMarker>& markers, const std::vector<CurveBand>* bands) {
-  CurveHit hit;
-  ImGui::PushID(id);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float line = ImGui::GetTextLineHeight();
-  size.x = std::max(size.x, 40.f);
-  size.y = std::max(size.y, 3 * line + 10.f);
-  ImGui::InvisibleButton("##plot", size, ImGuiButtonFlags_MouseButtonLeft);
-  const bool hovered = ImGui::IsItemHovered();
-  const bool active = ImGui::IsItemActive();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+namespace {
 
-  // Title and legend on the first line.
+// The plot's frame inside the widget: corners and size (at least 1 px each way).
+struct PlotArea {
+  ImVec2 p0, p1;
+  float pw = 1.f, ph = 1.f;
+  float x_of(double x, const CurveView& v) const { return p0.x + static_cast<float>((x - v.x0) / (v.x1 - v.x0)) * pw; }
+};
+
+// A series' legend swatch and marks over a twin's line: a filled square with a white edge.
+void draw_mark(ImDrawList* dl, ImVec2 c, ImU32 col) {
+  const float mark = std::max(3.f, ImGui::GetFontSize() * 0.22f);  // half the side of a mark
+  dl->AddRectFilled(ImVec2(c.x - mark, c.y - mark), ImVec2(c.x + mark, c.y + mark), col);
+  dl->AddRect(ImVec2(c.x - mark, c.y - mark), ImVec2(c.x + mark, c.y + mark), IM_COL32(255, 255, 255, 230));
+}
+
+// A series' legend name: a twin of an earlier series says which.
+std::string legend_name(const std::vector<CurveSeries>& series, const std::vector<int>& same, size_t k) {
+  return same[k] >= 0 ? series[k].name + " (same as " + series[static_cast<size_t>(same[k])].name + ")" : series[k].name;
+}
+
+// Title and legend on the first line (a swatch per series, the non-finite mark, the band).
+void draw_legend(ImDrawList* dl, ImVec2 origin, const char* title, const std::vector<CurveSeries>& series,
+                 const std::vector<int>& same, bool any_band) {
+  const float line = ImGui::GetTextLineHeight();
   float lx = origin.x + 2;
   dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_Text), title);
   lx += ImGui::CalcTextSize(title).x + 12;
   bool any_bad = false;
-  // A series with the same points as an earlier one is drawn as marks over that one's line
-  // (it would hide it exactly), and its legend entry says so.
-  const std::vector<int> same = coinciding_curves(series);
-  auto legend_name = [&](size_t k) {
-    return same[k] >= 0 ? series[k].name + " (same as " + series[static_cast<size_t>(same[k])].name + ")" : series[k].name;
-  };
-  const float mark = std::max(3.f, ImGui::GetFontSize() * 0.22f);  // half the side of a mark
-  auto draw_mark = [&](ImVec2 c, ImU32 col) {
-    dl->AddRectFilled(ImVec2(c.x - mark, c.y - mark), ImVec2(c.x + mark, c.y + mark), col);
-    dl->AddRect(ImVec2(c.x - mark, c.y - mark), ImVec2(c.x + mark, c.y + mark), IM_COL32(255, 255, 255, 230));
-  };
   for (size_t k = 0; k < series.size(); ++k) {
     const auto& s = series[k];
     if (!s.data) continue;
     any_bad |= !s.data->non_finite().empty();
     dl->AddLine(ImVec2(lx, origin.y + line * 0.55f), ImVec2(lx + 14, origin.y + line * 0.55f), s.color, 2.f);
-    if (same[k] >= 0) draw_mark(ImVec2(lx + 7, origin.y + line * 0.55f), s.color);
+    if (same[k] >= 0) draw_mark(dl, ImVec2(lx + 7, origin.y + line * 0.55f), s.color);
     lx += 18;
-    const std::string name = legend_name(k);
+    const std::string name = legend_name(series, same, k);
     dl->AddText(ImVec2(lx, origin.y), ImGui::GetColorU32(ImGuiCol_TextDisabled), name.c_str());
     lx += ImGui::CalcTextSize(name.c_str()).x + 10;
   }
@@ -174,41 +173,28 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
     dl->AddText(ImVec2(lx, origin.y), kMarker, "x non-finite");
     lx += ImGui::CalcTextSize("x non-finite").x + 10;
   }
-  const bool any_band = bands && !bands->empty();
   if (any_band) {
     dl->AddRectFilled(ImVec2(lx, origin.y + 2), ImVec2(lx + 12, origin.y + line - 2), kBand);
     dl->AddText(ImVec2(lx + 16, origin.y), kBandText, "log gap");
   }
+}
 
-  const float left = ImGui::CalcTextSize("-0.0000").x + 6, bottom = line + 4;
-  const float right = ImGui::CalcTextSize("00000").x * 0.5f + 4;  // room for the last x tick label
-  const ImVec2 p0(origin.x + left, origin.y + line + 4), p1(origin.x + size.x - right, origin.y + size.y - bottom);
-  const float pw = std::max(1.f, p1.x - p0.x), ph = std::max(1.f, p1.y - p0.y);
-  dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
-
-  double dx0 = 0, dx1 = 1;
-  const bool has_data = data_x_range(series, &dx0, &dx1);
-  if (!has_data) {
-    dl->AddText(ImVec2(p0.x + 6, p0.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no data yet");
-    dl->PopClipRect();
-    ImGui::PopID();
-    return hit;
-  }
+// Pan (drag), zoom (wheel) and fit (double-click, or following the data's x range).
+void pan_and_zoom(CurveView* view, const PlotArea& a, bool hovered, bool active, double dx0, double dx1) {
   if (view->follow) {
     view->x0 = dx0;
     view->x1 = dx1;
   }
-  // Pan and zoom.
   const ImGuiIO& io = ImGui::GetIO();
   const double span = view->x1 - view->x0;
   if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 1.f)) {
-    const double d = -io.MouseDelta.x / pw * span;
+    const double d = -io.MouseDelta.x / a.pw * span;
     view->x0 += d;
     view->x1 += d;
     view->follow = false;
   }
   if (hovered && io.MouseWheel != 0) {
-    const double mx = view->x0 + (io.MousePos.x - p0.x) / pw * span;
+    const double mx = view->x0 + (io.MousePos.x - a.p0.x) / a.pw * span;
     const double f = std::pow(0.85, io.MouseWheel);
     const double ns = std::max(span * f, 1e-9);
     view->x0 = mx - (mx - view->x0) * ns / span;
@@ -221,83 +207,92 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
     view->x1 = dx1;
   }
   if (!(view->x1 > view->x0)) view->x1 = view->x0 + 1;
+}
 
-  float ylo = 0, yhi = 1;
-  const bool has_y = visible_y_range(series, view->x0, view->x1, view->log_y, &ylo, &yhi);
-  if (!has_y) {
-    ylo = 0;
-    yhi = 1;
-  }
-  // Grid and tick labels (axis units: log10 on a log axis).
+// Grid and tick labels (axis units: log10 on a log axis).
+void draw_grid(ImDrawList* dl, const PlotArea& a, const CurveView& view, float ylo, float yhi) {
+  const float line = ImGui::GetTextLineHeight();
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border, 0.5f), label = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  {
-    const auto ty = viz::nice_ticks(ylo, yhi, std::max(2, static_cast<int>(ph / (line * 2.2f))));
-    const double step = viz::tick_step(ty, ylo, yhi);
-    for (double v : ty) {
-      const float y = p1.y - static_cast<float>((v - ylo) / (yhi - ylo)) * ph;
-      dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), grid);
-      std::string t = view->log_y ? viz::format_log_tick(v) : viz::format_tick(v, step);
-      const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-      dl->AddText(ImVec2(p0.x - ts.x - 4, y - ts.y * 0.5f), label, t.c_str());
-    }
-    const auto tx = viz::nice_ticks(view->x0, view->x1, std::max(2, static_cast<int>(pw / 80)));
-    const double xstep = viz::tick_step(tx, view->x0, view->x1);
-    for (double v : tx) {
-      const float x = p0.x + static_cast<float>((v - view->x0) / (view->x1 - view->x0)) * pw;
-      dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), grid);
-      const std::string t = viz::format_tick(v, xstep);
-      const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-      dl->AddText(ImVec2(x - ts.x * 0.5f, p1.y + 2), label, t.c_str());
-    }
+  const auto ty = viz::nice_ticks(ylo, yhi, std::max(2, static_cast<int>(a.ph / (line * 2.2f))));
+  const double step = viz::tick_step(ty, ylo, yhi);
+  for (double v : ty) {
+    const float y = a.p1.y - static_cast<float>((v - ylo) / (yhi - ylo)) * a.ph;
+    dl->AddLine(ImVec2(a.p0.x, y), ImVec2(a.p1.x, y), grid);
+    std::string t = view.log_y ? viz::format_log_tick(v) : viz::format_tick(v, step);
+    const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
+    dl->AddText(ImVec2(a.p0.x - ts.x - 4, y - ts.y * 0.5f), label, t.c_str());
   }
-  // Bands (behind the series): at least 3 px wide, so a gap between two adjacent steps shows.
-  if (any_band) {
-    for (const auto& b : *bands) {
-      float bx0 = p0.x + static_cast<float>((b.x0 - view->x0) / (view->x1 - view->x0)) * pw;
-      float bx1 = p0.x + static_cast<float>((b.x1 - view->x0) / (view->x1 - view->x0)) * pw;
-      if (bx1 - bx0 < 3.f) {
-        const float c = 0.5f * (bx0 + bx1);
-        bx0 = c - 1.5f;
-        bx1 = c + 1.5f;
-      }
-      bx0 = std::max(bx0, p0.x);
-      bx1 = std::min(bx1, p1.x);
-      if (bx1 > bx0) dl->AddRectFilled(ImVec2(bx0, p0.y), ImVec2(bx1, p1.y), kBand);
-    }
+  const auto tx = viz::nice_ticks(view.x0, view.x1, std::max(2, static_cast<int>(a.pw / 80)));
+  const double xstep = viz::tick_step(tx, view.x0, view.x1);
+  for (double v : tx) {
+    const float x = a.x_of(v, view);
+    dl->AddLine(ImVec2(x, a.p0.y), ImVec2(x, a.p1.y), grid);
+    const std::string t = viz::format_tick(v, xstep);
+    const ImVec2 ts = ImGui::CalcTextSize(t.c_str());
+    dl->AddText(ImVec2(x - ts.x * 0.5f, a.p1.y + 2), label, t.c_str());
   }
-  // Markers (under the series).
-  const ImU32 marker_col = ImGui::GetColorU32(ImGuiCol_Text, 0.55f);
+}
+
+// Bands (behind the series): at least 3 px wide, so a gap between two adjacent steps shows.
+void draw_bands(ImDrawList* dl, const PlotArea& a, const CurveView& view, const std::vector<CurveBand>& bands) {
+  for (const auto& b : bands) {
+    float bx0 = a.x_of(b.x0, view);
+    float bx1 = a.x_of(b.x1, view);
+    if (bx1 - bx0 < 3.f) {
+      const float c = 0.5f * (bx0 + bx1);
+      bx0 = c - 1.5f;
+      bx1 = c + 1.5f;
+    }
+    bx0 = std::max(bx0, a.p0.x);
+    bx1 = std::min(bx1, a.p1.x);
+    if (bx1 > bx0) dl->AddRectFilled(ImVec2(bx0, a.p0.y), ImVec2(bx1, a.p1.y), kBand);
+  }
+}
+
+// Markers (under the series): dashed lines with their labels; returns the one within 4 px of
+// the pointer (null: none).
+const CurveMarker* draw_markers(ImDrawList* dl, const PlotArea& a, const CurveView& view,
+                                const std::vector<CurveMarker>& markers, bool hovered, ImU32 marker_col) {
+  const float line = ImGui::GetTextLineHeight();
+  const ImGuiIO& io = ImGui::GetIO();
   const CurveMarker* near_marker = nullptr;
   float prev_right = -1e9f;
   int row = 0;
   for (const auto& m : markers) {
-    if (m.x < view->x0 || m.x > view->x1) continue;
-    const float x = std::round(p0.x + static_cast<float>((m.x - view->x0) / (view->x1 - view->x0)) * pw);
-    for (float y = p0.y; y < p1.y; y += 8) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 4, p1.y)), marker_col, 1.f);
+    if (m.x < view.x0 || m.x > view.x1) continue;
+    const float x = std::round(a.x_of(m.x, view));
+    for (float y = a.p0.y; y < a.p1.y; y += 8) dl->AddLine(ImVec2(x, y), ImVec2(x, std::min(y + 4, a.p1.y)), marker_col, 1.f);
     // The label right of the line (left of it near the right edge), one row lower when it
     // would overlap the previous one.
     const float w = ImGui::CalcTextSize(m.label.c_str()).x;
-    const float lx0 = x + 3 + w > p1.x ? x - 3 - w : x + 3;
+    const float lx0 = x + 3 + w > a.p1.x ? x - 3 - w : x + 3;
     row = lx0 < prev_right + 4 ? row + 1 : 0;
     prev_right = lx0 + w;
-    dl->AddText(ImVec2(lx0, p0.y + 1 + static_cast<float>(row) * line), marker_col, m.label.c_str());
+    dl->AddText(ImVec2(lx0, a.p0.y + 1 + static_cast<float>(row) * line), marker_col, m.label.c_str());
     if (hovered && std::abs(io.MousePos.x - x) <= 4) near_marker = &m;
   }
-  // Series.
-  const float y0 = view->log_y ? std::pow(10.f, ylo) : ylo, y1 = view->log_y ? std::pow(10.f, yhi) : yhi;
+  return near_marker;
+}
+
+// Series: polylines (dashed, or marks over a twin's line), their points when short, and the
+// non-finite values' crosses.
+void draw_series(ImDrawList* dl, const PlotArea& a, const CurveView& view, const std::vector<CurveSeries>& series,
+                 const std::vector<int>& same, float ylo, float yhi) {
+  const ImVec2 p0 = a.p0, p1 = a.p1;
+  const float y0 = view.log_y ? std::pow(10.f, ylo) : ylo, y1 = view.log_y ? std::pow(10.f, yhi) : yhi;
   std::vector<ImVec2> pts, marks;
   dl->PushClipRect(p0, p1, true);
   for (size_t k = 0; k < series.size(); ++k) {
     const auto& s = series[k];
     if (!s.data) continue;
-    curve_polyline(*s.data, view->x0, view->x1, y0, y1, view->log_y, pw, ph, &pts, &marks);
+    curve_polyline(*s.data, view.x0, view.x1, y0, y1, view.log_y, a.pw, a.ph, &pts, &marks);
     for (auto& p : pts) p = ImVec2(p.x + p0.x, p.y + p0.y);
     if (same[k] >= 0) {
       // Marks at least 14 px apart on top of the twin's line (and its last point).
       float last_x = -1e9f;
       for (size_t i = 0; i < pts.size(); ++i)
         if (pts[i].x - last_x >= 14.f || i + 1 == pts.size()) {
-          draw_mark(pts[i], s.color);
+          draw_mark(dl, pts[i], s.color);
           last_x = pts[i].x;
         }
       continue;
@@ -315,40 +310,98 @@ CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveS
     }
   }
   dl->PopClipRect();
+}
 
-  // Hover: nearest point of every series at the mouse's x.
-  if (hovered && io.MousePos.x >= p0.x && io.MousePos.x <= p1.x) {
-    hit.hovered = true;
-    hit.x = view->x0 + (io.MousePos.x - p0.x) / pw * (view->x1 - view->x0);
-    dl->AddLine(ImVec2(io.MousePos.x, p0.y), ImVec2(io.MousePos.x, p1.y), ImGui::GetColorU32(ImGuiCol_Text, 0.4f));
-    ImGui::BeginTooltip();
-    double best = std::numeric_limits<double>::infinity();
-    for (size_t k = 0; k < series.size(); ++k) {
-      const auto* d = series[k].data;
-      if (!d || d->empty()) continue;
-      const size_t i = d->nearest(hit.x);
-      if (i >= d->size()) continue;
-      const double dist = std::abs(d->x(i) - hit.x);
-      if (dist < best) {
-        best = dist;
-        hit.series = static_cast<int>(k);
-        hit.index = i;
-      }
-      const float y = d->y(i);
-      char buf[160];
-      const std::string name = legend_name(k);
-      if (std::isfinite(y)) std::snprintf(buf, sizeof buf, "%s  step %.0f: %.6g", name.c_str(), d->x(i), y);
-      else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
-      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(std::isfinite(y) ? series[k].color : kMarker), "%s", buf);
+// Hover: the nearest point of every series at the pointer's x in a tooltip (with the band and
+// the marker there); `hit` gets the nearest of all.
+void curve_tooltip(ImDrawList* dl, const PlotArea& a, const CurveView& view, const std::vector<CurveSeries>& series,
+                   const std::vector<int>& same, const std::vector<CurveBand>* bands, const CurveMarker* near_marker,
+                   ImU32 marker_col, CurveHit& hit) {
+  const ImGuiIO& io = ImGui::GetIO();
+  hit.hovered = true;
+  hit.x = view.x0 + (io.MousePos.x - a.p0.x) / a.pw * (view.x1 - view.x0);
+  dl->AddLine(ImVec2(io.MousePos.x, a.p0.y), ImVec2(io.MousePos.x, a.p1.y), ImGui::GetColorU32(ImGuiCol_Text, 0.4f));
+  ImGui::BeginTooltip();
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < series.size(); ++k) {
+    const auto* d = series[k].data;
+    if (!d || d->empty()) continue;
+    const size_t i = d->nearest(hit.x);
+    if (i >= d->size()) continue;
+    const double dist = std::abs(d->x(i) - hit.x);
+    if (dist < best) {
+      best = dist;
+      hit.series = static_cast<int>(k);
+      hit.index = i;
     }
-    if (any_band)
-      for (const auto& b : *bands)
-        if (hit.x >= b.x0 - 0.5 && hit.x <= b.x1 + 0.5) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kBandText), "%s", b.label.c_str());
-    if (near_marker) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(marker_col), "step %.0f: %s", near_marker->x,
-                                        near_marker->detail.empty() ? near_marker->label.c_str() : near_marker->detail.c_str());
-    ImGui::TextDisabled("drag: pan  wheel: zoom  double-click: fit");
-    ImGui::EndTooltip();
+    const float y = d->y(i);
+    char buf[160];
+    const std::string name = legend_name(series, same, k);
+    if (std::isfinite(y)) std::snprintf(buf, sizeof buf, "%s  step %.0f: %.6g", name.c_str(), d->x(i), y);
+    else std::snprintf(buf, sizeof buf, "%s  step %.0f: %s (non-finite)", name.c_str(), d->x(i), std::isnan(y) ? "NaN" : (y > 0 ? "+Inf" : "-Inf"));
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(std::isfinite(y) ? series[k].color : kMarker), "%s", buf);
   }
+  if (bands)
+    for (const auto& b : *bands)
+      if (hit.x >= b.x0 - 0.5 && hit.x <= b.x1 + 0.5) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(kBandText), "%s", b.label.c_str());
+  if (near_marker) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(marker_col), "step %.0f: %s", near_marker->x,
+                                      near_marker->detail.empty() ? near_marker->label.c_str() : near_marker->detail.c_str());
+  ImGui::TextDisabled("drag: pan  wheel: zoom  double-click: fit");
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+CurveHit draw_curves(const char* id, const char* title, const std::vector<CurveSeries>& series, ImVec2 size, CurveView* view,
+                     const std::vector<CurveMarker>& markers, const std::vector<CurveBand>* bands) {
+  CurveHit hit;
+  ImGui::PushID(id);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float line = ImGui::GetTextLineHeight();
+  size.x = std::max(size.x, 40.f);
+  size.y = std::max(size.y, 3 * line + 10.f);
+  ImGui::InvisibleButton("##plot", size, ImGuiButtonFlags_MouseButtonLeft);
+  const bool hovered = ImGui::IsItemHovered();
+  const bool active = ImGui::IsItemActive();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+
+  // A series with the same points as an earlier one is drawn as marks over that one's line
+  // (it would hide it exactly), and its legend entry says so.
+  const std::vector<int> same = coinciding_curves(series);
+  const bool any_band = bands && !bands->empty();
+  draw_legend(dl, origin, title, series, same, any_band);
+
+  const float left = ImGui::CalcTextSize("-0.0000").x + 6, bottom = line + 4;
+  const float right = ImGui::CalcTextSize("00000").x * 0.5f + 4;  // room for the last x tick label
+  PlotArea a;
+  a.p0 = ImVec2(origin.x + left, origin.y + line + 4);
+  a.p1 = ImVec2(origin.x + size.x - right, origin.y + size.y - bottom);
+  a.pw = std::max(1.f, a.p1.x - a.p0.x);
+  a.ph = std::max(1.f, a.p1.y - a.p0.y);
+  dl->AddRectFilled(a.p0, a.p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
+
+  double dx0 = 0, dx1 = 1;
+  if (!data_x_range(series, &dx0, &dx1)) {
+    dl->AddText(ImVec2(a.p0.x + 6, a.p0.y + 4), ImGui::GetColorU32(ImGuiCol_TextDisabled), "no data yet");
+    dl->PopClipRect();
+    ImGui::PopID();
+    return hit;
+  }
+  pan_and_zoom(view, a, hovered, active, dx0, dx1);
+  float ylo = 0, yhi = 1;
+  if (!visible_y_range(series, view->x0, view->x1, view->log_y, &ylo, &yhi)) {
+    ylo = 0;
+    yhi = 1;
+  }
+  draw_grid(dl, a, *view, ylo, yhi);
+  if (any_band) draw_bands(dl, a, *view, *bands);
+  const ImU32 marker_col = ImGui::GetColorU32(ImGuiCol_Text, 0.55f);
+  const CurveMarker* near_marker = draw_markers(dl, a, *view, markers, hovered, marker_col);
+  draw_series(dl, a, *view, series, same, ylo, yhi);
+  const ImGuiIO& io = ImGui::GetIO();
+  if (hovered && io.MousePos.x >= a.p0.x && io.MousePos.x <= a.p1.x)
+    curve_tooltip(dl, a, *view, series, same, any_band ? bands : nullptr, near_marker, marker_col, hit);
   dl->PopClipRect();
   ImGui::PopID();
   return hit;

@@ -201,102 +201,107 @@ const Texture& ColorbarImage::texture(viz::Colormap map) {
 
 float colorbar_width() { return ImGui::CalcTextSize("-0.000").x + 34.f; }
 
-HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, const HeatmapAxes& axes) {
-  HeatmapHit hit;
-  size.x = std::max(size.x, 8.f);
-  size.y = std::max(size.y, 8.f);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const bool pressed = ImGui::InvisibleButton(id, size);
-  const bool item_hovered = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float line_h = ImGui::GetTextLineHeight();
-  const int rows = image.rows(), cols = image.cols();
-  if (image.empty()) {
-    dl->AddText(ImVec2(origin.x + 4, origin.y + 4), kLabel, "(no data)");
-    return hit;
-  }
+namespace {
 
-  const bool row_labels = !(axes.row_labels && axes.row_labels->empty());
-  const bool col_labels = !(axes.col_labels && axes.col_labels->empty());
-  float group_w = 0.f;
-  for (const auto& g : axes.row_groups) group_w = std::max(group_w, ImGui::CalcTextSize(g.second.c_str()).x);
-  if (group_w > 0.f) group_w += 10.f;
-  const float left = group_w + (row_labels ? widest(axes.row_labels, axes.row_label_offset, rows) + 6.f : 2.f);
+// The heatmap's layout: the map's corners inside the widget, its cell size, the margins and
+// the label strides that fit.
+struct HeatmapLayout {
+  ImVec2 origin, size, pmin, pmax;
+  int rows = 0, cols = 0;
+  float line_h = 0.f, group_w = 0.f, right = 0.f, cw = 0.f, rh = 0.f;
+  bool row_labels = false, col_labels = false;
+  int row_stride = 1, col_stride = 1;
+  std::string x_title;  // the x title, with the note of a thinned axis
+};
+
+HeatmapLayout layout_heatmap(const HeatmapAxes& axes, ImVec2 origin, ImVec2 size, int rows, int cols) {
+  HeatmapLayout l;
+  l.origin = origin;
+  l.size = size;
+  l.rows = rows;
+  l.cols = cols;
+  l.line_h = ImGui::GetTextLineHeight();
+  const float line_h = l.line_h;
+  l.row_labels = !(axes.row_labels && axes.row_labels->empty());
+  l.col_labels = !(axes.col_labels && axes.col_labels->empty());
+  for (const auto& g : axes.row_groups) l.group_w = std::max(l.group_w, ImGui::CalcTextSize(g.second.c_str()).x);
+  if (l.group_w > 0.f) l.group_w += 10.f;
+  const float left = l.group_w + (l.row_labels ? widest(axes.row_labels, axes.row_label_offset, rows) + 6.f : 2.f);
   const bool top_line = !axes.col_groups.empty() || !axes.y_title.empty() || (axes.colorbar && !axes.colorbar_label.empty());
   const float top = top_line ? line_h + 4.f : 2.f;
-  const float right = axes.colorbar ? colorbar_width() : 2.f;
-  ImVec2 pmin(origin.x + left, origin.y + top);
-  ImVec2 pmax(origin.x + size.x - right, origin.y);
-  if (pmax.x - pmin.x < 4.f) pmax.x = pmin.x + 4.f;
-  const float cw = (pmax.x - pmin.x) / static_cast<float>(cols);
+  l.right = axes.colorbar ? colorbar_width() : 2.f;
+  l.pmin = ImVec2(origin.x + left, origin.y + top);
+  l.pmax = ImVec2(origin.x + size.x - l.right, origin.y);
+  if (l.pmax.x - l.pmin.x < 4.f) l.pmax.x = l.pmin.x + 4.f;
+  l.cw = (l.pmax.x - l.pmin.x) / static_cast<float>(cols);
   // Column labels are thinned to a stride that fits the widest of them (the first and last
   // columns, "self" and "<cls>", are left out of the measure: they are placed first anyway).
   const float col_label_w = (axes.col_labels && cols > 2 ? widest(axes.col_labels, 0, 1, cols - 1)
                                                          : widest(axes.col_labels, axes.col_label_offset, cols)) + 4.f;
-  const int col_stride = col_labels ? nice_stride(col_label_w / std::max(cw, 1e-3f)) : 1;
+  l.col_stride = l.col_labels ? nice_stride(col_label_w / std::max(l.cw, 1e-3f)) : 1;
   // Index labels (no label vector) thin like any numeric axis; named ones (tokens) say so.
   const bool named_cols = axes.col_labels != nullptr, named_rows = axes.row_labels != nullptr;
   // A thinned axis says so under the map ("every 2nd column label shown"), so the labels that
   // are drawn never read as the tokens themselves; hovering a cell names its row and column.
   auto bottom_for = [&](bool note) {
-    return (col_labels ? line_h + 3.f : 2.f) + (axes.x_title.empty() && !note ? 0.f : line_h + 2.f);
+    return (l.col_labels ? line_h + 3.f : 2.f) + (axes.x_title.empty() && !note ? 0.f : line_h + 2.f);
   };
   auto row_stride_for = [&](float bottom) {
-    const float h = std::max(origin.y + size.y - bottom - pmin.y, 4.f);
-    return row_labels ? nice_stride((line_h + 1.f) / std::max(h / static_cast<float>(rows), 1e-3f)) : 1;
+    const float h = std::max(origin.y + size.y - bottom - l.pmin.y, 4.f);
+    return l.row_labels ? nice_stride((line_h + 1.f) / std::max(h / static_cast<float>(rows), 1e-3f)) : 1;
   };
-  int row_stride = row_stride_for(bottom_for(false));
-  const bool note = (named_cols && col_stride > 1) || (named_rows && row_stride > 1);
-  if (note) row_stride = row_stride_for(bottom_for(true));
-  const std::string x_title =
-      heatmap_axis_title(axes.x_title, named_cols ? col_stride : 1, named_rows ? row_stride : 1);
+  l.row_stride = row_stride_for(bottom_for(false));
+  const bool note = (named_cols && l.col_stride > 1) || (named_rows && l.row_stride > 1);
+  if (note) l.row_stride = row_stride_for(bottom_for(true));
+  l.x_title = heatmap_axis_title(axes.x_title, named_cols ? l.col_stride : 1, named_rows ? l.row_stride : 1);
   const float bottom = bottom_for(note);
-  pmax.y = origin.y + size.y - bottom;
-  if (pmax.y - pmin.y < 4.f) pmax.y = pmin.y + 4.f;
-  hit.plot_min = pmin;
-  hit.plot_max = pmax;
-  const float rh = (pmax.y - pmin.y) / static_cast<float>(rows);
+  l.pmax.y = origin.y + size.y - bottom;
+  if (l.pmax.y - l.pmin.y < 4.f) l.pmax.y = l.pmin.y + 4.f;
+  l.rh = (l.pmax.y - l.pmin.y) / static_cast<float>(rows);
+  return l;
+}
 
-  dl->AddImage(image.texture().id(), pmin, pmax);
-
+void draw_separators(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes) {
   for (int c : axes.col_separators) {
-    if (c <= 0 || c >= cols) continue;
-    const float x = std::round(pmin.x + cw * static_cast<float>(c));
-    dl->AddLine(ImVec2(x, pmin.y), ImVec2(x, pmax.y), kSeparator, 1.5f);
+    if (c <= 0 || c >= l.cols) continue;
+    const float x = std::round(l.pmin.x + l.cw * static_cast<float>(c));
+    dl->AddLine(ImVec2(x, l.pmin.y), ImVec2(x, l.pmax.y), kSeparator, 1.5f);
   }
-
   for (int r : axes.row_separators) {
-    if (r <= 0 || r >= rows) continue;
-    const float y = std::round(pmin.y + rh * static_cast<float>(r));
-    dl->AddLine(ImVec2(pmin.x, y), ImVec2(pmax.x, y), kSeparator, 1.5f);
+    if (r <= 0 || r >= l.rows) continue;
+    const float y = std::round(l.pmin.y + l.rh * static_cast<float>(r));
+    dl->AddLine(ImVec2(l.pmin.x, y), ImVec2(l.pmax.x, y), kSeparator, 1.5f);
   }
-  // Row group captions in a margin left of the row labels, centred on their span with a
-  // bracket line beside them; clipped to the span so neighbours never overlap.
+}
+
+// Row group captions in a margin left of the row labels, centred on their span with a
+// bracket line beside them; clipped to the span so neighbours never overlap. Column group
+// captions above the map, centred on their span; a caption wider than its span (the
+// one-column "self") may spill into the margin beside the map, never over the neighbouring
+// group.
+void draw_groups(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes) {
+  const ImVec2 origin = l.origin, pmin = l.pmin;
   for (size_t g = 0; g < axes.row_groups.size(); ++g) {
     const int r0 = std::max(0, axes.row_groups[g].first);
-    const int r1 = g + 1 < axes.row_groups.size() ? axes.row_groups[g + 1].first : rows;
-    if (r0 >= rows || r1 <= r0) continue;
-    const float y0 = pmin.y + rh * static_cast<float>(r0), y1 = pmin.y + rh * static_cast<float>(r1);
-    const float bx = origin.x + group_w - 5.f;
+    const int r1 = g + 1 < axes.row_groups.size() ? axes.row_groups[g + 1].first : l.rows;
+    if (r0 >= l.rows || r1 <= r0) continue;
+    const float y0 = pmin.y + l.rh * static_cast<float>(r0), y1 = pmin.y + l.rh * static_cast<float>(r1);
+    const float bx = origin.x + l.group_w - 5.f;
     dl->AddLine(ImVec2(bx, y0 + 1.f), ImVec2(bx, y1 - 1.f), kLabel, 1.f);
     const char* text = axes.row_groups[g].second.c_str();
-    float y = 0.5f * (y0 + y1 - line_h);
-    y = std::max(y0, std::min(y, y1 - line_h));
+    float y = 0.5f * (y0 + y1 - l.line_h);
+    y = std::max(y0, std::min(y, y1 - l.line_h));
     dl->PushClipRect(ImVec2(origin.x, y0), ImVec2(bx - 1.f, std::max(y1, y0 + 1.f)), true);
     dl->AddText(ImVec2(origin.x + 1.f, y), kLabel, text);
     dl->PopClipRect();
   }
-
-  // Column group captions above the map, centred on their span; a caption wider than its
-  // span (the one-column "self") may spill into the margin beside the map, never over the
-  // neighbouring group.
   for (size_t g = 0; g < axes.col_groups.size(); ++g) {
     const int c0 = std::max(0, axes.col_groups[g].first);
-    const int c1 = g + 1 < axes.col_groups.size() ? axes.col_groups[g + 1].first : cols;
-    if (c0 >= cols || c1 <= c0) continue;
-    const float x0 = pmin.x + cw * static_cast<float>(c0), x1 = pmin.x + cw * static_cast<float>(c1);
+    const int c1 = g + 1 < axes.col_groups.size() ? axes.col_groups[g + 1].first : l.cols;
+    if (c0 >= l.cols || c1 <= c0) continue;
+    const float x0 = pmin.x + l.cw * static_cast<float>(c0), x1 = pmin.x + l.cw * static_cast<float>(c1);
     const float lo = g == 0 ? origin.x : x0;
-    const float hi = g + 1 == axes.col_groups.size() ? origin.x + size.x : x1;
+    const float hi = g + 1 == axes.col_groups.size() ? origin.x + l.size.x : x1;
     const char* text = axes.col_groups[g].second.c_str();
     const float tw = ImGui::CalcTextSize(text).x;
     float x = 0.5f * (x0 + x1 - tw);
@@ -307,52 +312,56 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
   }
   if (!axes.y_title.empty() && axes.col_groups.empty())
     dl->AddText(ImVec2(origin.x + 1.f, origin.y + 1.f), kLabel, axes.y_title.c_str());
+}
 
-  // Row labels, right-aligned, thinned to a nice stride.
-  if (row_labels) {
-    const int stride = row_stride;
+// Row labels, right-aligned, thinned to a nice stride; column labels below, centred under
+// their cells (the first and last columns, e.g. "self" and "<cls>", and the highlighted one
+// always get theirs; the others are thinned to a stride that fits the widest of them); the x
+// title under them.
+void draw_axis_labels(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes) {
+  const ImVec2 origin = l.origin, pmin = l.pmin, pmax = l.pmax;
+  if (l.row_labels) {
     auto draw_row_label = [&](int r, ImU32 col) {
       const std::string s = label_of(axes.row_labels, axes.row_label_offset, r);
       const ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-      dl->AddText(ImVec2(pmin.x - 4.f - ts.x, pmin.y + rh * (static_cast<float>(r) + 0.5f) - 0.5f * ts.y), col, s.c_str());
+      dl->AddText(ImVec2(pmin.x - 4.f - ts.x, pmin.y + l.rh * (static_cast<float>(r) + 0.5f) - 0.5f * ts.y), col, s.c_str());
     };
     const int hr = axes.highlight_row;
-    const float min_gap = line_h;
-    for (int r = 0; r < rows; r += stride) {
-      if (hr >= 0 && hr < rows && std::fabs(static_cast<float>(r - hr) * rh) < min_gap && r != hr) continue;
+    const float min_gap = l.line_h;
+    for (int r = 0; r < l.rows; r += l.row_stride) {
+      if (hr >= 0 && hr < l.rows && std::fabs(static_cast<float>(r - hr) * l.rh) < min_gap && r != hr) continue;
       draw_row_label(r, kLabel);
     }
-    if (hr >= 0 && hr < rows) draw_row_label(hr, kHighlight);
+    if (hr >= 0 && hr < l.rows) draw_row_label(hr, kHighlight);
   }
-
-  // Column labels below, centred under their cells. The first and last columns (e.g. "self"
-  // and "<cls>") and the highlighted one always get theirs; the others are thinned to a
-  // stride that fits the widest of them.
-  if (col_labels) {
+  if (l.col_labels) {
     const int hc = axes.highlight_col;
-    const int stride = col_stride;
     // Priority: the highlighted column, the ones the caller names (a segment's first and last
     // token), then the first and last columns ("self", "<cls>"), then every stride-th one.
-    const std::vector<int> priority = col_label_priority(axes, cols);
+    const std::vector<int> priority = col_label_priority(axes, l.cols);
     auto width = [&](int c) { return ImGui::CalcTextSize(label_of(axes.col_labels, axes.col_label_offset, c).c_str()).x; };
     // A gap of a space's width (scales with the UI) between neighbouring labels.
     const float gap = std::max(3.f, ImGui::CalcTextSize(" ").x);
-    for (const ColLabel& l : place_col_labels(cols, width, pmin.x, cw, origin.x, origin.x + size.x, priority, stride, gap))
-      dl->AddText(ImVec2(l.x, pmax.y + 2.f), l.col == hc ? kHighlight : kLabel,
-                  label_of(axes.col_labels, axes.col_label_offset, l.col).c_str());
+    for (const ColLabel& c :
+         place_col_labels(l.cols, width, pmin.x, l.cw, origin.x, origin.x + l.size.x, priority, l.col_stride, gap))
+      dl->AddText(ImVec2(c.x, pmax.y + 2.f), c.col == hc ? kHighlight : kLabel,
+                  label_of(axes.col_labels, axes.col_label_offset, c.col).c_str());
   }
-  if (!x_title.empty()) {
-    const float tw = ImGui::CalcTextSize(x_title.c_str()).x;
+  if (!l.x_title.empty()) {
+    const float tw = ImGui::CalcTextSize(l.x_title.c_str()).x;
     // Centred under the map, kept inside the widget (clipped at its right edge when longer).
-    const float x = std::max(origin.x, std::min(0.5f * (pmin.x + pmax.x - tw), origin.x + size.x - tw));
-    dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
-    dl->AddText(ImVec2(x, origin.y + size.y - line_h - 1.f), kLabel, x_title.c_str());
+    const float x = std::max(origin.x, std::min(0.5f * (pmin.x + pmax.x - tw), origin.x + l.size.x - tw));
+    dl->PushClipRect(origin, ImVec2(origin.x + l.size.x, origin.y + l.size.y), true);
+    dl->AddText(ImVec2(x, origin.y + l.size.y - l.line_h - 1.f), kLabel, l.x_title.c_str());
     dl->PopClipRect();
   }
+}
 
-  // Highlights: an outline that stays visible even when a row is thinner than a pixel.
-  if (axes.highlight_row >= 0 && axes.highlight_row < rows) {
-    float y0 = pmin.y + rh * static_cast<float>(axes.highlight_row), y1 = y0 + rh;
+// Highlights: an outline that stays visible even when a row is thinner than a pixel.
+void draw_highlights(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes) {
+  const ImVec2 pmin = l.pmin, pmax = l.pmax;
+  if (axes.highlight_row >= 0 && axes.highlight_row < l.rows) {
+    float y0 = pmin.y + l.rh * static_cast<float>(axes.highlight_row), y1 = y0 + l.rh;
     if (y1 - y0 < 3.f) {
       const float c = 0.5f * (y0 + y1);
       y0 = c - 1.5f;
@@ -362,8 +371,8 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
     dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), IM_COL32(0, 0, 0, 255), 0.f, 0, 3.f * lw);
     dl->AddRect(ImVec2(pmin.x - 1, y0 - 1), ImVec2(pmax.x + 1, y1 + 1), kHighlight, 0.f, 0, 1.5f * lw);
   }
-  if (axes.highlight_col >= 0 && axes.highlight_col < cols) {
-    float x0 = pmin.x + cw * static_cast<float>(axes.highlight_col), x1 = x0 + cw;
+  if (axes.highlight_col >= 0 && axes.highlight_col < l.cols) {
+    float x0 = pmin.x + l.cw * static_cast<float>(axes.highlight_col), x1 = x0 + l.cw;
     if (x1 - x0 < 3.f) {
       const float c = 0.5f * (x0 + x1);
       x0 = c - 1.5f;
@@ -372,37 +381,65 @@ HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, 
     dl->AddRect(ImVec2(x0 - 1, pmin.y - 1), ImVec2(x1 + 1, pmax.y + 1), IM_COL32(0, 0, 0, 255), 0.f, 0, 3.f);
     dl->AddRect(ImVec2(x0 - 1, pmin.y - 1), ImVec2(x1 + 1, pmax.y + 1), IM_COL32(255, 255, 255, 255), 0.f, 0, 1.5f);
   }
+}
 
-  // Colorbar with nice ticks.
-  if (axes.colorbar) {
-    const Texture& bar = axes.colorbar->texture(axes.cmap);
-    const float bx0 = pmax.x + 10.f, bx1 = bx0 + 14.f;
-    if (bar.valid()) dl->AddImage(bar.id(), ImVec2(bx0, pmin.y), ImVec2(bx1, pmax.y));
-    dl->AddRect(ImVec2(bx0, pmin.y), ImVec2(bx1, pmax.y), IM_COL32(120, 120, 120, 255));
-    const double lo = axes.vmin, hi = axes.vmax;
-    if (std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
-      const int max_ticks = std::max(2, static_cast<int>((pmax.y - pmin.y) / (line_h * 2.2f)));
-      auto ticks = viz::nice_ticks(lo, hi, max_ticks);
-      const double step = viz::tick_step(ticks, lo, hi);
-      for (double v : ticks) {
-        const float y = pmax.y - static_cast<float>((v - lo) / (hi - lo)) * (pmax.y - pmin.y);
-        dl->AddLine(ImVec2(bx1, y), ImVec2(bx1 + 4.f, y), kLabel);
-        const std::string s = viz::format_tick(v, step);
-        dl->AddText(ImVec2(bx1 + 6.f, y - 0.5f * line_h), kLabel, s.c_str());
-      }
-    }
-    if (!axes.colorbar_label.empty()) {
-      const float tw = ImGui::CalcTextSize(axes.colorbar_label.c_str()).x;
-      dl->AddText(ImVec2(std::max(pmax.x - tw + right, pmin.x), origin.y + 1.f), kLabel, axes.colorbar_label.c_str());
+// Colorbar with nice ticks, and its label over it.
+void draw_colorbar(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes) {
+  const ImVec2 pmin = l.pmin, pmax = l.pmax;
+  const float line_h = l.line_h;
+  const Texture& bar = axes.colorbar->texture(axes.cmap);
+  const float bx0 = pmax.x + 10.f, bx1 = bx0 + 14.f;
+  if (bar.valid()) dl->AddImage(bar.id(), ImVec2(bx0, pmin.y), ImVec2(bx1, pmax.y));
+  dl->AddRect(ImVec2(bx0, pmin.y), ImVec2(bx1, pmax.y), IM_COL32(120, 120, 120, 255));
+  const double lo = axes.vmin, hi = axes.vmax;
+  if (std::isfinite(lo) && std::isfinite(hi) && hi > lo) {
+    const int max_ticks = std::max(2, static_cast<int>((pmax.y - pmin.y) / (line_h * 2.2f)));
+    auto ticks = viz::nice_ticks(lo, hi, max_ticks);
+    const double step = viz::tick_step(ticks, lo, hi);
+    for (double v : ticks) {
+      const float y = pmax.y - static_cast<float>((v - lo) / (hi - lo)) * (pmax.y - pmin.y);
+      dl->AddLine(ImVec2(bx1, y), ImVec2(bx1 + 4.f, y), kLabel);
+      const std::string s = viz::format_tick(v, step);
+      dl->AddText(ImVec2(bx1 + 6.f, y - 0.5f * line_h), kLabel, s.c_str());
     }
   }
+  if (!axes.colorbar_label.empty()) {
+    const float tw = ImGui::CalcTextSize(axes.colorbar_label.c_str()).x;
+    dl->AddText(ImVec2(std::max(pmax.x - tw + l.right, pmin.x), l.origin.y + 1.f), kLabel, axes.colorbar_label.c_str());
+  }
+}
+
+}  // namespace
+
+HeatmapHit draw_heatmap(const char* id, const HeatmapImage& image, ImVec2 size, const HeatmapAxes& axes) {
+  HeatmapHit hit;
+  size.x = std::max(size.x, 8.f);
+  size.y = std::max(size.y, 8.f);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const bool pressed = ImGui::InvisibleButton(id, size);
+  const bool item_hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const int rows = image.rows(), cols = image.cols();
+  if (image.empty()) {
+    dl->AddText(ImVec2(origin.x + 4, origin.y + 4), kLabel, "(no data)");
+    return hit;
+  }
+  const HeatmapLayout l = layout_heatmap(axes, origin, size, rows, cols);
+  hit.plot_min = l.pmin;
+  hit.plot_max = l.pmax;
+  dl->AddImage(image.texture().id(), l.pmin, l.pmax);
+  draw_separators(dl, l, axes);
+  draw_groups(dl, l, axes);
+  draw_axis_labels(dl, l, axes);
+  draw_highlights(dl, l, axes);
+  if (axes.colorbar) draw_colorbar(dl, l, axes);
 
   // Hover and click.
   const ImVec2 m = ImGui::GetIO().MousePos;
-  if (item_hovered && m.x >= pmin.x && m.x < pmax.x && m.y >= pmin.y && m.y < pmax.y) {
+  if (item_hovered && m.x >= l.pmin.x && m.x < l.pmax.x && m.y >= l.pmin.y && m.y < l.pmax.y) {
     hit.hovered = true;
-    hit.col = std::min(cols - 1, std::max(0, static_cast<int>((m.x - pmin.x) / cw)));
-    hit.row = std::min(rows - 1, std::max(0, static_cast<int>((m.y - pmin.y) / rh)));
+    hit.col = std::min(cols - 1, std::max(0, static_cast<int>((m.x - l.pmin.x) / l.cw)));
+    hit.row = std::min(rows - 1, std::max(0, static_cast<int>((m.y - l.pmin.y) / l.rh)));
     hit.clicked = pressed;
   }
   return hit;
