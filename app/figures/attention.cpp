@@ -3,6 +3,10 @@
 #include "app/figures/palette.h"
 #include "core/trace/keys.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 namespace mnemo::app {
 
 namespace {
@@ -63,10 +67,31 @@ std::string attention_file_stem(const AttentionData& a) {
   return "mtn_attention";
 }
 
+void set_weight_scale(viz::HeatmapSpec& s, float vmin, float vmax) {
+  const bool given = std::isfinite(vmin) && std::isfinite(vmax) && vmax > vmin;
+  if (given) {
+    s.vmin = vmin;
+    s.vmax = vmax;
+  } else {
+    float m = NAN;
+    for (float x : s.values)
+      if (std::isfinite(x)) m = std::isfinite(m) ? std::max(m, x) : x;
+    s.vmin = 0.f;
+    s.vmax = std::isfinite(m) && m > 0.f ? m : 1.f;
+  }
+  // In the title, which is never cut (a colour bar's label is cut to the bar's height).
+  char range[96];
+  std::snprintf(range, sizeof range, ", colour %.3g..%.3g%s", static_cast<double>(s.vmin), static_cast<double>(s.vmax),
+                given ? "" : " (the map's largest)");
+  s.title += range;
+}
+
 void write_attention_map(const AttentionData& a, int64_t segment, int li, int head, const std::string& base,
-                         const FigureFormats& fm, std::vector<std::string>& out) {
+                         const FigureFormats& fm, std::vector<std::string>& out, float vmin, float vmax) {
   if (a.empty()) return;
-  write_heatmap(attention_map_spec(a, segment, li, head), base, fm, out);
+  viz::HeatmapSpec s = attention_map_spec(a, segment, li, head);
+  set_weight_scale(s, vmin, vmax);
+  write_heatmap(s, base, fm, out);
 }
 
 void write_attention_masses(const AttentionData& a, int64_t segment, int head, const std::string& base,

@@ -6,6 +6,8 @@
 #pragma once
 #include "app/figures/figures.h"
 
+#include <cmath>
+
 namespace mnemo::app {
 
 // The map of layer index li (into a.layers) and head (-1 = mean over heads) of step `st`.
@@ -17,9 +19,15 @@ viz::BarSpec attention_mass_spec(const AttentionData& a, int64_t segment, int he
 // "mtn_attention" by the trace the map came from.
 std::string attention_file_stem(const AttentionData& a);
 
-// The map (heatmap + CSV matrix) of one layer index and head.
+// A weight map's colour range: vmin..vmax where both are finite (the scale a panel draws),
+// else 0..the map's largest; printed at the end of the title (", colour 0..1"; auto:
+// ", colour 0..0.37 (the map's largest)"), so a figure says the scale it was drawn on.
+void set_weight_scale(viz::HeatmapSpec& s, float vmin = NAN, float vmax = NAN);
+
+// The map (heatmap + CSV matrix) of one layer index and head, on the colour range vmin..vmax
+// (NaN: 0..the map's largest; set_weight_scale prints it in the title).
 void write_attention_map(const AttentionData& a, int64_t segment, int li, int head, const std::string& base,
-                         const FigureFormats& fm, std::vector<std::string>& out);
+                         const FigureFormats& fm, std::vector<std::string>& out, float vmin = NAN, float vmax = NAN);
 // The block-mass bars (head -1: mean) and base.csv with every layer and head (layer, head, masses...).
 void write_attention_masses(const AttentionData& a, int64_t segment, int head, const std::string& base,
                             const FigureFormats& fm, std::vector<std::string>& out);

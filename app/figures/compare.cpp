@@ -238,7 +238,7 @@ viz::Figure heading(const std::string& side, const std::string& label, const std
 
 viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
                                int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
-                               float width) {
+                               float width, ColourRange range_a, ColourRange range_b) {
   std::string wa, wb;
   viz::HeatmapSpec sa = side_map_spec(a, writer_head, attn_layer, attn_head, selected_slot, &wa);
   viz::HeatmapSpec sb = side_map_spec(b, writer_head, attn_layer, attn_head, selected_slot, &wb);
@@ -250,11 +250,27 @@ viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::
       sa.vmax = sb.vmax = m;
     }
   }
+  // The ranges the panels draw win (the app's export: the slide shows what the screen does).
+  auto use = [](viz::HeatmapSpec& s, const ColourRange& r) {
+    if (!r.given()) return;
+    s.vmin = r.lo;
+    s.vmax = r.hi;
+  };
+  use(sa, range_a);
+  use(sb, range_b);
   const float slide_h = std::round(width * 9.f / 16.f);
   const float title_h = 34.f, head_h = 24.f;
   const float map_h = std::floor((slide_h - title_h - 2.f * head_h - 3.f * 12.f) / 2.f);
-  char scale[96] = "";
-  if (same_scale && std::isfinite(sa.vmax)) std::snprintf(scale, sizeof scale, "; one colour scale 0..%.4g", sa.vmax);
+  char scale[128] = "";
+  // Each side's range: the one it is drawn on (0..its own largest when none was set).
+  auto lo = [](const viz::HeatmapSpec& s) { return std::isfinite(s.vmin) ? s.vmin : 0.f; };
+  auto hi = [](const viz::HeatmapSpec& s) { return std::isfinite(s.vmax) ? s.vmax : finite_max(s.values); };
+  if (sa.rows > 0 && sb.rows > 0 && lo(sa) == lo(sb) && hi(sa) == hi(sb))
+    std::snprintf(scale, sizeof scale, "; one colour scale %.4g..%.4g", lo(sa), hi(sa));
+  else if (sa.rows > 0 && sb.rows > 0)
+    std::snprintf(scale, sizeof scale, "; colour A %.4g..%.4g, B %.4g..%.4g", lo(sa), hi(sa), lo(sb), hi(sb));
+  else if (sa.rows > 0 || sb.rows > 0)
+    std::snprintf(scale, sizeof scale, "; colour %.4g..%.4g", sa.rows > 0 ? lo(sa) : lo(sb), sa.rows > 0 ? hi(sa) : hi(sb));
   std::vector<viz::Figure> rows;
   viz::Figure title;
   title.width = width;
@@ -283,9 +299,10 @@ viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::
 
 void write_side_by_side(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
                         int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
-                        const std::string& base, const FigureFormats& fm, std::vector<std::string>& out) {
-  const viz::Figure slide =
-      side_by_side_slide(a, b, label_a, label_b, writer_head, attn_layer, attn_head, same_scale, selected_slot);
+                        const std::string& base, const FigureFormats& fm, std::vector<std::string>& out,
+                        ColourRange range_a, ColourRange range_b) {
+  const viz::Figure slide = side_by_side_slide(a, b, label_a, label_b, writer_head, attn_layer, attn_head, same_scale,
+                                               selected_slot, 1600.f, range_a, range_b);
   if (slide.width <= 1.f) return;  // neither side has a map
   write_figure(slide, base, FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   // A - B when the two maps are of one kind and shape, at the slide's width.

@@ -63,14 +63,21 @@ float shown_attention_max(const StepData& st, bool writer, int writer_head, int 
 viz::HeatmapSpec side_map_spec(const StepData& st, int writer_head, int attn_layer, int attn_head, int selected_slot,
                                std::string* what);
 
+// A side's colour range as its panel draws it (lo..hi); NaN: not given.
+struct ColourRange {
+  float lo = NAN, hi = NAN;
+  bool given() const { return std::isfinite(lo) && std::isfinite(hi) && hi > lo; }
+};
+
 // The slide figure of the side-by-side export: A's map over B's, each at `width` pixels
 // (its cells stretched to fill it) under a line with the side's model, map and numbers
-// (side_summary); together about width x 9/16 (a 16:9 slide). `vmax` (finite): both maps on
-// 0..vmax (the shared scale), else each its own. Empty figure (width 0) when neither side
-// has a map.
+// (side_summary); together about width x 9/16 (a 16:9 slide). A side whose range_a / range_b
+// is given is drawn on it (the range its panel draws: the app's export); otherwise
+// same_scale puts both on 0..the larger maximum of the two maps, else each on its own
+// 0..max. The title prints the ranges. Empty figure (width 0) when neither side has a map.
 viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
                                int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
-                               float width = 1600.f);
+                               float width = 1600.f, ColourRange range_a = {}, ColourRange range_b = {});
 
 // The side-by-side export of a step: base.{png,svg} the slide figure above (A over B), and,
 // when the two maps are of one kind and shape, base_diff.{png,svg} with A - B at the same
@@ -78,6 +85,7 @@ viz::Figure side_by_side_slide(const StepData& a, const StepData& b, const std::
 // models in the titles.
 void write_side_by_side(const StepData& a, const StepData& b, const std::string& label_a, const std::string& label_b,
                         int writer_head, int attn_layer, int attn_head, bool same_scale, int selected_slot,
-                        const std::string& base, const FigureFormats& fm, std::vector<std::string>& out);
+                        const std::string& base, const FigureFormats& fm, std::vector<std::string>& out,
+                        ColourRange range_a = {}, ColourRange range_b = {});
 
 }  // namespace mnemo::app

@@ -1,5 +1,6 @@
 #include "app/figures/memformer.h"
 
+#include "app/figures/attention.h"
 #include "app/figures/palette.h"
 
 #include <algorithm>
@@ -132,9 +133,10 @@ viz::LineSpec token_loss_spec(const VisitedSegments& visited) {
 }
 
 void write_writer_attention(const StepData& st, int head, int highlight, const std::string& base, const FigureFormats& fm,
-                            std::vector<std::string>& out) {
+                            std::vector<std::string>& out, float vmin, float vmax) {
   if (!st.has_writer()) return;
   viz::HeatmapSpec spec = writer_attention_spec(st, head);
+  set_weight_scale(spec, vmin, vmax);
   if (highlight >= 0 && highlight < spec.rows) spec.highlight_row = highlight;
   write_heatmap(spec, base, fm, out);
 }

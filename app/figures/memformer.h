@@ -5,6 +5,8 @@
 #include "app/figures/figures.h"
 #include "core/trace/slot_types.h"
 
+#include <cmath>
+
 namespace mnemo::app {
 
 // Writer attention as a heatmap: rows = slots, columns = [self | the segment's real tokens
@@ -23,8 +25,10 @@ viz::LineSpec token_loss_spec(const VisitedSegments& visited);
 
 // Writers (base = path without extension; nothing is written when the step lacks the data).
 // head -1 = mean; highlight = a slot row to outline (-1 none).
+// On the colour range vmin..vmax (NaN: 0..the map's largest), printed in the title
+// (app/figures/attention.h set_weight_scale).
 void write_writer_attention(const StepData& st, int head, int highlight, const std::string& base,
-                            const FigureFormats& fm, std::vector<std::string>& out);
+                            const FigureFormats& fm, std::vector<std::string>& out, float vmin = NAN, float vmax = NAN);
 // + base.csv: slot, type, self_mass.
 void write_slot_types(const StepData& st, const SlotThresholds& th, const std::string& base, const FigureFormats& fm,
                       std::vector<std::string>& out);

@@ -22,6 +22,7 @@
 #include <imgui_internal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 using namespace mnemo;
@@ -399,6 +400,134 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
     bool fig = false;
     for (const auto& p : paths) fig = fig || p.find("side_by_side.svg") != std::string::npos;
     REQUIRE(fig);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+namespace {
+std::string found(const std::vector<std::string>& paths, const std::string& part, const std::string& end) {
+  for (const auto& p : paths)
+    if (p.find(part) != std::string::npos && p.size() >= end.size() && p.compare(p.size() - end.size(), end.size(), end) == 0)
+      return p;
+  return "";
+}
+std::string fmt3g(float v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", static_cast<double>(v));
+  return b;
+}
+}  // namespace
+
+TEST_CASE("side by side: Export all writes each side's panel figures named A and B beside the slide - each map on the "
+          "colour range its panel draws, printed") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  spec.seed = 7;
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    shell.set_compare_labels("memformer", "rmt");
+    for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    const std::string dir = test::temp_dir("sbs-export-all");
+    ExportRequest req = shell.export_request(PanelId::kControls, sa, dir);
+    const auto paths = export_panel(req);
+    CAPTURE(paths.size());
+    // The slide, and each side's own figures: A's Memformer panels, B's attention map, both Documents.
+    CHECK_FALSE(found(paths, "-side_by_side", ".png").empty());
+    const std::string a_writer = found(paths, "-A-writer_attention", ".svg");
+    const std::string b_attn = found(paths, "-B-attention_l", ".svg");
+    REQUIRE_FALSE(a_writer.empty());
+    REQUIRE_FALSE(b_attn.empty());
+    CHECK_FALSE(found(paths, "-A-slot_types", ".png").empty());
+    CHECK(found(paths, "-B-writer_attention", ".svg").empty());  // an RMT has no writer
+    CHECK(found(paths, "-A-attention_l", ".svg").empty());       // nor does this Memformer draw Attention
+    CHECK_FALSE(found(paths, "-A-document", ".csv").empty());
+    CHECK_FALSE(found(paths, "-B-document", ".csv").empty());
+    // Each side's figures are its own: B's attention matrix equals what exporting B alone writes,
+    // A's writer attention matrix what exporting A alone writes.
+    auto alone = [&](const ViewPtr& v, PanelId id, const std::string& part) {
+      ExportRequest r;
+      r.panel = id;
+      r.session = v;
+      r.dir = test::temp_dir("sbs-export-alone-" + part);
+      return test::read_file(found(export_panel(r), part, ".csv"));
+    };
+    const std::string b_csv = found(paths, "-B-attention_l", ".csv"), a_csv = found(paths, "-A-writer_attention", ".csv");
+    REQUIRE_FALSE(b_csv.empty());
+    REQUIRE_FALSE(a_csv.empty());
+    CHECK(test::read_file(b_csv) == alone(sb, PanelId::kAttention, "attention_l"));
+    CHECK(test::read_file(a_csv) == alone(sa, PanelId::kWriterAttention, "writer_attention"));
+    // Colour ranges: the screen's default is the fixed 0..1 on both sides; so are the figures.
+    CHECK(shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).vmax() == 1.f);
+    CHECK(shell.panel_b<AttentionPanel>(PanelId::kAttention).vmax() == 1.f);
+    CHECK(test::read_file(a_writer).find(", colour 0..1<") != std::string::npos);
+    CHECK(test::read_file(b_attn).find(", colour 0..1<") != std::string::npos);
+    CHECK(test::read_file(found(paths, "-side_by_side", ".svg")).find("one colour scale 0..1<") != std::string::npos);
+    // On the auto scale with one colour scale: both on 0..the larger maximum, as drawn.
+    shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).set_scale(0);
+    shell.panel_b<WriterAttentionPanel>(PanelId::kWriterAttention).set_scale(0);
+    shell.panel<AttentionPanel>(PanelId::kAttention).set_scale(0);
+    shell.panel_b<AttentionPanel>(PanelId::kAttention).set_scale(0);
+    for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    const float m = shell.panel_b<AttentionPanel>(PanelId::kAttention).vmax();
+    REQUIRE(m < 1.f);
+    CHECK(shell.panel<WriterAttentionPanel>(PanelId::kWriterAttention).vmax() == m);
+    const auto auto_paths = export_panel(shell.export_request(PanelId::kControls, sa, test::temp_dir("sbs-export-auto")));
+    const std::string want = ", colour 0.." + fmt3g(m) + "<";
+    CHECK(test::read_file(found(auto_paths, "-A-writer_attention", ".svg")).find(want) != std::string::npos);
+    CHECK(test::read_file(found(auto_paths, "-B-attention_l", ".svg")).find(want) != std::string::npos);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("attention export: the figure's colour range is the panel's - the fixed 0..1 by default, 0..the map's "
+          "largest when chosen - printed in its title") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr rmt = as_model(sa, "rmt", sa);
+  REQUIRE(panel_applies(PanelId::kAttention, *rmt));
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(rmt, control); });
+    CHECK(shell.attention().scale_max() == 1.f);  // the default
+    ExportRequest req = shell.export_request(PanelId::kAttention, rmt, test::temp_dir("attn-export-fixed"));
+    CHECK(req.attn_vmax == 1.f);
+    auto paths = export_panel(req);
+    const std::string fixed = test::read_file(found(paths, "attention_l", ".svg"));
+    CHECK(fixed.find(", colour 0..1<") != std::string::npos);
+    // 0..max chosen: the map's largest weight (computed here), as the panel prints it.
+    shell.attention().set_scale(0);
+    for (int f = 0; f < 2; ++f) ui.frame([&] { shell.frame(rmt, control); });
+    const AttentionData& a = rmt->step->attention;
+    const float mx = max_of(a.map(0, -1), static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols));
+    CHECK(shell.attention().scale_max() == doctest::Approx(mx).epsilon(1e-6));
+    CHECK(shell.attention().scale_text() == "colour 0.." + fmt3g(mx) + " (this map's largest)");
+    req = shell.export_request(PanelId::kAttention, rmt, test::temp_dir("attn-export-auto"));
+    CHECK(req.attn_vmax == shell.attention().scale_max());
+    paths = export_panel(req);
+    CHECK(test::read_file(found(paths, "attention_l", ".svg")).find(", colour 0.." + fmt3g(mx) + "<") !=
+          std::string::npos);
+    // The writer attention likewise (a Memformer): 0..1 by default.
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(sa, control); });
+    paths = export_panel(shell.export_request(PanelId::kWriterAttention, sa, test::temp_dir("writer-export-fixed")));
+    CHECK(test::read_file(found(paths, "writer_attention", ".svg")).find(", colour 0..1<") !=
+          std::string::npos);
   } catch (const test::ImGuiAssertFailure& e) {
     ImGui::SetCurrentContext(nullptr);
     FAIL(e.what());

@@ -6,15 +6,20 @@
 #include "app/commands/gui.h"
 #include "app/figures/figures.h"
 #include "app/view/published_view.h"
+#include "app/gui/model/synthetic.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/widgets/heatmap.h"
 #include "app/gui/panels/widgets/widgets.h"
 #include "viz/charts.h"
 #endif
 #include "tests/support/helpers.h"
+#ifdef MNEMO_WITH_GUI
+#include "tests/support/null_imgui.h"
+#endif
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -210,6 +215,60 @@ TEST_CASE("gui: a heatmap whose labels are thinned says so under the map") {
   CHECK(ui::heatmap_axis_title("key", 2, 1) == "key  (every 2nd column labelled; hover a cell for each)");
   CHECK(ui::heatmap_axis_title("", 1, 5) == "every 5th row labelled; hover a cell for each");
   CHECK(ui::heatmap_axis_title("", 2, 10) == "every 2nd column, 10th row labelled; hover a cell for each");
+}
+TEST_CASE("gui: a narrow heatmap's thinning note is the longest whole form that fits, never cut") {
+  const auto w7 = [](const std::string& s) { return 7.f * static_cast<float>(s.size()); };  // 7 px a character
+  auto fit = [&](const std::string& t, int c, int r, float w) { return ui::heatmap_axis_title_fit(t, c, r, w, w7); };
+  const std::string full = "every 2nd column, 10th row labelled; hover a cell for each";
+  CHECK(fit("", 2, 10, 7.f * static_cast<float>(full.size())) == full);
+  CHECK(fit("", 2, 10, 7.f * static_cast<float>(full.size()) - 1.f) == "every 2nd column, 10th row labelled");
+  CHECK(fit("", 2, 10, 240.f) == "labels: every 2nd col, 10th row");
+  CHECK(fit("", 2, 10, 200.f) == "every 2nd col, 10th row");
+  CHECK(fit("", 2, 10, 20.f) == "every 2nd col, 10th row");  // the shortest when none fits
+  CHECK(fit("key", 2, 1, 1000.f) == "key  (every 2nd column labelled; hover a cell for each)");
+  CHECK(fit("key", 2, 1, 7.f * 32.f) == "key  (every 2nd column labelled)");
+  CHECK(fit("key", 2, 1, 7.f * 31.f) == "labels: every 2nd col");
+  CHECK(fit("key", 1, 1, 5.f) == "key");  // nothing thinned: the title as it is
+  for (float w : {100.f, 180.f, 260.f, 400.f}) CHECK(w7(fit("predicted token", 3, 4, w)) <= std::max(w, w7("every 3rd col, 4th row")));
+}
+TEST_CASE("gui: the Slot types panel in a short window keeps both strip rows a line tall - type and self labelled - "
+          "without scrolling") {
+  SyntheticSpec spec;
+  spec.slots = 16;
+  ViewPtr v = make_synthetic_session(spec);
+  ViewModel vm;
+  vm.set_step(v->step->slots, v->step->self_mass);
+  ui::NullTextureApi textures;
+  RecordingController control;
+  Transport transport;
+  ShellRequests requests;
+  try {
+    test::NullImGui ui(1280.f, 720.f);
+    // Heights from a presenter stop's short panel to a full one: the strip's rows are each at
+    // least a text line (+1 px) tall, so the heatmap labels both ("type", "self") unthinned.
+    for (float h : {150.f, 170.f, 190.f, 230.f, 320.f}) {
+      CAPTURE(h);
+      SlotTypesPanel panel;
+      float line_h = 0.f, scroll_max = -1.f;
+      for (int f = 0; f < 3; ++f)
+        ui.frame([&] {
+          ImGui::SetNextWindowPos(ImVec2(0, 0));
+          ImGui::SetNextWindowSize(ImVec2(420, h));
+          ImGui::Begin("Slot types");
+          PanelContext ctx{*v, vm, textures, control, transport, requests};
+          panel.draw(ctx);
+          line_h = ImGui::GetTextLineHeight();
+          scroll_max = ImGui::GetScrollMaxY();
+          ImGui::End();
+        });
+      const float row_h = 0.5f * (panel.strip_max().y - panel.strip_min().y);
+      CHECK(row_h >= line_h + 1.f);
+      if (h >= 170.f) CHECK(scroll_max == 0.f);
+    }
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
 }
 TEST_CASE("gui: the writer map's axis keeps the segment's first and last token labels beside self and <cls>, never touching") {
   // 1 self + 64 tokens + 1 cls at 9 px per cell: "self" (28 px) and "<cls>" (35 px) cannot fit

@@ -297,17 +297,27 @@ TEST_CASE("attention panel: a click on a memory token's column selects that entr
   a.row_blocks = {{0, 3, "tokens"}};
   a.col_blocks = {{0, 2, "read"}, {2, 3, "tokens"}, {5, 2, "write"}};
   const std::vector<int> want = {0, 1, -1, -1, -1, 0, 1};
-  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(a, c) == want[static_cast<size_t>(c)]);
-  CHECK(AttentionPanel::entry_of_column(a, 7) == -1);
+  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(a, c, 3) == want[static_cast<size_t>(c)]);
+  CHECK(AttentionPanel::entry_of_column(a, 7, 3) == -1);
   // MTN: [memory | chunk | write]: the kept entries select, its write tokens do not.
   AttentionData mtn = a;
   mtn.col_blocks = {{0, 2, "memory"}, {2, 3, "chunk"}, {5, 2, "write"}};
-  CHECK(AttentionPanel::entry_of_column(mtn, 1) == 1);
-  CHECK(AttentionPanel::entry_of_column(mtn, 5) == -1);
-  // Transformer-XL: cache positions are not entries of their own (the cache blocks are).
+  CHECK(AttentionPanel::entry_of_column(mtn, 1, 3) == 1);
+  CHECK(AttentionPanel::entry_of_column(mtn, 5, 3) == -1);
+  // Transformer-XL: a cache position selects its cache block. A cache of 4 positions stepped
+  // in segments of 3: block 1 is the newest 3 (columns 1..3), block 0 the oldest 1 (column 0),
+  // as memory_entries numbers them ("cache block 0 (positions 0..0)").
   AttentionData trxl = a;
   trxl.col_blocks = {{0, 4, "cache"}, {4, 3, "tokens"}};
-  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(trxl, c) == -1);
+  const std::vector<int> want_trxl = {0, 1, 1, 1, -1, -1, -1};
+  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(trxl, c, 3) == want_trxl[static_cast<size_t>(c)]);
+  for (int c = 0; c < 7; ++c) CHECK(AttentionPanel::entry_of_column(trxl, c, 0) == -1);  // no segment length known
+  // Transformer-XL + RMT: the memory tokens are entries 0..1, the cache blocks follow.
+  AttentionData trxl_rmt = a;
+  trxl_rmt.cols = 9;
+  trxl_rmt.col_blocks = {{0, 4, "cache"}, {4, 2, "read"}, {6, 3, "tokens"}};
+  const std::vector<int> want_mixed = {2, 3, 3, 3, 0, 1, -1, -1, -1};
+  for (int c = 0; c < 9; ++c) CHECK(AttentionPanel::entry_of_column(trxl_rmt, c, 3) == want_mixed[static_cast<size_t>(c)]);
 
   PublishedView v;
   auto info = std::make_shared<ViewSource>();
@@ -396,6 +406,74 @@ TEST_CASE("slot effects: Transformer-XL's cache blocks become selectable once co
     CHECK(DocumentPanel::effect_entry(*v->slot_effects, shell.view_model().selected_slot(), -1) == 2);
     ui.frame(shell, v, control);
     CHECK(shell.view_model().selected_slot() == 2);  // kept while the same effects are shown
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("attention panel: a click on a Transformer-XL cache column selects its cache block once the slot effects are "
+          "computed - the Document's slot-effect tint then shows that block") {
+  const std::string sample = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
+  ModelConfig cfg = test::tiny_decoder("trxl", 3, 16);
+  cfg.slots = 40;  // a cache of 40 positions: blocks 0 (positions 0..7), 1 (8..23), 2 (24..39)
+  Worker w;
+  w.start(sample, cfg, 3, "");
+  for (int i = 0; i < 3; ++i) w.step(+1);
+  wait_until(w, 4);
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    ViewPtr v = w.latest();
+    REQUIRE(v->step);
+    const AttentionData& a = v->step->attention;
+    REQUIRE(a.col_blocks.size() == 2);
+    REQUIRE(a.col_blocks[0].name == "cache");
+    REQUIRE(a.col_blocks[0].count == 40);
+    auto frame = [&] { ui.frame(shell, v, control); };
+    auto click_column = [&](int c) {
+      const ImVec2 lo = shell.attention().map_min(), hi = shell.attention().map_max();
+      REQUIRE(hi.x > lo.x);
+      REQUIRE(hi.y > lo.y);
+      ImGui::GetIO().MousePos = ImVec2(lo.x + (hi.x - lo.x) * ((static_cast<float>(c) + 0.5f) / static_cast<float>(a.cols)),
+                                       lo.y + (hi.y - lo.y) * 0.5f);
+      frame();
+      ImGui::GetIO().MouseDown[0] = true;
+      frame();
+      ImGui::GetIO().MouseDown[0] = false;
+      frame();
+    };
+    ImGui::GetIO().MousePos = ImVec2(-1000, -1000);
+    frame();
+    frame();
+    // Before the effects: the cache blocks are not entries yet, a click selects nothing.
+    click_column(30);
+    CHECK(shell.view_model().selected_slot() == -1);
+    w.compute_slot_effects();
+    wait_until(w, 5);
+    v = w.latest();
+    REQUIRE(v->slot_effects);
+    REQUIRE(v->slot_effects->entries() == 3);
+    const SlotEffects& fx = *v->slot_effects;
+    CHECK(fx.labels[2] == "cache block 2 (positions 24..39)");
+    shell.document_panel().set_tint(DocumentPanel::kTintSlotEffect);
+    frame();
+    // Position k of the cache is block 0 for k < 8, 1 for k < 24, else 2 (the newest segment).
+    const std::vector<std::pair<int, int>> clicks = {{30, 2}, {39, 2}, {12, 1}, {24, 2}, {23, 1}, {3, 0}, {7, 0}, {8, 1}};
+    for (const auto& [col, block] : clicks) {
+      CAPTURE(col);
+      click_column(col);
+      REQUIRE(shell.view_model().selected_slot() == block);
+      // The Document's slot-effect tint shows the selected entry's effect: that block's.
+      CHECK(DocumentPanel::effect_entry(fx, shell.view_model().selected_slot(), -1) == block);
+      click_column(col);  // again: cleared
+      CHECK(shell.view_model().selected_slot() == -1);
+    }
+    // A token column selects nothing.
+    click_column(a.cols - 1);
+    CHECK(shell.view_model().selected_slot() == -1);
   } catch (const test::ImGuiAssertFailure& e) {
     ImGui::SetCurrentContext(nullptr);
     FAIL(e.what());

@@ -38,10 +38,22 @@ std::string describe(const AttentionData& a, bool row, int i, int64_t first_toke
 
 }  // namespace
 
-int AttentionPanel::entry_of_column(const AttentionData& a, int col) {
+int AttentionPanel::entry_of_column(const AttentionData& a, int col, int64_t segment_len) {
   const AttnBlock* b = a.col_block(col);
   if (!b || col < b->first || col >= b->first + b->count) return -1;
   if (b->name == "read" || b->name == "previous write" || b->name == "memory") return col - b->first;
+  if (b->name == "cache") {
+    // Transformer-XL's cache: one entry per block of segment_len positions counted back from
+    // the newest (the last block is the previous segment, the oldest may be shorter), after
+    // the memory tokens of Transformer-XL + RMT (core/models/memory_entries.h).
+    if (segment_len < 1) return -1;
+    const int64_t c = b->count, blocks = (c + segment_len - 1) / segment_len;
+    const int64_t g = blocks - 1 - (c - 1 - (col - b->first)) / segment_len;
+    int tokens = 0;
+    for (const auto& o : a.col_blocks)
+      if (o.name == "read") tokens = o.count;
+    return tokens + static_cast<int>(g);
+  }
   if (b->name == "write") {
     // RMT's written memory tokens (the MTN family's write tokens are not memory entries).
     for (const auto& o : a.col_blocks)
@@ -165,8 +177,12 @@ void AttentionPanel::draw(PanelContext& ctx) {
   plot_max_ = hit.plot_max;
   // A click on a memory entry's column selects it in every panel (its provenance tint, its
   // slot effect), as a click on a slot does in the Memformer panels.
-  const int hovered_entry = hit.hovered ? entry_of_column(a, hit.col) : -1;
-  if (hit.clicked && hovered_entry >= 0) ctx.vm.toggle_slot(hovered_entry);
+  const int hovered_entry = hit.hovered ? entry_of_column(a, hit.col, step->segment_len) : -1;
+  // Cache blocks are entries once the Slot effects panel has computed them (until then the
+  // selection has nothing to show them by).
+  const bool selectable = hovered_entry >= 0 && hovered_entry < ctx.vm.slots();
+  const bool cache_col = hovered_entry >= 0 && a.col_block(hit.col) && a.col_block(hit.col)->name == "cache";
+  if (hit.clicked && selectable) ctx.vm.toggle_slot(hovered_entry);
   if (hit.hovered && m) {
     // Outline the hovered cell (visible even when cells are thinner than a pixel).
     const float cw = (hit.plot_max.x - hit.plot_min.x) / static_cast<float>(a.cols);
@@ -179,7 +195,13 @@ void AttentionPanel::draw(PanelContext& ctx) {
     ImGui::Text("query %s", describe(a, true, hit.row, step->first_token).c_str());
     ImGui::Text("key   %s", describe(a, false, hit.col, step->first_token).c_str());
     ImGui::Text("weight %.6f  (%s, %s)", v, lname.c_str(), hname.c_str());
-    if (hovered_entry >= 0) {
+    if (cache_col) {
+      const int oldest = entry_of_column(a, a.col_block(hit.col)->first, step->segment_len);
+      ImGui::Text("in cache block %d (memory entry %d)", hovered_entry - oldest, hovered_entry);
+    }
+    if (hovered_entry >= 0 && !selectable && cache_col) {
+      ImGui::TextDisabled("compute the slot effects (Slot effects panel) to select this cache block");
+    } else if (selectable) {
       if (ctx.vm.is_selected(hovered_entry)) ImGui::TextDisabled("click: clear the selection");
       else ImGui::TextDisabled("click: select memory entry %d in every panel", hovered_entry);
     }

@@ -258,13 +258,24 @@ class WriterAttentionPanel : public Panel {
   float vmax() const { return vmax_; }
   int scale() const { return scale_; }
   void set_scale(int s) { scale_ = s < 0 || s > 2 ? 0 : s; }
+  // The colour range an export of `step` uses: the one drawn last when that drew `step`,
+  // else 0..1 on the fixed scale and NaN (0..the map's largest) on the others.
+  void export_range(const StepData* step, float* lo, float* hi) const {
+    const bool drawn = step && step == last_step_.get();
+    *lo = drawn ? vmin_ : scale_ == 2 ? 0.f : NAN;
+    *hi = drawn ? vmax_ : scale_ == 2 ? 1.f : NAN;
+  }
 };
 
 class SlotTypesPanel : public Panel {
  public:
   void draw(PanelContext& ctx) override;
+  // Where the strip's two rows (type, self) were drawn last frame (plot area), for tests.
+  ImVec2 strip_min() const { return strip_min_; }
+  ImVec2 strip_max() const { return strip_max_; }
 
  private:
+  ImVec2 strip_min_{}, strip_max_{};
   ui::HeatmapImage strip_;
   uint64_t key_ = 0, last_types_ = ~uint64_t{0};
   std::vector<uint8_t> rgba_;
@@ -340,10 +351,12 @@ class AttentionPanel : public Panel {
     head_ = head;
   }
   // The memory entry key column `col` of `a` is, which a click there selects: an RMT memory
-  // token read ("read", "previous write") or written ("write"), an MTN kept entry ("memory");
-  // -1 for a token column and a Transformer-XL cache position (the cache's blocks are
-  // selected in the Slot effects panel or the Document panel's entry box).
-  static int entry_of_column(const AttentionData& a, int col);
+  // token read ("read", "previous write") or written ("write"), an MTN kept entry ("memory"),
+  // the Transformer-XL cache block holding a cache position ("cache": blocks of segment_len
+  // positions counted back from the newest, numbered after Transformer-XL + RMT's memory
+  // tokens, as core/models/memory_entries.h numbers them; selectable once the slot effects
+  // are computed); -1 for a token column (and a cache column when segment_len < 1).
+  static int entry_of_column(const AttentionData& a, int col, int64_t segment_len);
   // Where the map was drawn last frame (plot area), for tests that hover and click it.
   ImVec2 map_min() const { return plot_min_; }
   ImVec2 map_max() const { return plot_max_; }
@@ -364,6 +377,11 @@ class AttentionPanel : public Panel {
   // The colour scale drawn last frame, and its text printed beside the map ("colour 0..1").
   float scale_max() const { return vmax_; }
   const std::string& scale_text() const { return scale_text_; }
+  // The colour range's top an export of `step` uses: the one drawn last when that drew
+  // `step`, else 1 on the fixed 0..1 scale and NaN (0..the map's largest) on 0..max.
+  float export_vmax(const StepData* step) const {
+    return step && step == last_step_.get() ? vmax_ : scale_ == 1 ? 1.f : NAN;
+  }
 
  private:
   int last_cmap_ = -1;

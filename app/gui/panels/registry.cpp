@@ -78,7 +78,7 @@ void write_document(const PanelExport& e) {
 void write_writer(const PanelExport& e) {
   const int h = e.sel.head;
   write_writer_attention(*e.view.step, h, e.sel.selected_slot, e.base + (h < 0 ? "_mean" : "_head" + std::to_string(h)), e.fm,
-                         e.out);
+                         e.out, e.sel.writer_vmin, e.sel.writer_vmax);
 }
 void write_types(const PanelExport& e) { write_slot_types(*e.view.step, e.sel.thresholds, e.base, e.fm, e.out); }
 void write_forget(const PanelExport& e) { write_forgetting(*e.view.step, e.base, e.fm, e.out); }
@@ -96,7 +96,8 @@ void write_attention(const PanelExport& e) {
   const int head = e.sel.attn_head >= 0 && e.sel.attn_head < a.heads ? e.sel.attn_head : -1;
   const int layer = a.layers[static_cast<size_t>(li)];
   write_attention_map(a, st.segment, li, head,
-                      e.base + "_l" + std::to_string(layer) + (head < 0 ? "_mean" : "_head" + std::to_string(head)), e.fm, e.out);
+                      e.base + "_l" + std::to_string(layer) + (head < 0 ? "_mean" : "_head" + std::to_string(head)), e.fm, e.out,
+                      0.f, e.sel.attn_vmax);
   write_attention_masses(a, st.segment, head, e.base + "_mass", e.fm, e.out);
 }
 void write_hash(const PanelExport& e) {

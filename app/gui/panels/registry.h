@@ -12,6 +12,7 @@
 
 #include <imgui.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,9 @@ struct PanelSelections {
   int selected_slot = -1;              // highlighted in the heatmaps
   int attn_layer = 0;                  // Attention: index into StepData::attention.layers
   int attn_head = -1;                  // Attention: head (-1 mean)
+  // The colour ranges the panels draw (exports use them and print them): writer attention
+  // writer_vmin..writer_vmax, the attention map 0..attn_vmax; NaN: 0..the map's largest.
+  float writer_vmin = NAN, writer_vmax = NAN, attn_vmax = NAN;
   std::string hash_path;               // Hash buckets: projection ("" = the first)
   int hash_table = 0;                  // Hash buckets: the table drawn as bars
 };

@@ -109,13 +109,17 @@ void SlotTypesPanel::draw(PanelContext& ctx) {
   ui::HeatmapAxes axes;
   axes.row_labels = &kRows;
   axes.highlight_col = ctx.vm.selected_slot();
-  axes.x_title = "slot";
+  // A short panel leaves out the axis title "slot" (the counts line says slots; hover names
+  // each), so both rows keep a line's height and their labels "type" and "self" stay.
+  if (!short_panel) axes.x_title = "slot";
   // Tall enough for both rows and the slot axis even in a short window (the panel scrolls).
   // (The slot axis, its numbers and title, are drawn under the strip's height.)
   const float axis_h = 2.f * ImGui::GetTextLineHeightWithSpacing();
   const float h = std::max(line_h * (short_panel ? 4.f : 5.f),
                            std::min(ImGui::GetContentRegionAvail().y - sel_h - axis_h - ImGui::GetStyle().ItemSpacing.y, line_h * 7.f));
   auto hit = ui::draw_heatmap("##strip", strip_, ImVec2(ImGui::GetContentRegionAvail().x, h), axes);
+  strip_min_ = hit.plot_min;
+  strip_max_ = hit.plot_max;
   if (hit.hovered) {
     ImGui::BeginTooltip();
     ImGui::Text("slot %d", hit.col);

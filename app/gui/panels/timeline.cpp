@@ -63,7 +63,7 @@ void TimelinePanel::draw(PanelContext& ctx) {
   ImVec2 map_size = ImGui::GetContentRegionAvail();
   const bool show_holds = holds_ && any_prov && s.info && s.info->doc;
   // The list under the map gets a line per visited step (up to 8) and its headings; the map
-  // keeps at least 45 % of the panel (a short panel, a large UI scale).
+  // keeps at least 45 % of the panel (a short panel, a large UI scale; the list scrolls).
   if (show_holds) {
     const float rows = static_cast<float>(std::min<size_t>(s.visited.size(), 8));
     const ImGuiStyle& st = ImGui::GetStyle();
@@ -103,7 +103,9 @@ void TimelinePanel::draw(PanelContext& ctx) {
   axes.vmax = 1.f;
   axes.colorbar_label = "self mass";
   axes.y_title = "slot";
-  axes.x_title = "visited segment";
+  // A short map (a presenter's tour stop) leaves its axis title out (the line above says
+  // "visited segments"), so its rows keep that line.
+  if (map_size.y >= 9.f * ImGui::GetTextLineHeight()) axes.x_title = "visited segment";
   auto hit = ui::draw_heatmap("##timeline", image_, map_size, axes);
   if (hit.hovered && segments_[static_cast<size_t>(hit.col)] < 0) {
     const int64_t before = hit.col > 0 ? segments_[static_cast<size_t>(hit.col) - 1] : -1;

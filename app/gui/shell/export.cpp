@@ -43,12 +43,13 @@ FigureFormats figure_formats(const PublishedView& v) {
   return fm;
 }
 
-void export_one(PanelId id, const ExportRequest& r, const std::string& prefix, std::vector<std::string>& out) {
+void export_one(PanelId id, const PublishedView& v, const PanelSelections& sel, const std::string& prefix,
+                std::vector<std::string>& out) {
   const PanelDef& def = panel_def(id);
   if (!def.write) return;  // Controls, Gallery, Dashboard (its curves: export_panel itself)
-  const FigureFormats fm = figure_formats(*r.session);
+  const FigureFormats fm = figure_formats(v);
   const std::string base = prefix + def.file_name;
-  def.write(PanelExport{*r.session, r, base, fm, out});
+  def.write(PanelExport{v, sel, base, fm, out});
 }
 
 }  // namespace
@@ -89,12 +90,23 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
   if (r.compare && r.compare->step &&
       (r.panel == PanelId::kControls || r.panel == PanelId::kWriterAttention || r.panel == PanelId::kAttention))
     write_side_by_side(*r.session->step, *r.compare->step, r.label_a, r.label_b, r.head, r.attn_layer, r.attn_head,
-                       r.same_scale, r.selected_slot, p + "side_by_side", figure_formats(*r.session), out);
+                       r.same_scale, r.selected_slot, p + "side_by_side", figure_formats(*r.session), out, r.range_a,
+                       r.range_b);
+  // Side by side: each side's own figures too, named by side, each where its panel applies.
+  const bool sides = r.compare && r.compare->step && r.compare->info;
+  auto export_panel_of = [&](PanelId id) {
+    if (!sides) {
+      export_one(id, *r.session, r, p, out);
+      return;
+    }
+    if (panel_applies(id, *r.session)) export_one(id, *r.session, r, p + "A-", out);
+    if (panel_applies(id, *r.compare)) export_one(id, *r.compare, r.compare_sel, p + "B-", out);
+  };
   if (r.panel == PanelId::kControls) {
     for (const PanelDef& d : panel_registry())
-      if (d.per_model) export_one(panel_id(d), r, p, out);
+      if (d.per_model) export_panel_of(panel_id(d));
   } else {
-    export_one(r.panel, r, p, out);
+    export_panel_of(r.panel);
   }
   return out;
 }

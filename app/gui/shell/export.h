@@ -1,6 +1,7 @@
 // Export from the desktop app: each panel as PNG (2x), SVG and CSV, with the figure builders
 // the CLI uses (app/figures/), on a background thread (large maps take a while to rasterise).
 #pragma once
+#include "app/figures/compare.h"
 #include "app/view/published_view.h"
 #include "app/gui/panels/registry.h"
 #include "core/train/run_log.h"
@@ -22,9 +23,15 @@ struct ExportRequest : PanelSelections {
   std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
   // Side by side (docs/gui.md#side-by-side): the second model's session, the column names and
   // whether both share one colour scale; Export then also writes seg-NNNN-side_by_side.*.
+  // Export then also writes each side's panel figures, seg-NNNN-A-<panel>.* of `session` and
+  // seg-NNNN-B-<panel>.* of `compare` (with B's selections, compare_sel), a panel only for the
+  // side(s) it applies to. range_a / range_b: the colour range each side's map is drawn on
+  // (the slide uses them; NaN: same_scale decides).
   ViewPtr compare;
+  PanelSelections compare_sel;
   std::string label_a = "A", label_b = "B";
   bool same_scale = false;
+  ColourRange range_a, range_b;
   std::string dir;
 };
 

@@ -190,6 +190,10 @@ ExportRequest Shell::export_request(PanelId panel, const ViewPtr& session, const
   req.selected_slot = vm_.selected_slot();
   req.attn_layer = attention().layer_index();
   req.attn_head = attention().head();
+  // The colour ranges the maps are drawn on (the fixed 0..1 by default), printed in the figures.
+  const StepData* st = session ? session->step.get() : nullptr;
+  this->panel<WriterAttentionPanel>(PanelId::kWriterAttention).export_range(st, &req.writer_vmin, &req.writer_vmax);
+  req.attn_vmax = attention().export_vmax(st);
   req.hash_path = hash_buckets().path();
   req.hash_table = hash_buckets().table();
   // A followed training session: its curves too (the dashboard's charts).
@@ -198,6 +202,31 @@ ExportRequest Shell::export_request(PanelId panel, const ViewPtr& session, const
     if (dashboard().model().compare_log()) req.compare_log = std::make_shared<const RunLog>(*dashboard().model().compare_log());
   }
   req.compare = compare_;
+  if (compare_ && !side_b_.panels.empty()) {
+    // B's own selections (its panels' head, layer, scales), for its seg-NNNN-B-* figures.
+    PanelSelections& b = req.compare_sel;
+    const StepData* sb = compare_->step.get();
+    b.head = side_b_.vm.head();
+    b.thresholds = side_b_.vm.thresholds();
+    b.selected_slot = side_b_.vm.selected_slot();
+    const auto& attn_b = side_b_.panel<AttentionPanel>(PanelId::kAttention);
+    b.attn_layer = attn_b.layer_index();
+    b.attn_head = attn_b.head();
+    side_b_.panel<WriterAttentionPanel>(PanelId::kWriterAttention).export_range(sb, &b.writer_vmin, &b.writer_vmax);
+    b.attn_vmax = attn_b.export_vmax(sb);
+    const auto& hash_b = side_b_.panel<HashBucketsPanel>(PanelId::kHashBuckets);
+    b.hash_path = hash_b.path();
+    b.hash_table = hash_b.table();
+    // The slide: each side's map on the range its panel draws (writer attention, else attention).
+    auto range = [](const PublishedView& v, const PanelSelections& sel) {
+      ColourRange r;
+      if (v.step && v.step->has_writer()) r = {sel.writer_vmin, sel.writer_vmax};
+      else if (v.step && !v.step->attention.empty()) r = {0.f, sel.attn_vmax};
+      return r;
+    };
+    if (session) req.range_a = range(*session, req);
+    req.range_b = range(*compare_, b);
+  }
   req.label_a = label_a_;
   req.label_b = label_b_;
   req.same_scale = same_scale_;

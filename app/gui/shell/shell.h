@@ -238,6 +238,8 @@ class Shell {
     std::vector<std::unique_ptr<Panel>> panels;
     template <class P>
     P& panel(PanelId id) { return static_cast<P&>(*panels[static_cast<size_t>(id)]); }
+    template <class P>
+    const P& panel(PanelId id) const { return static_cast<const P&>(*panels[static_cast<size_t>(id)]); }
     ViewModel vm;
     std::shared_ptr<const StepData> synced;
     uint64_t seen_selection = 0;

@@ -50,6 +50,25 @@ std::string heatmap_axis_title(const std::string& x_title, int col_stride, int r
   return x_title.empty() ? note : x_title + "  (" + note + ")";
 }
 
+std::string heatmap_axis_title_fit(const std::string& x_title, int col_stride, int row_stride, float max_w,
+                                   const std::function<float(const std::string&)>& width) {
+  const std::string full = heatmap_axis_title(x_title, col_stride, row_stride);
+  if (col_stride <= 1 && row_stride <= 1) return full;
+  std::vector<std::string> forms{full};
+  const std::string hover = "; hover a cell for each";
+  std::string shorter = full;
+  if (const auto at = shorter.find(hover); at != std::string::npos) shorter.erase(at, hover.size());
+  forms.push_back(shorter);
+  std::string brief;
+  if (col_stride > 1) brief = "every " + viz::ordinal(col_stride) + " col";
+  if (row_stride > 1) brief += (brief.empty() ? "every " : ", ") + viz::ordinal(row_stride) + " row";
+  forms.push_back("labels: " + brief);
+  forms.push_back(brief);
+  for (const auto& f : forms)
+    if (width(f) <= max_w) return f;
+  return forms.back();
+}
+
 std::vector<int> col_label_priority(const HeatmapAxes& axes, int cols) {
   std::vector<int> priority;
   if (axes.highlight_col >= 0 && axes.highlight_col < cols) priority.push_back(axes.highlight_col);
@@ -253,7 +272,8 @@ HeatmapLayout layout_heatmap(const HeatmapAxes& axes, ImVec2 origin, ImVec2 size
   l.row_stride = row_stride_for(bottom_for(false));
   const bool note = (named_cols && l.col_stride > 1) || (named_rows && l.row_stride > 1);
   if (note) l.row_stride = row_stride_for(bottom_for(true));
-  l.x_title = heatmap_axis_title(axes.x_title, named_cols ? l.col_stride : 1, named_rows ? l.row_stride : 1);
+  l.x_title = heatmap_axis_title_fit(axes.x_title, named_cols ? l.col_stride : 1, named_rows ? l.row_stride : 1, size.x,
+                                     [](const std::string& s) { return ImGui::CalcTextSize(s.c_str()).x; });
   const float bottom = bottom_for(note);
   l.pmax.y = origin.y + size.y - bottom;
   if (l.pmax.y - l.pmin.y < 4.f) l.pmax.y = l.pmin.y + 4.f;

@@ -122,6 +122,11 @@ struct HeatmapAxes {
 // only every col_stride-th column (row_stride-th row) is labelled; x_title unchanged when
 // both strides are 1.
 std::string heatmap_axis_title(const std::string& x_title, int col_stride, int row_stride);
+// The longest form of that title whose `width` fits max_w, so a narrow map's note is whole
+// rather than cut: the full one; without "; hover a cell for each"; then the note alone,
+// "labels: every 2nd col, 10th row", and "every 2nd col, 10th row". The shortest when none fits.
+std::string heatmap_axis_title_fit(const std::string& x_title, int col_stride, int row_stride, float max_w,
+                                   const std::function<float(const std::string&)>& width);
 
 // The order place_col_labels tries the named columns in: the highlighted one, always_label_cols,
 // then the first and the last column (the rest follow by stride).
