@@ -19,6 +19,12 @@
 
 namespace mnemo::test {
 
+// The repository's root and the built `mnemoscope`, absolute paths (tests/support/paths.cpp).
+const char* source_dir();
+const char* program_path();
+#define MNEMO_SOURCE_DIR (::mnemo::test::source_dir())
+#define MNEMO_BINARY (::mnemo::test::program_path())
+
 // A tiny Memformer config for fast tests.
 inline ModelConfig tiny_memformer(int64_t slots = 4, int64_t len = 8) {
   ModelConfig c;
