@@ -182,6 +182,10 @@ struct StepData {
   std::vector<AttentionData> extra_attention;
   HashData hash;            // hashed projections ("linear": "hashed")
   MtnData mtn;              // MTN kept tokens
+  // A model stepped with its answer-tagging head (mtn-qa, TaskHead::Kind::kAnswerTagging):
+  // P(answer) of each of the segment's real tokens (qa.answer_prob, [length]); empty otherwise.
+  // The question's candidates and their means: app/figures/qa.h.
+  std::vector<float> qa_answer_prob;
 
   bool has_writer() const { return cols > 0 && slots > 0 && !writer.empty(); }
   // The slots x cols block of `head` (-1 = mean).
