@@ -21,10 +21,9 @@ if ! command -v ctags >/dev/null 2>&1 || ! ctags --version 2>/dev/null | grep -q
   exit 77
 fi
 
-# TEMPORARY allow list (FILE QUALIFIED_NAME per line): the Controls and MTN memory panels' draws
-# are split on another branch; the lead removes these two lines (and the allow list) at that merge.
-allow='app/gui/panels/controls.cpp ControlsPanel::draw
-app/gui/panels/mtn_memory.cpp MtnMemoryPanel::draw'
+# Functions allowed over the limit for now (FILE QUALIFIED_NAME per line): none. A line here is
+# a debt named in the output on every run.
+allow=''
 
 # One line per function, tab-separated (a free function's scope is empty): end line, first line,
 # file, scope kind, scope, name. A function whose end ctags could not find is not measured.

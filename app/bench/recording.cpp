@@ -82,7 +82,7 @@ static int run_bench_recording(const BenchRecordingOptions& o, std::ostream& out
   auto session = io::Session::create(tmp + "/session", {{"kind", "bench"}, {"config", cfg.to_json()}});
 
   Trainer off(cfg), on(cfg);
-  const Document probe = probe_document(on.task(), cfg.train.record_segments);
+  const Document probe = probe_document(on.task(), cfg.train.record_segments, cfg.train.record_example);
   const int64_t seg_len = on.task().segment_len();
   std::vector<double> t_off, t_on, t_record;
   int64_t recordings = 0;

@@ -180,7 +180,9 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
         std::snprintf(seg, sizeof seg, "/segment-%04lld", static_cast<long long>(snap->segment));
         const std::string sd = dir + name + seg;
         make_dirs(sd);
-        const auto written = write_step_figures(*publish_step(*snap, probe.doc, kind).step, probe.doc, sd, fm);
+        StepData st = *publish_step(*snap, probe.doc, kind).step;
+        st.train_step = step;  // the titles name the training step of the probe recording
+        const auto written = write_step_figures(st, probe.doc, sd, fm);
         for (const auto& w : written) manifest.add_written(w);
         files += static_cast<int64_t>(written.size());
       }

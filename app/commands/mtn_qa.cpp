@@ -75,10 +75,7 @@ void example_figures(MtnImpl& model, const QaTask& task, const std::string& dir)
   model.eval();
   auto ex = task.example(QaSplit::kTest, 0);
   const int64_t l = task.options().chunk_len, nd = task.options().doc_chunks;
-  std::string stream = ex.document;
-  stream.resize(static_cast<size_t>(nd * l), ' ');  // the stream's padding shown as spaces
-  stream += ex.query;
-  Document doc = make_document(stream, "qa test example 0");
+  Document doc = make_document(qa_stream(ex, task.options()), "qa test example 0");  // padding shown as spaces
   auto batch = task.batch({ex});
   MemoryState mem = model.initial_memory(1);
   make_dirs(dir);

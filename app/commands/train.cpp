@@ -288,7 +288,7 @@ class TrainRun {
   int64_t total_ = 0, first_ = 0, log_every_ = 1, last_saved_ = 0, last_recorded_ = -1;
   std::chrono::steady_clock::time_point t_start_, last_draw_;
   bool line_open_ = false;
-  std::optional<Document> probe_;  // probe recordings (core/train/recorder.h): the first test example
+  std::optional<Document> probe_;  // probe recordings (core/train/recorder.h): test example train.record_example
   std::vector<uint8_t> probe_scored_;  // the probe tokens the task scores (the "scored_loss" of probe records)
   std::optional<TaskBatch> probe_batch_;  // --hash-stats-every's batch
   std::string hash_csv_;
@@ -408,6 +408,13 @@ void TrainRun::build_trainer() {
   trainer_.emplace(cfg_, device_);
   Trainer& trainer = *trainer_;
   trainer.check_trainable();  // before the session directory is made
+  if (cfg_.train.record_every > 0) {
+    try {
+      check_probe_example(trainer.task(), cfg_.train.record_example);  // also before it
+    } catch (const ConfigError& e) {
+      throw UsageError(e.what());
+    }
+  }
   if (pg_) trainer.set_process_group(pg_.get());  // ConfigError when train.batch < the ranks
   for (const auto& w : trainer.task().warnings()) out_ << "warning: " << w << "\n";
   if (const auto& t = cfg_.task; t.contains("split") && t["split"].is_object()) {
@@ -599,11 +606,11 @@ void TrainRun::end_line() {
   line_open_ = false;
 }
 
-// Probe recordings (core/train/recorder.h): the first test example, every record_every steps.
+// Probe recordings (core/train/recorder.h): test example train.record_example, every record_every steps.
 void TrainRun::make_probe() {
   if (cfg_.train.record_every <= 0 || !writer_) return;
   try {
-    probe_ = probe_document(trainer_->task(), cfg_.train.record_segments);
+    probe_ = probe_document(trainer_->task(), cfg_.train.record_segments, cfg_.train.record_example);
     probe_scored_ = episode_scored_tokens(trainer_->task(), probe_->size());
   } catch (const std::exception& e) {
     out_ << "warning: no probe recordings: " << e.what() << "\n";

@@ -15,12 +15,12 @@ std::string heads_label(const AttentionData& a, int head) {
 }
 }  // namespace
 
-viz::HeatmapSpec attention_map_spec(const AttentionData& a, int64_t segment, int li, int head) {
+viz::HeatmapSpec attention_map_spec(const AttentionData& a, int64_t segment, int li, int head, int64_t train_step) {
   viz::HeatmapSpec s;
   const float* m = a.map(li, head);
   if (!m) return s;
-  s.title = a.kind + " attention, layer " + std::to_string(a.layers[static_cast<size_t>(li)]) + ", segment " +
-            std::to_string(segment) + " (" + heads_label(a, head) + ")";
+  s.title = a.kind + " attention, layer " + std::to_string(a.layers[static_cast<size_t>(li)]) + ", " +
+            segment_title(segment, train_step) + " (" + heads_label(a, head) + ")";
   std::string keys = "key: ", queries = "query: ";
   for (size_t i = 0; i < a.col_blocks.size(); ++i) keys += (i ? " | " : "") + a.col_blocks[i].name;
   for (size_t i = 0; i < a.row_blocks.size(); ++i) queries += (i ? " | " : "") + a.row_blocks[i].name;
@@ -43,7 +43,7 @@ viz::HeatmapSpec attention_map_spec(const AttentionData& a, int64_t segment, int
   return s;
 }
 
-viz::BarSpec attention_mass_spec(const AttentionData& a, int64_t segment, int head) {
+viz::BarSpec attention_mass_spec(const AttentionData& a, int64_t segment, int head, int64_t train_step) {
   viz::BarSpec s;
   for (size_t li = 0; li < a.layers.size(); ++li)
     for (size_t k = 0; k < a.mass_names.size(); ++k) {
@@ -51,7 +51,7 @@ viz::BarSpec attention_mass_spec(const AttentionData& a, int64_t segment, int he
       s.values.push_back(a.mass_at(static_cast<int>(li), head, static_cast<int>(k)));
       s.colors.push_back(palette::mass(static_cast<int>(k)));
     }
-  s.title = a.kind + " block masses, segment " + std::to_string(segment) + " (" + heads_label(a, head) + ")";
+  s.title = a.kind + " block masses, " + segment_title(segment, train_step) + " (" + heads_label(a, head) + ")";
   std::string x;
   for (size_t k = 0; k < a.mass_names.size(); ++k) x += (k ? " | " : "") + a.mass_names[k];
   s.x_label = x;
@@ -87,17 +87,18 @@ void set_weight_scale(viz::HeatmapSpec& s, float vmin, float vmax) {
 }
 
 void write_attention_map(const AttentionData& a, int64_t segment, int li, int head, const std::string& base,
-                         const FigureFormats& fm, std::vector<std::string>& out, float vmin, float vmax) {
+                         const FigureFormats& fm, std::vector<std::string>& out, float vmin, float vmax,
+                         int64_t train_step) {
   if (a.empty()) return;
-  viz::HeatmapSpec s = attention_map_spec(a, segment, li, head);
+  viz::HeatmapSpec s = attention_map_spec(a, segment, li, head, train_step);
   set_weight_scale(s, vmin, vmax);
   write_heatmap(s, base, fm, out);
 }
 
 void write_attention_masses(const AttentionData& a, int64_t segment, int head, const std::string& base,
-                            const FigureFormats& fm, std::vector<std::string>& out) {
+                            const FigureFormats& fm, std::vector<std::string>& out, int64_t train_step) {
   if (a.empty() || a.mass_names.empty()) return;
-  write_figure(viz::make_bars(attention_mass_spec(a, segment, head)), base, fm, out);
+  write_figure(viz::make_bars(attention_mass_spec(a, segment, head, train_step)), base, fm, out);
   std::vector<std::string> header{"layer", "head"};
   for (const auto& n : a.mass_names) header.push_back(n);
   std::vector<std::vector<std::string>> rows;

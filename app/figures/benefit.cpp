@@ -67,7 +67,8 @@ viz::Figure memory_benefit_figure(const StepData& st, const Document& doc) {
   const float scale = benefit_scale(b);
   const double total = total_bits(b);
   const std::string title =
-      "What the memory contributed to the tokens segment " + std::to_string(st.segment) + "'s step predicts";
+      "What the memory contributed to the tokens segment " + std::to_string(st.segment) + "'s step predicts" +
+      (st.train_step >= 0 ? " (training step " + std::to_string(st.train_step) + ")" : std::string());
   char sub1[160], sub2[160];
   std::snprintf(sub1, sizeof sub1, "bits saved per token against the memory reset to the initial memory: %+.2f bits in all",
                 total);

@@ -471,6 +471,10 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
   }
   d.hash = hash_data_of(tr);
   d.mtn = extract_mtn(snap, doc);
+  if (tr.has(keys::kQaAnswerProb)) {
+    d.qa_answer_prob = to_vector(tr.at(keys::kQaAnswerProb)[0]);
+    d.qa_answer_prob.resize(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(snap.length, static_cast<int64_t>(d.qa_answer_prob.size())))));
+  }
   // lm.loss value j predicts the document token LossTarget says (docs/formats.md); tokens
   // past the document's end are padding, never predicted.
   // A recording whose manifest names no model (a hand-written session) is told by its keys.

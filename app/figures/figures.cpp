@@ -111,7 +111,7 @@ std::vector<std::string> write_step_figures(const StepData& st, const Document& 
   // What the memory contributed per token (when the step computed it: step --benefit, the app).
   write_memory_benefit(st, doc, dir + "/memory_benefit", fm, out);
   // MemoryFormer hash tables ("linear": "hashed"): loads, one table's bars, p(z), stats.
-  write_hash_figures(st.hash, dir, fm, "segment " + std::to_string(st.segment), out);
+  write_hash_figures(st.hash, dir, fm, segment_title(st), out);
   // Memory Transformer Network family: kept tokens, importance, document view.
   write_mtn_memory(st, doc, dir + "/mtn_memory", dir + "/mtn_document", dir + "/mtn_importance", fm, out);
   // Attention maps with their memory blocks (RMT, Transformer-XL, MTN joint layers), block masses.
@@ -122,15 +122,15 @@ std::vector<std::string> write_step_figures(const StepData& st, const Document& 
     const std::string stem = dir + "/" + attention_file_stem(*a);
     if (a->source == keys::kMtnJointAttnPrefix) {
       // The MTN family: the last joint layer, mean over heads (one map per step).
-      write_attention_map(*a, st.segment, static_cast<int>(a->layers.size()) - 1, -1, stem, fm, out);
+      write_attention_map(*a, st.segment, static_cast<int>(a->layers.size()) - 1, -1, stem, fm, out, NAN, NAN, st.train_step);
       continue;
     }
     for (size_t li = 0; li < a->layers.size(); ++li)
       for (int h = -1; h < a->heads; ++h)
         write_attention_map(*a, st.segment, static_cast<int>(li), h,
                             stem + "_l" + std::to_string(a->layers[li]) + "_" + (h < 0 ? std::string("mean") : "head" + std::to_string(h)),
-                            fm, out);
-    if (a->traced_mass) write_attention_masses(*a, st.segment, -1, dir + "/rmt_block_mass", fm, out);
+                            fm, out, NAN, NAN, st.train_step);
+    if (a->traced_mass) write_attention_masses(*a, st.segment, -1, dir + "/rmt_block_mass", fm, out, st.train_step);
   }
   return out;
 }

@@ -19,7 +19,7 @@ viz::HeatmapSpec writer_attention_spec(const StepData& st, int head) {
   viz::HeatmapSpec s;
   const float* m = st.writer_block(head);
   if (!m) return s;
-  s.title = "Memformer writer attention, segment " + std::to_string(st.segment) + " (" + heads_label(head, st.heads) + ")";
+  s.title = "Memformer writer attention, " + segment_title(st) + " (" + heads_label(head, st.heads) + ")";
   s.x_label = "self | segment tokens" + std::string(st.n_cls > 0 ? " | cls" : "");
   s.y_label = "memory slot";
   s.colorbar_label = "attention weight";
@@ -48,7 +48,7 @@ viz::BarSpec slot_types_spec(const StepData& st, const SlotThresholds& th) {
   std::snprintf(sub, sizeof sub, " (%lld slots; retain >= %.2f, overwrite <= %.2f)", static_cast<long long>(c.total()),
                 th.retain_min, th.overwrite_max);
   viz::BarSpec s;
-  s.title = "Slot types, segment " + std::to_string(st.segment) + sub;
+  s.title = "Slot types, " + segment_title(st) + sub;
   s.x_label = "slot type (by self-attention mass)";
   s.y_label = "slots";
   s.labels = {"retain " + pct(c.retain), "mix " + pct(c.mix), "overwrite " + pct(c.overwrite)};
@@ -73,7 +73,7 @@ viz::BarSpec forgetting_spec(const StepData& st) {
 viz::HeatmapSpec memory_spec(const StepData& st) {
   viz::HeatmapSpec s;
   if (st.memory.empty() || st.dim <= 0) return s;
-  s.title = "Memory after segment " + std::to_string(st.segment);
+  s.title = "Memory after " + segment_title(st);
   s.x_label = "dimension";
   s.y_label = "memory slot";
   s.colorbar_label = "value";

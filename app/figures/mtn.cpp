@@ -83,7 +83,7 @@ viz::Figure mtn_memory_figure(const StepData& st, const Document& doc) {
     s.values.push_back(e.importance);
     s.colors.push_back(age_color(e.age, m.max_age, false));
   }
-  s.title = "MTN memory after chunk " + std::to_string(st.segment) + ": " + std::to_string(m.kept) + " of " +
+  s.title = "MTN memory after " + segment_title(st, "chunk") + ": " + std::to_string(m.kept) + " of " +
             std::to_string(m.entries.size()) + " entries";
   s.x_label = "kept token [in context]";
   s.y_label = "importance V_I\u00b7e + b_I";
@@ -108,7 +108,7 @@ viz::HeatmapSpec mtn_importance_spec(const StepData& st, const Document& doc) {
     s.values.push_back(m.cand_importance[c]);
     s.col_labels.push_back(token_of(doc, m.cand_source[c]));
   }
-  s.title = "MTN importance of keep_m_max's candidates, chunk " + std::to_string(st.segment);
+  s.title = "MTN importance of keep_m_max's candidates, " + segment_title(st, "chunk");
   s.x_label = "previous memory | chunk tokens   (outlined: kept for the next chunk)";
   s.y_label = "";
   s.colorbar_label = "importance";
@@ -163,7 +163,7 @@ viz::Figure mtn_document_figure(const StepData& st, const Document& doc) {
   const std::vector<std::vector<int64_t>> lines = token_lines(doc, start, end, size, max_w);
 
   viz::Figure f;
-  const std::string title = "MTN memory in the document after chunk " + std::to_string(st.segment);
+  const std::string title = "MTN memory in the document after " + segment_title(st, "chunk");
   char sub[256];
   std::snprintf(sub, sizeof sub,
                 "%zu of %zu entries kept; highlight colour = age (chunks survived); grey band = chunk %lld; | = chunk start",

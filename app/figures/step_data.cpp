@@ -117,4 +117,10 @@ ScoredLoss scored_loss(const TokenLosses& losses, const std::vector<uint8_t>& sc
   return out;
 }
 
+std::string segment_title(int64_t segment, int64_t train_step, const char* unit) {
+  std::string s = std::string(unit) + " " + std::to_string(segment);
+  if (train_step >= 0) s += ", training step " + std::to_string(train_step);
+  return s;
+}
+
 }  // namespace mnemo::app

@@ -130,6 +130,9 @@ struct MtnData {
 // Snapshot (app/figures/extract.h) on the worker thread, or read back from a recording.
 struct StepData {
   int64_t segment = -1, num_segments = 0, first_token = 0, length = 0;
+  // The training step of a probe recording this step was read from (export's maps); -1 for a
+  // step of a model stepped now. Figure titles name it (segment_title).
+  int64_t train_step = -1;
   int64_t segment_len = 0;  // L the model was given (length <= L; the last segment is padded)
   double loss = std::nan("");
   bool non_finite = false;
@@ -182,11 +185,22 @@ struct StepData {
   std::vector<AttentionData> extra_attention;
   HashData hash;            // hashed projections ("linear": "hashed")
   MtnData mtn;              // MTN kept tokens
+  // A model stepped with its answer-tagging head (mtn-qa, TaskHead::Kind::kAnswerTagging):
+  // P(answer) of each of the segment's real tokens (qa.answer_prob, [length]); empty otherwise.
+  // The question's candidates and their means: app/figures/qa.h.
+  std::vector<float> qa_answer_prob;
 
   bool has_writer() const { return cols > 0 && slots > 0 && !writer.empty(); }
   // The slots x cols block of `head` (-1 = mean).
   const float* writer_block(int head) const;
 };
+
+// "segment 3", or "segment 3, training step 100" for a probe recording's step (train_step >= 0);
+// `unit` names the segment ("chunk" for MTN).
+std::string segment_title(int64_t segment, int64_t train_step, const char* unit = "segment");
+inline std::string segment_title(const StepData& st, const char* unit = "segment") {
+  return segment_title(st.segment, st.train_step, unit);
+}
 
 // Splits a hashed projection's module path into its layer part and the rest:
 // "layers.0.attn.q" -> {"layers.0", "attn.q"}; a path without a numeric part -> {path, ""}.

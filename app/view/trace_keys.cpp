@@ -15,7 +15,7 @@ std::vector<std::string> gui_trace_keys() {
                         keys::kMemory, keys::kForgetNorm, keys::kReadGate, all(keys::kRmtAttnPrefix),
                         all(keys::kRmtBlockMassPrefix), all(keys::kTrxlAttnPrefix), all(keys::kMtnJointAttnPrefix),
                         keys::kMtnBlocks, keys::kMtnImportance, keys::kMtnCandidateSource, keys::kMtnKeptSource,
-                        keys::kMtnKeptIndex, keys::kMtnKeptImportance, keys::kMtnAge, all(keys::kHashPrefix)});
+                        keys::kMtnKeptIndex, keys::kMtnKeptImportance, keys::kMtnAge, keys::kQaAnswerProb, all(keys::kHashPrefix)});
 }
 
 }  // namespace mnemo::app

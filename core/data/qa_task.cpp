@@ -192,6 +192,12 @@ void QaTask::finish_query(QaExample& ex, QaRng& rng, const std::vector<int64_t>&
   for (size_t i = 0; i < ex.answer.size(); ++i) ex.labels[static_cast<size_t>(ex.answer_begin) + i] = 1;
 }
 
+std::string qa_stream(const QaExample& ex, const QaTaskOptions& opt) {
+  std::string stream = ex.document;
+  stream.resize(static_cast<size_t>(opt.doc_chunks * opt.chunk_len), ' ');
+  return stream + ex.query;
+}
+
 int64_t qa_pick_candidate(const torch::Tensor& answer_prob, const QaExample& ex) {
   TORCH_CHECK(answer_prob.dim() == 1 && answer_prob.size(0) >= static_cast<int64_t>(ex.query.size()),
               "qa_pick_candidate: answer_prob must be [>= query length]");

@@ -52,6 +52,11 @@ struct QaExample {
 // (ties: the first). answer_prob: [>= query length] P(answer) of the query bytes.
 int64_t qa_pick_candidate(const torch::Tensor& answer_prob, const QaExample& ex);
 
+// The example as one stream of bytes, as a model reads it: the document padded with spaces
+// to doc_chunks * chunk_len bytes, then the query (a document the app can step chunk by chunk;
+// `mtn-qa`'s example figures).
+std::string qa_stream(const QaExample& ex, const QaTaskOptions& opt);
+
 // Model inputs of a batch, chunked for a model's step. Row b is example b.
 // Token ids are bytes; padding is ByteTokenizer::kPad with valid = false. offsets hold the
 // position in the example's stream (document padded to doc_chunks * chunk_len, then the

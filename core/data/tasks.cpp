@@ -146,6 +146,11 @@ std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
   return std::make_shared<Task>(TaskConfig::from_json(task));
 }
 
+TaskHead trained_task_head(const nlohmann::json& task) {
+  if (task.is_object() && task.contains("name") && task["name"] == "qa") return QaTaskSource(task).head();
+  return {};
+}
+
 std::map<std::string, double> TaskSource::finish_metrics(const MetricSums& sums) const {
   std::map<std::string, double> out;
   for (const auto& [k, v] : sums) out[k] = v.second > 0 ? v.first / v.second : std::nan("");

@@ -135,6 +135,11 @@ class TaskSource {
 // assoc | quadratic, a data set (mnist | moby-dick | text, core/data/lm_tasks.h), or a registered kind. Throws ConfigError naming the field.
 using TaskMaker = std::function<std::shared_ptr<TaskSource>(const nlohmann::json& task)>;
 std::shared_ptr<TaskSource> make_task(const nlohmann::json& task);
+// The output head a checkpoint's model was trained with, from its training config's "task":
+// the task's own head for a task that tags tokens (qa: answer tagging, so the app steps an
+// mtn-qa model as trained and traces qa.answer_prob), the language-model head otherwise
+// (no data set is opened). Throws ConfigError for a malformed qa task.
+TaskHead trained_task_head(const nlohmann::json& task);
 // Registers (or replaces) a task kind; call before loading configs (not thread-safe).
 void register_task_kind(const std::string& name, TaskMaker maker);
 

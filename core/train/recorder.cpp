@@ -58,9 +58,17 @@ TraceSpec recording_trace_spec() {
                         "mtn.kept_index", "mtn.kept_importance", "mtn.age", "mtn.blocks", "qa.*"});
 }
 
-Document probe_document(const TaskSource& task, int64_t max_segments) {
+void check_probe_example(const TaskSource& task, int64_t example) {
+  const int64_t n = task.split_size(Split::kTest);
+  if (example >= 0 && example < n) return;
+  throw ConfigError("train.record_example = " + std::to_string(example) + ": the test split of task '" + task.name() +
+                    "' has " + std::to_string(n) + " examples (0.." + std::to_string(n - 1) + "); choose one of those");
+}
+
+Document probe_document(const TaskSource& task, int64_t max_segments, int64_t example) {
   if (max_segments < 1) throw ConfigError("probe: max_segments must be >= 1 (got " + std::to_string(max_segments) + ")");
-  TaskBatch b = task.batch(Split::kTest, {0}, torch::kCPU);
+  check_probe_example(task, example);
+  TaskBatch b = task.batch(Split::kTest, {example}, torch::kCPU);
   std::vector<int64_t> ids;
   const int64_t n = std::min<int64_t>(max_segments, static_cast<int64_t>(b.segments.size()));
   for (int64_t t = 0; t < n; ++t) {
@@ -72,8 +80,9 @@ Document probe_document(const TaskSource& task, int64_t max_segments) {
     for (int64_t j = 0; j < tok.numel(); ++j)
       if (vp[j] && !ByteTokenizer::is_special(tp[j])) ids.push_back(tp[j]);
   }
-  if (ids.empty()) throw ConfigError("probe: task '" + task.name() + "' gave no tokens for test example 0");
-  return make_document(ByteTokenizer::decode(ids), "probe:" + task.name() + "/test/0");
+  const std::string ex = std::to_string(example);
+  if (ids.empty()) throw ConfigError("probe: task '" + task.name() + "' gave no tokens for test example " + ex);
+  return make_document(ByteTokenizer::decode(ids), "probe:" + task.name() + "/test/" + ex);
 }
 
 ProbeRecording record_probe(const MemoryModel& model, const Document& probe, int64_t segment_len, int64_t train_step,

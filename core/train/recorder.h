@@ -33,9 +33,13 @@ namespace mnemo {
 // What a recording traces by default: every key of docs/formats.md#trace-keys and the models' own keys.
 TraceSpec recording_trace_spec();
 
-// The probe document of a task: the valid tokens of test example 0, at most `max_segments`
-// of the task's segments. Throws ConfigError when the task gives no tokens.
-Document probe_document(const TaskSource& task, int64_t max_segments = 8);
+// The probe document of a task: the valid tokens of test example `example` (train.record_example),
+// at most `max_segments` of the task's segments; named "probe:<task>/test/<example>". Throws
+// ConfigError when the example is not in the test split (check_probe_example) or gives no tokens.
+Document probe_document(const TaskSource& task, int64_t max_segments = 8, int64_t example = 0);
+// ConfigError naming train.record_example when `example` is not an index of the task's test
+// split (the split's size in the message); nothing otherwise.
+void check_probe_example(const TaskSource& task, int64_t example);
 
 struct ProbeRecording {
   io::NamedTensors tensors;

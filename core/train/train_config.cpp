@@ -84,6 +84,9 @@ const ConfigFields<TrainConfig>& TrainConfig::fields() {
                   "a checkpoint whenever this much wall time passed since the last; 0 = never"),
        int_field("record_every", &T::record_every, 0, kManySteps, "steps between probe recordings; 0 = never"),
        int_field("record_segments", &T::record_segments, 1, 64, "at most this many segments of the probe document"),
+       int_field("record_example", &T::record_example, 0, 1 << 30,
+                 "the test example the probe recordings step (below the test split's size)")
+           .when([](const TrainConfig& c) { return c.record_example != 0; }),  // configs written before it stay byte for byte
        bool_field("eval_zero_memory", &T::eval_zero_memory, "every evaluation also runs with the memory zeroed"),
        object_field<TrainConfig>(
            "curriculum", [](TrainConfig& c, const nlohmann::json& v) { c.curriculum = CurriculumConfig::from_json(v); },

@@ -73,6 +73,7 @@ struct TrainConfig {
   double save_every_seconds = 600;  // and one whenever this much wall time passed since the last; 0 = never
   int64_t record_every = 100;    // steps between probe recordings (the caller records, core/train/recorder.h); 0 = never
   int64_t record_segments = 8;   // at most this many segments of the probe document (1..64)
+  int64_t record_example = 0;    // the test example the probe recordings step (0..test split size - 1)
   bool eval_zero_memory = true;  // every evaluation also runs with the memory zeroed (models with memory)
   CurriculumConfig curriculum;   // over task.segments; off unless given
   uint64_t seed = 0;             // model initialisation

@@ -188,7 +188,7 @@ TEST_CASE("config fields: every config refuses an unknown field listing the know
   CHECK(config_error_of([] { TrainConfig::from_json({{"momentum", 0.9}}); }) ==
         Refusal{"config field 'train.momentum' is unknown; known fields: steps, batch, lr, warmup, schedule, min_lr_ratio, "
               "weight_decay, clip, bptt_depth, strategy, eval_every, eval_batches, save_every, save_at_eval, "
-              "save_every_seconds, record_every, record_segments, eval_zero_memory, curriculum, seed",
+              "save_every_seconds, record_every, record_segments, record_example, eval_zero_memory, curriculum, seed",
               "train.momentum"});
   CHECK(config_error_of([] { CurriculumConfig::from_json({{"start", 2}, {"speed", 3}}); }) ==
         Refusal{"config field 'train.curriculum.speed' is unknown; known fields: start, max, rule, threshold, min_steps, every",

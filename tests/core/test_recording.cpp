@@ -498,3 +498,71 @@ TEST_CASE("train killed with SIGKILL at random moments: latest always loads, no 
   MESSAGE(killed_mid_run << " of " << t << " trials were killed mid-run");
   CHECK(killed_mid_run >= 1);
 }
+
+TEST_CASE("recording: train.record_example chooses the probe - read, checked against the test split, round-tripped - "
+          "the chosen example is recorded - export's map titles name the training step") {
+  // The field: read, range-checked, written back.
+  nlohmann::json j = tiny_json("rmt");
+  CHECK(TrainingConfig::from_json(j).train.record_example == 0);  // test example 0 unless chosen
+  j["train"]["record_example"] = 3;
+  TrainingConfig cfg = TrainingConfig::from_json(j);
+  CHECK(cfg.train.record_example == 3);
+  CHECK(TrainingConfig::from_json(cfg.to_json()).train.record_example == 3);
+  CHECK(cfg.to_json()["train"]["record_example"] == 3);
+  j["train"]["record_example"] = -1;
+  try {
+    TrainingConfig::from_json(j);
+    FAIL("a negative record_example was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("train.record_example") != std::string::npos);
+  }
+
+  // The probe is that test example, as the task itself writes it (Task::example), not example 0.
+  Trainer trainer(cfg);
+  const auto& task = dynamic_cast<const Task&>(trainer.task());
+  const Document p3 = probe_document(task, 8, 3);
+  CHECK(std::string(p3.bytes) == task.example(Split::kTest, 3).text());
+  CHECK(std::string(p3.bytes) != task.example(Split::kTest, 0).text());
+  CHECK(std::string(probe_document(task, 8).bytes) == task.example(Split::kTest, 0).text());
+  CHECK(p3.path == "probe:copy/test/3");
+  // Past the test split (16 examples): refused, naming the field and the range.
+  try {
+    check_probe_example(task, 16);
+    FAIL("record_example 16 of a 16-example split was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "train.record_example = 16: the test split of task 'copy' has 16 examples (0..15); "
+                                   "choose one of those");
+  }
+
+  // Through `train --set`: the recordings step example 3; export's maps say which training step.
+  const std::string dir = test::temp_dir("record-example");
+  const std::string cfg_path = dir + "/tiny.json";
+  std::ofstream(cfg_path) << tiny_json("rmt").dump(2);
+  auto r = test::run_cli("train --config " + cfg_path + " --out " + dir + "/run --set train.record_example=3");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  auto session = io::Session::open(dir + "/run");
+  REQUIRE(session.trace_steps() == std::vector<int64_t>{0, 2, 4, 6});
+  {
+    const std::string path = session.trace_path(4);
+    std::map<std::string, std::string> meta;
+    ReplayedProbe back = read_recording(io::load_safetensors(path, &meta), meta, path);
+    CHECK(std::string(back.doc.bytes) == task.example(Split::kTest, 3).text());
+  }
+  auto e = test::run_cli("export --session " + dir + "/run --figure maps --steps 4-4 --format svg --out " + dir + "/fig");
+  INFO(e.output);
+  REQUIRE(e.code == 0);
+  const std::string svg = test::read_file(dir + "/fig/maps/step-000000004/segment-0001/rmt_attention_l0_mean.svg");
+  CHECK(svg.find("segment 1, training step 4") != std::string::npos);
+
+  // A probe past the split: exit 2 before the session is made.
+  auto bad = test::run_cli("train --config " + cfg_path + " --out " + dir + "/bad --set train.record_example=16");
+  CHECK(bad.code == 2);
+  CHECK(bad.output.find("train.record_example = 16: the test split of task 'copy' has 16 examples (0..15)") !=
+        std::string::npos);
+  CHECK_FALSE(test::path_exists(dir + "/bad"));
+  // Without recordings the field is not checked (nothing is probed).
+  auto off = test::run_cli("train --config " + cfg_path + " --out " + dir + "/off --steps 1 --set train.record_every=0 "
+                           "--set train.record_example=16");
+  CHECK(off.code == 0);
+}

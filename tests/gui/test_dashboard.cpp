@@ -342,6 +342,44 @@ TEST_CASE("training from the app on a fresh account: Start into the default sess
   CHECK(err.find("pick a session directory in a folder you can write to") != std::string::npos);
 }
 
+TEST_CASE("training from the app: the dashboard's probe example is the test example the run records - a bad one exits 2") {
+  const std::string dir = test::temp_dir("probe-example");
+  auto j = test::tiny_copy_run(nlohmann::json::parse(
+      R"({"steps": 1, "batch": 4, "lr": 1e-2, "warmup": 1, "eval_every": 0, "save_every": 0, "record_every": 1})"));
+  const std::string cfg = dir + "/tiny.json";
+  std::ofstream(cfg) << j.dump();
+  DashboardModel dash;
+  dash.training().set_program(MNEMO_BINARY);
+  CHECK(dash.start_sets().empty());  // the config's own probe
+  dash.set_probe_example(-7);
+  CHECK(dash.probe_example() == -1);
+  dash.set_probe_example(2);
+  CHECK(dash.start_sets() == std::vector<std::string>{"train.record_example=2"});
+  auto run = [&](const std::string& out) {
+    std::string err;
+    REQUIRE_MESSAGE(dash.start_training(cfg, out, &err), err);
+    TrainingProcess& tp = dash.training();
+    const auto t0 = std::chrono::steady_clock::now();
+    while (tp.poll() != TrainingProcess::State::kExited && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(tp.state() == TrainingProcess::State::kExited);
+    return tp.exit_code();
+  };
+  REQUIRE(run(dir + "/run") == 0);
+  auto session = io::Session::open(dir + "/run");
+  REQUIRE(!session.trace_steps().empty());
+  const std::string path = session.trace_path(session.trace_steps().front());
+  std::map<std::string, std::string> meta;
+  const ReplayedProbe back = read_recording(io::load_safetensors(path, &meta), meta, path);
+  const Task task(TaskConfig::from_json(j["task"]));
+  CHECK(std::string(back.doc.bytes) == task.example(Split::kTest, 2).text());
+  CHECK(std::string(back.doc.bytes) != task.example(Split::kTest, 0).text());
+  // Past the test split (16 examples): train refuses it (exit 2) and makes no session.
+  dash.set_probe_example(16);
+  CHECK(run(dir + "/bad") == 2);
+  CHECK_FALSE(test::path_exists(dir + "/bad/manifest.json"));
+}
+
 TEST_CASE("dashboard: a distributed run's line names the world size, each rank's tokens/s and the slowest rank") {
   DistributedStatus d;
   CHECK(distributed_summary(d).empty());  // one process

@@ -137,10 +137,16 @@ std::string distributed_summary(const DistributedStatus& d) {
   return s;
 }
 
+std::vector<std::string> DashboardModel::start_sets() const {
+  if (probe_example_ < 0) return {};
+  return {"train.record_example=" + std::to_string(probe_example_)};
+}
+
 bool DashboardModel::start_training(const std::string& config, const std::string& out, std::string* error) {
   const std::string dir = out.empty() ? io::default_session_dir(config) : out;
   const bool resume = config.empty();
-  if (!train_.start(config, dir, resume, {}, error, train_nproc_)) return false;
+  // A resumed run keeps the probe it recorded so far (its manifest's config).
+  if (!train_.start(config, dir, resume, resume ? std::vector<std::string>{} : start_sets(), error, train_nproc_)) return false;
   waiting_for_ = dir;
   return true;
 }

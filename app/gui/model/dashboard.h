@@ -76,6 +76,12 @@ class DashboardModel {
   // Processes of the runs Start / Continue launch (1: one process; N: `train --nproc N`).
   int train_nproc() const { return train_nproc_; }
   void set_train_nproc(int n) { train_nproc_ = std::max(1, std::min(n, 64)); }
+  // The test example a new run's probe recordings step (train.record_example, checked by
+  // `train` against the task's test split); -1 = the config's own (0 unless it sets one).
+  int probe_example() const { return probe_example_; }
+  void set_probe_example(int i) { probe_example_ = std::max(-1, i); }
+  // The --set's Start passes: train.record_example=<probe example> when one is chosen.
+  std::vector<std::string> start_sets() const;
   // The config that Start uses.
   const std::string& train_config() const { return train_config_; }
   void set_train_config(std::string path) { train_config_ = std::move(path); }
@@ -104,6 +110,7 @@ class DashboardModel {
   TrainingProcess train_;
   std::string train_config_ = "sessions/copy-rmt-tiny.json";
   int train_nproc_ = 1;
+  int probe_example_ = -1;
   std::string waiting_for_;  // a started run's directory, until its manifest appears
   bool editing_ = false;
   std::string edit_text_, edit_save_as_, edit_error_;

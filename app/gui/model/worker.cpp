@@ -40,6 +40,10 @@ MemoryModel build_gui_model(ModelConfig* cfg, uint64_t seed, const std::string& 
   MemoryModel m = make_model(*cfg, seed);
   if (file) {
     load_weights_checked(*m, *cfg, *file, "the flags");
+    // Stepped with the head it was trained with: an mtn-qa model tags answer bytes (its
+    // language-model head was never trained) and traces qa.answer_prob (docs/gui.md#mtn-qa).
+    if (m->capabilities().mtn_family && file->training_config.is_object() && file->training_config.contains("task"))
+      m->set_task_head(trained_task_head(file->training_config["task"]));
     *note = cfg->model + ", weights from " + checkpoint;
   } else {
     *note = cfg->model + ", randomly initialised (seed " + std::to_string(seed) + ")";

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace mnemo::app {
 
@@ -29,56 +30,37 @@ void ControlsPanel::sync_fields(const ViewSource& info) {
   other_fields_ = other_model_fields(info.cfg);
 }
 
-void ControlsPanel::draw(PanelContext& ctx) {
+// Transport buttons, the speed, how the document is cut and the jump slider.
+void ControlsPanel::draw_transport(PanelContext& ctx, int64_t n) {
   const PublishedView& s = ctx.session;
-  const bool have = s.info != nullptr;
-  const int64_t n = have ? s.info->num_segments : 0;
-  if (have && s.info->id != synced_info_) sync_fields(*s.info);
-  const bool busy = ctx.control.busy();
-
-  // --- Transport ---
-  ImGui::BeginDisabled(!have || ctx.preview);
+  ImGui::BeginDisabled(s.info == nullptr || ctx.preview);
+  auto tip = [](const char* text) {
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", text);
+  };
   if (ImGui::Button("|<")) ctx.control.jump(0);
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("first segment (Home)");
+  tip("first segment (Home)");
   ImGui::SameLine();
   if (ImGui::Button("< Prev")) ctx.control.step(-1);
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("previous segment (Left arrow)");
+  tip("previous segment (Left arrow)");
   ImGui::SameLine();
   if (ImGui::Button(ctx.transport.playing ? "Pause" : "Play", ImVec2(ImGui::CalcTextSize("Pause").x + 16.f, 0)))
     ctx.transport.playing = !ctx.transport.playing;
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("step forward continuously (Space)");
+  tip("step forward continuously (Space)");
   ImGui::SameLine();
   if (ImGui::Button("Next >")) ctx.control.step(+1);
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("next segment (Right arrow)");
+  tip("next segment (Right arrow)");
   ImGui::SameLine();
   if (ImGui::Button(">|") && n > 0) ctx.control.jump(n - 1);
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("last segment (End); long documents show progress");
+  tip("last segment (End); long documents show progress");
   ImGui::SameLine();
   if (ImGui::Button("Reset")) {
     ctx.transport.playing = false;
     ctx.control.reset();
   }
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("forget every step: back to before segment 0");
+  tip("forget every step: back to before segment 0");
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("segments/s").x - 8.f);
   ImGui::SliderFloat("segments/s", &ctx.transport.speed, 0.5f, 60.f, "%.1f", ImGuiSliderFlags_Logarithmic);
-  // How the document is cut, against how the model was trained (core/models/stepping.h).
-  if (have && s.info->stepping.segment_len > 0) {
-    const Stepping& st = s.info->stepping;
-    const std::string line = "Stepping " + st.describe();
-    if (st.as_trained()) ImGui::TextDisabled("%s", line.c_str());
-    else ImGui::TextColored(ImVec4(0.95f, 0.65f, 0.2f, 1.f), "%s (!)", line.c_str());
-    if (ImGui::IsItemHovered()) {
-      std::string tip = "The document is cut into segments of " + std::to_string(st.segment_len) + " tokens; the model takes at most " +
-                        std::to_string(st.model_len) + " (its segment_len).";
-      if (st.trained_len > 0)
-        tip += st.as_trained() ? "\nIts checkpoint was trained on segments of this length."
-                               : "\n" + st.warning() + ".\nReopen it without --segment-len to step it as trained.";
-      else
-        tip += "\nNo training task is recorded for these weights.";
-      ImGui::SetTooltip("%s", tip.c_str());
-    }
-  }
-
+  if (s.info && s.info->stepping.segment_len > 0) draw_stepping(s.info->stepping);
   // Jump slider: follows the position; a release jumps.
   if (!slider_active_) slider_ = static_cast<int>(std::max<int64_t>(0, s.position));
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("segments/s").x - 8.f);
@@ -86,79 +68,130 @@ void ControlsPanel::draw(PanelContext& ctx) {
   slider_active_ = ImGui::IsItemActive();
   if (ImGui::IsItemDeactivatedAfterEdit()) ctx.control.jump(slider_);
   ImGui::EndDisabled();
+}
 
-  // --- Progress of the running command ---
-  if (busy && !ctx.preview) {
-    const float p = ctx.control.progress();
-    ImGui::ProgressBar(p >= 0.f ? p : 0.f, ImVec2(ImGui::GetContentRegionAvail().x - 80.f, 0), p >= 0.f ? nullptr : "working...");
-    ImGui::SameLine();
-    if (ImGui::Button("Cancel", ImVec2(72.f, 0))) {
-      ctx.transport.playing = false;
-      ctx.control.cancel();
+// How the document is cut, against how the model was trained (core/models/stepping.h).
+void ControlsPanel::draw_stepping(const Stepping& st) {
+  const std::string line = "Stepping " + st.describe();
+  if (st.as_trained()) ImGui::TextDisabled("%s", line.c_str());
+  else ImGui::TextColored(ImVec4(0.95f, 0.65f, 0.2f, 1.f), "%s (!)", line.c_str());
+  if (!ImGui::IsItemHovered()) return;
+  std::string tip = "The document is cut into segments of " + std::to_string(st.segment_len) + " tokens; the model takes at most " +
+                    std::to_string(st.model_len) + " (its segment_len).";
+  if (st.trained_len > 0)
+    tip += st.as_trained() ? "\nIts checkpoint was trained on segments of this length."
+                           : "\n" + st.warning() + ".\nReopen it without --segment-len to step it as trained.";
+  else
+    tip += "\nNo training task is recorded for these weights.";
+  ImGui::SetTooltip("%s", tip.c_str());
+}
+
+// The progress of the running command, with Cancel.
+void ControlsPanel::draw_progress(PanelContext& ctx) {
+  if (!ctx.control.busy() || ctx.preview) return;
+  const float p = ctx.control.progress();
+  ImGui::ProgressBar(p >= 0.f ? p : 0.f, ImVec2(ImGui::GetContentRegionAvail().x - 80.f, 0), p >= 0.f ? nullptr : "working...");
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel", ImVec2(72.f, 0))) {
+    ctx.transport.playing = false;
+    ctx.control.cancel();
+  }
+}
+
+// The status lines of the shown step, composed when the step changes.
+void ControlsPanel::compose_status(const PublishedView& s) {
+  if (status_.step == s.step && status_.info == s.info) return;
+  status_ = Status{};
+  status_.step = s.step;
+  status_.info = s.info;
+  const StepData& st = *s.step;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "  (tokens %lld..%lld)", static_cast<long long>(st.first_token),
+                static_cast<long long>(st.first_token + st.length - 1));
+  status_.position = position_text(st.segment, s.info->num_segments) + buf;
+  const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
+  if (!std::isfinite(st.loss)) {
+    if (std::isnan(st.loss) && !st.non_finite)
+      status_.none = !st.qa_answer_prob.empty()
+                         ? "loss: none (stepped with the answer-tagging head it was trained with on the qa task: the "
+                           "MTN memory panel shows the question's answers)"
+                     : st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
+                                            : "loss: none (no token to predict here)";
+    return;
+  }
+  // Both units: nats/token, and bits/byte as eval counts them (every token is one byte).
+  if (st.loss_next_segment) std::snprintf(buf, sizeof buf, "loss(next segment %lld):", static_cast<long long>(st.segment + 1));
+  else if (!st.token_losses.empty())
+    std::snprintf(buf, sizeof buf, "loss(next token), tokens %lld..%lld:", static_cast<long long>(lo), static_cast<long long>(hi));
+  else std::snprintf(buf, sizeof buf, "loss of this step:");
+  status_.loss_label = buf;
+  status_.loss_value = "  " + loss_units_text(st.loss);
+  std::snprintf(buf, sizeof buf, "%.6f nats = %.6f bits a token", st.loss, st.loss / std::log(2.0));
+  status_.loss_tip = std::string(buf) + " (bits = nats / ln 2; each token is one byte, so bits/token is eval's bits/byte)";
+  // A loss that does not measure the model says so (an untrained output head, worse than uniform).
+  status_.warning = loss_warning(st.loss, s.info->trained_task, s.info->random_weights);
+  // A synthetic task's episode: the loss above averages every predicted token, random
+  // symbols too; what the task scores (and the memory is for) is said beside it.
+  if (!s.info->scored_tokens.empty() && !st.token_losses.empty()) {
+    const ScoredLoss sl = scored_loss(st.token_losses, s.info->scored_tokens);
+    status_.scored_any = sl.tokens > 0;
+    if (sl.tokens > 0) {
+      std::snprintf(buf, sizeof buf, "scored by its task: %.4f nats/token (%lld of %zu tokens)", sl.mean,
+                    static_cast<long long>(sl.tokens), st.token_losses.values.size());
+      status_.scored = buf;
+    } else {
+      status_.scored = "its task scores none of these tokens";
     }
   }
+}
 
-  // --- Status ---
-  if (!have) {
+// Where the step is, its loss (or why there is none) and what the loss does not measure.
+void ControlsPanel::draw_status(const PublishedView& s, int64_t n) {
+  if (!s.info) {
     ImGui::TextDisabled("No document open (Ctrl+O).");
-  } else if (!s.step) {
-    ImGui::Text("%lld segments; none stepped yet. Press Right or Play.", static_cast<long long>(n));
-  } else {
-    const StepData& st = *s.step;
-    ImGui::Text("%s  (tokens %lld..%lld)", position_text(st.segment, n).c_str(),
-                static_cast<long long>(st.first_token), static_cast<long long>(st.first_token + st.length - 1));
-    const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
-    // Both units: nats/token, and bits/byte as eval counts them (every token is one byte).
-    const std::string units = std::isfinite(st.loss) ? loss_units_text(st.loss) : std::string();
-    // The numbers on a line of their own, so a narrow panel never breaks one.
-    if (std::isfinite(st.loss) && st.loss_next_segment)
-      ImGui::Text("loss(next segment %lld):", static_cast<long long>(st.segment + 1));
-    else if (std::isfinite(st.loss) && !st.token_losses.empty())
-      ImGui::Text("loss(next token), tokens %lld..%lld:", static_cast<long long>(lo), static_cast<long long>(hi));
-    else if (std::isfinite(st.loss))
-      ImGui::Text("loss of this step:");
-    if (std::isfinite(st.loss)) ImGui::Text("  %s", units.c_str());
-    else if (std::isnan(st.loss) && !st.non_finite)
-      ImGui::TextDisabled(st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
-                                               : "loss: none (no token to predict here)");
-    // A finite loss was the last item drawn: its tooltip gives it in bits too.
-    if (std::isfinite(st.loss) && ImGui::IsItemHovered())
-      ImGui::SetTooltip("%.6f nats = %.6f bits a token (bits = nats / ln 2; each token is one byte, so bits/token is "
-                        "eval's bits/byte)",
-                        st.loss, st.loss / std::log(2.0));
-    // A loss that does not measure the model says so (an untrained output head, worse than uniform).
-    if (std::isfinite(st.loss)) {
-      const std::string warn = loss_warning(st.loss, s.info->trained_task, s.info->random_weights);
-      if (!warn.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.62f, 0.25f, 1.f));
-        ImGui::TextWrapped("%s", warn.c_str());
-        ImGui::PopStyleColor();
-      }
-    }
-    // A synthetic task's episode: the loss above averages every predicted token, random
-    // symbols too; what the task scores (and the memory is for) is said beside it.
-    if (std::isfinite(st.loss) && !s.info->scored_tokens.empty() && !st.token_losses.empty()) {
-      const ScoredLoss sl = scored_loss(st.token_losses, s.info->scored_tokens);
-      if (sl.tokens > 0)
-        ImGui::Text("scored by its task: %.4f nats/token (%lld of %zu tokens)", sl.mean, static_cast<long long>(sl.tokens),
-                    st.token_losses.values.size());
-      else
-        ImGui::TextDisabled("its task scores none of these tokens");
-      if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("The loss above is the mean over every token this step predicts. The checkpoint's training "
-                          "task scores only some positions of its episodes (a copy's recalled symbols, not the random "
-                          "source or distractors, which no model can predict), and this document is stepped as one of "
-                          "them: this line is the mean over those. Tint: loss shows each token's loss.");
-    }
-    if (st.non_finite)
-      ImGui::TextColored(ImVec4(1.f, 0.3f, 0.8f, 1.f), "NaN/Inf in '%s' at segment %lld", st.non_finite_key.c_str(),
-                         static_cast<long long>(st.segment));
+    return;
   }
-  if (have) ImGui::TextDisabled("%s", s.model_note.c_str());
+  if (!s.step) {
+    ImGui::Text("%lld segments; none stepped yet. Press Right or Play.", static_cast<long long>(n));
+    return;
+  }
+  compose_status(s);
+  ImGui::TextUnformatted(status_.position.c_str());
+  // The numbers on a line of their own, so a narrow panel never breaks one.
+  if (!status_.loss_label.empty()) {
+    ImGui::TextUnformatted(status_.loss_label.c_str());
+    ImGui::TextUnformatted(status_.loss_value.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", status_.loss_tip.c_str());
+  } else if (!s.step->qa_answer_prob.empty() && !status_.none.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ui::text_wrapped_at_spaces(status_.none);
+    ImGui::PopStyleColor();
+  } else if (!status_.none.empty()) {
+    ImGui::TextDisabled("%s", status_.none.c_str());
+  }
+  if (!status_.warning.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.62f, 0.25f, 1.f));
+    ImGui::TextWrapped("%s", status_.warning.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!status_.scored.empty()) {
+    if (status_.scored_any) ImGui::TextUnformatted(status_.scored.c_str());
+    else ImGui::TextDisabled("%s", status_.scored.c_str());
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("The loss above is the mean over every token this step predicts. The checkpoint's training "
+                        "task scores only some positions of its episodes (a copy's recalled symbols, not the random "
+                        "source or distractors, which no model can predict), and this document is stepped as one of "
+                        "them: this line is the mean over those. Tint: loss shows each token's loss.");
+  }
+  if (s.step->non_finite)
+    ImGui::TextColored(ImVec4(1.f, 0.3f, 0.8f, 1.f), "NaN/Inf in '%s' at segment %lld", s.step->non_finite_key.c_str(),
+                       static_cast<long long>(s.step->segment));
+}
 
-  // --- Document ---
-  ImGui::Separator();
-  if (have) {
+// The open document's path and Open...
+void ControlsPanel::draw_document_row(PanelContext& ctx) {
+  const PublishedView& s = ctx.session;
+  if (s.info) {
     const std::string path = ui::elide_left(s.info->doc->path, ImGui::GetContentRegionAvail().x - 90.f);
     ImGui::TextUnformatted(path.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.info->doc->path.c_str());
@@ -169,124 +202,150 @@ void ControlsPanel::draw(PanelContext& ctx) {
   if (ImGui::Button("Open...")) ctx.requests.open_dialog = true;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("open another document (Ctrl+O, or drop a file on the window)");
+}
 
-  // --- Model ---
+// The fields Apply can change (those the shown model does not use greyed out), then the rest
+// of its config.
+void ControlsPanel::draw_model_fields(const PublishedView& s) {
+  const bool have = s.info != nullptr;
+  // Fields shrink with the panel so their labels stay readable (negative width = leave room).
+  const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
+  auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
+  const std::string model = have ? s.info->cfg.model : std::string("memformer");
+  const ModelCapabilities& caps = capabilities_of(model);
+  const bool memformer = caps.panels == PanelFamily::kMemformer;
+  const bool mtn_family = caps.mtn_family;
+  const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
+  auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {
+    ImGui::BeginDisabled(!used);
+    ImGui::SetNextItemWidth(width());
+    ImGui::InputScalar(label, ImGuiDataType_S64, v);
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", used ? tip : unused.c_str());
+  };
+  if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableNextColumn();
+    ModelConfig kind;
+    kind.model = model;
+    field("slots", &slots_,
+          memformer ? "memory slots k (1..65536)"
+                    : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries",
+          kind.uses_slots());
+    ImGui::TableNextColumn();
+    field("segment len", &segment_len_, "tokens per segment L (1..65536)");
+    ImGui::TableNextColumn();
+    field("heads", &heads_, "attention heads (must divide dim)");
+    ImGui::TableNextColumn();
+    field("dim", &dim_, "model width d");
+    ImGui::TableNextColumn();
+    field("layers", &layers_, memformer ? "encoder layers" : "layers", !mtn_family);
+    // Memformer's own fields (decoder layers, writer temperature, forgetting) only for a
+    // Memformer: another family never reads them, and showing them invites edits that do nothing.
+    if (memformer) {
+      ImGui::TableNextColumn();
+      field("dec layers", &dec_layers_, "decoder layers");
+      ImGui::TableNextColumn();
+      ImGui::SetNextItemWidth(width());
+      ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("writer temperature tau (> 0); small = sharper writer attention");
+    }
+    ImGui::TableNextColumn();
+    ImGui::SetNextItemWidth(width());
+    ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
+    if (memformer) {
+      ImGui::TableNextColumn();
+      ImGui::Checkbox("forgetting", &forgetting_);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("biased memory normalisation with v_bias (off = ablation)");
+    }
+    ImGui::EndTable();
+  }
+  if (!have) return;
+  // The fields above are the ones Apply can change; the rest of the shown model's config,
+  // so that a model without a memory, a gated read or a hashed Linear is never taken for
+  // the default.
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ui::text_wrapped_at_spaces(other_fields_);
+  ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("the rest of this model's config (from its checkpoint or config file); Apply keeps these as they are");
+}
+
+// Apply (the fields, checked here too, so a bad value gets its popup without a round trip) and Revert.
+void ControlsPanel::draw_apply(PanelContext& ctx) {
+  const PublishedView& s = ctx.session;
+  const bool have = s.info != nullptr;
+  ImGui::BeginDisabled(!have || ctx.preview);
+  if (ImGui::Button("Apply")) {
+    ModelConfig cfg = s.info->cfg;
+    cfg.slots = slots_;
+    cfg.segment_len = segment_len_;
+    cfg.heads = heads_;
+    cfg.layers = layers_;
+    cfg.dec_layers = dec_layers_;
+    cfg.dim = dim_;
+    cfg.temperature = temperature_;
+    cfg.forgetting = forgetting_;
+    std::string problem;
+    if (cfg.heads > 0 && cfg.dim % cfg.heads != 0)
+      problem = "heads: dim " + std::to_string(cfg.dim) + " must be divisible by heads " + std::to_string(cfg.heads);
+    else if (!(temperature_ > 0.f) || !std::isfinite(temperature_))
+      problem = "temperature " + std::to_string(temperature_) + " must be > 0";
+    if (problem.empty()) {
+      try {
+        cfg.validate();
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+    }
+    if (!problem.empty()) {
+      ctx.requests.errors.push_back("Invalid model config: " + problem + ". The model was not changed.");
+    } else {
+      ctx.transport.playing = false;
+      ctx.control.apply_model(cfg, seed_, "");
+    }
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("rebuild the model with these values and random weights; stepping starts over");
+  ImGui::SameLine();
+  if (ImGui::Button("Revert") && have) sync_fields(*s.info);
+  ImGui::EndDisabled();
+}
+
+// The checkpoint path and Load checkpoint.
+void ControlsPanel::draw_checkpoint(PanelContext& ctx) {
+  const PublishedView& s = ctx.session;
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Load checkpoint").x - 24.f);
+  ImGui::InputTextWithHint("##ckpt", "checkpoint.safetensors", &checkpoint_);
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!s.info || ctx.preview);
+  if (ImGui::Button("Load checkpoint")) {
+    if (checkpoint_.empty()) {
+      ctx.requests.errors.push_back("Checkpoint: no file given. Type the path of a .safetensors file (from export-weights or training).");
+    } else {
+      ctx.transport.playing = false;
+      ctx.control.apply_model(s.info->cfg, seed_, checkpoint_);
+    }
+  }
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("load weights; a checkpoint that names its model config brings that config");
+}
+
+void ControlsPanel::draw(PanelContext& ctx) {
+  const PublishedView& s = ctx.session;
+  const int64_t n = s.info ? s.info->num_segments : 0;
+  if (s.info && s.info->id != synced_info_) sync_fields(*s.info);
+  draw_transport(ctx, n);
+  draw_progress(ctx);
+  draw_status(s, n);
+  if (s.info) ImGui::TextDisabled("%s", s.model_note.c_str());
+  ImGui::Separator();
+  draw_document_row(ctx);
   if (ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen)) {
-    // Fields shrink with the panel so their labels stay readable (negative width = leave room).
-    const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
-    auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
-    // Fields the model does not use are greyed out (they keep their value for Apply).
-    const std::string model = have ? s.info->cfg.model : std::string("memformer");
-    const ModelCapabilities& caps = capabilities_of(model);
-    const bool memformer = caps.panels == PanelFamily::kMemformer;
-    const bool mtn_family = caps.mtn_family;
-    const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
-    auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {
-      ImGui::BeginDisabled(!used);
-      ImGui::SetNextItemWidth(width());
-      ImGui::InputScalar(label, ImGuiDataType_S64, v);
-      ImGui::EndDisabled();
-      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", used ? tip : unused.c_str());
-    };
-    if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
-      ImGui::TableNextColumn();
-      ModelConfig kind;
-      kind.model = model;
-      field("slots", &slots_,
-            memformer ? "memory slots k (1..65536)"
-                      : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries",
-            kind.uses_slots());
-      ImGui::TableNextColumn();
-      field("segment len", &segment_len_, "tokens per segment L (1..65536)");
-      ImGui::TableNextColumn();
-      field("heads", &heads_, "attention heads (must divide dim)");
-      ImGui::TableNextColumn();
-      field("dim", &dim_, "model width d");
-      ImGui::TableNextColumn();
-      field("layers", &layers_, memformer ? "encoder layers" : "layers", !mtn_family);
-      // Memformer's own fields (decoder layers, writer temperature, forgetting) only for a
-      // Memformer: another family never reads them, and showing them invites edits that do nothing.
-      if (memformer) {
-        ImGui::TableNextColumn();
-        field("dec layers", &dec_layers_, "decoder layers");
-        ImGui::TableNextColumn();
-        ImGui::SetNextItemWidth(width());
-        ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("writer temperature tau (> 0); small = sharper writer attention");
-      }
-      ImGui::TableNextColumn();
-      ImGui::SetNextItemWidth(width());
-      ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
-      if (memformer) {
-        ImGui::TableNextColumn();
-        ImGui::Checkbox("forgetting", &forgetting_);
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("biased memory normalisation with v_bias (off = ablation)");
-      }
-      ImGui::EndTable();
-    }
-    if (have) {
-      // The fields above are the ones Apply can change; the rest of the shown model's config,
-      // so that a model without a memory, a gated read or a hashed Linear is never taken for
-      // the default.
-      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-      ui::text_wrapped_at_spaces(other_fields_);
-      ImGui::PopStyleColor();
-      if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("the rest of this model's config (from its checkpoint or config file); Apply keeps these as they are");
-    }
-    ImGui::BeginDisabled(!have || ctx.preview);
-    if (ImGui::Button("Apply")) {
-      ModelConfig cfg = s.info->cfg;
-      cfg.slots = slots_;
-      cfg.segment_len = segment_len_;
-      cfg.heads = heads_;
-      cfg.layers = layers_;
-      cfg.dec_layers = dec_layers_;
-      cfg.dim = dim_;
-      cfg.temperature = temperature_;
-      cfg.forgetting = forgetting_;
-      // Checked here too, so a bad value gets its popup without a round trip.
-      std::string problem;
-      if (cfg.heads > 0 && cfg.dim % cfg.heads != 0)
-        problem = "heads: dim " + std::to_string(cfg.dim) + " must be divisible by heads " + std::to_string(cfg.heads);
-      else if (!(temperature_ > 0.f) || !std::isfinite(temperature_))
-        problem = "temperature " + std::to_string(temperature_) + " must be > 0";
-      if (problem.empty()) {
-        try {
-          cfg.validate();
-        } catch (const std::exception& e) {
-          problem = e.what();
-        }
-      }
-      if (!problem.empty()) {
-        ctx.requests.errors.push_back("Invalid model config: " + problem + ". The model was not changed.");
-      } else {
-        ctx.transport.playing = false;
-        ctx.control.apply_model(cfg, seed_, "");
-      }
-    }
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("rebuild the model with these values and random weights; stepping starts over");
-    ImGui::SameLine();
-    if (ImGui::Button("Revert") && have) sync_fields(*s.info);
-    ImGui::EndDisabled();
-
-    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Load checkpoint").x - 24.f);
-    ImGui::InputTextWithHint("##ckpt", "checkpoint.safetensors", &checkpoint_);
-    ImGui::SameLine();
-    ImGui::BeginDisabled(!have || ctx.preview);
-    if (ImGui::Button("Load checkpoint")) {
-      if (checkpoint_.empty()) {
-        ctx.requests.errors.push_back("Checkpoint: no file given. Type the path of a .safetensors file (from export-weights or training).");
-      } else {
-        ctx.transport.playing = false;
-        ctx.control.apply_model(s.info->cfg, seed_, checkpoint_);
-      }
-    }
-    ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-      ImGui::SetTooltip("load weights; a checkpoint that names its model config brings that config");
+    draw_model_fields(s);
+    draw_apply(ctx);
+    draw_checkpoint(ctx);
   }
 }
 

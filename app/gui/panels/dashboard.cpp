@@ -151,6 +151,14 @@ void DashboardPanel::draw_training(PanelContext& ctx) {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Data-parallel ranks on this machine (train --nproc N): each trains on a share of every batch");
   ImGui::SameLine();
+  int probe = model_.probe_example();
+  ImGui::SetNextItemWidth(ImGui::CalcTextSize("00000").x + ImGui::GetFrameHeight() * 2.f + 8.f);
+  if (ImGui::InputInt("probe example", &probe)) model_.set_probe_example(probe);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("The test example the run's probe recordings step (the maps this dashboard replays): "
+                      "--set train.record_example=N; -1 = the config's own (example 0 unless it sets one). "
+                      "train checks it against the task's test split");
+  ImGui::SameLine();
   if (ImGui::SmallButton("Start")) {
     std::string err;
     if (!model_.start_training(model_.train_config(), train_out_, &err)) ctx.requests.errors.push_back("Training: " + err);

@@ -6,6 +6,7 @@
 // ImGui::NewFrame and ImGui::Render, inside a window; it never blocks on the model.
 #pragma once
 #include "app/figures/memory_reads.h"
+#include "app/figures/qa.h"
 #include "app/gui/model/controller.h"
 #include "app/view/published_view.h"
 #include "app/gui/model/view_model.h"
@@ -105,7 +106,24 @@ class ControlsPanel : public Panel {
   void draw(PanelContext& ctx) override;
 
  private:
+  // The status lines of a step, composed once per step (not per frame).
+  struct Status {
+    std::shared_ptr<const StepData> step;
+    std::shared_ptr<const ViewSource> info;
+    std::string position, loss_label, loss_value, loss_tip, none, warning, scored;
+    bool scored_any = false;
+  };
   void sync_fields(const ViewSource& info);
+  void compose_status(const PublishedView& s);
+  void draw_transport(PanelContext& ctx, int64_t n);
+  void draw_stepping(const Stepping& st);
+  void draw_progress(PanelContext& ctx);
+  void draw_status(const PublishedView& s, int64_t n);
+  void draw_document_row(PanelContext& ctx);
+  void draw_model_fields(const PublishedView& s);
+  void draw_apply(PanelContext& ctx);
+  void draw_checkpoint(PanelContext& ctx);
+  Status status_;
   uint64_t synced_info_ = 0;
   int64_t slots_ = 0, segment_len_ = 0, heads_ = 0, layers_ = 0, dec_layers_ = 0, dim_ = 0;
   float temperature_ = 0.f;
@@ -426,12 +444,42 @@ class MtnMemoryPanel : public Panel {
   void draw(PanelContext& ctx) override;
 
  private:
+  // One token of the document view, placed by the word wrap.
+  struct DocToken {
+    std::string text;   // what it shows (a UTF-8 character whole at its first byte's token)
+    float x = 0.f, y = 0.f, w = 0.f;
+    bool line_break = false;
+  };
+  // What the step shows, computed once per step (labels, the QA answers) and once per step,
+  // width and font (the document's word wrap), never per frame.
+  struct Layout {
+    std::shared_ptr<const StepData> step;
+    std::vector<std::string> cand_labels;
+    std::vector<std::pair<int, std::string>> cand_groups;
+    QaAnswers qa;
+    float width = -1.f, font_size = 0.f;
+    const ImFont* font = nullptr;
+    std::vector<DocToken> doc;
+    float lead = 0.f, line_h = 0.f, height = 0.f;
+  };
+  void on_step(const std::shared_ptr<const StepData>& step, const Document& doc);
+  void layout_document(const StepData& st, const Document& doc, float width);
+  void draw_candidates(const StepData& st, const Document& doc);
+  int draw_entries(const MtnData& d, const Document& doc);
+  void draw_document(PanelContext& ctx, const StepData& st, const Document& doc, int hovered_entry);
+  void document_tooltip(PanelContext& ctx, const StepData& st, const Document& doc, int64_t t);
+
   ui::HeatmapImage strip_;
   uint64_t key_ = 0;
-  std::shared_ptr<const StepData> last_step_;
+  Layout layout_;
   int hovered_entry_ = -1, selected_entry_ = -1;
   std::shared_ptr<const StepData> scrolled_for_;
 };
+
+// The QA answers section of an mtn-qa step (app/gui/panels/qa_answers.cpp): nothing when the
+// step has no answer probabilities; else the chunk's question and its candidates ranked by
+// mean P(answer), exact values on hover.
+void draw_qa_answers(const QaAnswers& a, const StepData& st, const Document& doc);
 
 // Every panel on synthetic traces of a chosen size: the living documentation.
 class GalleryPanel : public Panel {

@@ -97,8 +97,8 @@ void write_attention(const PanelExport& e) {
   const int layer = a.layers[static_cast<size_t>(li)];
   write_attention_map(a, st.segment, li, head,
                       e.base + "_l" + std::to_string(layer) + (head < 0 ? "_mean" : "_head" + std::to_string(head)), e.fm, e.out,
-                      0.f, e.sel.attn_vmax);
-  write_attention_masses(a, st.segment, head, e.base + "_mass", e.fm, e.out);
+                      0.f, e.sel.attn_vmax, st.train_step);
+  write_attention_masses(a, st.segment, head, e.base + "_mass", e.fm, e.out, st.train_step);
 }
 void write_hash(const PanelExport& e) {
   const StepData& st = *e.view.step;
