@@ -14,6 +14,7 @@ std::unique_ptr<Command> make_bench_blas();                 // blas: the loaded 
 std::unique_ptr<Command> make_bench_distributed();          // distributed: data-parallel step and allreduce time, N = 1, 2
 std::unique_ptr<Command> make_bench_train();                // train: training tokens/s of the text configs, vs PyTorch eager
 std::unique_ptr<Command> make_bench_optimizer();            // optimizer: LibTorch AdamW step vs the fused one
+std::unique_ptr<Command> make_bench_publish();              // publish: a view per step over a play-through, records shared vs copied
 #ifdef MNEMO_WITH_GUI
 std::unique_ptr<Command> make_bench_provenance();  // provenance: the chain's cost per step, on vs off
 std::unique_ptr<Command> make_bench_ui();         // ui: frame times with every panel open (needs a display)

@@ -14,6 +14,7 @@ std::unique_ptr<Command> make_bench_command() {
   g->add_child(make_bench_distributed());
   g->add_child(make_bench_train());
   g->add_child(make_bench_optimizer());
+  g->add_child(make_bench_publish());
 #ifdef MNEMO_WITH_GUI
   g->add_child(make_bench_provenance());
   g->add_child(make_bench_ui());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
+#include <string>
 
 namespace mnemo::app {
 
@@ -58,6 +60,72 @@ const float* StepData::writer_block(int head) const {
   if (!has_writer()) return nullptr;
   const int b = head < 0 || head >= heads ? 0 : head + 1;
   return writer.data() + static_cast<size_t>(b) * static_cast<size_t>(slots) * static_cast<size_t>(cols);
+}
+
+VisitedSegments::VisitedSegments(std::initializer_list<value_type> records) {
+  for (const auto& [seg, rec] : records) set(seg, rec);
+}
+
+void VisitedSegments::set(int64_t segment, Record record) {
+  if (segment < 0) throw std::invalid_argument("a visited segment's index is >= 0, not " + std::to_string(segment));
+  const auto b = static_cast<size_t>(segment / kBlock);
+  const auto i = static_cast<size_t>(segment % kBlock);
+  if (b >= blocks_.size()) {
+    if (!record) return;
+    blocks_.resize(b + 1);
+  }
+  auto block = blocks_[b] ? std::make_shared<Block>(*blocks_[b]) : std::make_shared<Block>();
+  const bool had = (*block)[i] != nullptr;
+  (*block)[i] = std::move(record);
+  const bool has = (*block)[i] != nullptr;
+  size_ = size_ - (had ? 1 : 0) + (has ? 1 : 0);
+  bool any = false;
+  for (const auto& r : *block) any = any || r != nullptr;
+  blocks_[b] = any ? std::shared_ptr<const Block>(std::move(block)) : nullptr;
+  while (!blocks_.empty() && !blocks_.back()) blocks_.pop_back();
+}
+
+void VisitedSegments::clear() {
+  blocks_.clear();
+  size_ = 0;
+}
+
+const VisitedSegments::Record* VisitedSegments::slot(int64_t segment) const {
+  if (segment < 0 || segment >= capacity()) return nullptr;
+  const auto& block = blocks_[static_cast<size_t>(segment / kBlock)];
+  if (!block) return nullptr;
+  const Record& r = (*block)[static_cast<size_t>(segment % kBlock)];
+  return r ? &r : nullptr;
+}
+
+const VisitedSegments::Record& VisitedSegments::at(int64_t segment) const {
+  const Record* r = slot(segment);
+  if (!r) throw std::out_of_range("segment " + std::to_string(segment) + " was not visited");
+  return *r;
+}
+
+int64_t VisitedSegments::next_present(int64_t from) const {
+  for (int64_t s = std::max<int64_t>(from, 0); s < capacity();) {
+    if (!blocks_[static_cast<size_t>(s / kBlock)]) {
+      s = (s / kBlock + 1) * kBlock;  // an empty block: skip it whole
+      continue;
+    }
+    if (slot(s)) return s;
+    ++s;
+  }
+  return -1;
+}
+
+int64_t VisitedSegments::prev_present(int64_t from) const {
+  for (int64_t s = std::min(from, capacity() - 1); s >= 0;) {
+    if (!blocks_[static_cast<size_t>(s / kBlock)]) {
+      s = (s / kBlock) * kBlock - 1;
+      continue;
+    }
+    if (slot(s)) return s;
+    --s;
+  }
+  return -1;
 }
 
 TokenLossAt token_loss_at(const VisitedSegments& visited, int64_t segment_len, int64_t t) {

@@ -5,7 +5,11 @@
 #pragma once
 #include "core/trace/provenance.h"
 
+#include <array>
 #include <cmath>
+#include <cstddef>
+#include <initializer_list>
+#include <iterator>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -219,8 +223,84 @@ struct SegmentRecord {
   std::vector<float> prov_initial;
 };
 
-// The visited segments of a session, by segment index.
-using VisitedSegments = std::map<int64_t, std::shared_ptr<const SegmentRecord>>;
+// The visited segments of a document, by segment index: what every published view carries.
+// Copying it is cheap and shares everything: the records sit in immutable blocks of
+// kBlock segments, and a copy copies one pointer per block (docs/architecture.md#data-flow),
+// so publishing a view after each of n steps costs O(n / kBlock) pointer copies, not a copy of
+// n map nodes. set() replaces the one block it changes (copy on write): a published copy
+// never sees later changes. Iterates like a std::map<int64_t, Record> (ascending segments;
+// rbegin() descending; find / at / count).
+class VisitedSegments {
+ public:
+  using Record = std::shared_ptr<const SegmentRecord>;
+  using value_type = std::pair<int64_t, Record>;
+  static constexpr int64_t kBlock = 64;
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = VisitedSegments::value_type;
+    using difference_type = std::ptrdiff_t;
+    using reference = value_type;  // by value: the pair is made on the fly
+    struct pointer {
+      value_type p;
+      const value_type* operator->() const { return &p; }
+    };
+    const_iterator() = default;
+    value_type operator*() const { return {seg_, *v_->slot(seg_)}; }
+    pointer operator->() const { return pointer{**this}; }
+    const_iterator& operator++() {
+      seg_ = reverse_ ? v_->prev_present(seg_ - 1) : v_->next_present(seg_ + 1);
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return seg_ == o.seg_; }
+    bool operator!=(const const_iterator& o) const { return seg_ != o.seg_; }
+
+   private:
+    friend class VisitedSegments;
+    const_iterator(const VisitedSegments* v, int64_t seg, bool reverse) : v_(v), seg_(seg), reverse_(reverse) {}
+    const VisitedSegments* v_ = nullptr;
+    int64_t seg_ = -1;  // -1: past the end (either direction)
+    bool reverse_ = false;
+  };
+  using iterator = const_iterator;
+  using reverse_iterator = const_iterator;
+
+  VisitedSegments() = default;
+  VisitedSegments(std::initializer_list<value_type> records);
+
+  // Remembers `record` for `segment` (>= 0, else std::invalid_argument); a null record forgets it.
+  void set(int64_t segment, Record record);
+  void erase(int64_t segment) { set(segment, nullptr); }
+  void clear();
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  size_t count(int64_t segment) const { return slot(segment) ? 1 : 0; }
+  // The record of a visited segment; std::out_of_range when it was not visited.
+  const Record& at(int64_t segment) const;
+  const_iterator find(int64_t segment) const { return {this, count(segment) ? segment : -1, false}; }
+
+  const_iterator begin() const { return {this, next_present(0), false}; }
+  const_iterator end() const { return {this, -1, false}; }
+  reverse_iterator rbegin() const { return {this, prev_present(capacity() - 1), true}; }
+  reverse_iterator rend() const { return {this, -1, true}; }
+
+ private:
+  using Block = std::array<Record, kBlock>;
+  int64_t capacity() const { return static_cast<int64_t>(blocks_.size()) * kBlock; }
+  // The stored record of `segment`, or null (not a reference to a null: no record stored).
+  const Record* slot(int64_t segment) const;
+  int64_t next_present(int64_t from) const;  // the first visited segment >= from, or -1
+  int64_t prev_present(int64_t from) const;  // the last visited segment <= from, or -1
+  std::vector<std::shared_ptr<const Block>> blocks_;
+  size_t size_ = 0;
+};
 
 // The loss of document token t and the segment whose step predicted it: whichever visited
 // step's token_losses cover t (at most one does: the steps' ranges are disjoint for one

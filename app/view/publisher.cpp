@@ -71,13 +71,13 @@ void ViewPublisher::observe(int64_t segment, const Trace& trace) {
 
 const PublishedStep& ViewPublisher::show(const Snapshot& snap) {
   shown_ = publish_step(snap, *info_->doc, info_->cfg.model, chain_.get());
-  visited_[snap.segment] = shown_.record;
+  visited_.set(snap.segment, shown_.record);
   ++visited_version_;
   return shown_;
 }
 
 void ViewPublisher::remember(int64_t segment, std::shared_ptr<const SegmentRecord> record) {
-  visited_[segment] = std::move(record);
+  visited_.set(segment, std::move(record));
   ++visited_version_;
 }
 

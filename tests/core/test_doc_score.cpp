@@ -163,7 +163,7 @@ TEST_CASE("memory benefit: the Engine's per-token losses with the memory reset a
       CHECK(app::segment_benefit_bits(st) == doctest::Approx(total));
       // What the Document panel's benefit tint and tooltip read: the visited record's values.
       app::VisitedSegments visited;
-      visited[i] = std::make_shared<const app::SegmentRecord>(app::segment_record_of(st, nullptr));
+      visited.set(i, std::make_shared<const app::SegmentRecord>(app::segment_record_of(st, nullptr)));
       for (const auto& row : rows) {
         const app::TokenLossAt at = app::token_loss_at(visited, 8, row.token);
         CHECK(at.segment == i);

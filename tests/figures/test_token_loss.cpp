@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -99,7 +100,7 @@ void check_token_losses(const std::string& kind) {
   VisitedSegments visited;
   for (int64_t s = 0; s < engine.num_segments(); ++s) {
     SnapshotPtr snap = engine.jump(s);
-    visited[s] = std::make_shared<SegmentRecord>(segment_record_of(make_step_data(*snap, engine.document(), kind), nullptr));
+    visited.set(s, std::make_shared<SegmentRecord>(segment_record_of(make_step_data(*snap, engine.document(), kind), nullptr)));
   }
   int64_t shown = 0;
   for (int64_t t = 0; t < doc.size(); ++t) {
@@ -151,3 +152,80 @@ TEST_CASE("token losses: Transformer-XL's shown and exported on the tokens they 
 TEST_CASE("token losses: Transformer-XL + RMT's shown and exported on the tokens they predict") { check_token_losses("trxl-rmt"); }
 TEST_CASE("token losses: the decoder LM's shown and exported on the tokens they predict") { check_token_losses("transformer"); }
 TEST_CASE("token losses: MTN's (language model) shown and exported on the tokens they predict") { check_token_losses("mtn"); }
+
+namespace {
+// A record told apart by its self mass [segment].
+std::shared_ptr<const SegmentRecord> record_of(int64_t segment) {
+  auto r = std::make_shared<SegmentRecord>();
+  r->self_mass = {static_cast<float>(segment)};
+  return r;
+}
+}  // namespace
+
+TEST_CASE("visited segments: sets, forgets, finds and iterates like a std::map of the same records, and a copy shares them") {
+  // A reference std::map under the same random sets and erases (segments past several blocks,
+  // gaps of whole empty blocks, re-sets of a visited segment).
+  VisitedSegments v;
+  std::map<int64_t, std::shared_ptr<const SegmentRecord>> ref;
+  uint64_t x = 12345;
+  auto next = [&x](int64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(n));
+  };
+  for (int op = 0; op < 2000; ++op) {
+    const int64_t seg = next(4) == 0 ? 1000 + next(300) : next(200);
+    if (next(5) == 0) {
+      v.erase(seg);
+      ref.erase(seg);
+    } else {
+      auto r = record_of(seg);
+      v.set(seg, r);
+      ref[seg] = r;
+    }
+    if (op % 97 != 0) continue;
+    REQUIRE(v.size() == ref.size());
+    CHECK(v.empty() == ref.empty());
+    std::vector<int64_t> fwd, bwd, want;
+    for (const auto& [s, r] : v) {
+      fwd.push_back(s);
+      CHECK(r == ref.at(s));
+    }
+    for (auto it = v.rbegin(); it != v.rend(); ++it) bwd.push_back(it->first);
+    for (const auto& kv : ref) want.push_back(kv.first);
+    CHECK(fwd == want);
+    std::reverse(want.begin(), want.end());
+    CHECK(bwd == want);
+    for (int64_t s = -2; s < 1310; s += 7) {
+      CHECK(v.count(s) == ref.count(s));
+      const auto it = v.find(s);
+      CHECK((it != v.end()) == (ref.count(s) == 1));
+      if (it != v.end()) CHECK(it->second == ref.at(s));
+    }
+  }
+  // A copy is a snapshot: later changes to the original do not reach it, and copying adds no
+  // reference to any record (the blocks are shared, not the records copied one by one).
+  v.clear();
+  v.set(3, record_of(3));
+  v.set(200, record_of(200));
+  const auto r3 = v.at(3);
+  const long uses = r3.use_count();
+  const VisitedSegments copy = v;
+  CHECK(r3.use_count() == uses);
+  v.set(3, record_of(30));
+  v.erase(200);
+  CHECK(copy.size() == 2);
+  CHECK(copy.at(3) == r3);
+  CHECK(copy.at(200)->self_mass.at(0) == 200.f);
+  CHECK(v.size() == 1);
+  CHECK(v.at(3)->self_mass.at(0) == 30.f);
+  // Bad use gets a message naming the segment.
+  CHECK_THROWS_WITH_AS(v.at(200), "segment 200 was not visited", std::out_of_range);
+  CHECK_THROWS_WITH_AS(v.set(-1, record_of(0)), "a visited segment's index is >= 0, not -1", std::invalid_argument);
+  VisitedSegments init{{5, record_of(5)}, {70, record_of(70)}};
+  CHECK(init.size() == 2);
+  CHECK(init.begin()->first == 5);
+  CHECK(init.rbegin()->first == 70);
+  VisitedSegments none;
+  CHECK(none.begin() == none.end());
+  CHECK(none.rbegin() == none.rend());
+}

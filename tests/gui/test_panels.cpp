@@ -73,7 +73,7 @@ ViewPtr stepped_session(const ModelConfig& cfg, int steps) {
   for (int i = 0; i < steps; ++i) {
     auto snap = engine.jump(i);
     auto data = std::make_shared<StepData>(make_step_data(*snap, *doc, cfg.model));
-    v->visited[i] = std::make_shared<SegmentRecord>(segment_record_of(*data, nullptr));
+    v->visited.set(i, std::make_shared<SegmentRecord>(segment_record_of(*data, nullptr)));
     v->step = data;
   }
   v->position = steps - 1;

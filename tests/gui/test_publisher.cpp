@@ -257,9 +257,19 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   REQUIRE(v->provenance);
   CHECK(v->provenance->segment == 1);
   CHECK(v->visited.at(1)->prov_top_k == 5);
+  // Views share the visited records: a view published after more steps holds the same record
+  // objects for the earlier segments (not copies), and the earlier view is unchanged.
+  const auto rec0 = v->visited.at(0);
+  w.step(+1);
+  wait_for(w, 4);
+  ViewPtr v2 = w.latest();
+  REQUIRE(v2->visited.size() == 3);
+  CHECK(v2->visited.at(0) == rec0);
+  CHECK(v->visited.size() == 2);
+  CHECK(v->visited.count(2) == 0);
   const uint64_t id = v->info->id;
   w.reset();
-  wait_for(w, 4);
+  wait_for(w, 5);
   ViewPtr r = w.latest();
   CHECK_FALSE(r->step);
   CHECK(r->position == -1);
