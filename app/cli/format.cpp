@@ -2,9 +2,13 @@
 
 #include "core/train/trainer.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <utility>
+
+#include <unistd.h>
 
 namespace mnemo::app {
 
@@ -54,6 +58,67 @@ std::string shell_quote(const std::string& word) {
   std::string out = "'";
   for (char ch : word) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   return out + "'";
+}
+
+bool stderr_is_terminal() { return ::isatty(::fileno(stderr)) != 0; }
+
+ProgressLine::ProgressLine(std::ostream& out, std::string what, bool terminal, Clock clock)
+    : out_(out), what_(std::move(what)), terminal_(terminal), clock_(std::move(clock)) {
+  if (!clock_) {
+    clock_ = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+  }
+  start_ = clock_();
+}
+
+ProgressLine::~ProgressLine() {
+  try {
+    finish();
+  } catch (...) {  // a destructor never throws; the stream may be gone bad
+  }
+}
+
+std::string ProgressLine::text(int64_t done, int64_t total, double elapsed) const {
+  char buf[160];
+  const double pct = total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0;
+  std::snprintf(buf, sizeof buf, ": segment %lld of %lld (%.1f%%), %s", static_cast<long long>(done),
+                static_cast<long long>(total), pct, fmt_duration(elapsed).c_str());
+  std::string line = what_ + buf;
+  if (done > 0 && done < total)
+    line += ", about " + fmt_duration(elapsed / static_cast<double>(done) * static_cast<double>(total - done)) + " left";
+  return line;
+}
+
+void ProgressLine::update(int64_t done, int64_t total) {
+  if (finished_ || total <= 0) return;
+  done_ = done;
+  total_ = total;
+  const double now = clock_(), elapsed = now - start_;
+  if (terminal_) {
+    if (elapsed < kQuietSecondsTerminal || (last_draw_ >= 0 && now - last_draw_ < 0.5 && done < total)) return;
+    last_draw_ = now;
+    out_ << "\r" << text(done, total, elapsed) << "\x1b[K" << std::flush;
+    printed_ = true;
+    return;
+  }
+  const int tenth = static_cast<int>(10 * done / total);
+  if (tenth <= last_tenth_ || elapsed < kQuietSeconds || done >= total) return;
+  last_tenth_ = tenth;
+  out_ << text(done, total, elapsed) << "\n" << std::flush;
+  printed_ = true;
+}
+
+void ProgressLine::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!printed_) return;
+  if (terminal_) {
+    out_ << "\n" << std::flush;
+    return;
+  }
+  out_ << what_ << ": " << done_ << " of " << total_ << " segments in " << fmt_duration(clock_() - start_) << "\n"
+       << std::flush;
 }
 
 }  // namespace mnemo::app

@@ -30,6 +30,8 @@
 #include "core/train/zoo.h"
 
 #include <cmath>
+#include <cstdio>
+#include <iostream>
 
 namespace mnemo::app {
 
@@ -139,8 +141,14 @@ int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const
 // reset to the initial memory and zeroed, beside the plain scores `with`, `reset`, `zeroed`.
 void print_by_slot(MemoryModelImpl& model, const Document& doc, int64_t L, const DocumentLosses& reset,
                    const DocumentLosses& zeroed, nlohmann::json* j, std::ostream& out) {
+  ProgressLine progress(std::cerr, "eval --by-slot: each memory entry removed, reset and zeroed", stderr_is_terminal());
   const DocumentEntryEffects fx =
-      score_document_by_entry(model, doc, L, {MemoryAblation::kReset, MemoryAblation::kZeroed});
+      score_document_by_entry(model, doc, L, {MemoryAblation::kReset, MemoryAblation::kZeroed},
+                              [&](int64_t done, int64_t total) {
+                                progress.update(done, total);
+                                return true;
+                              });
+  progress.finish();
   const MemoryEntries& en = fx.entries;
   const int64_t n = en.count();
   const std::string kind = en.groups.empty() ? "entry" : en.groups.size() == 1 ? en.groups[0].name : "entry";
@@ -330,15 +338,25 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
   // Cut as the model was trained (core/models/stepping.h).
   const Stepping stepping = choose_stepping(mc, trained_segment_len(file));
   const int64_t L = stepping.segment_len;
-  const DocumentLosses with = score_document(model, doc, L, MemoryAblation::kCarried);
+  // A large document takes minutes: each pass says how far it is on stderr (app/cli/format.h).
+  auto scored = [&](MemoryAblation a, const char* what) {
+    ProgressLine progress(std::cerr, std::string("eval: scoring ") + what, stderr_is_terminal());
+    DocumentLosses d = score_document(model, doc, L, a, [&](int64_t done, int64_t total) {
+      progress.update(done, total);
+      return true;
+    });
+    progress.finish();
+    return d;
+  };
+  const DocumentLosses with = scored(MemoryAblation::kCarried, "with the memory carried");
   if (with.predicted == 0)
     throw UsageError("--doc: '" + c.doc + "' is too short for the model to predict any of it (" +
                      std::to_string(doc.size()) + " bytes; a " + mc.model + " model needs more than " +
                      std::to_string(loss_target_of(mc.model) == LossTarget::kNextSegment ? L : 1) + ")");
   DocumentLosses reset, zeroed;
   if (has_memory) {
-    reset = score_document(model, doc, L, MemoryAblation::kReset);
-    zeroed = score_document(model, doc, L, MemoryAblation::kZeroed);
+    reset = scored(MemoryAblation::kReset, "with the memory reset at every segment");
+    zeroed = scored(MemoryAblation::kZeroed, "with the memory zeroed at every segment");
   }
   const int64_t segments = segment_count(doc.size(), L);
   const double b = with.bits_per_token();

@@ -3,6 +3,7 @@
 // "0.000000", an --out that cannot be created, export --figure's help, flags that do not
 // apply to gui --session, and --steps' three meanings.
 #include "app/bench/stats.h"
+#include "app/cli/format.h"
 #include "app/cli/owned_dir.h"
 #include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
@@ -23,6 +24,7 @@
 #include <map>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -862,4 +864,55 @@ TEST_CASE("bench: a report names OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE when the e
   ::unsetenv("OPENBLAS_CORETYPE");
   ::unsetenv("OPENBLAS_L2_SIZE");
   for (const auto& [k, v] : saved) ::setenv(k.c_str(), v.c_str(), 1);
+}
+
+TEST_CASE("progress line: silent for a short run, a line per tenth in a log once slow, one redrawn line on a terminal") {
+  double now = 0;
+  auto clock = [&now] { return now; };
+  SUBCASE("a short run in a log prints nothing") {
+    std::ostringstream out;
+    {
+      mnemo::app::ProgressLine p(out, "eval: scoring", false, clock);
+      for (int i = 1; i <= 100; ++i) {
+        now += 0.05;  // 5 s in all
+        p.update(i, 100);
+      }
+    }
+    CHECK(out.str().empty());
+  }
+  SUBCASE("a slow run in a log prints each further tenth after the quiet time, with what is left, and the total") {
+    std::ostringstream out;
+    mnemo::app::ProgressLine p(out, "eval: scoring", false, clock);
+    for (int i = 1; i <= 200; ++i) {
+      now += 1.0;  // 200 s in all: the first line comes at 10 s (5 %: no tenth yet), then 20 s = 10 %
+      p.update(i, 200);
+    }
+    p.finish();
+    const std::string s = out.str();
+    CHECK(s.find("eval: scoring: segment 20 of 200 (10.0%), 20s, about 3m00s left\n") == 0);
+    CHECK(s.find("segment 180 of 200 (90.0%), 3m00s, about 20s left\n") != std::string::npos);
+    CHECK(s.find("segment 200 of 200") == std::string::npos);  // the end is the total line
+    CHECK(s.find("segment 10 of 200") == std::string::npos);
+    size_t lines = 0;
+    for (char c : s) lines += c == '\n';
+    CHECK(lines == 10);  // nine tenths and the total
+    CHECK(s.substr(s.rfind('\n', s.size() - 2) + 1) == "eval: scoring: 200 of 200 segments in 3m20s\n");
+  }
+  SUBCASE("a terminal gets one line redrawn at most every half second, ended by a newline") {
+    std::ostringstream out;
+    {
+      mnemo::app::ProgressLine p(out, "eval --by-slot", true, clock);
+      for (int i = 1; i <= 40; ++i) {
+        now += 0.125;  // 5 s: quiet for the first second, then a redraw every 0.5 s and at the end
+        p.update(i, 40);
+      }
+    }
+    const std::string s = out.str();
+    size_t redraws = 0;
+    for (char c : s) redraws += c == '\r';
+    CHECK(redraws == 9);  // segments 8, 12, ..., 40
+    CHECK(s.find("\reval --by-slot: segment 8 of 40 (20.0%), 1s, about 4s left\x1b[K") == 0);
+    CHECK(s.find("segment 40 of 40 (100.0%), 5s\x1b[K\n") != std::string::npos);
+    CHECK(s.back() == '\n');
+  }
 }
