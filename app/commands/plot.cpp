@@ -33,6 +33,9 @@ struct PlotCommand {
 
 namespace {
 
+// The largest CSV plotted (docs/reliability.md#caps): as large as a document may be.
+constexpr uint64_t kMaxPlotCsvBytes = 256ull << 20;
+
 std::vector<std::string> split_cells(const std::string& line, char sep) {
   std::vector<std::string> out;
   std::string cell;
@@ -70,14 +73,10 @@ static int run_plot_command(const PlotCommand& c, std::ostream& out) {
     if (!is_dir(dir)) throw UsageError("--out '" + c.out + "': folder '" + dir + "' does not exist; create it first");
     if (::access(dir.c_str(), W_OK | X_OK) != 0) throw UsageError("--out '" + c.out + "': folder '" + dir + "' is not writable");
   }
-  {
-    std::string why;  // a FIFO would block the read forever
-    const int fd = io::open_regular_file(c.csv, &why);
-    if (fd < 0) throw UsageError("--csv: '" + c.csv + "' " + (why == io::kNoSuchFile ? std::string("cannot be opened; check the path") : why));
-    ::close(fd);
-  }
-  std::ifstream in(c.csv);
-  if (!in) throw UsageError("--csv: cannot open '" + c.csv + "'");
+  std::string text;  // read through the descriptor that was checked: a FIFO is refused, never waited on
+  if (std::string why = io::read_regular_file(c.csv, &text, kMaxPlotCsvBytes); !why.empty())
+    throw UsageError("--csv: '" + c.csv + "' " + (why == io::kNoSuchFile ? std::string("cannot be opened; check the path") : why));
+  std::istringstream in(std::move(text));
   std::string line;
   if (!std::getline(in, line)) throw UsageError("--csv: '" + c.csv + "' is empty");
   const auto header = split_cells(line, ',');

@@ -12,7 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <string_view>
 
 namespace mnemo::io {
@@ -130,20 +130,22 @@ LogReadResult read_framed_log(const std::string& path, uint64_t offset) {
     if (why == kNoSuchFile) return r;
     throw IoError(path + ": cannot read log: it " + why);
   }
-  ::close(fd);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path + ": cannot read log: " + errno_text(errno));
   r.file_bytes = size;
   r.good_bytes = offset;
   if (offset > size) {  // the file was cut (a resume repaired its tail): read it again from 0
+    ::close(fd);
     r.clean = false;
     r.shrunk = true;
     r.good_bytes = 0;
     r.stop_reason = "the log is shorter (" + std::to_string(size) + " bytes) than the offset " + std::to_string(offset);
     return r;
   }
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read from the descriptor that was checked (never a second open by path).
+  std::string data;
+  if (::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) why = "cannot be read: " + errno_text(errno);
+  else why = read_to_end(fd, &data, std::numeric_limits<std::uint64_t>::max());
+  ::close(fd);
+  if (!why.empty()) throw IoError(path + ": cannot read log: it " + why);
   LogReadResult parsed = parse_framed_log(data, offset);
   parsed.file_bytes = size;
   return parsed;

@@ -53,8 +53,14 @@ std::string read_regular_file(const std::string& path, std::string* out, std::ui
     ::close(fd);
     return "is " + std::to_string(size) + " bytes, larger than the limit of " + std::to_string(max_bytes) + " bytes";
   }
+  out->reserve(static_cast<std::size_t>(size));
+  why = read_to_end(fd, out, max_bytes);
+  ::close(fd);
+  return why;
+}
+
+std::string read_to_end(int fd, std::string* out, std::uint64_t max_bytes) {
   out->clear();
-  out->resize(static_cast<std::size_t>(size));
   std::size_t done = 0;
   // Read to the end even when the file grew since fstat, up to the limit.
   for (;;) {
@@ -62,24 +68,37 @@ std::string read_regular_file(const std::string& path, std::string* out, std::ui
       if (out->size() >= max_bytes) {
         char probe;
         const ssize_t n = ::read(fd, &probe, 1);
-        ::close(fd);
         if (n > 0) return "grew past the limit of " + std::to_string(max_bytes) + " bytes while being read";
         return "";
       }
-      out->resize(std::min<std::uint64_t>(max_bytes, out->size() + 65536));
+      const std::uint64_t grow = std::max<std::uint64_t>(65536, out->capacity() - out->size());
+      out->resize(static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, out->size() + grow)));
     }
     const ssize_t n = ::read(fd, out->data() + done, out->size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int err = errno;
-      ::close(fd);
+      out->resize(done);
       return "cannot be read: " + std::string(std::strerror(err));
     }
     if (n == 0) break;
     done += static_cast<std::size_t>(n);
   }
-  ::close(fd);
   out->resize(done);
+  return "";
+}
+
+std::string read_exactly(int fd, void* buf, std::size_t n) {
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t r = ::read(fd, static_cast<char*>(buf) + done, n - done);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return "cannot be read: " + std::string(std::strerror(errno));
+    }
+    if (r == 0) return "ends after " + std::to_string(done) + " of the " + std::to_string(n) + " bytes";
+    done += static_cast<std::size_t>(r);
+  }
   return "";
 }
 

@@ -3,6 +3,7 @@
 // O_NONBLOCK, then checked to be a regular file), and a file larger than the caller's limit is
 // refused before it is read. docs/reliability.md lists the guarantees and their tests.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -26,5 +27,14 @@ int open_regular_file(const std::string& path, std::string* why, std::uint64_t* 
 // "is a FIFO (named pipe), not a file; pass the file itself", "is N bytes, larger than the
 // limit of M bytes", "cannot be read: <system reason>".
 std::string read_regular_file(const std::string& path, std::string* out, std::uint64_t max_bytes);
+
+// The same on a descriptor open_regular_file gave (so that the file checked is the file read:
+// never a second open by path, which a FIFO swapped in between would block): reads from the
+// descriptor's position to the end into *out. Does not close fd. Returns "" or why not.
+std::string read_to_end(int fd, std::string* out, std::uint64_t max_bytes);
+
+// Reads exactly n bytes from fd's position into buf. Returns "" or why not ("ends after B of the
+// N bytes", "cannot be read: <system reason>").
+std::string read_exactly(int fd, void* buf, std::size_t n);
 
 }  // namespace mnemo::io

@@ -32,23 +32,25 @@ int64_t file_size(const std::string& p) {
 }  // namespace
 
 std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
-  {
-    std::string why;  // a FIFO would block the read forever
-    const int fd = io::open_regular_file(path, &why);
-    if (fd < 0) throw io::SafetensorsError("'" + path + "' " + (why == io::kNoSuchFile ? std::string("cannot be opened") : why));
+  std::string why;  // a FIFO would block the read forever: refused at the open, and only that descriptor is read
+  uint64_t size = 0;
+  const int fd = io::open_regular_file(path, &why, &size);
+  if (fd < 0) throw io::SafetensorsError("'" + path + "' " + (why == io::kNoSuchFile ? std::string("cannot be opened") : why));
+  std::string header;
+  try {
+    unsigned char len_bytes[8];
+    if (!io::read_exactly(fd, len_bytes, 8).empty()) throw io::SafetensorsError("'" + path + "' is shorter than 8 bytes");
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
+    if (n > io::kMaxHeaderBytes || n > size - 8)
+      throw io::SafetensorsError("'" + path + "': header length " + std::to_string(n) + " is past the end of the file");
+    header.resize(static_cast<size_t>(n));
+    if (!io::read_exactly(fd, header.data(), header.size()).empty()) throw io::SafetensorsError("'" + path + "': short header");
+  } catch (...) {
     ::close(fd);
+    throw;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw io::SafetensorsError("'" + path + "' cannot be opened");
-  unsigned char len_bytes[8];
-  if (!in.read(reinterpret_cast<char*>(len_bytes), 8)) throw io::SafetensorsError("'" + path + "' is shorter than 8 bytes");
-  uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | len_bytes[i];
-  const int64_t size = file_size(path);
-  if (n > io::kMaxHeaderBytes || size < 0 || n > static_cast<uint64_t>(size) - 8)
-    throw io::SafetensorsError("'" + path + "': header length " + std::to_string(n) + " is past the end of the file");
-  std::string header(static_cast<size_t>(n), '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw io::SafetensorsError("'" + path + "': short header");
+  ::close(fd);
   nlohmann::json j;
   try {
     j = mnemo::io::parse_json(header);

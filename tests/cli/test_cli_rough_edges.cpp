@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -915,4 +916,24 @@ TEST_CASE("progress line: silent for a short run, a line per tenth in a log once
     CHECK(s.find("segment 40 of 40 (100.0%), 5s\x1b[K\n") != std::string::npos);
     CHECK(s.back() == '\n');
   }
+}
+
+TEST_CASE("cli: plot reads the CSV it checked: a FIFO and a CSV over the cap are refused by name, nothing written") {
+  const std::string dir = mnemo::test::temp_dir("plot-hostile");
+  const std::string fifo = dir + "/pipe.csv";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto f = run_cli("plot --csv " + fifo + " --x step --y loss --out " + dir + "/fig");
+  CHECK(f.code == 2);
+  CHECK(f.output.find("--csv: '" + fifo + "' is a FIFO (named pipe), not a file; pass the file itself") != std::string::npos);
+  // One byte past the cap (a sparse file: no disk used), refused from its size before reading.
+  const std::string big = dir + "/big.csv";
+  {
+    std::ofstream(big) << "step,loss\n";
+  }
+  REQUIRE(::truncate(big.c_str(), (256ll << 20) + 1) == 0);
+  const auto b = run_cli("plot --csv " + big + " --x step --y loss --out " + dir + "/fig");
+  CHECK(b.code == 2);
+  CHECK(b.output.find("--csv: '" + big + "' is 268435457 bytes, larger than the limit of 268435456 bytes") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/fig.png"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/fig.svg"));
 }

@@ -250,7 +250,7 @@ TEST_CASE("hostile: a tour reads documents and weights only beside it or in the 
     return R"({"format": "mnemoscope-tour", "version": 1, "title": "t", "stops": [{"model": "memformer-copy",
       "document": ")" + doc + R"(", "panels": ["document"], "caption": "c"}]})";
   };
-  for (const std::string bad : {std::string("../../../../etc/passwd"), std::string("/etc/passwd")}) {
+  for (const char* bad : {"../../../../etc/passwd", "/etc/passwd"}) {
     CAPTURE(bad);
     try {
       (void)mnemo::app::parse_tour(text(bad), tour, zoo);
