@@ -12,15 +12,18 @@
 // command table (no option value carries over from an earlier request), its two streams
 // captured. main adds only the xvfb-run hook, which these commands do not reach. Anything a
 // command writes to the process's own stdout goes to stderr (fd 1 is pointed there), so the
-// answers stay one per line.
+// answers stay one per line, and a command reads an empty stdin (fd 0 is /dev/null; the
+// requests are read from a copy of the original).
 #include "app/cli/cli.h"
 #include "app/commands/commands.h"
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -29,14 +32,20 @@
 using nlohmann::json;
 
 int main() {
-  const int answers = ::dup(1);
+  const int answers = ::dup(1), requests = ::dup(0);
   FILE* to_client = answers >= 0 ? ::fdopen(answers, "w") : nullptr;
-  if (!to_client || ::dup2(2, 1) < 0) {
-    std::cerr << "cli_serve: cannot set up its output\n";
+  FILE* from_client = requests >= 0 ? ::fdopen(requests, "r") : nullptr;
+  const int null_in = ::open("/dev/null", O_RDONLY);
+  if (!to_client || !from_client || null_in < 0 || ::dup2(2, 1) < 0 || ::dup2(null_in, 0) < 0) {
+    std::cerr << "cli_serve: cannot set up its input and output\n";
     return 2;
   }
-  std::string line;
-  while (std::getline(std::cin, line)) {
+  ::close(null_in);
+  char* buf = nullptr;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = ::getline(&buf, &cap, from_client)) > 0) {
+    const std::string line(buf, static_cast<size_t>(buf[n - 1] == '\n' ? n - 1 : n));
     const json req = json::parse(line, nullptr, false);
     std::vector<std::string> args{"mnemoscope"};
     if (req.is_array())
@@ -59,5 +68,6 @@ int main() {
     std::fputc('\n', to_client);
     std::fflush(to_client);
   }
+  std::free(buf);
   return 0;
 }
