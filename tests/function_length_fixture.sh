@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ctest function_length_fixture: check_function_length.sh itself fails where it should. Writes a
-# fixture tree into a temporary folder (never compiled): long.cpp under its app folder with
-# Fixture::too_long (201 lines), just_fits (200 lines) and a 201-line lambda in a_lambda_host;
-# long_bench.cpp under its app/bench folder with a 201-line function (app/bench is not scanned). The check must name the first two long
+# fixture tree into a temporary folder (never compiled): TMP/app/long.cpp with Fixture::too_long
+# (201 lines), just_fits (200 lines) and a 201-line lambda in a_lambda_host; TMP/app/bench/long_bench.cpp
+# with a 201-line function (app/bench is not scanned). The check must name the first two long
 # ones, and neither just_fits nor the bench function. Usage: function_length_fixture.sh CHECK_SCRIPT
 set -u
 check="$1"

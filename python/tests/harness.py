@@ -5,6 +5,7 @@ as skipped (SKIP_RETURN_CODE); skipped tests are listed with their reasons eithe
 A test file imports this module first; `require_numpy()` exits 77 when numpy is missing."""
 
 import atexit
+import json
 import os
 import shutil
 import subprocess
@@ -43,6 +44,73 @@ def tool(env_name):
     """Path of a built program named by an environment variable (set by python/CMakeLists.txt)."""
     p = os.environ.get(env_name, "")
     return p if p and os.path.exists(p) else None
+
+
+class Dump:
+    """python/tests/session_dump.cpp answering a test file's requests in one process (`session_dump
+    serve`: one line of JSON arguments in, one line of JSON out), instead of one process each
+    (~0.8 CPU s of LibTorch start-up per process). dump("session", DIR) returns what
+    `session_dump session DIR` prints; AssertionError, with its exit status, when it fails."""
+
+    def __init__(self, path):
+        self.path, self.proc = path, None
+        atexit.register(self.close)
+
+    def __call__(self, *args):
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen([self.path, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc.stdin.write(json.dumps([str(a) for a in args]) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("session_dump %s ended with exit %s without an answer (its message is above)"
+                                 % (" ".join(str(a) for a in args), self.proc.wait()))
+        return json.loads(line)
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+class Mnemoscope:
+    """`mnemoscope` command lines for a test file that runs dozens: answered by one process,
+    python/tests/cli_serve.cpp (the program's own app::run_cli, a new command table per line),
+    when ctest built it (MNEMO_CLI_SERVE); else one `binary` process each. Every process of the
+    program spends ~0.8 CPU s starting LibTorch. cli(["step", ...]) returns the command's output
+    (stdout then stderr) and raises AssertionError, with it, when the exit status is not 0;
+    cli.run([...]) returns (exit status, output) whatever the status."""
+
+    def __init__(self, binary):
+        self.binary, self.serve, self.proc = binary, tool("MNEMO_CLI_SERVE"), None
+        atexit.register(self.close)
+
+    def run(self, args):
+        args = [str(a) for a in args]
+        if not self.serve:
+            p = subprocess.run([self.binary] + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            return p.returncode, p.stdout.decode(errors="replace")
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen([self.serve], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc.stdin.write(json.dumps(args) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise AssertionError("cli_serve ended with exit %s on mnemoscope %s (its message is above)"
+                                 % (self.proc.wait(), " ".join(args)))
+        a = json.loads(line)
+        return a["code"], a["out"] + a["err"]
+
+    def __call__(self, args):
+        code, out = self.run(args)
+        if code != 0:
+            raise AssertionError("mnemoscope %s failed (%d):\n%s" % (" ".join(str(a) for a in args), code, out))
+        return out
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
 
 
 _TEMP_DIRS = []
@@ -85,13 +153,13 @@ def run_ok(args):
     return p.stdout.decode(errors="replace")
 
 
-def cpp_steps(binary, weights, doc_path, segments, tag="models-step"):
-    """`mnemoscope step --checkpoint weights --doc doc_path` over segments 0..segments-1, read
-    back with mnemoscope.read_traces (the C++ reference of the model tests)."""
+def cpp_steps(cli, weights, doc_path, segments, tag="models-step"):
+    """`mnemoscope step --checkpoint weights --doc doc_path` over segments 0..segments-1 (cli: a
+    Mnemoscope), read back with mnemoscope.read_traces (the C++ reference of the model tests)."""
     import mnemoscope
     out = temp_dir(tag)
-    run_ok([binary, "step", "--checkpoint", weights, "--doc", doc_path, "--out", out, "--from", "0",
-            "--to", str(segments - 1), "--format", "csv", "--force"])
+    cli(["step", "--checkpoint", weights, "--doc", doc_path, "--out", out, "--from", "0",
+         "--to", str(segments - 1), "--format", "csv", "--force"])
     return mnemoscope.read_traces(out)
 
 

@@ -14,6 +14,10 @@
 //   session_dump model-config FILE... each file's JSON read by ModelConfig::from_json: {"config":
 //                                     its to_json} or {"error": the message, "field": its path}
 //                                     (python/tests/test_config_schema.py), a list
+//   session_dump serve                one request per line on stdin, a JSON array of the arguments
+//                                     above (["session", DIR]), answered with one line of JSON on
+//                                     stdout, until stdin ends: one process (one LibTorch start-up,
+//                                     ~0.8 CPU s) for a test file's many requests (harness.Dump)
 //
 // A file the reader rejects is reported as {"error": "<the reader's message>"}; the exit
 // status is 0 whenever the JSON was written.
@@ -30,6 +34,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 using nlohmann::json;
 using namespace mnemo;
@@ -138,18 +143,18 @@ json session_json(const std::string& dir) {
   return out;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const std::string mode = argc > 1 ? argv[1] : "";
-  json out;
+// One request: the JSON it answers, or false (a usage error, written to stderr).
+bool answer(const std::vector<std::string>& args, json& out) {
+  const std::string mode = !args.empty() ? args[0] : "";
+  const size_t argc = args.size() + 1;  // as main's: argv[i] = args[i - 1]
+  auto argv = [&](size_t i) { return args[i - 1]; };
   if (mode == "session" && argc == 3) {
-    out = session_json(argv[2]);
+    out = session_json(argv(2));
   } else if (mode == "safetensors" && argc == 3) {
-    out = safetensors_json(argv[2]);
+    out = safetensors_json(argv(2));
   } else if (mode == "safetensors" && argc > 3) {
     out = json::array();
-    for (int i = 2; i < argc; ++i) out.push_back(safetensors_json(argv[i]));
+    for (size_t i = 2; i < argc; ++i) out.push_back(safetensors_json(argv(i)));
   } else if (mode == "log" && argc >= 3) {
     auto one = [](const std::string& path, uint64_t offset) -> json {
       try {
@@ -159,31 +164,61 @@ int main(int argc, char** argv) {
       }
     };
     if (argc == 3) {
-      out = one(argv[2], 0);
+      out = one(argv(2), 0);
     } else {
       out = json::array();
-      for (int i = 2; i < argc; ++i) out.push_back(one(argv[i], 0));
+      for (size_t i = 2; i < argc; ++i) out.push_back(one(argv(i), 0));
     }
   } else if (mode == "log-from" && argc == 4) {
     try {
-      out = log_json(io::read_framed_log(argv[2], std::strtoull(argv[3], nullptr, 10)));
+      out = log_json(io::read_framed_log(argv(2), std::strtoull(argv(3).c_str(), nullptr, 10)));
     } catch (const std::exception& e) {
       out = {{"error", e.what()}};
     }
   } else if (mode == "model-config" && argc >= 3) {
     out = json::array();
-    for (int i = 2; i < argc; ++i) {
+    for (size_t i = 2; i < argc; ++i) {
       try {
-        out.push_back({{"config", ModelConfig::from_json(io::read_json_config(argv[i])).to_json()}});
+        out.push_back({{"config", ModelConfig::from_json(io::read_json_config(argv(i))).to_json()}});
       } catch (const ConfigError& e) {
         out.push_back({{"error", e.what()}, {"field", e.field()}});
       }
     }
   } else {
     std::cerr << "usage: session_dump session DIR | safetensors FILE... | log FILE... | log-from FILE OFFSET | "
-                 "model-config FILE...\n";
-    return 2;
+                 "model-config FILE... | serve\n";
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && args[0] == "serve") {
+    // Each line a request; a line that is not an array of strings, or a usage error, ends the
+    // process with exit 2 (the client reads the end of stdout as the failure).
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      const json req = json::parse(line, nullptr, false);
+      std::vector<std::string> r;
+      if (req.is_array())
+        for (const auto& a : req)
+          if (a.is_string()) r.push_back(a.get<std::string>());
+      if (!req.is_array() || r.empty() || r.size() != req.size() || r[0] == "serve") {
+        std::cerr << "session_dump serve: a request is a JSON array of arguments, e.g. [\"session\", \"DIR\"]; got "
+                  << line << "\n";
+        return 2;
+      }
+      json out;
+      if (!answer(r, out)) return 2;
+      std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
+    }
+    return 0;
+  }
+  json out;
+  if (!answer(args, out)) return 2;
   std::cout << out.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   return 0;
 }

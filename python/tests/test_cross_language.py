@@ -42,8 +42,8 @@ def run(args, ok=True):
     return r
 
 
-def dump(*args):
-    return json.loads(run([DUMP] + [str(a) for a in args]).stdout)
+dump = harness.Dump(DUMP)  # one session_dump process answers every request of this file
+cli = harness.Mnemoscope(BIN)  # `mnemoscope step` per model family, one process for all
 
 
 # A JSON number literal (bytes), for comparing records number by number.
@@ -316,7 +316,7 @@ class CppWritesPythonReads(unittest.TestCase):
                       ["--model", "rmt", "--linear", "hashed", "--hash-bits", "4"],
                       ["--model", "memformer", "--linear", "hashed", "--hash-bits", "4"]):
             out = harness.temp_dir("step")
-            run([BIN, "step", "--doc", doc, "--out", out] + small + model)
+            cli(["step", "--doc", doc, "--out", out] + small + model)
             traces = ms.read_traces(out)  # validate=True
             self.assertEqual(len(traces), 2)
             for t in traces:

@@ -25,6 +25,7 @@ from mnemoscope import models as mm
 
 torch.set_num_threads(1)
 BIN = harness.tool("MNEMOSCOPE_BIN")
+cli = harness.Mnemoscope(BIN)  # the C++ side's command lines, one process for all of them
 SRC = os.environ.get("MNEMO_SOURCE_DIR", os.path.dirname(harness.PACKAGE_ROOT))
 DOC = b"Call me Ishmael. Some years ago, never mind how long precisely, having little money."  # 84 bytes
 
@@ -78,7 +79,7 @@ def python_steps(model, doc, n=None, segment_len=None):
 
 
 def cpp_steps(weights, doc_path, segments):
-    return harness.cpp_steps(BIN, weights, doc_path, segments, "models-step")
+    return harness.cpp_steps(cli, weights, doc_path, segments, "models-step")
 
 
 class NoBinary(unittest.TestCase):
@@ -293,7 +294,7 @@ class AgainstCpp(unittest.TestCase):
                 with open(cfg_path, "w") as f:
                     json.dump({"model": cfg}, f)
                 path = os.path.join(self.dir, "cpp-%s.safetensors" % name)
-                run([BIN, "export-weights", "--config", cfg_path, "--seed", "5", "--out", path])
+                cli(["export-weights", "--config", cfg_path, "--seed", "5", "--out", path])
                 m = mm.load_weights(path)
                 self.assertEqual(m.config, mm.Config(cfg))
                 f = ms.load_safetensors(path)
@@ -348,7 +349,7 @@ class AgainstCpp(unittest.TestCase):
                 m = mm.build_model(CONFIGS[name], seed=21)
                 path = os.path.join(self.dir, "doc-%s.safetensors" % name)
                 mm.save_weights(m, path)
-                j = json.loads(run([BIN, "eval", "--checkpoint", path, "--doc", self.doc, "--json"]))
+                j = json.loads(cli(["eval", "--checkpoint", path, "--doc", self.doc, "--json"]))
                 with torch.no_grad():
                     bits = {b: float(r.loss_sum / r.loss_count) / math.log(2)
                             for b, r in ((b, m(segs, between=b)) for b in ("carry", "reset", "zero"))}
@@ -375,8 +376,8 @@ class AgainstCpp(unittest.TestCase):
                 m = mm.build_model(cfg, seed=23)
                 path = os.path.join(self.dir, "slot-%s.safetensors" % name)
                 mm.save_weights(m, path)
-                j = json.loads(run([BIN, "--threads", "1", "eval", "--checkpoint", path, "--doc", self.doc, "--by-slot",
-                                    "--json"]))
+                j = json.loads(cli(["--threads", "1", "eval", "--checkpoint", path, "--doc", self.doc, "--by-slot",
+                                "--json"]))
                 segs = mm.document_segments(DOC, 16)
                 self.assertEqual(j["ablate_all_reset"], j["bits_per_byte_reset_memory"])
                 self.assertEqual(j["ablate_all_zeroed"], j["bits_per_byte_zero_memory"])
@@ -415,8 +416,8 @@ class AgainstCpp(unittest.TestCase):
                 m = mm.build_model(cfg, seed=29)
                 path = os.path.join(self.dir, "patch-%s.safetensors" % name)
                 mm.save_weights(m, path)
-                j = json.loads(run([BIN, "--threads", "1", "eval", "--checkpoint", path, "--doc", self.doc,
-                                    "--patch-from", other + ":3", "--at", "2", "--json"]))
+                j = json.loads(cli(["--threads", "1", "eval", "--checkpoint", path, "--doc", self.doc,
+                                "--patch-from", other + ":3", "--at", "2", "--json"]))
                 segs_a, segs_b = mm.document_segments(doc_a, 16), mm.document_segments(DOC, 16)
                 with torch.no_grad():
                     patched = m(segs_b, patch=(m.memory_after(segs_a, 3), 2))
@@ -462,15 +463,17 @@ class AgainstCpp(unittest.TestCase):
                        {"name": "qa", "seed": 1, "chunk_len": 48, "doc_chunks": 2, "facts": 1, "candidates": 2,
                         "fact_chunks": 1, "train_size": 64, "valid_size": 16, "test_size": 16}, "bptt"),
         }
+        pairs = []  # one grad_dump process for every case (one LibTorch start-up)
+        for name, (model_cfg, task, strategy) in cases.items():
+            cfg_path = os.path.join(self.dir, "grad-%s.json" % name)
+            with open(cfg_path, "w") as f:
+                json.dump({"model": model_cfg, "task": task,
+                           "train": {"strategy": strategy, "batch": 3, "steps": 1, "seed": 2}}, f)
+            pairs += [cfg_path, os.path.join(self.dir, "grad-%s.safetensors" % name)]
+        run([dump] + pairs)
         for name, (model_cfg, task, strategy) in cases.items():
             with self.subTest(case=name):
-                cfg_path = os.path.join(self.dir, "grad-%s.json" % name)
-                with open(cfg_path, "w") as f:
-                    json.dump({"model": model_cfg, "task": task,
-                               "train": {"strategy": strategy, "batch": 3, "steps": 1, "seed": 2}}, f)
-                out = os.path.join(self.dir, "grad-%s.safetensors" % name)
-                run([dump, cfg_path, out])
-                f = ms.load_safetensors(out)
+                f = ms.load_safetensors(os.path.join(self.dir, "grad-%s.safetensors" % name))
                 cfg = mm.Config(json.loads(f.metadata["model"]))
                 m = mm.build_model(cfg)
                 mm.load_state(m, {k[len("weight."):]: f[k] for k in f.keys() if k.startswith("weight.")})

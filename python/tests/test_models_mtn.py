@@ -36,6 +36,7 @@ from mnemoscope import models_mtn as mt  # noqa: E402
 
 torch.set_num_threads(1)
 BIN = harness.tool("MNEMOSCOPE_BIN")
+cli = harness.Mnemoscope(BIN)  # the C++ side's command lines, one process for all of them
 SRC = os.environ.get("MNEMO_SOURCE_DIR", os.path.dirname(harness.PACKAGE_ROOT))
 DOC = b"Call me Ishmael. Some years ago, never mind how long precisely, having little money."  # 84 bytes
 
@@ -55,7 +56,6 @@ CONFIGS = {
 HASHED_RTOL = 1e-4
 
 
-run = harness.run_ok
 
 
 def python_steps(model, doc, n=None, segment_len=None):
@@ -69,7 +69,7 @@ def python_steps(model, doc, n=None, segment_len=None):
 
 
 def cpp_steps(weights, doc_path, segments):
-    return harness.cpp_steps(BIN, weights, doc_path, segments, "mtn-step")
+    return harness.cpp_steps(cli, weights, doc_path, segments, "mtn-step")
 
 
 def no_targets(seg):
@@ -428,7 +428,7 @@ class AgainstCpp(unittest.TestCase):
                 with open(cfg_path, "w") as f:
                     json.dump({"model": cfg}, f)
                 path = os.path.join(self.dir, "cpp-%s.safetensors" % name)
-                run([BIN, "export-weights", "--config", cfg_path, "--seed", "5", "--out", path])
+                cli(["export-weights", "--config", cfg_path, "--seed", "5", "--out", path])
                 m = mm.load_weights(path)
                 self.assertEqual(m.config, mm.Config(cfg))
                 f = ms.load_safetensors(path)
@@ -471,7 +471,7 @@ class AgainstCpp(unittest.TestCase):
                                 "candidates": 2, "train_size": 64, "valid_size": 4, "test_size": 4},
                        "train": {"steps": 1, "batch": 2, "eval_every": 1, "eval_batches": 1, "seed": 0}}, f)
         out = os.path.join(self.dir, "qa-out")
-        run([BIN, "mtn-qa", "--config", cfg_path, "--out", out, "--models", "mtn"])
+        cli(["mtn-qa", "--config", cfg_path, "--out", out, "--models", "mtn"])
         session = ms.open_session(os.path.join(out, "mtn"))
         rec = session.recording(1)
         self.assertEqual(rec.step, 1)
@@ -503,7 +503,7 @@ class AgainstCpp(unittest.TestCase):
                 m = mm.build_model(CONFIGS[name], seed=21)
                 path = os.path.join(self.dir, "doc-%s.safetensors" % name)
                 mm.save_weights(m, path)
-                j = json.loads(run([BIN, "eval", "--checkpoint", path, "--doc", self.doc, "--json"]))
+                j = json.loads(cli(["eval", "--checkpoint", path, "--doc", self.doc, "--json"]))
                 with torch.no_grad():
                     bits = {b: float(r.loss_sum / r.loss_count) / math.log(2)
                             for b, r in ((b, m(segs, between=b)) for b in ("carry", "reset", "zero"))}

@@ -571,9 +571,8 @@ TEST_CASE("cli: train refuses a next-segment model on a task that gives no next 
 TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) - a misfit, a missing file or --resume exits 2 writing nothing") {
   const std::string dir = mnemo::test::temp_dir("init-from");
   const std::string cfg = dir + "/tiny.json";
-  std::ofstream(cfg) << R"({"model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32},
-    "task": {"name": "copy", "source_len": 3, "symbols": 4, "segments": 2, "train_size": 64, "valid_size": 16, "test_size": 16},
-    "train": {"steps": 1, "batch": 4, "lr": 1e-9, "warmup": 0, "eval_every": 0, "save_every": 0, "record_every": 0, "seed": 1}})";
+  mnemo::test::write_file(cfg, mnemo::test::tiny_copy_run(nlohmann::json::parse(R"({"steps": 1, "batch": 4, "lr": 1e-9,
+    "warmup": 0, "eval_every": 0, "save_every": 0, "record_every": 0, "seed": 1})")).dump());
   const std::string w = dir + "/w.safetensors";
   REQUIRE(run_cli("export-weights --config " + cfg + " --seed 7 --out " + w).code == 0);
   const auto init = mnemo::read_weights_file(w);

@@ -3,6 +3,9 @@
 // their segments' sums, the ranking is sorted, every family of model with memory runs, and bad
 // input exits 2 naming the flag. The numbers themselves are checked against an independent
 // computation in python/tests/test_models.py and tests/core/test_memory_entries.cpp.
+// The commands run in this process (test::run_cli_here: the program's own app::run_cli, ~30
+// command lines without a process start-up each); the text forms start the binary (run_cli).
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
@@ -12,6 +15,7 @@
 #include <sstream>
 
 using mnemo::test::run_cli;
+using mnemo::test::run_cli_here;
 
 namespace {
 
@@ -28,7 +32,7 @@ std::string export_model(const std::string& dir, const std::string& kind, const 
                      << R"(", "slots": 3, "segment_len": 8, "dim": 16, "heads": 2, "layers": 1, "dec_layers": 1, "ff": 32,
                         "n1_layers": 1, "n2_layers": 1)" << extra << "}}";
   const std::string w = dir + "/" + kind + ".safetensors";
-  const auto r = run_cli("export-weights --config " + cfg + " --seed 3 --out " + w);
+  const auto r = run_cli_here("export-weights --config " + cfg + " --seed 3 --out " + w);
   INFO(r.output);
   REQUIRE(r.code == 0);
   return w;
@@ -44,7 +48,7 @@ TEST_CASE("cli: eval --doc --by-slot - every entry removed prints eval's reset a
   for (const std::string kind : {"memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt", "mtn", "mtn-naive"}) {
     CAPTURE(kind);
     const std::string w = export_model(dir, kind, kind == "trxl" ? R"(, "slots": 20)" : "");
-    const auto r = run_cli("--threads 1 eval --checkpoint " + w + " --doc " + doc + " --by-slot --json");
+    const auto r = run_cli_here("--threads 1 eval --checkpoint " + w + " --doc " + doc + " --by-slot --json");
     INFO(r.output);
     REQUIRE(r.code == 0);
     const auto j = last_json_line(r.output);
@@ -111,7 +115,7 @@ TEST_CASE("cli: eval --by-slot and --patch-from refuse bad input with exit 2 nam
            {"eval --checkpoint " + w + " --doc " + doc + " --patch-from " + doc + ":1 --at 1 --by-slot", "--by-slot"},
            {"eval --checkpoint " + none + " --doc " + doc + " --patch-from " + doc + ":1 --at 1", "has no memory"}}) {
     CAPTURE(c.args);
-    const auto r = run_cli("--threads 1 " + c.args);
+    const auto r = run_cli_here("--threads 1 " + c.args);
     INFO(r.output);
     CHECK(r.code == 2);
     CHECK(r.output.find(c.says) != std::string::npos);
@@ -129,12 +133,12 @@ TEST_CASE("cli: step --by-slot writes each segment's entries x tokens effects - 
   const std::string doc = dir + "/doc.txt";
   std::ofstream(doc) << "Call me Ishmael. Some years ago - never mind how long precisely - having little money.";
   const std::string w = export_model(dir, "memformer");
-  auto r = run_cli("--threads 1 step --checkpoint " + w + " --doc " + doc + " --out " + dir +
-                   "/out --from 0 --to 3 --by-slot --format png,csv");
+  auto r = run_cli_here("--threads 1 step --checkpoint " + w + " --doc " + doc + " --out " + dir +
+                        "/out --from 0 --to 3 --by-slot --format png,csv");
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("most helpful slot: slot ") != std::string::npos);
-  const auto e = run_cli("--threads 1 eval --checkpoint " + w + " --doc " + doc + " --by-slot --json");
+  const auto e = run_cli_here("--threads 1 eval --checkpoint " + w + " --doc " + doc + " --by-slot --json");
   REQUIRE(e.code == 0);
   const auto j = last_json_line(e.output);
   for (int seg = 0; seg <= 3; ++seg) {
@@ -167,7 +171,7 @@ TEST_CASE("cli: step --by-slot writes each segment's entries x tokens effects - 
     }
   }
   const std::string none = export_model(dir, "transformer");
-  r = run_cli("--threads 1 step --checkpoint " + none + " --doc " + doc + " --out " + dir + "/none --by-slot");
+  r = run_cli_here("--threads 1 step --checkpoint " + none + " --doc " + doc + " --out " + dir + "/none --by-slot");
   CHECK(r.code == 2);
   CHECK(r.output.find("has no memory") != std::string::npos);
   CHECK_FALSE(mnemo::test::path_exists(dir + "/none/manifest.json"));

@@ -340,19 +340,13 @@ TEST_CASE("cli: bad launch variables, a taken port, no master, a rank that never
     CHECK_FALSE(test::path_exists(out));
   };
   const std::string base = "train --config " + cfg + " --out " + out;
-  auto env_check = [&](const std::string& env, const std::string& needle) {
-    const std::string cmd = env + " " + std::string(MNEMO_BINARY) + " --threads 1 " + base + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::string text;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-    const int st = ::pclose(p);
+  auto env_check = [&](const std::string& env, const std::string& needle) {  // run_cli with variables set
+    const std::string cmd = env + " " + std::string(MNEMO_BINARY) + " --threads 1 " + base;
+    auto r = test::run_shell(cmd);
     INFO(cmd);
-    INFO(text);
-    CHECK(WEXITSTATUS(st) == 2);
-    CHECK(text.find(needle) != std::string::npos);
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(r.output.find(needle) != std::string::npos);
     CHECK_FALSE(test::path_exists(out));
   };
   env_check("WORLD_SIZE=2 RANK=5", "RANK='5'");

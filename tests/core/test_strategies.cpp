@@ -451,10 +451,7 @@ TEST_CASE("bench training-strategies: one child process per strategy, equal grad
   // A model that predicts within its segment (RMT: targets, no next segment) runs too, with
   // equal gradients; it used to fail with an internal error on the next-segment rollout.
   const std::string rmt = dir + "/rmt.json";
-  {
-    std::ofstream f(rmt);
-    f << R"({"model": {"model": "rmt", "slots": 2, "segment_len": 6, "dim": 16, "heads": 2, "layers": 1, "ff": 32}})";
-  }
+  test::write_file(rmt, nlohmann::json{{"model", test::tiny_copy_run({})["model"]}}.dump());  // the shared tiny RMT
   const std::string ro = sh("--config " + rmt + " --batch 2 --horizon 3 --rollouts 1 --rounds 1 --threads 1", &code);
   CAPTURE(ro);
   REQUIRE(code == 0);

@@ -1,29 +1,16 @@
 // Two models side by side: the difference maps against hand-computed values, the side-by-side
 // figure and export, lockstep stepping of two real workers, and the shell drawing both
 // columns (and A - B) at every gallery size in the null backend.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
 #include "app/figures/compare.h"
 #include "app/gui/model/lockstep.h"
 #include "app/gui/model/synthetic.h"
-#include "app/gui/model/worker.h"
-#include "app/gui/shell/export.h"
-#include "app/gui/shell/shell.h"
-#endif
-#include "tests/support/helpers.h"
-#ifdef MNEMO_WITH_GUI
-#include "tests/support/null_imgui.h"
-#endif
 
-#include <doctest/doctest.h>
-
-#ifdef MNEMO_WITH_GUI
-#include <imgui.h>
 #include <imgui_internal.h>
 
-#include <chrono>
 #include <cstdio>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
@@ -41,12 +28,6 @@ StepData writer_step(int slots, int cols, std::vector<float> mean) {
   return s;
 }
 
-void wait_idle(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
 
 TEST_CASE("side by side: A - B of writer maps, refused shapes, the shared scale") {
   StepData a = writer_step(2, 3, {0.5f, 0.25f, 0.25f, 1.f, 0.f, 0.f});
@@ -245,8 +226,8 @@ TEST_CASE("side by side: two workers step in lockstep through one document") {
   lock.step(+1);
   lock.jump(5);
   lock.step(-1);
-  wait_idle(a, 5);
-  wait_idle(b, 5);
+  test::wait_worker(a, 5);
+  test::wait_worker(b, 5);
   CHECK(a.latest()->position == 4);
   CHECK(b.latest()->position == 4);
   CHECK(a.latest()->step->segment == b.latest()->step->segment);

@@ -2,37 +2,25 @@
 // trainer is replayed through the ReplayController (no model is built: the panels show the
 // recorded traces), the dashboard follows the metrics log as it grows (a NaN step included,
 // a resume rebuilding the curves), and its export writes every chart.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
-#include "app/gui/shell/export.h"
 #include "app/gui/shell/layout.h"
 #include "app/gui/model/replay.h"
-#include "app/gui/shell/shell.h"
 #include "app/gui/model/training_process.h"
 #include "core/io/session.h"
 #include "core/train/recorder.h"
 #include "core/train/trainer.h"
-#endif
-#include "tests/support/helpers.h"
-#ifdef MNEMO_WITH_GUI
-#include "tests/support/null_imgui.h"
-#endif
 
-#include <doctest/doctest.h>
-
-#ifdef MNEMO_WITH_GUI
 #include "app/gui/panels/widgets/assert.h"
 #include "app/gui/panels/widgets/fonts.h"
 
-#include <imgui.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <functional>
-#include <thread>
 #include <limits>
 #include <stdexcept>
 

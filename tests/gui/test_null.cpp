@@ -2,35 +2,22 @@
 // io.DisplaySize set) draws every panel, the gallery and the dialogs for 100 frames on
 // synthetic traces of several sizes; textures go through NullTextureApi (allocates nothing).
 // IM_ASSERT is active (app/gui/panels/widgets/imgui_user_config.h) and routed to a handler that fails the test.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
 #include "app/cli/cli.h"
-#include "app/gui/shell/export.h"
 #include "app/gui/shell/layout.h"
-#include "app/gui/shell/shell.h"
 #include "app/gui/model/synthetic.h"
-#include "app/gui/model/worker.h"
-#endif
-#include "tests/support/helpers.h"
-#ifdef MNEMO_WITH_GUI
-#include "tests/support/null_imgui.h"
-#endif
 
-#include <doctest/doctest.h>
-
-#ifdef MNEMO_WITH_GUI
 #include "viz/export.h"
 #include "app/gui/panels/widgets/assert.h"
 #include "app/gui/panels/widgets/fonts.h"
 
-#include <imgui.h>
 #include <sys/stat.h>
 
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
@@ -209,17 +196,6 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   CHECK_THROWS_AS(export_panel(bad), InputError);
 }
 
-namespace {
-// Polls the worker until it has finished n commands (no sleeping on the UI side in the app;
-// a test may wait).
-void wait_for(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
-}  // namespace
-
 TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps state on bad input") {
   const std::string sample = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
   auto cfg = test::tiny_memformer(4, 16);
@@ -228,7 +204,7 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   CHECK_FALSE(w.latest()->info);
   w.start(sample, cfg, 3, "");
   for (int i = 0; i < 3; ++i) w.step(+1);
-  wait_for(w, 4);
+  test::wait_worker(w, 4);
   ViewPtr s = w.latest();
   REQUIRE(s->info);
   REQUIRE(s->step);
@@ -250,7 +226,7 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   bad.dim = 15;  // not divisible by heads
   w.apply_model(bad, 0, "");
   w.apply_model(cfg, 0, "/no/such/checkpoint.safetensors");
-  wait_for(w, 7);
+  test::wait_worker(w, 7);
   auto errors = w.take_errors();
   REQUIRE(errors.size() == 3);
   CHECK(errors[0].find("/no/such/file.txt") != std::string::npos);
@@ -263,13 +239,13 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
 
   // Back, jump, reset.
   w.step(-1);
-  wait_for(w, 8);
+  test::wait_worker(w, 8);
   CHECK(w.latest()->position == 1);
   w.jump(1000000);  // clamped to the last segment
-  wait_for(w, 9);
+  test::wait_worker(w, 9);
   CHECK(w.latest()->position == w.latest()->info->num_segments - 1);
   w.reset();
-  wait_for(w, 10);
+  test::wait_worker(w, 10);
   CHECK(w.latest()->position == -1);
   CHECK_FALSE(w.latest()->step);
   CHECK(w.latest()->visited.empty());
@@ -278,7 +254,7 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   auto cfg2 = test::tiny_memformer(6, 8);
   w.apply_model(cfg2, 1, "");
   w.step(+1);
-  wait_for(w, 12);
+  test::wait_worker(w, 12);
   CHECK(w.latest()->info->id != info_id);
   CHECK(w.latest()->step->slots == 6);
   CHECK(w.take_errors().empty());
@@ -293,7 +269,7 @@ TEST_CASE("gui worker: a long jump reports progress and can be cancelled") {
   auto cfg = test::tiny_memformer(4, 8);  // 5000 segments
   Worker w;
   w.start(dir + "/long.txt", cfg, 0, "");
-  wait_for(w, 1);
+  test::wait_worker(w, 1);
   w.jump(4999);
   // Wait until it is measurably under way, then cancel.
   const auto t0 = std::chrono::steady_clock::now();
@@ -301,14 +277,14 @@ TEST_CASE("gui worker: a long jump reports progress and can be cancelled") {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const float p = w.progress();
   w.cancel();
-  wait_for(w, 2);
+  test::wait_worker(w, 2);
   if (p > 0.f && p < 1.f) {
     CHECK(w.latest()->position == -1);  // cancelled: nothing shown
     CHECK_FALSE(w.latest()->step);
   }
   // The engine is still usable after a cancel.
   w.step(+1);
-  wait_for(w, 3);
+  test::wait_worker(w, 3);
   CHECK(w.latest()->position == 0);
 }
 

@@ -2,37 +2,17 @@
 // (exact after a jump: the same as stepping there), MTN kept entries as their source tokens;
 // the Document panel tints by it and the Slot timeline lists what a slot holds in the
 // null backend at every gallery size; Export writes the provenance figures and tables.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
 #include "app/figures/provenance.h"
 #include "app/gui/model/synthetic.h"
-#include "app/gui/model/worker.h"
-#include "app/gui/shell/export.h"
-#include "app/gui/shell/shell.h"
-#endif
-#include "tests/support/helpers.h"
-#ifdef MNEMO_WITH_GUI
-#include "tests/support/null_imgui.h"
-#endif
 
-#include <doctest/doctest.h>
-
-#ifdef MNEMO_WITH_GUI
-#include <imgui.h>
-
-#include <chrono>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
 
 namespace {
-void wait_idle(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
 double row_sum(const ProvenanceState& p, int slot) {
   double s = p.initial[slot] + p.other[slot];
   for (int64_t t = 0; t < p.tokens; ++t) s += p.at(slot, t);
@@ -50,8 +30,8 @@ TEST_CASE("provenance in the worker: published per step, exact after a jump, MTN
     jumped.start(doc, cfg, 3, "");
     for (int i = 0; i < 6; ++i) stepped.step(+1);
     jumped.jump(5);
-    wait_idle(stepped, 7);
-    wait_idle(jumped, 2);
+    test::wait_worker(stepped, 7);
+    test::wait_worker(jumped, 2);
     ViewPtr a = stepped.latest(), b = jumped.latest();
     REQUIRE(a->provenance);
     REQUIRE(b->provenance);
@@ -78,7 +58,7 @@ TEST_CASE("provenance in the worker: published per step, exact after a jump, MTN
   Worker m;
   m.start(doc, mtn, 1, "");
   m.jump(3);
-  wait_idle(m, 2);
+  test::wait_worker(m, 2);
   ViewPtr s = m.latest();
   REQUIRE(s->step);
   REQUIRE(s->step->mtn.present);
@@ -92,7 +72,7 @@ TEST_CASE("provenance in the worker: published per step, exact after a jump, MTN
   Worker t;
   t.start(doc, test::tiny_decoder("trxl", 3, 16), 1, "");
   t.step(+1);
-  wait_idle(t, 2);
+  test::wait_worker(t, 2);
   CHECK_FALSE(t.latest()->provenance);
   CHECK(t.latest()->provenance_note.find("no memory provenance") != std::string::npos);
 }

@@ -3,30 +3,23 @@
 // recording (ReplayController) and exported by `mnemoscope export` give the same labels and
 // rows — the model kind reaches every path (rmt-write-only's "previous write" rows, trxl-rmt's
 // cache map), and replay gets the provenance a live step has.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
 #include "app/figures/figures.h"
 #include "app/view/publisher.h"
 #include "app/gui/model/replay.h"
-#include "app/gui/model/worker.h"
 #include "core/io/session.h"
 #include "core/train/checkpoint.h"
 #include "core/train/recorder.h"
 #include "core/train/trainer.h"
-#endif
-#include "tests/support/helpers.h"
 
-#include <doctest/doctest.h>
-
-#ifdef MNEMO_WITH_GUI
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <dirent.h>
 #include <filesystem>
 #include <set>
 #include <sstream>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
@@ -73,12 +66,6 @@ Recorded record(const std::string& kind, const std::string& linear = "dense") {
   return r;
 }
 
-void wait_for(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
 
 void same_values(const std::vector<float>& a, const std::vector<float>& b) {
   REQUIRE(a.size() == b.size());
@@ -173,7 +160,7 @@ TEST_CASE("publisher: live - replayed - exported steps of every model family agr
 
     Worker live;
     live.start(r.doc_path, r.cfg, 0, r.checkpoint);
-    wait_for(live, 1);
+    test::wait_worker(live, 1);
     REQUIRE(live.take_errors().empty());
     REQUIRE(live.latest()->info);
     CHECK(live.latest()->info->num_segments == segments);
@@ -186,7 +173,7 @@ TEST_CASE("publisher: live - replayed - exported steps of every model family agr
     for (int64_t seg = 0; seg < segments; ++seg) {
       CAPTURE(seg);
       live.jump(seg);
-      wait_for(live, 2 + seg);
+      test::wait_worker(live, 2 + seg);
       replay.jump(seg);
       ViewPtr a = live.latest(), b = replay.latest();
       REQUIRE(a->step);
@@ -249,7 +236,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   w.start(std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt", cfg, 1, "");
   w.step(+1);
   w.step(+1);
-  wait_for(w, 3);
+  test::wait_worker(w, 3);
   ViewPtr v = w.latest();
   REQUIRE(v->step);
   CHECK(v->position == 1);
@@ -261,7 +248,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   // objects for the earlier segments (not copies), and the earlier view is unchanged.
   const auto rec0 = v->visited.at(0);
   w.step(+1);
-  wait_for(w, 4);
+  test::wait_worker(w, 4);
   ViewPtr v2 = w.latest();
   REQUIRE(v2->visited.size() == 3);
   CHECK(v2->visited.at(0) == rec0);
@@ -269,7 +256,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   CHECK(v->visited.count(2) == 0);
   const uint64_t id = v->info->id;
   w.reset();
-  wait_for(w, 5);
+  test::wait_worker(w, 5);
   ViewPtr r = w.latest();
   CHECK_FALSE(r->step);
   CHECK(r->position == -1);
@@ -280,7 +267,7 @@ TEST_CASE("publisher: a view carries the shown step - its provenance and the vis
   // Another model: a new info id; a model without a chain says why.
   w.apply_model(test::tiny_decoder("trxl", 3, 8), 1, "");
   w.step(+1);
-  wait_for(w, 6);
+  test::wait_worker(w, 6);
   ViewPtr t = w.latest();
   CHECK(t->info->id != id);
   CHECK_FALSE(t->provenance);

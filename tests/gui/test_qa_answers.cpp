@@ -2,24 +2,17 @@
 // answer-tagging head it was trained with, and the MTN memory panel's answers section ranks the
 // question's cities by the mean P(answer) of their bytes — equal to `mtn-qa`'s / eval's own
 // computation (the QA task's forward pass, tests/support/qa_forward.h, and qa_pick_candidate).
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #include "app/figures/qa.h"
 #include "core/data/qa_task.h"
 #include "core/models/factory.h"
 #include "core/train/checkpoint.h"
 #include "core/train/train_config.h"
-#ifdef MNEMO_WITH_GUI
-#include "app/gui/model/worker.h"
-#endif
-#include "tests/support/helpers.h"
 #include "tests/support/qa_forward.h"
 #include "tests/support/skip.h"
 
-#include <doctest/doctest.h>
-
-#include <chrono>
 #include <fstream>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
@@ -58,15 +51,6 @@ TEST_CASE("qa answers: the question's cities with the mean P(answer) of their by
 }
 
 #ifdef MNEMO_WITH_GUI
-namespace {
-void wait_for_jobs(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
-}  // namespace
-
 TEST_CASE("qa answers in the app: mtn-qa stepped with its tagging head - each city's mean P(answer) and the pick equal "
           "the qa task's forward pass - the shipped example is test example 0") {
   const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/mtn-qa.safetensors";
@@ -92,7 +76,7 @@ TEST_CASE("qa answers in the app: mtn-qa stepped with its tagging head - each ci
     Worker w;
     w.start(path, ModelConfig{}, 0, zoo);
     for (int64_t c = 0; c < task.options().doc_chunks + 1; ++c) w.step(+1);
-    wait_for_jobs(w, 2 + task.options().doc_chunks);
+    test::wait_worker(w, 2 + task.options().doc_chunks);
     CHECK(w.take_errors().empty());
     ViewPtr v = w.latest();
     REQUIRE(v->step);

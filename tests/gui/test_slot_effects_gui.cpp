@@ -3,44 +3,22 @@
 // segment_entry_effects of the same model and memory computed here — drops it when another
 // step is shown, computes nothing for a model without memory; the Document panel's
 // slot-effect tint draws it (null backend) and picks the selected, typed or most helpful entry.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
-#include "app/gui/model/worker.h"
 #include "app/gui/panels/registry.h"
 #include "app/gui/panels/slot_effects_panel.h"
-#include "app/gui/shell/export.h"
-#include "app/gui/shell/shell.h"
 #include "core/engine/doc_score.h"
 #include "core/models/factory.h"
 #include "core/models/memory_entries.h"
-#endif
-#include "tests/support/helpers.h"
-#ifdef MNEMO_WITH_GUI
-#include "tests/support/null_imgui.h"
-#endif
 
-#include <doctest/doctest.h>
-
-#ifdef MNEMO_WITH_GUI
-#include <imgui.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
-
-namespace {
-void wait_until(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
-}  // namespace
 
 TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of the shown step, per family - dropped on "
           "the next step - none without memory - the Document tint draws them") {
@@ -54,7 +32,7 @@ TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of 
     w.start(sample, cfg, 3, "");
     for (int i = 0; i < 3; ++i) w.step(+1);
     w.compute_slot_effects();
-    wait_until(w, 5);
+    test::wait_worker(w, 5);
     ViewPtr v = w.latest();
     REQUIRE(v->step);
     CHECK(v->position == 2);
@@ -134,7 +112,7 @@ TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of 
     }
     // The next step drops them (they were the shown step's).
     w.step(+1);
-    wait_until(w, 6);
+    test::wait_worker(w, 6);
     CHECK(w.latest()->position == 3);
     CHECK_FALSE(w.latest()->slot_effects);
     CHECK_FALSE(SlotEffectsPanel::shown(*w.latest()));
@@ -383,7 +361,7 @@ TEST_CASE("slot effects: Transformer-XL's cache blocks become selectable once co
   Worker w;
   w.start(sample, cfg, 3, "");
   for (int i = 0; i < 3; ++i) w.step(+1);
-  wait_until(w, 4);
+  test::wait_worker(w, 4);
   ui::NullTextureApi textures;
   RecordingController control;
   try {
@@ -396,7 +374,7 @@ TEST_CASE("slot effects: Transformer-XL's cache blocks become selectable once co
     shell.view_model().select_slot(2);
     CHECK(shell.view_model().selected_slot() == -1);  // no entries known before the effects
     w.compute_slot_effects();
-    wait_until(w, 5);
+    test::wait_worker(w, 5);
     v = w.latest();
     REQUIRE(v->slot_effects);
     REQUIRE(v->slot_effects->entries() == 3);
@@ -420,7 +398,7 @@ TEST_CASE("attention panel: a click on a Transformer-XL cache column selects its
   Worker w;
   w.start(sample, cfg, 3, "");
   for (int i = 0; i < 3; ++i) w.step(+1);
-  wait_until(w, 4);
+  test::wait_worker(w, 4);
   ui::NullTextureApi textures;
   RecordingController control;
   try {
@@ -452,7 +430,7 @@ TEST_CASE("attention panel: a click on a Transformer-XL cache column selects its
     click_column(30);
     CHECK(shell.view_model().selected_slot() == -1);
     w.compute_slot_effects();
-    wait_until(w, 5);
+    test::wait_worker(w, 5);
     v = w.latest();
     REQUIRE(v->slot_effects);
     REQUIRE(v->slot_effects->entries() == 3);

@@ -4,28 +4,19 @@
 // the document scored whole, patched with the entry removed) agrees; that computation equals the
 // worker's on the shipped tour's model; `tour --check` fails a false claim; the shipped tour
 // plays in the null-backend GUI with its slot effects computed at the stop.
-// (LibTorch and core headers before doctest: glog's CHECK clashes with doctest's.)
+// (tests/support/gui_test.h includes LibTorch before doctest: glog's CHECK clashes with doctest's.)
+#include "tests/support/gui_test.h"  // helpers, doctest and, with the GUI, the null backend and wait_worker
 #ifdef MNEMO_WITH_GUI
 #include "app/gui/model/entry_effect.h"
 #include "app/gui/model/lockstep.h"
 #include "app/gui/model/tour.h"
 #include "app/gui/model/tour_check.h"
-#include "app/gui/model/worker.h"
-#include "app/gui/shell/shell.h"
 #endif
-#include "tests/support/helpers.h"
 #include "tests/support/skip.h"
-#ifdef MNEMO_WITH_GUI
-#include "tests/support/null_imgui.h"
-#endif
-
-#include <doctest/doctest.h>
 
 #ifdef MNEMO_WITH_GUI
-#include <chrono>
 #include <cmath>
 #include <stdexcept>
-#include <thread>
 
 using namespace mnemo;
 using namespace mnemo::app;
@@ -96,12 +87,6 @@ CheckResult check_one(const TourCheck& c, const PublishedView& v, const EntryEff
   return out;
 }
 
-void wait_idle(Worker& w, int64_t n) {
-  const auto t0 = std::chrono::steady_clock::now();
-  while ((w.finished() < n || w.busy()) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300))
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  REQUIRE(w.finished() >= n);
-}
 }  // namespace
 
 TEST_CASE("tour checks: slot_effect - parsed with its defaults, and rejected by field") {
@@ -229,7 +214,7 @@ TEST_CASE("tour slot_effect: the computation apart equals the worker's slot effe
   w.open_session(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
   w.jump(st.segment);
   w.compute_slot_effects();
-  wait_idle(w, 3);
+  test::wait_worker(w, 3, std::chrono::seconds(300));
   CHECK(w.take_errors().empty());
   ViewPtr v = w.latest();
   REQUIRE(v->slot_effects);
