@@ -35,7 +35,7 @@ check app/figures "$inc(torch/|ATen/|c10/|core/engine/|core/nn/|core/models/(mod
 # app/gui/model: no ImGui; its headers compile without LibTorch; it knows no panel, shell or platform.
 check app/gui/model "$inc(imgui|GLFW|GL/|app/gui/(panels|shell|platform)/|app/cli|app/commands|app/bench)" \
   "the GUI's model layer knows no ImGui, panel, shell, platform or command line"
-heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h|core/train/(trainer|recorder|checkpoint|rollout|optim|metrics|memory_stats|hash_probe|lm_metrics|schedule)\.h|app/figures/extract\.h)'
+heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h|core/train/(trainer|training_run|recorder|checkpoint|rollout|optim|metrics|memory_stats|hash_probe|lm_metrics|schedule)\.h|app/figures/extract\.h)'
 check app/gui/model "$inc$heavy" "the GUI's model headers compile without LibTorch" --include='*.h' --exclude='*.cpp'
 # app/view: a step's way to the screen, shared by the app and the headless commands: no ImGui, no
 # GUI, no command line; its headers compile without LibTorch.

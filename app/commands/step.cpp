@@ -34,7 +34,8 @@ bool synthetic_task(const ModelFlags& mf) {
     const WeightsFile& f = mf.checkpoint_file();
     if (!f.training_config.is_object() || !f.training_config.contains("task")) return false;
     const std::string name = f.training_config["task"].value("name", "");
-    return !name.empty() && name != "text" && name != "moby-dick" && name != "mnist";
+    const TaskKind* kind = find_task_kind(name);
+    return !name.empty() && !(kind && kind->data == TaskData::kDataSet);
   } catch (const std::exception&) {
     return false;
   }

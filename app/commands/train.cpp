@@ -29,7 +29,6 @@
 #include "app/cli/format.h"
 
 #include "core/train/checkpoint.h"
-#include "core/train/hash_probe.h"
 #include "core/train/lm_metrics.h"
 
 #include "app/cli/cli.h"
@@ -40,15 +39,12 @@
 #include "core/io/session.h"
 #include "core/platform/memory.h"
 #include "core/models/factory.h"
-#include "core/train/memory_stats.h"
-#include "core/train/recorder.h"
-#include "core/train/run_log.h"
 #include "core/train/trainer.h"
+#include "core/train/training_run.h"
 #include "core/dist/process_group.h"
 #include "core/nn/torch_compat.h"
 
 #include <signal.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,7 +54,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -219,18 +214,30 @@ TrainOptions with_data_flag(TrainOptions c, std::ostream& out) {
   return c;
 }
 
-// One `train` run in this process. Rank 0 (or the only process) is the writer: it reads the
-// config and the session, writes metrics.log, checkpoints and recordings, and prints; another
-// rank trains rank 0's config and prints only errors. run() takes the parts in order: set-up
-// (options, inputs, the process group, the trainer), the session (a new one, or a resume
-// record), the loop and its callbacks, then the end (save, final evaluations) or a stop on
-// an error. Every metrics.log record is built by core/train/run_log.h.
-class TrainRun {
+// One `train` run in this process: the command line around a TrainingRun
+// (core/train/training_run.h), which owns the session, the checkpoints, the probe recordings,
+// the hash statistics and the end-of-run evaluations. This class keeps the flags and what
+// they mean (--resume, --init-from, --steps, --hash-stats-every), the signals, the
+// distributed process group and the console: it implements the run's observer with the
+// progress line and prints every message. Rank 0 (or the only process) is the writer: it
+// reads the config and the session and prints; another rank trains rank 0's config and
+// prints only errors. run() takes the parts in order: set-up (options, inputs, the process
+// group, the trainer), the session (a new one, or a resume record), the loop, then the end
+// (save, final evaluations) or a stop on an error.
+class TrainRun : public TrainingRunObserver {
  public:
   TrainRun(const TrainOptions& c, std::optional<dist::DistOptions> dopt, torch::Device device, std::ostream& out_main)
       : c_(c), dopt_(std::move(dopt)), device_(device), writer_(!dopt_ || dopt_->rank == 0),
         out_(writer_ ? out_main : quiet_) {}
   int run();
+
+  // TrainingRunObserver: the console.
+  void on_notice(const std::string& line) override;
+  void on_step(const StepMetrics& m) override;
+  void on_eval(const EvalMetrics& e) override;
+  void on_curriculum(const CurriculumChange& ch) override;
+  void on_save(int64_t step, const std::string& path, SaveReason why) override;
+  void on_final_eval(const EvalMetrics& e) override;
 
  private:
   // Set-up: nothing is written until open_session().
@@ -240,29 +247,19 @@ class TrainRun {
   void read_init_weights();
   void join_group();
   void build_trainer();
-  bool final_evaluations_missing();
+  void start_from_init_weights();
   void open_session();
   void print_start() const;
   // The loop.
   void prepare_loop();
-  void make_probe();
-  void record(int64_t step);
-  void record_hash_stats(int64_t step);
-  std::string save(int64_t step);
   std::string resume_command() const;
   void end_line();
-  std::string activity_name(int64_t step) const;
-  void on_step(const StepMetrics& m);
   void print_progress(const StepMetrics& m);
-  void on_eval(const EvalMetrics& e);
-  void on_curriculum(const CurriculumChange& ch);
-  void on_save(int64_t step);
   std::optional<int> train(TrainOutcome& o);
   // The end.
   int stop_on_lost_rank(const dist::PeerError& e);
   [[noreturn]] void stop_on_out_of_memory(const std::string& oom);
   int finish(const TrainOutcome& o);
-  void final_evaluations();
 
   const TrainOptions& c_;
   const std::optional<dist::DistOptions> dopt_;
@@ -273,26 +270,16 @@ class TrainRun {
 
   bool steps_given_ = false;
   std::string dir_;
-  std::unique_ptr<io::SessionWriteLock> lock_;  // rank 0 holds it while it may write the session
-  std::optional<io::Session> session_;
-  std::optional<io::LoadedCheckpoint> resume_from_;
+  std::optional<TrainingRun> run_;
   TrainingConfig cfg_;
-  std::optional<WeightsFile> init_;  // rank 0 loads them; the other ranks get them by sync_from_rank0
-  std::optional<MatchedWeights> matched_;  // --init-matching: what was taken from init_
+  std::optional<WeightsFile> init_;  // rank 0 reads them and hands them to TrainingRun::init_from; the other ranks sync
   std::unique_ptr<dist::ProcessGroup> pg_;
-  std::optional<Trainer> trainer_;
-  int world_ = 1;
   bool finals_only_ = false;  // the steps are done and the end-of-run evaluations are not all written
 
   bool tty_ = false;
-  int64_t total_ = 0, first_ = 0, log_every_ = 1, last_saved_ = 0, last_recorded_ = -1;
+  int64_t total_ = 0, first_ = 0, log_every_ = 1;
   std::chrono::steady_clock::time_point t_start_, last_draw_;
   bool line_open_ = false;
-  std::optional<Document> probe_;  // probe recordings (core/train/recorder.h): test example train.record_example
-  std::vector<uint8_t> probe_scored_;  // the probe tokens the task scores (the "scored_loss" of probe records)
-  std::optional<TaskBatch> probe_batch_;  // --hash-stats-every's batch
-  std::string hash_csv_;
-  std::optional<platform::MemoryActivity> activity_;
 };
 
 // Validate everything before writing anything (a resume repairs metrics.log: only after).
@@ -309,6 +296,7 @@ void TrainRun::check_options() {
   if (c.init_matching && c.init_from.empty())
     throw UsageError("--init-matching takes the matching tensors of --init-from's weights: pass --init-from W too");
   dir_ = c.out.empty() ? (c.config.empty() ? std::string() : io::default_session_dir(c.config, c.sessions)) : c.out;
+  run_.emplace(dir_, writer_, *this);
 }
 
 // The checkpoint a resume goes on from is the newest that loads (io::Session::load_latest).
@@ -317,7 +305,7 @@ void TrainRun::check_options() {
 // newer one that is damaged is only reported (it loads nothing to lose); a `latest` that
 // names an older step than the one taken is reported too.
 void TrainRun::check_resume_point() {
-  const io::LoadedCheckpoint& r = *resume_from_;
+  const io::LoadedCheckpoint& r = *run_->resume_point();
   const std::string ckdir = dir_ + "/checkpoints";
   if (!r.unreadable.empty()) {
     std::string files;
@@ -342,21 +330,18 @@ void TrainRun::load_config() {
   const TrainOptions& c = c_;
   if (writer_ && c.resume) {
     try {
-      // Locked before Session::open removes stale temp files: a writer still running owns them.
-      struct stat st {};
-      if (::stat(dir_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) lock_ = std::make_unique<io::SessionWriteLock>(dir_);
-      session_ = io::Session::open(dir_);
-      resume_from_ = session_->load_latest();
+      run_->open_existing();
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
-    if (resume_from_) check_resume_point();
+    if (run_->resume_point()) check_resume_point();
+    const io::Session& session = run_->session();
     if (!c.config.empty()) {
       cfg_ = load_training_config(c.config, c.sets);
     } else {
-      if (!session_->manifest().contains("config"))
+      if (!session.manifest().contains("config"))
         throw UsageError("--resume: the session's manifest has no config; pass --config");
-      cfg_ = config_with_sets(session_->manifest()["config"], c.sets, "--resume: " + dir_ + "/manifest.json");
+      cfg_ = config_with_sets(session.manifest()["config"], c.sets, "--resume: " + dir_ + "/manifest.json");
     }
   } else if (writer_) {
     cfg_ = load_training_config(c.config, c.sets);
@@ -392,31 +377,18 @@ void TrainRun::join_group() {
   if (!writer_) cfg_ = TrainingConfig::from_json(mnemo::io::parse_json(cj));
 }
 
-namespace {
-// Whether any dropout of the model drops anything (the only randomness in a training step
-// besides the examples drawn).
-bool has_dropout(torch::nn::Module& m) {
-  for (const auto& sub : m.modules())
-    if (const auto* d = dynamic_cast<const torch::nn::DropoutImpl*>(sub.get()); d && d->options.p() > 0) return true;
-  return false;
-}
-}  // namespace
-
 // The trainer, started from --init-from's weights or the checkpoint resumed; every rank
 // starts from rank 0's weights, optimizer state and step (and curriculum).
 void TrainRun::build_trainer() {
-  trainer_.emplace(cfg_, device_);
-  Trainer& trainer = *trainer_;
-  trainer.check_trainable();  // before the session directory is made
-  if (cfg_.train.record_every > 0) {
-    try {
-      check_probe_example(trainer.task(), cfg_.train.record_example);  // also before it
-    } catch (const ConfigError& e) {
-      throw UsageError(e.what());
-    }
+  TrainingRun& run = *run_;
+  run.build(cfg_, device_);  // before the session directory is made
+  try {
+    run.check_probe_example();  // also before it
+  } catch (const ConfigError& e) {
+    throw UsageError(e.what());
   }
-  if (pg_) trainer.set_process_group(pg_.get());  // ConfigError when train.batch < the ranks
-  for (const auto& w : trainer.task().warnings()) out_ << "warning: " << w << "\n";
+  run.set_process_group(pg_.get());  // ConfigError when train.batch < the ranks
+  for (const auto& w : run.trainer().task().warnings()) out_ << "warning: " << w << "\n";
   if (const auto& t = cfg_.task; t.contains("split") && t["split"].is_object()) {
     out_ << "split by document:";
     for (const char* s : {"train", "valid", "test"})
@@ -425,63 +397,42 @@ void TrainRun::build_trainer() {
              << t["split"][s].value("bytes", int64_t{0}) << " bytes)";
     out_ << "\n";
   }
-  if (init_) {
-    try {
-      if (c_.init_matching) {
-        matched_ = load_matching_weights(*trainer.model(), init_->weights, init_->path);
-      } else {
-        load_weights_checked(*trainer.model(), cfg_.model, *init_, c_.config,
-                             "Fine-tuning needs the model the weights were trained with: set those fields with --set "
-                             "or take that config; or take only the tensors that fit with --init-matching");
-      }
-    } catch (const Error& e) {
-      throw UsageError(std::string("--init-from: ") + e.what());
-    }
-    out_ << "initialised from " << init_->path << " (a " << init_->kind;
-    if (init_->step >= 0) out_ << ", step " << init_->step;
-    out_ << "); the optimizer starts fresh\n";
-    if (matched_) {
-      auto list = [](const std::vector<std::string>& names) { return names.empty() ? "none" : join_names(names); };
-      out_ << "--init-matching: " << matched_->taken.size() << " of the model's "
-           << matched_->taken.size() + matched_->fresh.size() << " tensors from the file; initialised as the config's "
-           << "seed gives them: " << list(matched_->fresh) << "; not used from the file: " << list(matched_->unused)
-           << "\n";
-    }
-    // train.seed only initialises the model (and seeds its dropout): with every weight from the
-    // file and no dropout, runs that differ only in it are the same run.
-    if ((!matched_ || matched_->fresh.empty()) && !has_dropout(*trainer.model()))
-      out_ << "note: every weight comes from the file and the model has no dropout, so train.seed changes nothing in "
-              "this run; task.seed draws other training examples (for a corpus of several files, also another split)\n";
-  }
-  if (resume_from_) {
-    Checkpoint ck;
-    ck.tensors = resume_from_->tensors;
-    ck.metadata = resume_from_->metadata;
-    try {
-      trainer.restore(ck, resume_from_->path);
-    } catch (const ConfigError& e) {
-      throw UsageError(std::string("--resume: ") + e.what());
-    }
-  }
+  if (init_) start_from_init_weights();
   try {
-    trainer.sync_from_rank0();
-  } catch (const dist::PeerError& e) {
-    throw dist::RendezvousError(e.what());  // nothing written yet
+    run.restore_resume_point();
+  } catch (const ConfigError& e) {
+    throw UsageError(std::string("--resume: ") + e.what());
   }
-  world_ = pg_ ? pg_->world_size() : 1;
+  run.sync();
 }
 
-// A run killed after its last step's checkpoint but before all its end-of-run evaluations
-// were written: --resume writes them (the resume record drops the partial ones).
-bool TrainRun::final_evaluations_missing() {
-  const Trainer& trainer = *trainer_;
-  if (!(c_.resume && writer_ && trainer.step() >= cfg_.train.steps)) return false;
-  const RunLog log = parse_run_log(session_->read_metrics());
-  const size_t expected = 2 * ((cfg_.train.eval_zero_memory && trainer.has_memory()) ? 2 : 1);
-  const auto have = std::count_if(log.evals.begin(), log.evals.end(), [&](const nlohmann::json& e) {
-    return e.value("final", false) && e.value("step", int64_t{-1}) == trainer.step();
-  });
-  return static_cast<size_t>(have) < expected;
+// --init-from W [--init-matching]: the model's weights from W; the optimizer starts fresh.
+void TrainRun::start_from_init_weights() {
+  const std::optional<MatchedWeights>* matched = nullptr;
+  try {
+    matched = &run_->init_from(std::move(*init_), c_.init_matching, c_.config,
+                               "Fine-tuning needs the model the weights were trained with: set those fields with --set "
+                               "or take that config; or take only the tensors that fit with --init-matching");
+  } catch (const Error& e) {
+    throw UsageError(std::string("--init-from: ") + e.what());
+  }
+  init_.reset();  // the run holds them now
+  const WeightsFile& w = *run_->init_weights();
+  out_ << "initialised from " << w.path << " (a " << w.kind;
+  if (w.step >= 0) out_ << ", step " << w.step;
+  out_ << "); the optimizer starts fresh\n";
+  if (*matched) {
+    const MatchedWeights& m = **matched;
+    auto list = [](const std::vector<std::string>& names) { return names.empty() ? "none" : join_names(names); };
+    out_ << "--init-matching: " << m.taken.size() << " of the model's " << m.taken.size() + m.fresh.size()
+         << " tensors from the file; initialised as the config's seed gives them: " << list(m.fresh)
+         << "; not used from the file: " << list(m.unused) << "\n";
+  }
+  // train.seed only initialises the model (and seeds its dropout): with every weight from the
+  // file and no dropout, runs that differ only in it are the same run.
+  if ((!*matched || (*matched)->fresh.empty()) && !run_->model_has_dropout())
+    out_ << "note: every weight comes from the file and the model has no dropout, so train.seed changes nothing in "
+            "this run; task.seed draws other training examples (for a corpus of several files, also another split)\n";
 }
 
 // Everything checked: now the session may change. A resume cuts a torn tail, so records
@@ -489,17 +440,13 @@ bool TrainRun::final_evaluations_missing() {
 // finished and complete session is left as it is (run() says "already at step").
 void TrainRun::open_session() {
   if (!writer_) return;  // the other ranks write nothing
-  const int64_t step = trainer_->step();
+  TrainingRun& run = *run_;
+  const int64_t step = run.trainer().step();
+  const int world = run.world_size();
   if (!c_.resume) {
-    nlohmann::json manifest = {{"kind", "train"}, {"config", cfg_.to_json()}, {"config_path", c_.config}};
-    if (init_) manifest["init_from"] = {{"path", init_->path}, {"kind", init_->kind}, {"step", init_->step}};
-    if (matched_)
-      manifest["init_from"].update({{"matching", true}, {"fresh", matched_->fresh}, {"unused", matched_->unused}});
-    if (world_ > 1) manifest["world_size"] = world_;
     make_out_dir(dir_, c_.out.empty() ? "--sessions" : "--out");
     try {
-      session_ = io::Session::create(dir_, manifest);
-      lock_ = std::make_unique<io::SessionWriteLock>(dir_);
+      run.create_session(c_.config);
     } catch (const io::SessionError& e) {
       throw UsageError(std::string("--out: ") + e.what());
     }
@@ -507,35 +454,35 @@ void TrainRun::open_session() {
   }
   if (step >= cfg_.train.steps && !finals_only_) return;
   try {
-    if (std::string cut = session_->repair_metrics_log(); !cut.empty()) out_ << "warning: " << cut << "\n";
+    if (std::string cut = run.repair_log(); !cut.empty()) out_ << "warning: " << cut << "\n";
   } catch (const io::IoError& e) {
     throw UsageError(std::string("--resume: ") + e.what());
   }
   // A session stopped before its first checkpoint starts again from step 0 with its own
   // config (the records before are superseded).
-  if (resume_from_)
-    out_ << "resuming " << dir_ << " from step " << step << " (" << resume_from_->path << ")";
+  if (run.resume_point())
+    out_ << "resuming " << dir_ << " from step " << step << " (" << run.resume_point()->path << ")";
   else
     out_ << "resuming " << dir_ << " from step 0 (it stopped before its first checkpoint was saved)";
-  if (world_ > 1) out_ << " on " << world_ << " ranks";
+  if (world > 1) out_ << " on " << world << " ranks";
   out_ << "\n";
-  // Records after this step (written before a crash) are superseded by what follows.
-  session_->append_metrics(resume_record(step, resume_from_ ? resume_from_->path : "", world_), true);
+  run.append_resume_record();
 }
 
 void TrainRun::print_start() const {
-  const Trainer& trainer = *trainer_;
+  const Trainer& trainer = run_->trainer();
   const TaskSource& task = trainer.task();  // the start of a curriculum
   const TrainingConfig& cfg = cfg_;
+  const int world = run_->world_size();
   out_ << "train: model " << cfg.model.model << " (d " << cfg.model.dim << ", layers " << cfg.model.layers
        << ", heads " << cfg.model.heads << ", memory " << cfg.model.slots << ", segment " << cfg.model.segment_len << ") on "
        << task.name() << " (" << task.length() << " tokens in " << task.segments() << " segments of "
        << task.segment_len() << "), " << cfg.train.steps << " steps of " << cfg.train.batch << ", bptt depth "
        << cfg.train.bptt_depth << " -> " << dir_ << "\n";
-  if (world_ > 1)
-    out_ << "distributed: " << world_ << " ranks (" << pg_->backend() << ", master " << dopt_->master_addr << ":"
-         << dopt_->master_port << ", timeout " << c_.dist_timeout << " s); each trains on " << cfg.train.batch / world_
-         << (cfg.train.batch % world_ ? "-" + std::to_string(cfg.train.batch / world_ + 1) : std::string())
+  if (world > 1)
+    out_ << "distributed: " << world << " ranks (" << pg_->backend() << ", master " << dopt_->master_addr << ":"
+         << dopt_->master_port << ", timeout " << c_.dist_timeout << " s); each trains on " << cfg.train.batch / world
+         << (cfg.train.batch % world ? "-" + std::to_string(cfg.train.batch / world + 1) : std::string())
          << " examples of every global batch of " << cfg.train.batch << "\n";
   if (cfg.train.curriculum.enabled)
     out_ << "curriculum: " << cfg.train.curriculum.to_json().dump() << ", now at " << trainer.segments() << " segments\n";
@@ -543,29 +490,24 @@ void TrainRun::print_start() const {
 
 // The progress line's pace, the probe and --hash-stats-every's first statistics.
 void TrainRun::prepare_loop() {
-  Trainer& trainer = *trainer_;
+  TrainingRun& run = *run_;
   tty_ = ::isatty(::fileno(stdout)) != 0 && &out_ == &std::cout;
   total_ = cfg_.train.steps;
-  first_ = trainer.step();
+  first_ = run.trainer().step();
   log_every_ = std::max<int64_t>(1, (total_ - first_) / 50);
   t_start_ = std::chrono::steady_clock::now();
   last_draw_ = t_start_ - std::chrono::seconds(1);
-  last_saved_ = trainer.step();
-  make_probe();
-  hash_csv_ = dir_ + "/hash_stats.csv";
-  if (c_.hash_stats_every > 0 && writer_) {
-    if (probe_hash_counts(*trainer.model(), trainer.task().batch(Split::kValid, {0}, trainer.model()->device())).empty())
-      out_ << "warning: --hash-stats-every: the model has no hashed projection; no " << hash_csv_ << "\n";
-    else if (trainer.step() == 0)
-      record_hash_stats(0);
-  }
+  run.prepare();
+  if (!run.start_hash_stats(c_.hash_stats_every))
+    out_ << "warning: --hash-stats-every: the model has no hashed projection; no " << run.hash_stats_path() << "\n";
+  run.set_continue_hint(resume_command());
 }
 
 // The command that continues this run: a resume's --steps and --set's are not in the session's
 // manifest (a new run's are), so they are given again.
 std::string TrainRun::resume_command() const {
   std::string cmd = "mnemoscope train --out " + shell_quote(dir_) + " --resume";
-  if (world_ > 1) cmd += " --nproc " + std::to_string(world_);
+  if (run_->world_size() > 1) cmd += " --nproc " + std::to_string(run_->world_size());
   if (c_.resume) {
     if (steps_given_) cmd += " --steps " + std::to_string(cfg_.train.steps);
     for (const auto& set : c_.sets) cmd += " --set " + shell_quote(set);
@@ -573,107 +515,17 @@ std::string TrainRun::resume_command() const {
   return cmd;
 }
 
-// A checkpoint that cannot be written (a full disk, a folder made read-only, a file in the way)
-// stops the run as out of memory does: an `error` record in metrics.log (when it can still be
-// written), and a message naming the cause, the checkpoint that is kept and how to go on.
-// Nothing saved before is touched (Session::save_checkpoint).
-std::string TrainRun::save(int64_t step) {
-  Checkpoint ck = trainer_->checkpoint();
-  std::string path;
-  try {
-    path = session_->save_checkpoint(step, ck.tensors, ck.metadata);
-  } catch (const Error& e) {
-    end_line();
-    // The checkpoint itself may be complete when only `latest` failed: resume takes the newest.
-    const auto steps = session_->checkpoint_steps();
-    const std::string kept = steps.empty() ? "no checkpoint was saved before, so a resume starts again from step 0"
-                                           : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
-    const std::string what = "cannot save the checkpoint of step " + std::to_string(step) + ": " + e.what();
-    try {
-      session_->append_metrics(error_record(step, what, world_), true);
-    } catch (const std::exception&) {
-      // A full disk may refuse the record too; the message still goes out below.
-    }
-    throw IoError(what + "; " + kept + ": free space on that disk, or make " + dir_ +
-                  "/checkpoints a writable folder, then continue with `" + resume_command() + "`");
-  }
-  last_saved_ = step;
-  return path;
-}
-
 void TrainRun::end_line() {
   if (line_open_) out_ << "\n";
   line_open_ = false;
 }
 
-// Probe recordings (core/train/recorder.h): test example train.record_example, every record_every steps.
-void TrainRun::make_probe() {
-  if (cfg_.train.record_every <= 0 || !writer_) return;
-  try {
-    probe_ = probe_document(trainer_->task(), cfg_.train.record_segments, cfg_.train.record_example);
-    probe_scored_ = episode_scored_tokens(trainer_->task(), probe_->size());
-  } catch (const std::exception& e) {
-    out_ << "warning: no probe recordings: " << e.what() << "\n";
-    probe_.reset();
-  }
+void TrainRun::on_notice(const std::string& line) {
+  end_line();
+  out_ << line << "\n";
 }
 
-void TrainRun::record(int64_t step) {
-  if (!probe_ || step == last_recorded_) return;
-  last_recorded_ = step;
-  try {
-    record_into_session(*session_, trainer_->model(), *probe_, trainer_->task().segment_len(), step,
-                        recording_trace_spec(), probe_scored_);
-  } catch (const io::SessionError&) {
-    throw;
-  } catch (const io::IoError&) {
-    throw;
-  } catch (const std::exception& e) {
-    end_line();
-    out_ << "warning: probe recording at step " << step << " failed and is switched off: " << e.what() << "\n";
-    probe_.reset();
-  }
-}
-
-void TrainRun::record_hash_stats(int64_t step) {
-  Trainer& trainer = *trainer_;
-  if (!probe_batch_) {
-    std::vector<int64_t> idx(static_cast<size_t>(std::min(cfg_.train.batch, trainer.task().split_size(Split::kValid))));
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
-    probe_batch_ = trainer.task().batch(Split::kValid, idx, trainer.model()->device());
-  }
-  const HashStatsAccumulator acc = probe_hash_counts(*trainer.model(), *probe_batch_);
-  const bool fresh = ::access(hash_csv_.c_str(), F_OK) != 0;
-  std::ofstream f(hash_csv_, std::ios::app);
-  if (fresh) f << kHashStatsCsvHeader << "\n";
-  f << hash_stats_csv_rows(step, acc);
-}
-
-// What an out-of-memory error names (core/platform/memory.h).
-std::string TrainRun::activity_name(int64_t step) const {
-  return "training step " + std::to_string(step) + " (batch " + std::to_string(cfg_.train.batch) + " x " +
-         std::to_string(trainer_->segments()) + " segments of " + std::to_string(trainer_->task().segment_len()) +
-         " tokens)";
-}
-
-// The step record, hash statistics and probe recordings when due, a checkpoint when asked
-// for (SIGUSR1), the progress line.
-void TrainRun::on_step(const StepMetrics& m) {
-  if (writer_) {
-    if (pg_) pg_->set_phase(m.step, "metrics and recordings of rank 0");
-    if (c_.hash_stats_every > 0 && !m.non_finite && m.step % c_.hash_stats_every == 0) record_hash_stats(m.step);
-    const HostMemory mem = host_memory();
-    session_->append_metrics(step_record(m, static_cast<double>(mem.peak_rss_bytes) / (1024.0 * 1024.0)));
-    if (!m.non_finite && cfg_.train.record_every > 0 && m.step % cfg_.train.record_every == 0) record(m.step);
-    if (!m.non_finite && g_checkpoint_requested.exchange(false)) {
-      const std::string path = save(m.step);
-      end_line();
-      out_ << "  saved " << path << " (requested)\n" << std::flush;
-    }
-    print_progress(m);
-  }
-  activity_->rename(activity_name(m.step + 1));
-}
+void TrainRun::on_step(const StepMetrics& m) { print_progress(m); }
 
 // On a TTY a line rewritten at most 5 times a second, else one line about every 2% of the run.
 void TrainRun::print_progress(const StepMetrics& m) {
@@ -695,31 +547,30 @@ void TrainRun::print_progress(const StepMetrics& m) {
   }
 }
 
-// Evaluations are shared by the ranks (every rank gets the whole result; the curriculum
-// moves everywhere at once); rank 0 records.
 void TrainRun::on_eval(const EvalMetrics& e) {
-  if (!writer_) return;
   end_line();
   out_ << "  " << eval_line(e) << "\n" << std::flush;
-  session_->append_metrics(eval_record(e, world_));
 }
 
 void TrainRun::on_curriculum(const CurriculumChange& ch) {
-  if (!writer_) return;
   end_line();
   out_ << "  curriculum: " << ch.from << " -> " << ch.to << " segments after step " << ch.step << " (" << ch.reason
        << ")\n" << std::flush;
-  session_->append_metrics(curriculum_record(ch, world_));
-  make_probe();  // the probe document follows the task's new segmentation
-  probe_batch_.reset();
 }
 
-void TrainRun::on_save(int64_t step) {
-  if (!writer_) return;
-  if (pg_) pg_->set_phase(step, "checkpoint of rank 0");
-  const std::string path = save(step);
-  if (!tty_) out_ << "  saved " << path << "\n";
+// A scheduled checkpoint is named on plain output (a TTY's progress line would be broken up);
+// one asked for (SIGUSR1) always; the end's (SaveReason::kEnd) by finish() and the stops, which
+// say why it was saved.
+void TrainRun::on_save(int64_t step, const std::string& path, SaveReason why) {
+  if (why == SaveReason::kRequested) {
+    end_line();
+    out_ << "  saved " << path << " (requested)\n" << std::flush;
+  } else if (why == SaveReason::kScheduled && !tty_) {
+    out_ << "  saved " << path << "\n";
+  }
 }
+
+void TrainRun::on_final_eval(const EvalMetrics& e) { out_ << "final " << eval_line(e) << "\n"; }
 
 // Trains to the end, the stop flag or a non-finite loss (only the final evaluations when
 // the steps are done). Out of memory in a step (or a recording, an evaluation, a save)
@@ -727,26 +578,21 @@ void TrainRun::on_save(int64_t step) {
 // checkpoints saved before stay as they are (each is written atomically), so `--resume`
 // continues from them. Returns the exit code when a lost rank stopped the run.
 std::optional<int> TrainRun::train(TrainOutcome& o) {
-  TrainCallbacks cb;
-  cb.on_step = [this](const StepMetrics& m) { on_step(m); };
-  cb.on_eval = [this](const EvalMetrics& e) { on_eval(e); };
-  cb.on_curriculum = [this](const CurriculumChange& ch) { on_curriculum(ch); };
-  cb.on_save = [this](int64_t step) { on_save(step); };
-  activity_.emplace("training step " + std::to_string(trainer_->step() + 1));
-  activity_->rename(activity_name(trainer_->step() + 1));
   try {
     if (finals_only_) {
-      out_ << "step " << trainer_->step() << " was reached before the run stopped; writing its final evaluations\n";
+      out_ << "step " << run_->trainer().step() << " was reached before the run stopped; writing its final evaluations\n";
     } else {
-      if (first_ == 0) record(0);
       SigintGuard guard;
-      o = trainer_->run(cb, &g_stop_requested);
+      o = run_->train(&g_stop_requested, &g_checkpoint_requested);
     }
   } catch (const dist::PeerError& e) {
     return stop_on_lost_rank(e);
   } catch (const std::exception& e) {
     auto oom = platform::out_of_memory_message(e);
-    if (!oom) throw;
+    if (!oom) {
+      end_line();
+      throw;
+    }
     stop_on_out_of_memory(*oom);
   }
   return std::nullopt;
@@ -758,22 +604,23 @@ int TrainRun::stop_on_lost_rank(const dist::PeerError& e) {
   end_line();
   std::cerr << "mnemoscope: error: " << e.what() << "\n" << std::flush;
   if (!writer_) return 1;
-  const int64_t step = trainer_->step();
-  session_->append_metrics(error_record(step + 1, e.what(), world_));
-  if (step > last_saved_) out_ << "saved " << save(step) << " (the last step every rank completed)\n";
+  const int world = run_->world_size();
+  const int64_t step = run_->trainer().step();
+  run_->append_error(step + 1, e.what());
+  if (auto path = run_->save_if_unsaved()) out_ << "saved " << *path << " (the last step every rank completed)\n";
   out_ << "training stopped at step " << step << "; continue with: mnemoscope train --out " << shell_quote(dir_)
-       << " --resume" << (world_ > 1 ? " --nproc " + std::to_string(world_) : std::string()) << "\n" << std::flush;
+       << " --resume" << (world > 1 ? " --nproc " + std::to_string(world) : std::string()) << "\n" << std::flush;
   return 1;
 }
 
 void TrainRun::stop_on_out_of_memory(const std::string& oom) {
   end_line();
   if (!writer_) throw platform::OutOfMemoryError(oom + ": lower train.batch, model.segment_len or the model size");
-  const auto steps = session_->checkpoint_steps();
+  const auto steps = run_->checkpoint_steps();
   const std::string kept = steps.empty() ? "no checkpoint was saved yet"
                                          : "the last checkpoint (step " + std::to_string(steps.back()) + ") is kept";
   try {
-    session_->append_metrics(error_record(trainer_->step() + 1, oom, world_), true);
+    run_->append_error(run_->trainer().step() + 1, oom, true);
   } catch (const std::exception&) {
     // The log may not be writable with no memory left; the message still goes out below.
   }
@@ -787,25 +634,26 @@ void TrainRun::stop_on_out_of_memory(const std::string& oom) {
 int TrainRun::finish(const TrainOutcome& o) {
   end_line();
   if (!writer_) return o.non_finite ? 1 : o.stopped ? 130 : 0;
-  Trainer& trainer = *trainer_;
-  trainer.set_process_group(nullptr);  // the other ranks leave now: rank 0 saves and evaluates alone
+  TrainingRun& run = *run_;
+  run.leave_group();  // the other ranks leave now: rank 0 saves and evaluates alone
+  const int64_t step = run.trainer().step();
   if (o.non_finite) {
-    session_->append_metrics(error_record(trainer.step() + 1, o.message, world_));
+    run.append_error(step + 1, o.message);
     out_ << "training stopped: " << o.message << "\n";
-    if (trainer.step() > last_saved_) out_ << "saved " << save(trainer.step()) << " (the last finite weights)\n";
+    if (auto path = run.save_if_unsaved()) out_ << "saved " << *path << " (the last finite weights)\n";
     return 1;
   }
-  if (trainer.step() > last_saved_) out_ << "saved " << save(trainer.step()) << "\n";
-  if (cfg_.train.record_every > 0 && !finals_only_) record(trainer.step());
+  if (auto path = run.save_if_unsaved()) out_ << "saved " << *path << "\n";
+  if (!finals_only_) run.record_final_probe();
   if (o.stopped) {
-    out_ << "interrupted at step " << trainer.step() << "; continue with: mnemoscope train --out " << shell_quote(dir_)
+    out_ << "interrupted at step " << step << "; continue with: mnemoscope train --out " << shell_quote(dir_)
          << " --resume\n";
     return 130;
   }
-  final_evaluations();
+  run.final_evaluations();
   // A text model: what its memory saves on the held-out text, with a warning when nothing.
   try {
-    report_text_memory_gain(*trainer.model(), cfg_, 256, out_);
+    report_text_memory_gain(*run.trainer().model(), cfg_, 256, out_);
   } catch (const Error& e) {
     out_ << "memory: not measured (" << e.what() << ")\n";
   }
@@ -813,19 +661,6 @@ int TrainRun::finish(const TrainOutcome& o) {
   out_ << "done: " << o.steps_done << " steps in " << fmt_duration(secs) << "; checkpoints in " << dir_
        << "/checkpoints\n";
   return 0;
-}
-
-// valid, then test; each also with the memory zeroed when the config asks and the model has one.
-void TrainRun::final_evaluations() {
-  for (Split s : {Split::kValid, Split::kTest})
-    for (bool zero : {false, true}) {
-      if (zero && !(cfg_.train.eval_zero_memory && trainer_->has_memory())) continue;
-      EvalOptions eo;
-      eo.zero_memory = zero;
-      EvalMetrics e = trainer_->evaluate(s, eo);
-      out_ << "final " << eval_line(e) << "\n";
-      session_->append_metrics(final_eval_record(e, world_));
-    }
 }
 
 int TrainRun::run() {
@@ -839,11 +674,12 @@ int TrainRun::run() {
   if (writer_ && steps_given_) cfg_.train.steps = c_.steps;  // the other ranks take rank 0's config
   join_group();
   build_trainer();
-  finals_only_ = final_evaluations_missing();
+  finals_only_ = c_.resume && writer_ && run_->final_evaluations_missing();
   open_session();
   print_start();
-  if (trainer_->step() >= cfg_.train.steps && !finals_only_) {
-    out_ << "already at step " << trainer_->step() << " of " << cfg_.train.steps << "; pass --steps N to train longer\n";
+  if (run_->trainer().step() >= cfg_.train.steps && !finals_only_) {
+    out_ << "already at step " << run_->trainer().step() << " of " << cfg_.train.steps
+         << "; pass --steps N to train longer\n";
     return 0;
   }
   prepare_loop();

@@ -89,19 +89,6 @@ auto with_data(const std::string& kind, F&& f) {
 
 }  // namespace
 
-const std::vector<std::string>& dataset_task_kinds() {
-  static const std::vector<std::string> k = {"mnist", "moby-dick", "text"};
-  return k;
-}
-
-std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task) {
-  const std::string name = task.at("name").get<std::string>();
-  if (name == "mnist") return std::make_shared<MnistTask>(task);
-  if (name == "moby-dick") return std::make_shared<MobyDickTask>(task);
-  if (name == "text") return std::make_shared<TextTask>(task);
-  return nullptr;
-}
-
 // ---- mnist ----
 
 MnistTask::MnistTask(const nlohmann::json& cfg, const std::vector<MnistImage>* images) {

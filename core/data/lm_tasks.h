@@ -1,7 +1,6 @@
 // Data-set task kinds for the Trainer (core/data/tasks.h TaskSource): "mnist", "moby-dick"
-// and "text" (any corpus, core/data/text_task.h). make_task() knows them without any static
-// registration (it calls make_dataset_task below), so they work whatever the
-// static-initialisation order.
+// and "text" (any corpus, core/data/text_task.h). The task registry (task_kinds(),
+// core/data/tasks.cpp) builds them by name.
 //
 // Both are language-modelling tasks over byte ids, and every SegmentInput serves both model
 // families: decoder models (rmt, trxl, transformer, mtn, hashed variants) read tokens and the
@@ -50,10 +49,6 @@
 #include <vector>
 
 namespace mnemo {
-
-// The kinds by name ("mnist", "moby-dick", "text"); nullptr for any other name.
-std::shared_ptr<TaskSource> make_dataset_task(const nlohmann::json& task);
-const std::vector<std::string>& dataset_task_kinds();
 
 // What the byte-window tasks ("moby-dick", "text") share: the fields length, segments,
 // valid_size, test_size and seed, and the window layout described for "moby-dick" above.

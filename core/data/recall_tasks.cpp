@@ -17,18 +17,6 @@ struct Stream : SplitMix64 {
 
 }  // namespace
 
-const std::vector<std::string>& recall_task_kinds() {
-  static const std::vector<std::string> k = {"copy-recall", "assoc-recall"};
-  return k;
-}
-
-std::shared_ptr<TaskSource> make_recall_task(const nlohmann::json& task) {
-  const std::string name = task.at("name").get<std::string>();
-  const auto& k = recall_task_kinds();
-  if (std::find(k.begin(), k.end(), name) == k.end()) return nullptr;
-  return std::make_shared<RecallTask>(task);
-}
-
 RecallTask::RecallTask(const nlohmann::json& cfg) {
   if (!cfg.is_object()) throw field_error("task", "must be a JSON object, got " + std::string(cfg.type_name()));
   kind_ = cfg.at("name").get<std::string>();

@@ -40,12 +40,6 @@
 
 namespace mnemo {
 
-const std::vector<std::string>& recall_task_kinds();  // copy-recall, assoc-recall
-
-// The task of a "task" object whose name is a recall kind; nullptr for other names.
-// Throws ConfigError naming the field.
-std::shared_ptr<TaskSource> make_recall_task(const nlohmann::json& task);
-
 class RecallTask : public TaskSource {
  public:
   explicit RecallTask(const nlohmann::json& cfg);  // validates (ConfigError)

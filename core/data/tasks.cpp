@@ -4,6 +4,7 @@
 #include "core/data/qa_task.h"
 #include "core/data/recall_tasks.h"
 #include "core/data/task_fields.h"
+#include "core/data/text_task.h"
 #include "core/data/tokenizer.h"
 
 #include <algorithm>
@@ -89,7 +90,7 @@ const ConfigFields<TaskConfig>& TaskConfig::fields() {
 void TaskConfig::validate() const {
   const auto& k = known_tasks();
   if (std::find(k.begin(), k.end(), name) == k.end())
-    throw field_error("task.name", "= '" + name + "' is not a task; known: copy, reverse, assoc, quadratic");
+    throw field_error("task.name", "= '" + name + "' is not a task; known: " + join_names(k));
   fields().validate(*this);
   if (name == "assoc" && pairs > symbols)
     throw field_error("task.pairs", "= " + std::to_string(pairs) + " needs as many distinct keys: raise " +
@@ -116,34 +117,56 @@ TaskConfig TaskConfig::from_json(const nlohmann::json& j) {
 }
 
 namespace {
-std::map<std::string, TaskMaker>& task_registry() {
-  static std::map<std::string, TaskMaker> r;
+std::vector<TaskKind>& task_registry() {
+  static std::vector<TaskKind> r = [] {
+    std::vector<TaskKind> k;
+    for (const auto& name : TaskConfig::known_tasks())
+      k.push_back({name, [](const nlohmann::json& t) { return std::make_shared<Task>(TaskConfig::from_json(t)); },
+                   TaskData::kGenerated});
+    k.push_back({"mnist", [](const nlohmann::json& t) { return std::make_shared<MnistTask>(t); }, TaskData::kDataSet});
+    k.push_back({"moby-dick", [](const nlohmann::json& t) { return std::make_shared<MobyDickTask>(t); },
+                 TaskData::kDataSet});
+    k.push_back({"text", [](const nlohmann::json& t) { return std::make_shared<TextTask>(t); }, TaskData::kDataSet});
+    for (const char* name : {"copy-recall", "assoc-recall"})
+      k.push_back({name, [](const nlohmann::json& t) { return std::make_shared<RecallTask>(t); }, TaskData::kGenerated});
+    k.push_back({"qa", [](const nlohmann::json& t) { return std::make_shared<QaTaskSource>(t); }, TaskData::kOther});
+    return k;
+  }();
   return r;
 }
 }  // namespace
 
-void register_task_kind(const std::string& name, TaskMaker maker) { task_registry()[name] = std::move(maker); }
+const std::vector<TaskKind>& task_kinds() { return task_registry(); }
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const auto& k : task_registry()) names.push_back(k.name);
+  return names;
+}
+
+const TaskKind* find_task_kind(const std::string& name) {
+  for (const auto& k : task_registry())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+void register_task_kind(const std::string& name, TaskMaker maker, TaskData data) {
+  for (auto& k : task_registry())
+    if (k.name == name) {
+      k.make = std::move(maker);
+      k.data = data;
+      return;
+    }
+  task_registry().push_back({name, std::move(maker), data});
+}
 
 std::shared_ptr<TaskSource> make_task(const nlohmann::json& task) {
   if (!task.is_object()) throw field_error("task", "must be a JSON object, got " + std::string(task.type_name()));
   if (!task.contains("name") || !task["name"].is_string())
     throw field_error("task.name", "is missing or not a string; e.g. \"name\": \"copy\"");
   const std::string name = task["name"].get<std::string>();
-  auto it = task_registry().find(name);
-  if (it != task_registry().end()) return it->second(task);
-  if (auto d = make_dataset_task(task)) return d;  // mnist, moby-dick (core/data/lm_tasks.h)
-  if (auto r = make_recall_task(task)) return r;   // copy-recall, assoc-recall (core/data/recall_tasks.h)
-  if (name == "qa") return std::make_shared<QaTaskSource>(task);  // core/data/qa_task.h
-  const auto& builtin = TaskConfig::known_tasks();
-  if (std::find(builtin.begin(), builtin.end(), name) == builtin.end()) {
-    std::string known = "copy, reverse, assoc, quadratic";
-    for (const auto& k : dataset_task_kinds()) known += ", " + k;
-    for (const auto& k : recall_task_kinds()) known += ", " + k;
-    known += ", qa";
-    for (const auto& [k, v] : task_registry()) known += ", " + k;
-    throw field_error("task.name", "= '" + name + "' is not a task; known: " + known);
-  }
-  return std::make_shared<Task>(TaskConfig::from_json(task));
+  if (const TaskKind* k = find_task_kind(name)) return k->make(task);
+  throw field_error("task.name", "= '" + name + "' is not a task; known: " + join_names(task_names()));
 }
 
 TaskHead trained_task_head(const nlohmann::json& task) {
@@ -327,13 +350,10 @@ TaskBatch cut_segments(const FlatBatch& f, int64_t n, int64_t l, torch::Device d
 }
 
 namespace {
-// Tasks that generate their episodes (no corpus or data set to read): the built-in ones and
-// the recall tasks (core/data/recall_tasks.h).
+// Tasks that generate their episodes in one layout (no corpus or data set to read).
 bool generated_task(const std::string& name) {
-  const auto& builtin = TaskConfig::known_tasks();
-  const auto recall = recall_task_kinds();
-  return std::find(builtin.begin(), builtin.end(), name) != builtin.end() ||
-         std::find(recall.begin(), recall.end(), name) != recall.end();
+  const TaskKind* k = find_task_kind(name);
+  return k && k->data == TaskData::kGenerated;
 }
 }  // namespace
 

@@ -19,9 +19,11 @@
 // needs storing and a resumed run sees the same batches.
 //
 // The Trainer sees any data set through TaskSource; make_task() builds one from the "task"
-// object of a training config: the synthetic tasks here, or a kind registered with
-// register_task_kind(); the data sets "mnist", "moby-dick" and "text" are built in (core/data/lm_tasks.h),
-// and so are the memory tasks "copy-recall" and "assoc-recall" (core/data/recall_tasks.h).
+// object of a training config by its name, looked up in the task registry (task_kinds()
+// below): the synthetic tasks here, the data sets "mnist", "moby-dick" and "text"
+// (core/data/lm_tasks.h, text_task.h), the memory tasks "copy-recall" and "assoc-recall"
+// (core/data/recall_tasks.h), the MTN QA task "qa" (core/data/qa_task.h), and any kind
+// registered with register_task_kind().
 #pragma once
 #include "core/errors.h"
 #include "core/io/config_fields.h"
@@ -56,6 +58,8 @@ struct TaskConfig {
   int64_t train_size = 100000, valid_size = 5000, test_size = 10000;  // distinct examples per split
   uint64_t seed = 1;
 
+  // The kinds this struct and class Task generate (copy, reverse, assoc, quadratic); the task
+  // registry registers each of them.
   static const std::vector<std::string>& known_tasks();
   // The field table of every member but `name` (prefix "task."); core/data/tasks.cpp.
   static const ConfigFields<TaskConfig>& fields();
@@ -131,17 +135,41 @@ class TaskSource {
   virtual std::vector<std::string> warnings() const { return {}; }
 };
 
-// Builds the task of a training config's "task" object from its "name": copy | reverse |
-// assoc | quadratic, a data set (mnist | moby-dick | text, core/data/lm_tasks.h), or a registered kind. Throws ConfigError naming the field.
+// The task registry: every task kind a "task" object may name, with its maker and what it
+// reads. make_task(), its unknown-name message and every list of task names are derived from
+// it. The built-in kinds come first, in this order: copy, reverse, assoc, quadratic (Task),
+// mnist, moby-dick, text (core/data/lm_tasks.h, text_task.h), copy-recall, assoc-recall
+// (core/data/recall_tasks.h), qa (core/data/qa_task.h); then the kinds register_task_kind()
+// added, in the order added. The registry is built on first use, so it works whatever the
+// static-initialisation order.
 using TaskMaker = std::function<std::shared_ptr<TaskSource>(const nlohmann::json& task)>;
+enum class TaskData {
+  kGenerated,  // episodes generated from the seed, one layout for all of them (the synthetic and recall tasks)
+  kDataSet,    // reads a data set or a corpus (mnist, moby-dick, text)
+  kOther,      // neither (qa: generated documents whose layout varies; a kind registered without saying)
+};
+struct TaskKind {
+  std::string name;
+  TaskMaker make;
+  TaskData data = TaskData::kOther;
+};
+const std::vector<TaskKind>& task_kinds();
+// The registry's names, in its order.
+std::vector<std::string> task_names();
+// The kind named `name`; nullptr when there is none.
+const TaskKind* find_task_kind(const std::string& name);
+// Registers a task kind, or replaces the kind of that name (keeping its place); call before
+// loading configs (not thread-safe).
+void register_task_kind(const std::string& name, TaskMaker maker, TaskData data = TaskData::kOther);
+
+// Builds the task of a training config's "task" object from its "name", a kind of the
+// registry. Throws ConfigError naming the field; an unknown name's message lists task_names().
 std::shared_ptr<TaskSource> make_task(const nlohmann::json& task);
 // The output head a checkpoint's model was trained with, from its training config's "task":
 // the task's own head for a task that tags tokens (qa: answer tagging, so the app steps an
 // mtn-qa model as trained and traces qa.answer_prob), the language-model head otherwise
 // (no data set is opened). Throws ConfigError for a malformed qa task.
 TaskHead trained_task_head(const nlohmann::json& task);
-// Registers (or replaces) a task kind; call before loading configs (not thread-safe).
-void register_task_kind(const std::string& name, TaskMaker maker);
 
 class Task : public TaskSource {
  public:

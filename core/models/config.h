@@ -40,7 +40,7 @@ struct ModelConfig {
   // g_l = 0 at initialisation, so a model with a gate starts as its "w/o memory" twin and
   // the memory comes in only as far as training finds it worth (docs/models.md#memory-gate).
   bool memory_gate = false;
-  int64_t cache_len = -1;      // Transformer-XL + RMT: cache length (-1 = segment_len); trxl uses slots
+  int64_t cache_len = -1;      // cache length: trxl (-1 = slots, as files always read) and trxl-rmt (-1 = segment_len)
   int64_t n1_layers = 2;       // MTN: separate layers for chunk and memory
   int64_t n2_layers = 4;       // MTN: joint layers
   std::string linear = "dense";  // every Linear in attention and FFN: "dense" | "hashed"

@@ -48,7 +48,7 @@ DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg) {
   TORCH_CHECK(!caps.mtn_family && caps.panels == PanelFamily::kAttention,
               "DecoderLm: model kind '", cfg_.model, "' is not a decoder-only kind");
   TORCH_CHECK(cfg_.dim % 2 == 0, "DecoderLm: dim must be even (sinusoid position table)");
-  if (mk == MemoryKind::kCache) c_ = cfg_.slots;  // Transformer-XL: a cache of `slots` positions
+  if (mk == MemoryKind::kCache) c_ = cfg_.cache_len < 0 ? cfg_.slots : cfg_.cache_len;  // trxl: -1 = slots
   if (mk == MemoryKind::kCacheAndTokens) c_ = cfg_.cache_len < 0 ? cfg_.segment_len : cfg_.cache_len;
   if (mk == MemoryKind::kMemoryTokens || mk == MemoryKind::kCacheAndTokens) m_ = cfg_.slots;
   read_block_ = caps.rmt_read_block;

@@ -2,7 +2,7 @@
 // §3, docs/models.md#rmt, docs/models.md#transformer-xl), one backbone for every kind:
 //
 //   "transformer"     no memory: each segment alone (the paper's Baseline = Tr-XL, cache 0)
-//   "trxl"            Transformer-XL: per-layer cache of the previous `slots` token states
+//   "trxl"            Transformer-XL: per-layer cache of the previous `cache_len` (-1: `slots`) token states
 //                     (stop-gradient), relative positional attention
 //   "rmt"             Recurrent Memory Transformer: [read (m) | tokens (L) | write (m)],
 //                     m = slots; the write outputs are the next segment's memory

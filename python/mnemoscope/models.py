@@ -852,8 +852,10 @@ class DecoderLM(MemoryModel):
             raise WeightsError("config field 'dim' = %d must be even for the decoder-only models" % cfg.dim)
         self.family = cfg.model
         k = cfg.model
-        self.c = cfg.slots if k == "trxl" else (cfg.segment_len if cfg.cache_len < 0 else cfg.cache_len) \
-            if k == "trxl-rmt" else 0
+        # The cache length: cache_len, whose -1 means slots for trxl (what every trxl file written
+        # before the field meant) and segment_len for trxl-rmt (ModelConfig, core/models/config.h).
+        default_cache = cfg.slots if k == "trxl" else cfg.segment_len
+        self.c = (default_cache if cfg.cache_len < 0 else cfg.cache_len) if k in ("trxl", "trxl-rmt") else 0
         self.m = cfg.slots if k in ("rmt", "rmt-write-only", "trxl-rmt") else 0
         self.read_block = k in ("rmt", "trxl-rmt")
         self.write_only = self.m > 0 and not self.read_block

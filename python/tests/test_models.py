@@ -37,7 +37,8 @@ CONFIGS = {
     "memformer-gate": dict(TINY, model="memformer", memory_gate=True),
     "rmt": dict(TINY, model="rmt"),
     "rmt-write-only": dict(TINY, model="rmt-write-only"),
-    "trxl": dict(TINY, model="trxl", slots=20),  # a cache longer than a segment
+    "trxl": dict(TINY, model="trxl", slots=20),  # a cache longer than a segment (cache_len -1: slots)
+    "trxl-cache-len": dict(TINY, model="trxl", cache_len=12),  # its own field: 12, not the 3 slots
     "trxl-rmt": dict(TINY, model="trxl-rmt", cache_len=8),
     "transformer": dict(TINY, model="transformer"),
     "rmt-hashed": dict(TINY, model="rmt", linear="hashed", hash_bits=4),
@@ -105,6 +106,17 @@ class NoBinary(unittest.TestCase):
         self.assertEqual(mm.Config(temperature=1).differences(mm.Config(temperature=1.0)), [])
         self.assertEqual(mm.Config(forgetting=True).differences(mm.Config(forgetting=False)),
                          ["model.forgetting: true vs false"])
+
+    def test_trxl_cache_length(self):
+        """trxl's cache is cache_len long; its -1 is slots (how every trxl file was read), trxl-rmt's
+        segment_len (ModelConfig, core/models/config.h)."""
+        def cache(**kw):
+            return mm.build_model(dict(TINY, **kw), seed=1).c
+        self.assertEqual(cache(model="trxl", slots=5), 5)
+        self.assertEqual(cache(model="trxl", slots=5, cache_len=9), 9)
+        self.assertEqual(cache(model="trxl-rmt", slots=5), TINY["segment_len"])
+        self.assertEqual(cache(model="trxl-rmt", slots=5, cache_len=2), 2)
+        self.assertEqual(cache(model="rmt", slots=5), 0)
 
     def test_save_load_round_trip_every_family(self):
         d = harness.temp_dir("rt")

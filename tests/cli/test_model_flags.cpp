@@ -49,7 +49,8 @@ TEST_CASE("model flags: every model field row with a flag is an option with the 
     REQUIRE(mf.field_flag(row.name) != nullptr);
     CHECK(mf.field_flag(row.name)->flag == row.flag);
   }
-  CHECK(flagged == 11);  // model slots segment_len dim heads layers dec_layers temperature forgetting linear hash_bits
+  CHECK(flagged == 12);  // model slots segment_len dim heads layers dec_layers temperature forgetting cache_len linear
+                         // hash_bits
   CHECK(mf.field_flag("ff") == nullptr);  // a row without a flag
 }
 

@@ -8,6 +8,7 @@
 #include "core/io/config_fields.h"
 #include "core/io/json_file.h"
 #include "core/models/config.h"
+#include "core/models/factory.h"
 #include "core/train/checkpoint.h"
 #include "core/train/train_config.h"
 #include "tests/support/helpers.h"
@@ -488,4 +489,45 @@ TEST_CASE("config fields: the schema lists every row with its kind - range - def
     if (r["name"] == "model") CHECK(r["allowed"] == nlohmann::json(ModelConfig::known_models()));
   }
   CHECK(all["train"][0]["name"] == TrainConfig::fields().fields()[0].name);
+}
+
+TEST_CASE("config fields: trxl's cache length is cache_len - its -1 is slots, as every trxl file was read - trxl-rmt's is segment_len") {
+  auto cache_of = [](const ModelConfig& c) {
+    return make_model(c, 1)->initial_memory(1).at("cache.0").size(1);
+  };
+  ModelConfig xl = test::tiny_decoder("trxl", 4, 6);
+  CHECK(xl.cache_len == -1);
+  CHECK(cache_of(xl) == 4);  // -1: slots
+  xl.cache_len = 7;
+  CHECK(cache_of(xl) == 7);  // its own field: slots no longer sets it
+  xl.slots = 9;
+  CHECK(cache_of(xl) == 7);
+  ModelConfig both = test::tiny_decoder("trxl-rmt", 2, 6);
+  CHECK(cache_of(both) == 6);  // -1: segment_len
+  both.cache_len = 3;
+  CHECK(cache_of(both) == 3);
+  CHECK(ModelConfig::flag_of("model.cache_len") == "--cache-len");
+  // A config file of either spelling, and its round trip.
+  const ModelConfig file = ModelConfig::from_json({{"model", "trxl"}, {"slots", 5}, {"segment_len", 6}, {"dim", 16},
+                                                   {"heads", 2}, {"layers", 1}, {"ff", 32}});
+  CHECK(cache_of(file) == 5);
+  CHECK(cache_of(ModelConfig::from_json(file.to_json())) == 5);
+  nlohmann::json own = file.to_json();
+  own["cache_len"] = 8;
+  CHECK(cache_of(ModelConfig::from_json(own)) == 8);
+  // The zoo's trxl models recorded "cache_len": -1 beside their slots: their cache is as long as
+  // it was when they were trained (tests/cli/test_zoo.cpp checks their cards' figures).
+  int zoo = 0;
+  for (const char* name : {"trxl-copy", "trxl-text", "trxl-text-recall"}) {
+    CAPTURE(name);
+    const WeightsFile f = read_weights_file(std::string(MNEMO_SOURCE_DIR) + "/assets/models/" + name + ".safetensors");
+    const nlohmann::json& recorded = f.training_config["model"];
+    REQUIRE(recorded["model"] == "trxl");
+    CHECK(recorded["cache_len"] == -1);
+    const ModelConfig cfg = ModelConfig::from_json(recorded);
+    CHECK(cfg.cache_len == -1);
+    CHECK(cache_of(cfg) == recorded["slots"].get<int64_t>());
+    ++zoo;
+  }
+  CHECK(zoo == 3);
 }

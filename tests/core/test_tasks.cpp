@@ -1,5 +1,5 @@
 // Synthetic tasks (core/data/tasks.h): exact strings for fixed seeds, the quadratic
-// generator's arithmetic, batching into segments, config validation.
+// generator's arithmetic, batching into segments, config validation, the task registry.
 #include "core/data/tasks.h"
 #include "core/data/tokenizer.h"
 #include "core/models/stepping.h"
@@ -7,7 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 using namespace mnemo;
@@ -276,4 +278,89 @@ TEST_CASE("stepping: a task's segment length from its fields equals the built ta
                        doctest::Contains("--segment-len 38 is out of range 1..37: the rmt model takes segments of at most 37"),
                        ConfigError);
   CHECK_THROWS_AS(choose_stepping(m, 13, -1), ConfigError);
+}
+
+namespace {
+// The names in the `task.name` row of docs/models.md#config: its backquoted words before "or a kind".
+std::vector<std::string> documented_task_names() {
+  std::ifstream f(std::string(MNEMO_SOURCE_DIR) + "/docs/models.md");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("| `task.name` |", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    REQUIRE(cells.size() > 4);  // "", name, type, default, values, ...
+    const std::string values = cells[4].substr(0, cells[4].find("or a kind"));
+    std::vector<std::string> names;
+    for (size_t at = values.find('`'); at != std::string::npos; at = values.find('`', values.find('`', at + 1) + 1))
+      names.push_back(values.substr(at + 1, values.find('`', at + 1) - at - 1));
+    return names;
+  }
+  return {};
+}
+}  // namespace
+
+TEST_CASE("task registry: every built-in name builds its task, and an unknown name's message lists exactly the registry's names") {
+  const std::vector<std::string> builtin = {"copy",  "reverse",     "assoc",        "quadratic", "mnist",
+                                            "moby-dick", "text", "copy-recall", "assoc-recall", "qa"};
+  std::vector<std::string> names = task_names();
+  // Other tests of this process may have registered kinds: they follow the built-in ones.
+  REQUIRE(names.size() >= builtin.size());
+  CHECK(std::vector<std::string>(names.begin(), names.begin() + builtin.size()) == builtin);
+  CHECK(documented_task_names() == builtin);
+  for (const std::string& name : builtin) {
+    CAPTURE(name);
+    nlohmann::json j = {{"name", name}};
+    if (name == "text") j["corpus"] = "sotu";
+    const TaskKind* kind = find_task_kind(name);
+    REQUIRE(kind);
+    try {
+      const auto task = make_task(j);
+      CHECK(task->name() == name);
+      CHECK(task->to_json()["name"] == name);
+      CHECK(task->segment_len() > 0);
+    } catch (const ConfigError& e) {
+      // A data set that is not in this machine's cache: the task was found and says what it lacks.
+      CAPTURE(e.what());
+      CHECK(kind->data == TaskData::kDataSet);
+      CHECK(std::string(e.what()).find("is not a task") == std::string::npos);
+      MESSAGE("data set not available here: " << e.what());
+    }
+  }
+  // What each kind reads: the synthetic and recall tasks generate their episodes (the scored
+  // positions of a probe come from them), the data sets read data.
+  for (const char* g : {"copy", "reverse", "assoc", "quadratic", "copy-recall", "assoc-recall"})
+    CHECK(find_task_kind(g)->data == TaskData::kGenerated);
+  for (const char* d : {"mnist", "moby-dick", "text"}) CHECK(find_task_kind(d)->data == TaskData::kDataSet);
+  CHECK(find_task_kind("qa")->data == TaskData::kOther);
+  CHECK(find_task_kind("nope") == nullptr);
+
+  // A registered kind joins the registry once, after the others: it builds, and is listed.
+  auto maker = [](const nlohmann::json& j) -> std::shared_ptr<TaskSource> {
+    TaskConfig c;
+    c.name = "reverse";
+    return std::make_shared<Task>(c);
+  };
+  register_task_kind("registry-probe", maker);
+  register_task_kind("registry-probe", maker);  // replaced, not listed twice
+  names = task_names();
+  CHECK(std::count(names.begin(), names.end(), "registry-probe") == 1);
+  CHECK(names.back() == "registry-probe");
+  CHECK(make_task({{"name", "registry-probe"}})->name() == "reverse");
+
+  std::string message;
+  try {
+    make_task({{"name", "nope"}});
+  } catch (const ConfigError& e) {
+    message = e.what();
+    CHECK(e.field() == "task.name");
+  }
+  const std::string head = "known: ";
+  REQUIRE(message.find(head) != std::string::npos);
+  std::vector<std::string> listed;
+  std::stringstream rest(message.substr(message.find(head) + head.size()));
+  for (std::string n; std::getline(rest, n, ',');) listed.push_back(n.substr(n.find_first_not_of(' ')));
+  CHECK(listed == names);
+  CHECK(message.find("'nope' is not a task") != std::string::npos);
 }
