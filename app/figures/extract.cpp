@@ -2,7 +2,8 @@
 
 #include "app/figures/figures.h"
 #include "app/figures/mtn.h"
-#include "core/models/capabilities.h"
+#include "app/view/families.h"
+#include "core/models/family.h"
 #include "core/trace/keys.h"
 #include "core/trace/analysis.h"
 #include "core/trace/hash_stats.h"
@@ -166,9 +167,8 @@ AttentionData extract_attention(const Snapshot& snap, const Document& doc, const
     const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
     const int64_t t = t0.size(2), m = (t - lp) / 2;
     if (m < 1 || 2 * m + lp != t || t0.size(3) != t) return {};
-    const ModelCapabilities& caps = capabilities_of(model);
-    const bool write_only = caps.rmt_previous_write;
-    a.kind = caps.rmt_title;
+    const bool write_only = is_known_model(model) && capabilities_of(model).rmt_previous_write;
+    a.kind = attention_map_title(model);
     a.heads = static_cast<int>(t0.size(1));
     std::vector<int64_t> idx;
     std::vector<std::string> labels;
