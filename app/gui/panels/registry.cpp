@@ -11,7 +11,7 @@
 #include "app/figures/slot_effects.h"
 #include "app/gui/panels/dashboard.h"
 #include "app/gui/panels/slot_effects_panel.h"
-#include "app/view/families.h"
+#include "app/figures/families.h"
 #include "core/models/capabilities.h"
 
 #include <algorithm>
@@ -24,7 +24,7 @@ namespace {
 
 std::string model_of(const PublishedView& s) { return s.info ? s.info->cfg.model : ""; }
 const ModelCapabilities& caps(const PublishedView& s) { return capabilities_of(s.info->cfg.model); }
-// Which panels draw the model's family (app/view/families.h).
+// Which panels draw the model's family (app/figures/families.h).
 PanelFamily panels_of(const PublishedView& s) { return view_family(s.info->cfg.model).panels; }
 bool no(std::string* why, const std::string& reason) {
   if (why) *why = reason;
