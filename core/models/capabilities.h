@@ -2,7 +2,7 @@
 // is, how its provenance is read from its traces (docs/models.md). Code that behaves
 // differently per model asks this (or MemoryModelImpl::capabilities()) instead of comparing
 // model-kind strings. Each kind's values are in its family's entry (core/models/family.h);
-// how the app draws a family is the app's (app/view/families.h). Plain C++: the panels use it
+// how the app draws a family is the app's (app/figures/families.h). Plain C++: the panels use it
 // without LibTorch.
 #pragma once
 #include <string>
