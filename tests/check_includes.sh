@@ -62,7 +62,7 @@ check core             'UsageError' "UsageError belongs to the command line"
 # The loaders' plain layers are built with clang's sanitizers for fuzzing (fuzz/CMakeLists.txt):
 # they and what they include compile without LibTorch.
 plain_heavy='(torch/|ATen/|c10/|core/engine/|core/train/checkpoint\.h|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/data/(segmenter|tasks)\.h|core/train/(trainer|recorder)\.h)'
-for f in core/io/atomic_file core/io/config_fields core/io/framed_log core/io/read_file core/models/capabilities core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
+for f in core/io/atomic_file core/io/config_fields core/io/framed_log core/io/read_file core/models/capabilities core/models/family core/io/json_file core/io/safetensors_header core/io/session_manifest core/models/config \
          core/data/document core/data/tokenizer core/train/recording_layout core/platform/memory \
          app/gui/model/tour; do
   check "$f.h" "$inc$plain_heavy" "fuzzed plain layers compile without LibTorch (docs/reliability.md#fuzzing)"
@@ -74,11 +74,11 @@ check app/gui/model/zoo_catalog.h "$inc$plain_heavy" "fuzzed plain layers compil
 check app 'make_step_data\(' "only app/view/publisher.cpp builds StepData (call publish_step)" \
   --exclude='extract.cpp' --exclude='extract.h' --exclude='publisher.cpp'
 # Models say what they can do (core/models/capabilities.h): only the factory, config parsing and
-# the capability table name model kinds in comparisons.
+# the family registry (core/models/family.cpp) name model kinds in comparisons.
 check app '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
   "compare capabilities (core/models/capabilities.h), not model-kind strings"
 check core '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
   "compare capabilities (core/models/capabilities.h), not model-kind strings" \
-  --exclude='factory.cpp' --exclude='config.cpp' --exclude='config.h' --exclude='capabilities.cpp'
+  --exclude='factory.cpp' --exclude='config.cpp' --exclude='config.h' --exclude='family.cpp'
 if ((fail)); then exit 1; fi
 echo "include directions OK"

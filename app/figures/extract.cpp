@@ -1,8 +1,10 @@
 #include "app/figures/extract.h"
 
+#include "app/figures/family_extract.h"
 #include "app/figures/figures.h"
 #include "app/figures/mtn.h"
-#include "core/models/capabilities.h"
+#include "app/figures/families.h"
+#include "core/models/family.h"
 #include "core/trace/keys.h"
 #include "core/trace/analysis.h"
 #include "core/trace/hash_stats.h"
@@ -149,7 +151,8 @@ AttentionData extract_trxl_attention(const Snapshot& snap, const Document& doc) 
   return a;
 }
 
-AttentionData extract_attention(const Snapshot& snap, const Document& doc, const std::string& model) {
+// RMT (and Transformer-XL + RMT): rows = cols = [read m | tokens n | write m] of rmt.attn.*.
+AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, const std::string& model) {
   AttentionData a;
   const Trace& tr = snap.trace;
   const int64_t lp = padded_len(snap), n = snap.length, first = snap.first_token;
@@ -161,14 +164,13 @@ AttentionData extract_attention(const Snapshot& snap, const Document& doc, const
     }
   };
   if (!(a.layers = layers_with(tr, keys::kRmtAttnPrefix)).empty()) {
-    // RMT family: rows = cols = [read m | tokens n | write m] of T = 2m + Lp.
+    // T = 2m + Lp.
     a.source = keys::kRmtAttnPrefix;
     const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
     const int64_t t = t0.size(2), m = (t - lp) / 2;
     if (m < 1 || 2 * m + lp != t || t0.size(3) != t) return {};
-    const ModelCapabilities& caps = capabilities_of(model);
-    const bool write_only = caps.rmt_previous_write;
-    a.kind = caps.rmt_title;
+    const bool write_only = is_known_model(model) && capabilities_of(model).rmt_previous_write;
+    a.kind = attention_map_title(model);
     a.heads = static_cast<int>(t0.size(1));
     std::vector<int64_t> idx;
     std::vector<std::string> labels;
@@ -210,12 +212,22 @@ AttentionData extract_attention(const Snapshot& snap, const Document& doc, const
     }
     return a;
   }
-  if (!(a.layers = layers_with(tr, keys::kTrxlAttnPrefix)).empty()) {
-    a = extract_trxl_attention(snap, doc);
-    if (!a.empty()) return a;
-  }
+  return {};
+}
+
+// The MTN family's joint layers: [memory m | chunk | write memory w].
+AttentionData extract_mtn_attention(const Snapshot& snap, const Document& doc) {
+  AttentionData a;
+  const Trace& tr = snap.trace;
+  const int64_t lp = padded_len(snap), n = snap.length, first = snap.first_token;
+  auto token_rows = [&](std::vector<int64_t>& idx, std::vector<std::string>& labels, std::vector<int64_t>& tok, int64_t offset) {
+    for (int64_t j = 0; j < n; ++j) {
+      idx.push_back(offset + j);
+      labels.push_back(doc_token(doc, first + j));
+      tok.push_back(first + j);
+    }
+  };
   if (!(a.layers = layers_with(tr, keys::kMtnJointAttnPrefix)).empty()) {
-    // MTN family joint layers: [memory m | chunk | write memory w].
     a.source = keys::kMtnJointAttnPrefix;
     const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
     const int64_t t = t0.size(2);
@@ -385,19 +397,8 @@ MtnData extract_mtn(const Snapshot& snap, const Document& doc) {
 }
 }  // namespace
 
-StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model) {
-  StepData d;
-  torch::NoGradGuard no_grad;
-  d.segment = snap.segment;
-  d.num_segments = snap.num_segments;
-  d.first_token = snap.first_token;
-  d.length = snap.length;
-  d.segment_len = padded_len(snap);
-  d.loss = snap.loss;
-  d.non_finite = snap.non_finite;
-  d.non_finite_key = snap.non_finite_key;
+void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string&) {
   const Trace& tr = snap.trace;
-
   if (tr.has(keys::kWriterAttn)) {
     const auto& attn = tr.at(keys::kWriterAttn);  // [B, H, k, 1 + Lp + C]
     const int64_t h = attn.size(1), k = attn.size(2), all = attn.size(3);
@@ -464,17 +465,52 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
       d.cos_prev = to_vector(cos);
     }
   }
-  d.attention = extract_attention(snap, doc, model);
+}
+
+void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model) {
+  const Trace& tr = snap.trace;
+  if (!layers_with(tr, keys::kRmtAttnPrefix).empty()) {
+    d.attention = extract_rmt_attention(snap, doc, model);
+  } else if (!layers_with(tr, keys::kTrxlAttnPrefix).empty()) {
+    d.attention = extract_trxl_attention(snap, doc);
+  }
   if (d.attention.source == keys::kRmtAttnPrefix) {
-    AttentionData cache = extract_trxl_attention(snap, doc);
+    AttentionData cache = extract_trxl_attention(snap, doc);  // Transformer-XL + RMT's cache map beside it
     if (!cache.empty()) d.extra_attention.push_back(std::move(cache));
   }
-  d.hash = hash_data_of(tr);
+}
+
+void extract_mtn_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string&) {
+  const Trace& tr = snap.trace;
+  if (d.attention.empty()) d.attention = extract_mtn_attention(snap, doc);
   d.mtn = extract_mtn(snap, doc);
   if (tr.has(keys::kQaAnswerProb)) {
     d.qa_answer_prob = to_vector(tr.at(keys::kQaAnswerProb)[0]);
     d.qa_answer_prob.resize(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(snap.length, static_cast<int64_t>(d.qa_answer_prob.size())))));
   }
+}
+
+StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model) {
+  StepData d;
+  torch::NoGradGuard no_grad;
+  d.segment = snap.segment;
+  d.num_segments = snap.num_segments;
+  d.first_token = snap.first_token;
+  d.length = snap.length;
+  d.segment_len = padded_len(snap);
+  d.loss = snap.loss;
+  d.non_finite = snap.non_finite;
+  d.non_finite_key = snap.non_finite_key;
+  const Trace& tr = snap.trace;
+
+  // The family's own arrays (app/figures/families.h); a kind this build does not know (a recording's,
+  // or none) is told by its keys: every family's extractor reads only its own.
+  if (const ViewFamily* family = view_family_of(model)) {
+    family->extract(d, snap, doc, model);
+  } else {
+    for (const ViewFamily& f : view_families()) f.extract(d, snap, doc, model);
+  }
+  d.hash = hash_data_of(tr);
   // lm.loss value j predicts the document token LossTarget says (docs/formats.md); tokens
   // past the document's end are padding, never predicted.
   // A recording whose manifest names no model (a hand-written session) is told by its keys.

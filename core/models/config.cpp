@@ -1,7 +1,7 @@
 #include "core/models/config.h"
 
 #include "core/io/json_file.h"
-#include "core/models/capabilities.h"
+#include "core/models/family.h"
 
 #include "kernels/limits.h"
 
@@ -13,8 +13,7 @@ namespace mnemo {
 LossTarget loss_target_of(const std::string& model_kind) {
   // The capability table says it; a kind this build does not know (a recording's, "") is
   // read as predicting the next token.
-  const auto& known = ModelConfig::known_models();
-  if (std::find(known.begin(), known.end(), model_kind) == known.end()) return LossTarget::kNextToken;
+  if (!is_known_model(model_kind)) return LossTarget::kNextToken;
   return capabilities_of(model_kind).next_segment ? LossTarget::kNextSegment : LossTarget::kNextToken;
 }
 
@@ -27,8 +26,13 @@ const char* loss_label(LossTarget target) {
 }
 
 const std::vector<std::string>& ModelConfig::known_models() {
-  static const std::vector<std::string> k = {"memformer", "rmt", "rmt-write-only", "trxl", "trxl-rmt",
-                                             "transformer", "mtn", "mtn-naive", "no-memory"};
+  // The families' kinds, in their order (core/models/family.h).
+  static const std::vector<std::string> k = [] {
+    std::vector<std::string> out;
+    for (const ModelFamily& f : model_families())
+      for (const ModelKindEntry& e : f.kinds) out.push_back(e.kind);
+    return out;
+  }();
   return k;
 }
 
@@ -36,9 +40,7 @@ const ConfigFields<ModelConfig>& ModelConfig::fields() {
   using M = ModelConfig;
   const double inf = std::numeric_limits<double>::infinity();
   static const ConfigFields<ModelConfig> table(
-      "", {string_field("model", &M::model, known_models(),
-                        "model kind: memformer, rmt, rmt-write-only, trxl, trxl-rmt, transformer, mtn, mtn-naive, no-memory",
-                        "--model"),
+      "", {string_field("model", &M::model, known_models(), "model kind: " + join_names(known_models()), "--model"),
            int_field("slots", &M::slots, 1, 65536, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)",
                      "--slots"),
            int_field("segment_len", &M::segment_len, 1, 65536, "tokens per segment", "--segment-len"),
@@ -80,9 +82,9 @@ double ModelConfig::parameter_lower_bound() const {
   const double d = static_cast<double>(dim);
   const double per_layer = 4.0 * d * d + 2.0 * d * static_cast<double>(ff_width());
   double n_layers = static_cast<double>(layers);
-  if (model == "memformer") n_layers += static_cast<double>(dec_layers);
-  if (model == "mtn" || model == "mtn-naive" || model == "no-memory")
-    n_layers = static_cast<double>(n1_layers + n2_layers);
+  const Architecture a = is_known_model(model) ? capabilities_of(model).architecture : Architecture::kDecoderOnly;
+  if (a == Architecture::kEncoderDecoder) n_layers += static_cast<double>(dec_layers);
+  if (a == Architecture::kMtn) n_layers = static_cast<double>(n1_layers + n2_layers);
   return n_layers * per_layer;
 }
 

@@ -1,4 +1,5 @@
 #include "core/models/decoder_lm.h"
+#include "core/models/family.h"
 #include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
@@ -45,7 +46,7 @@ DecoderLmImpl::DecoderLmImpl(const ModelConfig& cfg) : cfg_(cfg) {
   cfg_.validate();
   const ModelCapabilities& caps = capabilities_of(cfg_.model);
   const MemoryKind mk = caps.memory;
-  TORCH_CHECK(!caps.mtn_family && caps.panels == PanelFamily::kAttention,
+  TORCH_CHECK(caps.architecture == Architecture::kDecoderOnly,
               "DecoderLm: model kind '", cfg_.model, "' is not a decoder-only kind");
   TORCH_CHECK(cfg_.dim % 2 == 0, "DecoderLm: dim must be even (sinusoid position table)");
   if (mk == MemoryKind::kCache) c_ = cfg_.cache_len < 0 ? cfg_.slots : cfg_.cache_len;  // trxl: -1 = slots
@@ -193,5 +194,8 @@ SegmentOutput DecoderLmImpl::step(const SegmentInput& in, const MemoryState& mem
   }
   return out;
 }
+
+// The decoder-LM family's constructor (core/models/family.h): RMT, Transformer-XL, both, the transformer.
+MemoryModel make_decoder_lm_model(const ModelConfig& cfg) { return std::make_shared<DecoderLmImpl>(cfg); }
 
 }  // namespace mnemo

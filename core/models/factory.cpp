@@ -1,8 +1,6 @@
 #include "core/models/factory.h"
 
-#include "core/models/decoder_lm.h"
-#include "core/models/memformer.h"
-#include "core/models/mtn.h"
+#include "core/models/family.h"
 #include "core/platform/memory.h"
 
 #include <map>
@@ -32,18 +30,10 @@ MemoryModel make_model(const ModelConfig& cfg, uint64_t seed, torch::Device devi
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   torch::manual_seed(seed);
-  MemoryModel m;
-  // One line per model kind.
-  if (cfg.model == "memformer") m = std::make_shared<MemformerImpl>(cfg);
-  if (cfg.model == "rmt" || cfg.model == "rmt-write-only" || cfg.model == "trxl" || cfg.model == "trxl-rmt" ||
-      cfg.model == "transformer")
-    m = std::make_shared<DecoderLmImpl>(cfg);
-  if (cfg.model == "mtn") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kMtn);
-  if (cfg.model == "mtn-naive") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kNaive);
-  if (cfg.model == "no-memory") m = std::make_shared<MtnImpl>(cfg, MtnVariant::kNoMemory);
-  // validate() admits only known_models(), each constructed above: reaching this is a kind
-  // added to known_models() without its line here.
-  if (!m) throw field_error("model", "= '" + cfg.model + "' is a known model without a constructor in make_model");
+  // The kind's family builds it (core/models/family.h); validate() admitted only registered kinds.
+  const ModelFamily& family = family_of(cfg.model);
+  if (!family.make) throw field_error("model", "= '" + cfg.model + "': this build has no constructor for the " + family.name + " family");
+  MemoryModel m = family.make(cfg);
   m->to(device);
   m->eval();
   return m;

@@ -1,4 +1,5 @@
 #include "core/models/memformer.h"
+#include "core/models/family.h"
 #include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
@@ -230,5 +231,8 @@ SegmentOutput MemformerImpl::step(const SegmentInput& in, const MemoryState& mem
   }
   return out;
 }
+
+// Memformer's constructor in its family entry (core/models/family.h).
+MemoryModel make_memformer_model(const ModelConfig& cfg) { return std::make_shared<MemformerImpl>(cfg); }
 
 }  // namespace mnemo

@@ -1,4 +1,5 @@
 #include "core/models/mtn.h"
+#include "core/models/family.h"
 #include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
@@ -360,6 +361,15 @@ SegmentOutput MtnImpl::step(const SegmentInput& in, const MemoryState& mem, Trac
     out.memory.tensors["embeddings"] = torch::where(row_read.view({b, 1, 1}), e.narrow(1, 0, m), mem_emb);
   }
   return out;
+}
+
+// The MTN family's constructor (core/models/family.h): the variant is the kind's memory.
+MemoryModel make_mtn_model(const ModelConfig& cfg) {
+  const MemoryKind m = capabilities_of(cfg.model).memory;
+  const MtnVariant v = m == MemoryKind::kKeptTokens       ? MtnVariant::kMtn
+                       : m == MemoryKind::kLearnedVectors ? MtnVariant::kNaive
+                                                          : MtnVariant::kNoMemory;
+  return std::make_shared<MtnImpl>(cfg, v);
 }
 
 }  // namespace mnemo

@@ -1,23 +1,20 @@
 #include "core/trace/provenance_trace.h"
 
-#include "core/models/capabilities.h"
+#include "core/models/family.h"
 #include "core/trace/keys.h"
 
 #include <algorithm>
 
 namespace mnemo {
 
+// The kind's family reads its provenance (core/models/family.h) when the kind has a chain.
 bool has_provenance_chain(const std::string& model) {
   const ProvenanceKind p = capabilities_of(model).provenance;
-  return p == ProvenanceKind::kWriterAttention || p == ProvenanceKind::kAttentionRollout;
+  return (p == ProvenanceKind::kWriterAttention || p == ProvenanceKind::kAttentionRollout) && family_of(model).provenance;
 }
 
 std::vector<std::string> provenance_trace_keys(const std::string& model) {
-  switch (capabilities_of(model).provenance) {
-    case ProvenanceKind::kWriterAttention: return {keys::kWriterAttn};
-    case ProvenanceKind::kAttentionRollout: return {std::string(keys::kRmtAttnPrefix) + "*"};
-    default: return {};
-  }
+  return has_provenance_chain(model) ? family_of(model).provenance_keys : std::vector<std::string>{};
 }
 
 namespace {
@@ -26,8 +23,10 @@ std::vector<float> to_vector(const torch::Tensor& t) {
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
 
-std::optional<ProvenanceStep> memformer_step(const Trace& tr, int64_t segment, int64_t first, int64_t length,
-                                             int64_t lp) {
+}  // namespace
+
+std::optional<ProvenanceStep> writer_provenance_step(const Trace& tr, int64_t segment, int64_t first, int64_t length,
+                                                     int64_t lp) {
   if (!tr.has(keys::kWriterAttn)) return std::nullopt;
   const auto& attn = tr.at(keys::kWriterAttn);  // [B, H, k, 1 + Lp + C]
   TORCH_CHECK(attn.dim() == 4, "memformer.writer_attn must be [B, H, k, 1+L+C], got ", attn.sizes());
@@ -45,8 +44,8 @@ std::optional<ProvenanceStep> memformer_step(const Trace& tr, int64_t segment, i
                                    static_cast<int>(n_cls), v.data());
 }
 
-std::optional<ProvenanceStep> rmt_step(const Trace& tr, int64_t segment, int64_t first, int64_t length,
-                                        int64_t lp) {
+std::optional<ProvenanceStep> rollout_provenance_step(const Trace& tr, int64_t segment, int64_t first, int64_t length,
+                                                      int64_t lp) {
   auto names = tr.keys_with_prefix(keys::kRmtAttnPrefix);
   if (names.empty()) return std::nullopt;
   std::vector<std::pair<int, torch::Tensor>> maps;
@@ -80,15 +79,12 @@ std::optional<ProvenanceStep> rmt_step(const Trace& tr, int64_t segment, int64_t
   p.other = to_vector(other);
   return p;
 }
-}  // namespace
 
 std::optional<ProvenanceStep> provenance_step_from_trace(const Trace& trace, const std::string& model,
                                                          int64_t segment, int64_t first_token, int64_t length,
                                                          int64_t padded_len) {
-  const ProvenanceKind p = capabilities_of(model).provenance;
-  if (p == ProvenanceKind::kWriterAttention) return memformer_step(trace, segment, first_token, length, padded_len);
-  if (p == ProvenanceKind::kAttentionRollout) return rmt_step(trace, segment, first_token, length, padded_len);
-  return std::nullopt;
+  if (!has_provenance_chain(model)) return std::nullopt;
+  return family_of(model).provenance(trace, segment, first_token, length, padded_len);
 }
 
 }  // namespace mnemo

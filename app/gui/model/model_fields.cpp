@@ -10,7 +10,7 @@ std::string other_model_fields(const ModelConfig& cfg) {
   const ModelCapabilities& caps = capabilities_of(cfg.model);
   std::vector<std::string> parts;
   parts.push_back("ff " + std::to_string(cfg.ff_width()));
-  if (caps.panels == PanelFamily::kMemformer) {
+  if (caps.architecture == Architecture::kEncoderDecoder) {
     parts.push_back(std::to_string(cfg.n_cls) + (cfg.n_cls == 1 ? " cls token" : " cls tokens"));
     if (!cfg.memory) {
       parts.push_back("memory off: the \"w/o memory\" ablation (no read, no writer)");

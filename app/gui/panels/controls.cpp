@@ -213,7 +213,7 @@ void ControlsPanel::draw_model_fields(const PublishedView& s) {
   auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
   const std::string model = have ? s.info->cfg.model : std::string("memformer");
   const ModelCapabilities& caps = capabilities_of(model);
-  const bool memformer = caps.panels == PanelFamily::kMemformer;
+  const bool memformer = caps.architecture == Architecture::kEncoderDecoder;
   const bool mtn_family = caps.mtn_family;
   const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
   auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {

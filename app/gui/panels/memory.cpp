@@ -29,7 +29,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
   // A Memformer without memory (the "w/o memory" ablation) carries its initial slots through
   // untouched: say so, or the table's drift 0 reads as a memory that chose to keep everything.
   const ViewSource* info = ctx.session.info.get();
-  if (info && capabilities_of(info->cfg.model).panels == PanelFamily::kMemformer && !info->cfg.memory)
+  if (info && capabilities_of(info->cfg.model).architecture == Architecture::kEncoderDecoder && !info->cfg.memory)
     ui::text_wrapped_at_spaces("memory off (the \"w/o memory\" ablation): nothing reads or writes these slots; "
                                "they stay the initial memory");
 

@@ -11,6 +11,7 @@
 #include "app/figures/slot_effects.h"
 #include "app/gui/panels/dashboard.h"
 #include "app/gui/panels/slot_effects_panel.h"
+#include "app/figures/families.h"
 #include "core/models/capabilities.h"
 
 #include <algorithm>
@@ -23,6 +24,8 @@ namespace {
 
 std::string model_of(const PublishedView& s) { return s.info ? s.info->cfg.model : ""; }
 const ModelCapabilities& caps(const PublishedView& s) { return capabilities_of(s.info->cfg.model); }
+// Which panels draw the model's family (app/figures/families.h).
+PanelFamily panels_of(const PublishedView& s) { return view_family(s.info->cfg.model).panels; }
 bool no(std::string* why, const std::string& reason) {
   if (why) *why = reason;
   return false;
@@ -30,12 +33,12 @@ bool no(std::string* why, const std::string& reason) {
 
 // Which models a panel applies to.
 bool memformer_only(const PublishedView& s, std::string* why) {
-  if (!s.info || caps(s).panels == PanelFamily::kMemformer) return true;
+  if (!s.info || panels_of(s) == PanelFamily::kMemformer) return true;
   return no(why, "A Memformer panel (writer attention, slots); this model is " + model_of(s) +
                      ". Start with --model memformer to see it.");
 }
 bool attention_models(const PublishedView& s, std::string* why) {
-  if (s.info && caps(s).panels == PanelFamily::kAttention) return true;
+  if (s.info && panels_of(s) == PanelFamily::kAttention) return true;
   return no(why, s.info ? "Attention maps with memory blocks are drawn for rmt, rmt-write-only, trxl, trxl-rmt, transformer "
                           "and the MTN models; Memformer's is the Writer attention panel."
                         : "Open a document first.");
