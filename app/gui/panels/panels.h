@@ -362,7 +362,7 @@ class TimelinePanel : public Panel {
   int slots_ = 0;
   int last_cmap_ = -1;
   bool holds_ = true;  // "what this slot holds": the selected slot's top sources per step
-  // narrow: beside the map, two columns (the initial memory's share ends the sources' flow).
+  // narrow: two columns (beside the map, or a narrow panel): the initial memory's share ends the sources' flow.
   void draw_holds(PanelContext& ctx, int slot, bool narrow);
 
  public:

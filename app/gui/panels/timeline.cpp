@@ -67,18 +67,23 @@ void TimelinePanel::draw(PanelContext& ctx) {
   // A wide, short panel (a presenter's tour stop, a row of maps) puts the list beside the map,
   // which keeps the panel's height: under it, map and list would each get a sliver.
   const bool beside = show_holds && sel >= 0 && map_size.x >= 2.f * map_size.y;
+  // A row's five sources flow onto the lines its column needs (draw_holds); where the three
+  // columns would leave room for fewer than three a line, the list drops its "initial" column
+  // (the share ends the row's flow) and gives the sources the width.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float item_w = ImGui::CalcTextSize("#000 'x' 0.000  ").x;
+  auto per_line = [&](float table_w, bool narrow) {
+    const float fixed = ImGui::CalcTextSize(narrow ? "seg.  " : "segment  100.0%  ").x + (narrow ? 4.f : 6.f) * st.CellPadding.x;
+    return std::max(1.f, std::floor((table_w - fixed) / item_w));
+  };
+  const bool narrow = beside || per_line(map_size.x, false) < 3.f;
   if (beside) map_size.x = std::round(map_size.x * 0.36f);
-  // Else the list under the map gets a line per visited step (up to 8) and its headings; the map
+  // Else the list under the map gets a row per visited step (up to 8) and its headings; the map
   // keeps at least 45 % of the panel (a short panel, a large UI scale; the list scrolls).
   if (show_holds && !beside) {
     const float rows = static_cast<float>(std::min<size_t>(s.visited.size(), 8));
-    const ImGuiStyle& st = ImGui::GetStyle();
     const float row_h = ImGui::GetTextLineHeight() + 2.f * st.CellPadding.y;
-    // A row's five sources flow onto the lines its column needs (draw_holds).
-    const float item_w = ImGui::CalcTextSize("#000 'x' 0.000  ").x;
-    const float col_w = map_size.x - ImGui::CalcTextSize("segment  100.0%  ").x - 6.f * st.CellPadding.x;
-    const float per_line = std::max(1.f, std::floor(col_w / item_w));
-    const float lines = std::ceil(5.f / per_line);
+    const float lines = std::ceil((narrow ? 6.f : 5.f) / per_line(map_size.x, narrow));
     const float list_h = row_h * (rows * lines + 1.f) + ImGui::GetTextLineHeightWithSpacing() + 2.f * st.ItemSpacing.y;
     map_size.y = std::max(map_size.y * 0.45f, map_size.y - list_h);
   }
@@ -143,7 +148,7 @@ void TimelinePanel::draw(PanelContext& ctx) {
     if (ImGui::BeginChild("##holds_beside", ImVec2(0.f, map_size.y), false, ImGuiWindowFlags_NoScrollbar)) draw_holds(ctx, sel, true);
     ImGui::EndChild();
   } else if (show_holds) {
-    draw_holds(ctx, sel, false);
+    draw_holds(ctx, sel, narrow);
   }
 }
 

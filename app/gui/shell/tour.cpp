@@ -336,10 +336,10 @@ std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) con
       // The timeline's map and its "what slot N holds" list share the panel: each must be
       // readable, not the one kept at the other's expense.
       const TimelinePanel& tl = panel<TimelinePanel>(PanelId::kTimeline);
-      const float need_map = 3.f * line;
+      const float need_map = 2.5f * line;
       if (tl.map_height() + 0.5f < need_map)
         out.push_back("the Slot timeline's map is " + px(tl.map_height()) + " px tall, under its minimum " + px(need_map) +
-                      " (3 lines of text): its slots' rows cannot be told apart");
+                      " (2.5 lines of text): its slots' rows cannot be told apart");
       if (tl.holds_rows_shown() == 0)
         out.push_back("the Slot timeline's list of what slot " + std::to_string(vm_.selected_slot()) +
                       " holds shows no row in its " + px(r.size.y) + " px panel: it must be scrolled to be read");
