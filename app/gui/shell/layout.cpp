@@ -46,14 +46,25 @@ PanelRect compare_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
   const PanelId row[] = {PanelId::kWriterAttention, PanelId::kAttention, PanelId::kMtnMemory, PanelId::kHashBuckets,
                          PanelId::kTimeline};
   const bool in_row[] = {others[0], others[1], others[2], others[3], timeline_in_row};
-  int n = 0, k = -1;
+  // Widths by weight: the timeline (a few visited segments) 3/4 of a map's share, so the
+  // attention maps (A, B and A - B side by side in one panel) get the rest.
+  float total = 0.f, before = 0.f, mine = 0.f;
+  bool last = false;
   for (int i = 0; i < 5; ++i) {
-    if (row[i] == id && in_row[i]) k = n;
-    n += in_row[i] ? 1 : 0;
+    if (!in_row[i]) continue;
+    const float weight = row[i] == PanelId::kTimeline ? 0.75f : 1.f;
+    if (row[i] == id) {
+      mine = weight;
+      before = total;
+      last = true;
+    } else if (mine > 0.f) {
+      last = false;
+    }
+    total += weight;
   }
-  if (k >= 0) {
-    const float w = std::floor(row_w / static_cast<float>(n));
-    return at(w * static_cast<float>(k), 0, k + 1 == n ? row_w - w * static_cast<float>(k) : w, top);
+  if (mine > 0.f) {
+    const float x = std::floor(row_w * before / total);
+    return at(x, 0, last ? row_w - x : std::floor(row_w * (before + mine) / total) - x, top);
   }
   // The Memformer block.
   const PanelId block[] = {PanelId::kSlotTypes, PanelId::kForgetting, PanelId::kMemory, PanelId::kTimeline};
