@@ -387,6 +387,84 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
   }
 }
 
+// The side-by-side layout (docs/gui.md#side-by-side) at a laptop's 1280x720 and at 1600x1000,
+// for a Memformer beside an RMT, an RMT beside a Transformer-XL and a Memformer beside an MTN:
+// each side's Document column holds a readable line of text and several rows, and each side's
+// memory maps keep a height to read them (they were 19 characters a line and a 10 px map).
+TEST_CASE("side by side: the layout gives each Document column its characters a line and each memory map its height") {
+  struct Pair {
+    const char* a;
+    const char* b;
+  };
+  struct Size {
+    float w, h;
+    int columns;      // characters a line in each side's Document
+    float attn_map;   // the writer attention and attention maps' plot height, px
+    float other_map;  // the Memory and Slot timeline maps' plot height, px (a Memformer beside an MTN
+                      // keeps them in the right column, four panels high: the least room)
+  };
+  for (const Pair pair : {Pair{"memformer", "rmt"}, Pair{"rmt", "trxl"}, Pair{"memformer", "mtn"}}) {
+    for (const Size size : {Size{1280.f, 720.f, 32, 120.f, 50.f}, Size{1600.f, 1000.f, 45, 180.f, 100.f}}) {
+      CAPTURE(pair.a);
+      CAPTURE(pair.b);
+      CAPTURE(size.w);
+      SyntheticSpec spec;
+      spec.slots = 32;
+      spec.tokens = 32;
+      spec.visited = 8;
+      spec.other_models = true;
+      ViewPtr base = make_synthetic_session(spec);
+      ViewPtr sa = as_model(base, pair.a, base);
+      spec.seed = 7;
+      ViewPtr sb = as_model(base, pair.b, make_synthetic_session(spec));
+      ui::NullTextureApi textures;
+      RecordingController control;
+      try {
+        test::NullImGui ui(size.w, size.h);
+        Shell shell(&textures, ui.fonts, nullptr, nullptr);
+        shell.set_compare_labels(std::string(pair.a) + "-general", std::string(pair.b) + "-general");
+        shell.view_model().select_slot(3);  // the timeline's "what slot 3 holds" list under its map
+        for (int f = 0; f < 8; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+        DocumentPanel& doc_a = shell.document_panel();
+        DocumentPanel& doc_b = shell.panel_b<DocumentPanel>(PanelId::kDocument);
+        MESSAGE(std::string(pair.a) << " | " << std::string(pair.b) << " at " << size.w << ": Document columns " << doc_a.columns() << " | "
+                       << doc_b.columns() << ", rows " << doc_a.text_rows() << " | " << doc_b.text_rows());
+        CHECK(doc_a.columns() >= size.columns);
+        CHECK(doc_b.columns() >= size.columns);
+        CHECK(doc_a.text_rows() >= 6.f);
+        CHECK(doc_b.text_rows() >= 6.f);
+        // Each side's maps: A's from its own panels, B's from side B's.
+        for (const bool side_b : {false, true}) {
+          const PublishedView& v = side_b ? *sb : *sa;
+          for (PanelId id : {PanelId::kWriterAttention, PanelId::kAttention, PanelId::kMemory, PanelId::kTimeline}) {
+            if (!panel_applies(id, v)) continue;
+            CAPTURE(side_b);
+            CAPTURE(panel_title(id));
+            const Panel& p = side_b ? static_cast<Panel&>(shell.panel_b<Panel>(id)) : shell.panel<Panel>(id);
+            const bool attention_map = id == PanelId::kWriterAttention || id == PanelId::kAttention;
+            MESSAGE(std::string(pair.a) << " | " << std::string(pair.b) << " at " << size.w << ": " << (side_b ? "B " : "A ")
+                           << std::string(panel_title(id))
+                           << " map " << p.map_height() << " px");
+            CHECK(p.map_height() >= (attention_map ? size.attn_map : size.other_map));
+          }
+        }
+        // The MTN memory panel (its own strip and table): at least a third of the height.
+        if (panel_applies(PanelId::kMtnMemory, *sb)) {
+          ImGuiWindow* mtn = ImGui::FindWindowByName(panel_title(PanelId::kMtnMemory));
+          REQUIRE(mtn);
+          CHECK(mtn->Size.y >= size.h / 3.f);
+          CHECK(mtn->Size.x >= 0.2f * size.w);
+        }
+        // The timeline's list shows rows beside its map.
+        CHECK(shell.timeline().holds_rows_shown() != 0);
+      } catch (const test::ImGuiAssertFailure& e) {
+        ImGui::SetCurrentContext(nullptr);
+        FAIL(e.what());
+      }
+    }
+  }
+}
+
 namespace {
 std::string found(const std::vector<std::string>& paths, const std::string& part, const std::string& end) {
   for (const auto& p : paths)

@@ -274,6 +274,26 @@ TEST_CASE("tour screen: a stop's named panels and caption must be whole at the s
   CHECK(TourScreen{1600, 1000, 1.f}.describe() == "1600x1000");
 }
 
+TEST_CASE("tour screen: a stop that names the slot timeline needs its map and its holds list readable") {
+  // At 1280x720 in presenter mode, the timeline alone above a caption has room for its map and
+  // the list of what slot 3 holds; among seven panels it has room for neither, and the check
+  // says so (it passed before, whatever the list showed).
+  const std::string text = R"({"format": "mnemoscope-tour", "version": 1, "stops": [
+      {"model": "memformer-copy", "segment": 2, "panels": ["slot_timeline"], "select": {"slot": 3}, "caption": "c"},
+      {"model": "memformer-copy", "segment": 2, "panels": ["document", "writer_attention", "slot_timeline", "memory",
+       "slot_types", "forgetting", "controls"], "select": {"slot": 3}, "caption": "c"}]})";
+  const Tour tour = parse_tour(text, "t.json", kZoo);
+  Worker w;
+  const auto problems = check_tour_screen(tour, w, TourScreen{1280, 720, 1.5f});
+  std::string all;
+  for (const auto& p : problems) all += p + "\n";
+  CAPTURE(all);
+  CHECK(all.find("stop 1: the Slot timeline") == std::string::npos);
+  CHECK(all.find("stop 2: the Slot timeline's map is ") != std::string::npos);
+  CHECK(all.find("(2.5 lines of text): its slots' rows cannot be told apart") != std::string::npos);
+  CHECK(all.find("stop 2: the Slot timeline's list of what slot 3 holds shows no row in its ") != std::string::npos);
+}
+
 TEST_CASE("tours: a stop steps its model as it was trained unless it says segment_len") {
   // rmt-copy takes segments of up to 37 tokens but was trained on the copy task's 13.
   Tour t = parse_tour(tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt", "panels": ["document"],

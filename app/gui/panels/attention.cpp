@@ -64,6 +64,7 @@ int AttentionPanel::entry_of_column(const AttentionData& a, int col, int64_t seg
 
 void AttentionPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
+  map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
   const auto& step = ctx.session.step;
   if (!step || step->attention.empty()) {
@@ -173,6 +174,7 @@ void AttentionPanel::draw(PanelContext& ctx) {
     if (side > 80.f) size.x = std::min(avail.x, side + extra_x);
   }
   auto hit = ui::draw_heatmap("##attention", image_, size, axes);
+  map_h_ = hit.plot_max.y - hit.plot_min.y;
   plot_min_ = hit.plot_min;
   plot_max_ = hit.plot_max;
   // A click on a memory entry's column selects it in every panel (its provenance tint, its

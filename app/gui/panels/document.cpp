@@ -388,6 +388,7 @@ void DocumentPanel::draw(PanelContext& ctx) {
     return;
   }
   f.cols = std::max(8, static_cast<int>((ImGui::GetContentRegionAvail().x - f.gutter_w) / f.cw));
+  text_rows_ = ImGui::GetWindowHeight() / f.row_h;
   layout_rows(f);
   follow_scroll(ctx, f);
   const int64_t total_rows = row_prefix_.back();
@@ -410,13 +411,19 @@ void DocumentPanel::draw_header(PanelContext& ctx, DocumentFrame& f) {
     changed_doc_ = &doc;
     changed_checked_at_ = now;
   }
-  if (!changed_.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.35f, 0.3f, 1.f));
+  const ImVec4 red(1.f, 0.35f, 0.3f, 1.f), amber(1.f, 0.73f, 0.03f, 1.f);
+  if (!changed_.empty() && ctx.compact) {
+    ui::text_one_line(changed_, red);
+  } else if (!changed_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, red);
     ImGui::TextWrapped("%s", changed_.c_str());
     ImGui::PopStyleColor();
   }
-  if (const std::string note = notice(info); !note.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.f, 0.73f, 0.03f, 1.f));
+  if (const std::string note = notice(info); !note.empty() && ctx.compact) {
+    // Side by side: one line, the whole notice on hover (it said so in 3 to 8 lines of a half-width column).
+    ui::text_one_line(note, amber);
+  } else if (!note.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, amber);
     text_paragraphs(note);
     ImGui::PopStyleColor();
   }

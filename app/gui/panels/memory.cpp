@@ -13,6 +13,7 @@ namespace mnemo::app {
 
 void MemoryPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
+  map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
   const auto& step = ctx.session.step;
   if (!step || step->memory.empty()) {
@@ -54,6 +55,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
   axes.y_title = "slot";
   axes.x_title = "dimension";
   auto hit = ui::draw_heatmap("##memory", image_, ImVec2(avail.x, map_h), axes);
+  map_h_ = hit.plot_max.y - hit.plot_min.y;
   if (hit.hovered) {
     const float v = step->memory[static_cast<size_t>(hit.row) * static_cast<size_t>(d) + static_cast<size_t>(hit.col)];
     ImGui::BeginTooltip();

@@ -31,6 +31,13 @@ class Panel {
  public:
   virtual ~Panel() = default;
   virtual void draw(PanelContext& ctx) = 0;
+  // The height in px of the panel's map (its heatmap's plot area) last frame; 0 when it drew
+  // none (a panel without a map, or nothing stepped yet). The layout tests and the tour's
+  // screen checks read it: a squeezed map is a sliver however tall its window is.
+  float map_height() const { return map_h_; }
+
+ protected:
+  float map_h_ = 0.f;
 };
 
 // A panel is its place in the registry (app/gui/panels/registry.cpp, View-menu order). The
@@ -84,6 +91,9 @@ struct PanelContext {
   // Monospace at 62 % of the size, rasterized at that size (crisp, not a scaled-down bitmap):
   // the hex digits of bytes that are not UTF-8 and of code points without a glyph. Null: mono, scaled.
   ImFont* small_mono = nullptr;
+  // Side by side: the panel is one of two columns, so a long notice takes one line (the whole
+  // of it on hover) and leaves the rows to the text (docs/gui.md#side-by-side).
+  bool compact = false;
 };
 
 // Slot-type colours shared by every panel (retain blue, mix grey, overwrite red, as the CLI figures).
@@ -157,6 +167,9 @@ class DocumentPanel : public Panel {
   }
   // The first token of the top visible text row when last drawn (-1 before).
   int64_t top_token() const { return top_token_; }
+  // The text's columns (characters a line) and the rows the text area showed last frame.
+  int columns() const { return layout_cols_; }
+  float text_rows() const { return text_rows_; }
   // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
   // is not UTF-8 text (as the figure axes escape it).
   static std::string cell_text(const Document& doc, int64_t t);
@@ -215,6 +228,7 @@ class DocumentPanel : public Panel {
   float wanted_h_ = 0.f;
   uint64_t layout_info_ = 0;
   int layout_cols_ = 0;
+  float text_rows_ = 0.f;
   std::vector<uint32_t> row_prefix_;  // visual rows before each line (size lines + 1; < 2^32 under kMaxDocumentBytes)
   int64_t scrolled_to_ = -2;
   ScrollLink* link_ = nullptr;
@@ -348,11 +362,19 @@ class TimelinePanel : public Panel {
   int slots_ = 0;
   int last_cmap_ = -1;
   bool holds_ = true;  // "what this slot holds": the selected slot's top sources per step
-  void draw_holds(PanelContext& ctx, int slot);
+  // narrow: two columns (beside the map, or a narrow panel): the initial memory's share ends the sources' flow.
+  void draw_holds(PanelContext& ctx, int slot, bool narrow);
 
  public:
   bool show_holds() const { return holds_; }
   void set_show_holds(bool on) { holds_ = on; }
+  // Rows of "what slot N holds" the list showed last frame without scrolling (a table row
+  // cut at the bottom does not count); -1 when the list was not drawn (turned off, no
+  // provenance, no slot selected).
+  int holds_rows_shown() const { return holds_rows_shown_; }
+
+ private:
+  int holds_rows_shown_ = -1;
 };
 
 // Attention of an RMT-family model over [read | tokens | write] (Transformer-XL: token rows

@@ -33,9 +33,12 @@ struct LayoutHint {
   // Attention beside the Memformer panels: side by side of a Memformer and another family
   // (the middle column splits into Writer attention over Attention).
   bool attention = false;
+  // Side by side (a second model shown): the memory panels in a row across the top, Controls
+  // and the Document (a column per side) in a strip along the bottom (app/gui/shell/layout.h).
+  bool compare = false;
   bool operator==(const LayoutHint& o) const {
     return memformer == o.memformer && hashed == o.hashed && mtn == o.mtn && dashboard == o.dashboard &&
-           attention == o.attention;
+           attention == o.attention && compare == o.compare;
   }
   bool operator!=(const LayoutHint& o) const { return !(*this == o); }
 };

@@ -12,6 +12,8 @@ namespace mnemo::app {
 
 void TimelinePanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
+  map_h_ = 0.f;  // until the map is drawn below
+  holds_rows_shown_ = -1;
   colorbar_.set_api(&ctx.textures);
   const PublishedView& s = ctx.session;
   const uint64_t info_id = s.info ? s.info->id : 0;
@@ -62,13 +64,27 @@ void TimelinePanel::draw(PanelContext& ctx) {
   }
   ImVec2 map_size = ImGui::GetContentRegionAvail();
   const bool show_holds = holds_ && any_prov && s.info && s.info->doc;
-  // The list under the map gets a line per visited step (up to 8) and its headings; the map
+  // A wide, short panel (a presenter's tour stop, a row of maps) puts the list beside the map,
+  // which keeps the panel's height: under it, map and list would each get a sliver.
+  const bool beside = show_holds && sel >= 0 && map_size.x >= 2.f * map_size.y;
+  // A row's five sources flow onto the lines its column needs (draw_holds); where the three
+  // columns would leave room for fewer than three a line, the list drops its "initial" column
+  // (the share ends the row's flow) and gives the sources the width.
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float item_w = ImGui::CalcTextSize("#000 'x' 0.000  ").x;
+  auto per_line = [&](float table_w, bool narrow) {
+    const float fixed = ImGui::CalcTextSize(narrow ? "seg.  " : "segment  100.0%  ").x + (narrow ? 4.f : 6.f) * st.CellPadding.x;
+    return std::max(1.f, std::floor((table_w - fixed) / item_w));
+  };
+  const bool narrow = beside || per_line(map_size.x, false) < 3.f;
+  if (beside) map_size.x = std::round(map_size.x * 0.36f);
+  // Else the list under the map gets a row per visited step (up to 8) and its headings; the map
   // keeps at least 45 % of the panel (a short panel, a large UI scale; the list scrolls).
-  if (show_holds) {
+  if (show_holds && !beside) {
     const float rows = static_cast<float>(std::min<size_t>(s.visited.size(), 8));
-    const ImGuiStyle& st = ImGui::GetStyle();
     const float row_h = ImGui::GetTextLineHeight() + 2.f * st.CellPadding.y;
-    const float list_h = row_h * (rows + 1.f) + ImGui::GetTextLineHeightWithSpacing() + 2.f * st.ItemSpacing.y;
+    const float lines = std::ceil((narrow ? 6.f : 5.f) / per_line(map_size.x, narrow));
+    const float list_h = row_h * (rows * lines + 1.f) + ImGui::GetTextLineHeightWithSpacing() + 2.f * st.ItemSpacing.y;
     map_size.y = std::max(map_size.y * 0.45f, map_size.y - list_h);
   }
 
@@ -107,6 +123,7 @@ void TimelinePanel::draw(PanelContext& ctx) {
   // "visited segments"), so its rows keep that line.
   if (map_size.y >= 9.f * ImGui::GetTextLineHeight()) axes.x_title = "visited segment";
   auto hit = ui::draw_heatmap("##timeline", image_, map_size, axes);
+  map_h_ = hit.plot_max.y - hit.plot_min.y;
   if (hit.hovered && segments_[static_cast<size_t>(hit.col)] < 0) {
     const int64_t before = hit.col > 0 ? segments_[static_cast<size_t>(hit.col) - 1] : -1;
     const int64_t after = static_cast<size_t>(hit.col) + 1 < segments_.size() ? segments_[static_cast<size_t>(hit.col) + 1] : -1;
@@ -126,7 +143,13 @@ void TimelinePanel::draw(PanelContext& ctx) {
     if (hit.clicked) ctx.vm.select_slot(hit.row);
     if (!ctx.preview && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ctx.control.jump(seg);
   }
-  if (show_holds) draw_holds(ctx, sel);
+  if (show_holds && beside) {
+    ImGui::SameLine();
+    if (ImGui::BeginChild("##holds_beside", ImVec2(0.f, map_size.y), false, ImGuiWindowFlags_NoScrollbar)) draw_holds(ctx, sel, true);
+    ImGui::EndChild();
+  } else if (show_holds) {
+    draw_holds(ctx, sel, narrow);
+  }
 }
 
 std::vector<int64_t> TimelinePanel::columns_of(const std::vector<int64_t>& visited) {
@@ -138,23 +161,25 @@ std::vector<int64_t> TimelinePanel::columns_of(const std::vector<int64_t>& visit
   return cols;
 }
 
-void TimelinePanel::draw_holds(PanelContext& ctx, int slot) {
+void TimelinePanel::draw_holds(PanelContext& ctx, int slot, bool narrow) {
   const PublishedView& s = ctx.session;
   if (slot < 0) {
     ImGui::TextDisabled("Select a slot to see what it holds after each visited step.");
     return;
   }
-  ImGui::Text("What slot %d holds: its largest sources after each step", slot);
+  ui::text_one_line("What slot " + std::to_string(slot) + " holds: its largest sources after each step", ImGui::GetStyleColorVec4(ImGuiCol_Text));
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_SizingFixedFit;
-  if (!ImGui::BeginTable("##holds", 3, flags, ImGui::GetContentRegionAvail())) return;
+  const ImVec2 table_size = ImGui::GetContentRegionAvail();
+  const float table_bottom = ImGui::GetCursorScreenPos().y + table_size.y;
+  holds_rows_shown_ = 0;
+  if (!ImGui::BeginTable("##holds", narrow ? 2 : 3, flags, table_size)) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("segment");
-  ImGui::TableSetupColumn("initial");
-  ImGui::TableSetupColumn("top sources (token 'text' share)", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn(narrow ? "seg." : "segment");
+  if (!narrow) ImGui::TableSetupColumn("initial");
+  ImGui::TableSetupColumn(narrow ? "top sources, initial memory" : "top sources (token 'text' share)", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableHeadersRow();
   const Document& doc = *s.info->doc;
-  std::string line;
   char buf[96];
   // Newest first: the shown step's row is the one a user reads.
   for (auto it = s.visited.rbegin(); it != s.visited.rend(); ++it) {
@@ -164,18 +189,36 @@ void TimelinePanel::draw_holds(PanelContext& ctx, int slot) {
     ImGui::TableNextColumn();
     if (it->first == s.position) ImGui::TextColored(ImVec4(1.f, 0.73f, 0.03f, 1.f), "%lld", static_cast<long long>(it->first));
     else ImGui::Text("%lld", static_cast<long long>(it->first));
+    const float initial = 100.f * (static_cast<size_t>(slot) < rec.prov_initial.size() ? rec.prov_initial[slot] : 0.f);
+    if (!narrow) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%.1f%%", initial);
+    }
     ImGui::TableNextColumn();
-    ImGui::Text("%.1f%%", 100.f * (static_cast<size_t>(slot) < rec.prov_initial.size() ? rec.prov_initial[slot] : 0.f));
-    ImGui::TableNextColumn();
-    line.clear();
+    // The sources flow onto as many lines as the column needs (a narrow panel shows them all).
+    bool any = false;
+    auto item = [&](const char* text) {
+      if (any) {
+        ImGui::SameLine(0.f, ImGui::CalcTextSize("  ").x);
+        if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(text).x) ImGui::NewLine();
+      }
+      ImGui::TextUnformatted(text);
+      any = true;
+    };
     for (int k = 0; k < rec.prov_top_k; ++k) {
       const ProvenanceSource& src = rec.prov_top[static_cast<size_t>(slot) * rec.prov_top_k + k];
       if (src.token < 0) break;
-      std::snprintf(buf, sizeof buf, "%s#%lld '%s' %.3f", k ? "   " : "", static_cast<long long>(src.token),
-                    token_text(doc, src.token).c_str(), src.weight);
-      line += buf;
+      std::snprintf(buf, sizeof buf, "#%lld '%s' %.3f", static_cast<long long>(src.token), token_text(doc, src.token).c_str(),
+                    src.weight);
+      item(buf);
     }
-    ImGui::TextUnformatted(line.empty() ? "(nothing from the document yet)" : line.c_str());
+    if (!any) item("(nothing from the document yet)");
+    if (narrow) {
+      std::snprintf(buf, sizeof buf, "initial %.1f%%", static_cast<double>(initial));
+      item(buf);
+    }
+    // A row counts as shown when all of it is above the table's bottom edge (unscrolled).
+    if (ImGui::GetItemRectMax().y <= table_bottom + 0.5f) ++holds_rows_shown_;
   }
   ImGui::EndTable();
 }

@@ -11,6 +11,7 @@ namespace mnemo::app {
 
 void WriterAttentionPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
+  map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
   const auto& step = ctx.session.step;
   if (!step || !step->has_writer()) {
@@ -104,6 +105,7 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   axes.x_title = "";
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   auto hit = ui::draw_heatmap("##writer", image_, avail, axes);
+  map_h_ = hit.plot_max.y - hit.plot_min.y;
   if (hit.hovered) {
     const size_t i = static_cast<size_t>(hit.row) * static_cast<size_t>(step->cols) + static_cast<size_t>(hit.col);
     const float v = step->writer_block(head)[i];

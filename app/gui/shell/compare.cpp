@@ -10,6 +10,7 @@
 #include "app/gui/shell/shell.h"
 
 #include "app/figures/compare.h"
+#include "app/gui/panels/widgets/widgets.h"
 
 #include <algorithm>
 #include <cmath>
@@ -98,6 +99,7 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   ctx_b.seq_cmap = ctx_a.seq_cmap;
   ctx_b.highlight_token = ctx_a.highlight_token;
   ctx_a.shared_max = ctx_b.shared_max = shared;
+  ctx_a.compact = ctx_b.compact = true;
   if (id == PanelId::kDocument) {
     side_b_.panel<DocumentPanel>(id).set_tint(document_panel().tint());
     document_panel().link_scroll(&doc_scroll_, 0);
@@ -135,10 +137,9 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   auto label = [&](bool side_b) {
     ImGui::TextColored(side_b ? kColourB : kColourA, "%s", ((side_b ? "B: " : "A: ") + (side_b ? label_b_ : label_a_)).c_str());
     if (id == PanelId::kDocument) {
+      // One line (the whole on hover): the column's rows are the text's.
       const PublishedView& v = side_b ? b : a;
-      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-      ImGui::TextWrapped("%s", v.step ? side_summary(*v.step).text().c_str() : "not stepped yet");
-      ImGui::PopStyleColor();
+      ui::text_one_line(v.step ? side_summary(*v.step).text() : "not stepped yet", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     }
   };
   auto column = [&](const char* child, float w, PanelContext& ctx, bool side_b, bool labelled = true) {
@@ -156,18 +157,19 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
     ImGui::EndChild();
   };
   if (in_a != in_b) {
-    // One side's family has this panel: the other says so in one line, this one draws at full width.
-    // A's line first, then B's: the side that has it by its name, the other with why not.
+    // One side's family has this panel: the other says so, this one draws at full width; both
+    // on one line (the map keeps the rest): the name of the side that has it, then the other's
+    // with why not (shortened to the line; the whole on hover).
     const bool side_b = in_b;
     for (int k = 0; k < 2; ++k) {
-      const bool is_b = k == 1;
-      if (is_b == side_b) {
-        label(is_b);
-        continue;
-      }
+      const bool is_b = k == 0 ? side_b : !side_b;
+      if (k == 1) ImGui::SameLine(0.f, 2.f * ImGui::GetStyle().ItemSpacing.x);
       ImGui::TextColored(is_b ? kColourB : kColourA, "%s", (is_b ? "B: " + label_b_ : "A: " + label_a_).c_str());
+      if (is_b == side_b) continue;
       ImGui::SameLine();
-      ImGui::TextDisabled("%s", absent_line(id, is_b ? b : a).c_str());
+      ImGui::BeginGroup();
+      ui::text_one_line(absent_line(id, is_b ? b : a), ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::EndGroup();
     }
     column(side_b ? "##side_b" : "##side_a", 0.f, side_b ? ctx_b : ctx_a, side_b, false);
     return;

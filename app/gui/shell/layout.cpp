@@ -15,8 +15,73 @@ LayoutHint layout_hint(const PublishedView& s, const PublishedView* b) {
   h.hashed = any(PanelId::kHashBuckets);
   h.mtn = any(PanelId::kMtnMemory);
   h.attention = h.memformer && any(PanelId::kAttention);
+  h.compare = b != nullptr;
   return h;
 }
+
+namespace {
+// Side by side (docs/gui.md#side-by-side): the Document holds a column per side, so it gets a
+// strip of its own along the bottom 40 %, beside Controls, as wide as the Memformer block on
+// the right leaves; the maps stand in one row across the top 60 %, each as tall as that. The
+// Slot timeline joins the row where that leaves at most three in it; the Memformer block keeps
+// the right of the window at full height: Slot types, Forgetting and Memory in a column (28 %),
+// or, with the timeline, two columns (32 %): Slot types over Forgetting, Memory over Slot timeline.
+PanelRect compare_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
+  hint.compare = false;
+  if (!panel_def(id).open_by_default) return default_panel_rect(id, p, s, hint);  // floating panels
+  const bool attention = !hint.memformer || hint.attention;
+  const bool others[] = {hint.memformer, attention, hint.mtn, hint.hashed};
+  const int n_others = others[0] + others[1] + others[2] + others[3];
+  const bool timeline_in_row = hint.memformer && n_others < 3;
+  const bool two_columns = hint.memformer && !timeline_in_row;
+  const float top = std::round(s.y * 0.6f);
+  const float right_w = hint.memformer ? std::round(s.x * (two_columns ? 0.32f : 0.28f)) : 0.f;  // the Memformer block
+  const float row_w = s.x - right_w;  // the top row and the bottom strip
+  const float controls_w = std::round(s.x * (two_columns ? 0.18f : 0.2f));
+  auto at = [&](float x, float y, float w, float h) { return PanelRect{ImVec2(p.x + x, p.y + y), ImVec2(w, h)}; };
+  if (id == PanelId::kControls) return at(0, top, controls_w, s.y - top);
+  if (id == PanelId::kDocument) return at(controls_w, top, row_w - controls_w, s.y - top);
+  // The top row, left to right: Writer attention, Attention, MTN memory, Hash buckets (those
+  // shown) and the Slot timeline when it joins them.
+  const PanelId row[] = {PanelId::kWriterAttention, PanelId::kAttention, PanelId::kMtnMemory, PanelId::kHashBuckets,
+                         PanelId::kTimeline};
+  const bool in_row[] = {others[0], others[1], others[2], others[3], timeline_in_row};
+  // Widths by weight: the timeline (a few visited segments) 3/4 of a map's share, so the
+  // attention maps (A, B and A - B side by side in one panel) get the rest.
+  float total = 0.f, before = 0.f, mine = 0.f;
+  bool last = false;
+  for (int i = 0; i < 5; ++i) {
+    if (!in_row[i]) continue;
+    const float weight = row[i] == PanelId::kTimeline ? 0.75f : 1.f;
+    if (row[i] == id) {
+      mine = weight;
+      before = total;
+      last = true;
+    } else if (mine > 0.f) {
+      last = false;
+    }
+    total += weight;
+  }
+  if (mine > 0.f) {
+    const float x = std::floor(row_w * before / total);
+    return at(x, 0, last ? row_w - x : std::floor(row_w * (before + mine) / total) - x, top);
+  }
+  // The Memformer block.
+  const PanelId block[] = {PanelId::kSlotTypes, PanelId::kForgetting, PanelId::kMemory, PanelId::kTimeline};
+  for (int i = 0; i < 4; ++i) {
+    if (block[i] != id) continue;
+    if (two_columns) {
+      const float half = std::floor(right_w * 0.5f), mid = std::round(s.y * (i < 2 ? 0.45f : 0.5f));
+      const float x = row_w + (i < 2 ? 0.f : half), w = i < 2 ? half : right_w - half;
+      return i % 2 == 0 ? at(x, 0, w, mid) : at(x, mid, w, s.y - mid);
+    }
+    const float edges[] = {0.f, 0.3f, 0.52f, 1.f, 1.f};  // (the timeline is in the row here)
+    const float y0 = std::round(s.y * edges[i]), y1 = std::round(s.y * edges[i + 1]);
+    return at(row_w, y0, right_w, y1 - y0);
+  }
+  return default_panel_rect(id, p, s, hint);
+}
+}  // namespace
 
 PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
   if (hint.dashboard) {
@@ -26,6 +91,7 @@ PanelRect default_panel_rect(PanelId id, ImVec2 p, ImVec2 s, LayoutHint hint) {
     hint.dashboard = false;
     return default_panel_rect(id, p, ImVec2(s.x, top), hint);
   }
+  if (hint.compare) return compare_panel_rect(id, p, s, hint);
   LayoutGrid g;
   g.p = p;
   g.s = s;

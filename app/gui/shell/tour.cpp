@@ -331,6 +331,18 @@ std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) con
       if (r.size.y + 0.5f < need)
         out.push_back("the " + title + " panel is " + px(r.size.y) + " px tall, under its minimum " + px(need) +
                       " (a title bar and 6 lines of text): its map is squeezed");
+    }
+    if (id == PanelId::kTimeline) {
+      // The timeline's map and its "what slot N holds" list share the panel: each must be
+      // readable, not the one kept at the other's expense.
+      const TimelinePanel& tl = panel<TimelinePanel>(PanelId::kTimeline);
+      const float need_map = 2.5f * line;
+      if (tl.map_height() + 0.5f < need_map)
+        out.push_back("the Slot timeline's map is " + px(tl.map_height()) + " px tall, under its minimum " + px(need_map) +
+                      " (2.5 lines of text): its slots' rows cannot be told apart");
+      if (tl.holds_rows_shown() == 0)
+        out.push_back("the Slot timeline's list of what slot " + std::to_string(vm_.selected_slot()) +
+                      " holds shows no row in its " + px(r.size.y) + " px panel: it must be scrolled to be read");
     } else if (w.scroll_max_y > 0.5f) {
       out.push_back("the " + title + " panel's content is " + px(w.scroll_max_y) + " px taller than the panel: it must be scrolled");
     }

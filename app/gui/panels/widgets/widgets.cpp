@@ -59,6 +59,35 @@ std::string elide_left(const std::string& s, float max_width) {
   return ell;
 }
 
+std::string elide_right(const std::string& s, float max_width) {
+  if (ImGui::CalcTextSize(s.c_str()).x <= max_width) return s;
+  const std::string ell = "\xE2\x80\xA6";  // …
+  size_t end = s.size();
+  while (end > 0) {
+    --end;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;  // whole code points
+    const std::string t = s.substr(0, end) + ell;
+    if (ImGui::CalcTextSize(t.c_str()).x <= max_width) return t;
+  }
+  return ell;
+}
+
+bool text_one_line(const std::string& text, ImVec4 colour) {
+  const size_t nl = text.find('\n');
+  const std::string first = text.substr(0, nl);
+  const std::string shown = elide_right(first, std::max(1.f, ImGui::GetContentRegionAvail().x));
+  const bool cut = nl != std::string::npos || shown != first;
+  ImGui::TextColored(colour, "%s", shown.c_str());
+  if (cut && ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.f);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  return cut;
+}
+
 std::vector<std::string> wrap_at_spaces(const std::string& text, float width,
                                         const std::function<float(const std::string&)>& measure) {
   std::vector<std::string> lines;

@@ -34,6 +34,13 @@ void align_right(float width);
 // Text of `s` shortened with a leading "…" so it fits `max_width` px.
 std::string elide_left(const std::string& s, float max_width);
 
+// Text of `s` shortened with a trailing "…" so it fits `max_width` px.
+std::string elide_right(const std::string& s, float max_width);
+// `text` on one line at the content region's width in `colour`: its first line, shortened with
+// a trailing "…" when it does not fit; hovering it shows the whole text. Returns whether
+// anything was left out of the line (a narrow side-by-side column).
+bool text_one_line(const std::string& text, ImVec4 colour);
+
 // `text` broken into lines at spaces only, each at most `width` wide as `measure` gives it (a
 // word wider than that stands on a line of its own). ImGui's TextWrapped also breaks after
 // '.' and ',', which splits a number such as "0.474" across two lines.
