@@ -160,6 +160,13 @@ TEST_CASE("gui Model panel: the config fields it has no control for are named, p
   CHECK(other_model_fields(tr) == "ff 256; cache 24; linear dense");  // cache_len -1 = segment_len
   tr.cache_len = 64;
   CHECK(other_model_fields(tr) == "ff 256; cache 64; linear dense");
+  // Transformer-XL's cache length: cache_len, whose -1 means the slots field.
+  ModelConfig xl;
+  xl.model = "trxl";
+  xl.slots = 32;
+  CHECK(other_model_fields(xl) == "ff 256; cache 32 (the slots field; cache_len -1); linear dense");
+  xl.cache_len = 48;
+  CHECK(other_model_fields(xl) == "ff 256; cache 48 (cache_len; slots unused); linear dense");
 
   ModelConfig mtn;
   mtn.model = "mtn";

@@ -19,6 +19,11 @@ std::string other_model_fields(const ModelConfig& cfg) {
                       (cfg.memory_gate ? ", through a learnt gate" : ""));
     }
   }
+  // Transformer-XL's cache: its own field, cache_len, whose -1 means the slots field (as every
+  // trxl file so far was read; core/models/config.h).
+  if (caps.memory == MemoryKind::kCache)
+    parts.push_back(cfg.cache_len < 0 ? "cache " + std::to_string(cfg.slots) + " (the slots field; cache_len -1)"
+                                      : "cache " + std::to_string(cfg.cache_len) + " (cache_len; slots unused)");
   if (caps.memory == MemoryKind::kCacheAndTokens)
     parts.push_back("cache " + std::to_string(cfg.cache_len < 0 ? cfg.segment_len : cfg.cache_len));
   if (caps.mtn_family)

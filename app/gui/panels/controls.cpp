@@ -229,7 +229,7 @@ void ControlsPanel::draw_model_fields(const PublishedView& s) {
     kind.model = model;
     field("slots", &slots_,
           memformer ? "memory slots k (1..65536)"
-                    : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length, MTN kept entries",
+                    : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length while cache_len is -1, MTN kept entries",
           kind.uses_slots());
     ImGui::TableNextColumn();
     field("segment len", &segment_len_, "tokens per segment L (1..65536)");

@@ -331,6 +331,10 @@ std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) con
       if (r.size.y + 0.5f < need)
         out.push_back("the " + title + " panel is " + px(r.size.y) + " px tall, under its minimum " + px(need) +
                       " (a title bar and 6 lines of text): its map is squeezed");
+    } else if (id != PanelId::kTimeline && w.scroll_max_y > 0.5f) {
+      // (The Document scrolls by design, a map panel fills its window, and the timeline's
+      // list is checked below.)
+      out.push_back("the " + title + " panel's content is " + px(w.scroll_max_y) + " px taller than the panel: it must be scrolled");
     }
     if (id == PanelId::kTimeline) {
       // The timeline's map and its "what slot N holds" list share the panel: each must be
@@ -343,8 +347,6 @@ std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) con
       if (tl.holds_rows_shown() == 0)
         out.push_back("the Slot timeline's list of what slot " + std::to_string(vm_.selected_slot()) +
                       " holds shows no row in its " + px(r.size.y) + " px panel: it must be scrolled to be read");
-    } else if (w.scroll_max_y > 0.5f) {
-      out.push_back("the " + title + " panel's content is " + px(w.scroll_max_y) + " px taller than the panel: it must be scrolled");
     }
   }
   if (caption_drawn && (caption_scroll_max_ > 0.5f || caption_wanted_ > caption_rect_.size.y + 0.5f))
