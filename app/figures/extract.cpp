@@ -503,13 +503,11 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
   d.non_finite_key = snap.non_finite_key;
   const Trace& tr = snap.trace;
 
-  // The family's own arrays (app/figures/families.h); a kind this build does not know (a recording's,
-  // or none) is told by its keys: every family's extractor reads only its own.
-  if (const ViewFamily* family = view_family_of(model)) {
-    family->extract(d, snap, doc, model);
-  } else {
-    for (const ViewFamily& f : view_families()) f.extract(d, snap, doc, model);
-  }
+  // Each family's arrays (app/figures/families.h), as the trace's keys decide: every family's
+  // extractor reads only its own keys, so a model's trace fills its own family's part, and the
+  // gallery's synthetic traces (app/gui/model/synthetic.cpp, every family's keys in one step,
+  // labelled memformer) fill them all, as a kind this build does not know is told by its keys.
+  for (const ViewFamily& f : view_families()) f.extract(d, snap, doc, model);
   d.hash = hash_data_of(tr);
   // lm.loss value j predicts the document token LossTarget says (docs/formats.md); tokens
   // past the document's end are padding, never predicted.

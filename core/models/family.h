@@ -38,7 +38,7 @@ struct ModelFamily {
   std::vector<ModelKindEntry> kinds;
   ModelConstructor make = nullptr;   // null only in a build without LibTorch (fuzz/)
   // The trace keys its models emit (patterns: "prefix.*"), beside the ones every model emits
-  // (common_trace_keys()). tests/core/test_family.cpp traces every kind against this list.
+  // (common_trace_keys()). tests/core/test_capabilities.cpp traces every kind against this list.
   std::vector<std::string> trace_keys;
   // The provenance reader of its kinds whose caps.provenance is a chain (kWriterAttention,
   // kAttentionRollout), and the trace keys it needs at every step; null / empty when none is.
