@@ -151,18 +151,22 @@ AttentionData extract_trxl_attention(const Snapshot& snap, const Document& doc) 
   return a;
 }
 
+// The segment's n tokens as rows/columns of an attention map: trace index offset + j, the
+// token's label and its document index (the RMT and MTN maps' middle block).
+void token_rows(const Snapshot& snap, const Document& doc, std::vector<int64_t>& idx, std::vector<std::string>& labels,
+                std::vector<int64_t>& tok, int64_t offset) {
+  for (int64_t j = 0; j < snap.length; ++j) {
+    idx.push_back(offset + j);
+    labels.push_back(doc_token(doc, snap.first_token + j));
+    tok.push_back(snap.first_token + j);
+  }
+}
+
 // RMT (and Transformer-XL + RMT): rows = cols = [read m | tokens n | write m] of rmt.attn.*.
 AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, const std::string& model) {
   AttentionData a;
   const Trace& tr = snap.trace;
-  const int64_t lp = padded_len(snap), n = snap.length, first = snap.first_token;
-  auto token_rows = [&](std::vector<int64_t>& idx, std::vector<std::string>& labels, std::vector<int64_t>& tok, int64_t offset) {
-    for (int64_t j = 0; j < n; ++j) {
-      idx.push_back(offset + j);
-      labels.push_back(doc_token(doc, first + j));
-      tok.push_back(first + j);
-    }
-  };
+  const int64_t lp = padded_len(snap), n = snap.length;
   if (!(a.layers = layers_with(tr, keys::kRmtAttnPrefix)).empty()) {
     // T = 2m + Lp.
     a.source = keys::kRmtAttnPrefix;
@@ -181,7 +185,7 @@ AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, c
       labels.push_back(rp + std::to_string(i));
       tok.push_back(-1);
     }
-    token_rows(idx, labels, tok, m);
+    token_rows(snap, doc, idx, labels, tok, m);
     for (int64_t i = 0; i < m; ++i) {
       idx.push_back(m + lp + i);
       labels.push_back("w" + std::to_string(i));
@@ -219,14 +223,7 @@ AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, c
 AttentionData extract_mtn_attention(const Snapshot& snap, const Document& doc) {
   AttentionData a;
   const Trace& tr = snap.trace;
-  const int64_t lp = padded_len(snap), n = snap.length, first = snap.first_token;
-  auto token_rows = [&](std::vector<int64_t>& idx, std::vector<std::string>& labels, std::vector<int64_t>& tok, int64_t offset) {
-    for (int64_t j = 0; j < n; ++j) {
-      idx.push_back(offset + j);
-      labels.push_back(doc_token(doc, first + j));
-      tok.push_back(first + j);
-    }
-  };
+  const int64_t lp = padded_len(snap), n = snap.length;
   if (!(a.layers = layers_with(tr, keys::kMtnJointAttnPrefix)).empty()) {
     a.source = keys::kMtnJointAttnPrefix;
     const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
@@ -256,7 +253,7 @@ AttentionData extract_mtn_attention(const Snapshot& snap, const Document& doc) {
       tok.push_back(s >= 0 ? s : -1);
       ++n_mem;
     }
-    token_rows(idx, labels, tok, m);
+    token_rows(snap, doc, idx, labels, tok, m);
     int n_write = 0;
     for (int64_t i = 0; i < w; ++i) {
       const int64_t s = i < static_cast<int64_t>(src.size()) ? src[static_cast<size_t>(i)] : -2;
