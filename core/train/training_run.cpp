@@ -150,9 +150,11 @@ void TrainingRun::record_hash_stats(int64_t step) {
 bool TrainingRun::start_hash_stats(int64_t every) {
   if (every <= 0 || !writer_) return true;
   Trainer& trainer = *trainer_;
-  hash_stats_every_ = every;  // every N steps even without a hashed projection (a CSV of its header alone)
+  // A model without a hashed projection has no statistics: nothing is written (no CSV of its
+  // header alone), and the caller says so.
   if (probe_hash_counts(*trainer.model(), trainer.task().batch(Split::kValid, {0}, trainer.model()->device())).empty())
     return false;
+  hash_stats_every_ = every;
   if (trainer.step() == 0) record_hash_stats(0);
   return true;
 }

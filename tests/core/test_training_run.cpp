@@ -169,3 +169,19 @@ TEST_CASE("training run: a run stopped at step 3 and resumed continues the step 
   CHECK(third.finals.size() == 4);
   CHECK_FALSE(again.final_evaluations_missing());
 }
+
+TEST_CASE("training run: --hash-stats-every on a model without a hashed projection refuses and writes no hash_stats.csv") {
+  const std::string dir = test::temp_dir("trainrun-hash") + "/s";
+  RunRecorder obs;
+  TrainingRun run(dir, true, obs);
+  run.build(training_run_config(2), torch::kCPU);
+  run.set_process_group(nullptr);
+  run.create_session("tiny.json");
+  run.prepare();
+  CHECK_FALSE(run.start_hash_stats(1));
+  const TrainOutcome o = run.train(nullptr);
+  run.leave_group();
+  run.save_if_unsaved();
+  CHECK(o.steps_done == 2);
+  CHECK_FALSE(test::file_exists(run.hash_stats_path()));
+}
