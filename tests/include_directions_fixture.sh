@@ -11,13 +11,13 @@ mk() { mkdir -p "$(dirname "$tmp/$1")"; printf '%s\n' "$2" >> "$tmp/$1"; }
 run() { out=$(bash "$check" "$tmp" 2>&1); rc=$?; }
 
 # A clean family: its core part includes core, its view part app/figures and its own core.
-mk core/models/family.cpp '#include "families/fam/core/family.h"'
-mk families/fam/core/family.h '#include "core/models/family.h"'
-mk families/fam/core/keys.h '#pragma once'
-mk families/fam/core/model.h '#include "core/nn/attention.h"'
-mk families/fam/view/entry.h '#include "app/figures/families.h"'
-mk families/fam/view/figures.h '#include "families/fam/view/step_data.h"'
-mk families/fam/view/extract.cpp '#include "core/engine/engine.h"'
+mk core/models/family.cpp '#include "families/FAM/core/family.h"'
+mk families/FAM/core/family.h '#include "core/models/family.h"'
+mk families/FAM/core/keys.h '#pragma once'
+mk families/FAM/core/model.h '#include "core/nn/attention.h"'
+mk families/FAM/view/entry.h '#include "app/figures/families.h"'
+mk families/FAM/view/figures.h '#include "families/FAM/view/step_data.h"'
+mk families/FAM/view/extract.cpp '#include "core/engine/engine.h"'
 run
 if ((rc != 0)); then echo "a clean family fails the check (rc $rc):"; echo "$out"; fail=1; fi
 
@@ -31,16 +31,16 @@ while IFS='|' read -r file line want; do
   fi
   rm -rf "$tmp"; mv "$tmp.bak" "$tmp"
 done <<'CASES'
-families/fam/core/model.h|#include "app/figures/step_data.h"|a family's core part must not include app/
-families/fam/core/model.cpp|#include "families/fam/view/entry.h"|a family's core part must not include app/
-families/fam/core/family.h|#include "core/nn/linear.h"|a family's entry and keys are plain C++
-families/fam/core/keys.h|#include <torch/torch.h>|a family's entry and keys are plain C++
-families/fam/view/figures.h|#include "core/engine/engine.h"|a family's figures take StepData, not tensors
-families/fam/view/entry.h|#include "app/gui/panels/panels.h"|a family's view part knows no window
-families/fam/view/figures.cpp|#include "app/view/publisher.h"|a family's view part knows no window
-core/models/family.cpp|#include "families/fam/view/entry.h"|core must not include app/, viz/ or a family's view part
-app/figures/figures.cpp|#include "families/fam/core/model.h"|figure builders take StepData, not tensors
-families/fam/view/entry.h|if (kind == "mtn") {}|compare capabilities
+families/FAM/core/model.h|#include "app/figures/step_data.h"|a family's core part must not include app/
+families/FAM/core/model.cpp|#include "families/FAM/view/entry.h"|a family's core part must not include app/
+families/FAM/core/family.h|#include "core/nn/linear.h"|a family's entry and keys are plain C++
+families/FAM/core/keys.h|#include <torch/torch.h>|a family's entry and keys are plain C++
+families/FAM/view/figures.h|#include "core/engine/engine.h"|a family's figures take StepData, not tensors
+families/FAM/view/entry.h|#include "app/gui/panels/panels.h"|a family's view part knows no window
+families/FAM/view/figures.cpp|#include "app/view/publisher.h"|a family's view part knows no window
+core/models/family.cpp|#include "families/FAM/view/entry.h"|core must not include app/, viz/ or a family's view part
+app/figures/figures.cpp|#include "families/FAM/core/model.h"|figure builders take StepData, not tensors
+families/FAM/view/entry.h|if (kind == "mtn") {}|compare capabilities
 CASES
 if ((fail)); then exit 1; fi
 echo "include_directions_fixture: the families' rules hold on the fixture"
