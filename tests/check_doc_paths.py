@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
-tops = ["core", "app", "viz", "kernels", "tests", "docs", "assets", "sessions", "python", "cmake", ".ci"]
+tops = ["core", "app", "families", "viz", "kernels", "tests", "docs", "assets", "sessions", "python", "cmake", ".ci"]
 files = subprocess.run(["git", "-C", root, "ls-files"], capture_output=True, text=True, check=True).stdout.split()
 if not files:  # not a checkout: walk the tree
     for d, _, fs in os.walk(root):

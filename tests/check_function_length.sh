@@ -2,7 +2,7 @@
 # No function over 200 lines outside app/bench (docs/architecture.md, "Conventions"): a panel's
 # draw is layout plus paint, a parser or a check a loop over named pieces. Measured with universal
 # ctags (a function's first line to its closing brace, lambdas counted as functions of their own).
-# Usage: check_function_length.sh ROOT [DIR...]  (DIRs relative to ROOT; default app core viz kernels;
+# Usage: check_function_length.sh ROOT [DIR...]  (DIRs relative to ROOT; default app core families viz kernels;
 # app/bench and tests/ are not scanned). Exit 1 naming each function over the limit with its file,
 # line and length; exit 77 (ctest SKIP_RETURN_CODE) when universal ctags is not installed (.ci/setup
 # installs the Debian package universal-ctags); exit 2 on bad arguments.
@@ -12,7 +12,7 @@ root="${1:-.}"
 cd "$root" 2>/dev/null || { echo "check_function_length: no such folder: $root (usage: check_function_length.sh ROOT [DIR...])" >&2; exit 2; }
 shift $(( $# > 0 ? 1 : 0 ))
 dirs=("$@")
-((${#dirs[@]})) || dirs=(app core viz kernels)
+((${#dirs[@]})) || dirs=(app core families viz kernels)
 for d in "${dirs[@]}"; do
   [[ -d "$d" ]] || { echo "check_function_length: no folder $d under $root" >&2; exit 2; }
 done

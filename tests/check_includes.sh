@@ -14,12 +14,12 @@ allow='^$'
 check() {
   local dir="$1" re="$2" why="$3" hits
   shift 3
-  hits=$(grep -rnE --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' "$@" "$re" "$dir" 2>/dev/null | grep -vE "$allow")
+  hits=$(grep -rnHE --include='*.h' --include='*.cpp' --include='*.cu' --include='*.cuh' "$@" "$re" "$dir" 2>/dev/null | grep -vE "$allow")
   if [[ -n "$hits" ]]; then echo "include direction violated ($why):"; echo "$hits"; fail=1; fi
 }
 inc='#include\s*[<"]'
 
-check core    "$inc(app|viz)/" "core must not include app/ or viz/"
+check core    "$inc(app|viz|families/[^/]+/view)/" "core must not include app/, viz/ or a family's view part"
 check core    "$inc(imgui|GLFW|GL/)" "core knows no screen"
 check core    '(std::cout|\bprintf\(|\bputs\()' "core prints nothing to stdout"
 check core/data "$inc"'core/(models|nn|train|engine)/' "core/data knows no model: tasks hand models SegmentInput and TaskHead (core/data/segment.h)"
@@ -29,13 +29,34 @@ check viz     "$inc"'core/(data|nn|models|train|engine|io)/' "viz may include co
 
 # app/figures: no ImGui, no command line, no GUI; LibTorch only in extract.*
 check app/figures "$inc(imgui|GLFW|GL/|app/cli|app/commands|app/bench|app/gui)" "figures know no window, command line or GUI"
-check app/figures "$inc(torch/|ATen/|c10/|core/engine/|core/nn/|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h)" \
-  "figure builders take StepData, not tensors (only app/figures/extract.* reads a Snapshot)" --exclude='extract.*'
+figure_heavy='(torch/|ATen/|c10/|core/engine/|core/nn/|core/models/(model|factory|memformer|rmt|transformer_xl|decoder_lm)\.h|families/[^/]+/core/model\.h|core/trace/(tracer|analysis|hash_stats)\.h|app/figures/trace_read\.h)'
+check app/figures "$inc$figure_heavy" \
+  "figure builders take StepData, not tensors (only app/figures/extract.* reads a Snapshot)" --exclude='extract.*' --exclude='trace_read.h'
+
+# A model family in a folder of its own (families/<name>/, docs/architecture.md#adding-a-model):
+# its core/ part (model, trace keys, core entry) obeys core's rules; its view/ part (view entry,
+# StepData part, figures, extractor) those of app/figures, LibTorch only in its extract.cpp.
+for d in families/*/core; do
+  [[ -d "$d" ]] || continue
+  check "$d" "$inc(app|viz|families/[^/]+/view)/" "a family's core part must not include app/, viz/ or a view part"
+  check "$d" "$inc(imgui|GLFW|GL/)" "a family's core part knows no screen"
+  check "$d" '(std::cout|\bprintf\(|\bputs\(|UsageError)' "a family's core part prints nothing to stdout and throws no UsageError"
+  for f in "$d/family.h" "$d/keys.h"; do
+    check "$f" "$inc"'(torch/|ATen/|c10/|core/engine/|core/nn/|core/train/|core/models/model\.h)' \
+      "a family's entry and keys are plain C++ (the fuzzed config parser includes them)"
+  done
+done
+for d in families/*/view; do
+  [[ -d "$d" ]] || continue
+  check "$d" "$inc(imgui|GLFW|GL/|app/cli|app/commands|app/bench|app/gui|app/view)" "a family's view part knows no window, command line, GUI or publisher"
+  check "$d" "$inc$figure_heavy" "a family's figures take StepData, not tensors (only its extract.cpp reads a Snapshot)" --exclude='extract.cpp'
+  check "$d" 'throw UsageError' "UsageError belongs to the command line"
+done
 
 # app/gui/model: no ImGui; its headers compile without LibTorch; it knows no panel, shell or platform.
 check app/gui/model "$inc(imgui|GLFW|GL/|app/gui/(panels|shell|platform)/|app/cli|app/commands|app/bench)" \
   "the GUI's model layer knows no ImGui, panel, shell, platform or command line"
-heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/models/(model|factory|memformer|rmt|mtn|transformer_xl|decoder_lm)\.h|core/trace/(tracer|analysis|hash_stats)\.h|core/train/(trainer|training_run|recorder|checkpoint|rollout|optim|metrics|memory_stats|hash_probe|lm_metrics|schedule)\.h|app/figures/extract\.h)'
+heavy='(torch/|ATen/|c10/|core/engine/|core/nn/(attention|hashed_linear|linear|torch_compat)\.h|core/io/(session|safetensors)\.h|core/models/(model|factory|memformer|rmt|transformer_xl|decoder_lm)\.h|families/[^/]+/core/model\.h|app/figures/trace_read\.h|core/trace/(tracer|analysis|hash_stats)\.h|core/train/(trainer|training_run|recorder|checkpoint|rollout|optim|metrics|memory_stats|hash_probe|lm_metrics|schedule)\.h|app/figures/extract\.h)'
 check app/gui/model "$inc$heavy" "the GUI's model headers compile without LibTorch" --include='*.h' --exclude='*.cpp'
 # app/view: a step's way to the screen, shared by the app and the headless commands: no ImGui, no
 # GUI, no command line; its headers compile without LibTorch.
@@ -76,6 +97,8 @@ check app 'make_step_data\(' "only app/view/publisher.cpp builds StepData (call 
 # Models say what they can do (core/models/capabilities.h): only the factory, config parsing and
 # the family registry (core/models/family.cpp) name model kinds in comparisons.
 check app '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
+  "compare capabilities (core/models/capabilities.h), not model-kind strings"
+check families '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
   "compare capabilities (core/models/capabilities.h), not model-kind strings"
 check core '[!=]= *"(memformer|rmt|rmt-write-only|trxl|trxl-rmt|transformer|mtn|mtn-naive|no-memory)"' \
   "compare capabilities (core/models/capabilities.h), not model-kind strings" \

@@ -30,7 +30,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
-#include "core/models/mtn.h"
+#include "families/mtn/core/model.h"
 #include "core/io/session.h"
 #include "core/platform/blas.h"
 #include "core/train/checkpoint.h"

@@ -2,8 +2,8 @@
 
 #include "app/figures/family_extract.h"
 #include "app/figures/figures.h"
-#include "app/figures/mtn.h"
 #include "app/figures/families.h"
+#include "app/figures/trace_read.h"
 #include "core/models/family.h"
 #include "core/trace/keys.h"
 #include "core/trace/analysis.h"
@@ -18,88 +18,21 @@
 namespace mnemo::app {
 
 namespace {
-std::vector<float> to_vector(const torch::Tensor& t) {
-  auto c = t.to(torch::kCPU).to(torch::kFloat32).contiguous();
-  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-}
+using trace_read::compute_masses;
+using trace_read::doc_token;
+using trace_read::fill_maps;
+using trace_read::layers_with;
+using trace_read::MassDef;
+using trace_read::padded_len;
+using trace_read::to_ivector;
+using trace_read::to_vector;
+using trace_read::token_rows;
+
 float finite_max(const std::vector<float>& v, bool absolute) {
   float m = 0.f;
   for (float x : v)
     if (std::isfinite(x)) m = std::max(m, absolute ? std::fabs(x) : x);
   return m;
-}
-
-std::vector<int64_t> to_ivector(const torch::Tensor& t) {
-  auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
-  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-
-std::vector<int> layers_with(const Trace& tr, const std::string& prefix) {
-  std::vector<int> out;
-  for (const auto& k : tr.keys_with_prefix(prefix)) {
-    const std::string rest = k.substr(prefix.size());
-    if (rest.empty() || !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      continue;
-    try {
-      out.push_back(std::stoi(rest));
-    } catch (const std::exception&) {
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-std::string doc_token(const Document& doc, int64_t t) { return t >= 0 && t < doc.size() ? token_text(doc, t) : "-"; }
-
-// Fills values / block_max of `a` from attn [B, H, R, C] of every layer, keeping rows / cols.
-void fill_maps(AttentionData& a, const Trace& tr, const std::vector<int64_t>& rows, const std::vector<int64_t>& cols) {
-  auto ri = torch::tensor(rows, torch::kInt64), ci = torch::tensor(cols, torch::kInt64);
-  std::vector<torch::Tensor> all;
-  for (int l : a.layers) {
-    auto m = tr.at(a.source + std::to_string(l))[0].to(torch::kFloat32).index_select(1, ri).index_select(2, ci);  // [H, R, C]
-    all.push_back(torch::cat({m.mean(0, true), m}, 0));
-  }
-  a.values = to_vector(torch::stack(all, 0));
-  const size_t block = static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols);
-  for (size_t b = 0; b < a.layers.size() * static_cast<size_t>(a.blocks()); ++b) {
-    float hi = 0.f;
-    for (size_t i = b * block; i < (b + 1) * block; ++i)
-      if (std::isfinite(a.values[i])) hi = std::max(hi, a.values[i]);
-    a.block_max.push_back(hi > 0.f ? hi : 1.f);
-  }
-}
-
-struct MassDef {
-  int row_block, col_block;
-  const char* name;
-  const char* help;
-};
-
-// Mean over the rows of a row block of the mass on the columns of a column block, per layer and block.
-void compute_masses(AttentionData& a, const std::vector<MassDef>& defs) {
-  for (const auto& d : defs) {
-    a.mass_names.push_back(d.name);
-    a.mass_help.push_back(d.help);
-  }
-  const size_t nb = static_cast<size_t>(a.blocks());
-  a.mass.assign(a.layers.size() * nb * defs.size(), NAN);
-  for (size_t li = 0; li < a.layers.size(); ++li)
-    for (size_t b = 0; b < nb; ++b) {
-      const float* m = a.values.data() + (li * nb + b) * static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols);
-      for (size_t k = 0; k < defs.size(); ++k) {
-        const AttnBlock& rb = a.row_blocks[static_cast<size_t>(defs[k].row_block)];
-        const AttnBlock& cb = a.col_blocks[static_cast<size_t>(defs[k].col_block)];
-        if (rb.count <= 0) continue;
-        double total = 0;
-        for (int r = rb.first; r < rb.first + rb.count; ++r)
-          for (int c = cb.first; c < cb.first + cb.count; ++c) total += m[static_cast<size_t>(r) * static_cast<size_t>(a.cols) + static_cast<size_t>(c)];
-        a.mass[(li * nb + b) * defs.size() + k] = static_cast<float>(total / rb.count);
-      }
-    }
-}
-
-int64_t padded_len(const Snapshot& snap) {
-  return snap.trace.has(keys::kInputTokens) ? snap.trace.at(keys::kInputTokens).size(1) : snap.length;
 }
 
 // Transformer-XL (and the decoder-only baseline, and the cache attention of Transformer-XL
@@ -149,17 +82,6 @@ AttentionData extract_trxl_attention(const Snapshot& snap, const Document& doc) 
     compute_masses(a, {{0, 0, "cache", "tokens -> cache: how much the segment reads from the previous tokens' states"},
                        {0, m > 0 ? 2 : 1, "tokens", "tokens -> tokens: attention within the segment"}});
   return a;
-}
-
-// The segment's n tokens as rows/columns of an attention map: trace index offset + j, the
-// token's label and its document index (the RMT and MTN maps' middle block).
-void token_rows(const Snapshot& snap, const Document& doc, std::vector<int64_t>& idx, std::vector<std::string>& labels,
-                std::vector<int64_t>& tok, int64_t offset) {
-  for (int64_t j = 0; j < snap.length; ++j) {
-    idx.push_back(offset + j);
-    labels.push_back(doc_token(doc, snap.first_token + j));
-    tok.push_back(snap.first_token + j);
-  }
 }
 
 // RMT (and Transformer-XL + RMT): rows = cols = [read m | tokens n | write m] of rmt.attn.*.
@@ -219,67 +141,6 @@ AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, c
   return {};
 }
 
-// The MTN family's joint layers: [memory m | chunk | write memory w].
-AttentionData extract_mtn_attention(const Snapshot& snap, const Document& doc) {
-  AttentionData a;
-  const Trace& tr = snap.trace;
-  const int64_t lp = padded_len(snap), n = snap.length;
-  if (!(a.layers = layers_with(tr, keys::kMtnJointAttnPrefix)).empty()) {
-    a.source = keys::kMtnJointAttnPrefix;
-    const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
-    const int64_t t = t0.size(2);
-    int64_t m = t - lp, w = 0;
-    if (tr.has(keys::kMtnBlocks)) {
-      auto b = to_ivector(tr.at(keys::kMtnBlocks));
-      if (b.size() == 3) {
-        m = b[0];
-        w = b[2];
-      }
-    }
-    if (m < 0 || m + lp + w != t || t0.size(3) != t) return {};
-    const bool mtn = tr.has(keys::kMtnKeptSource);
-    a.kind = mtn ? "MTN" : (m > 0 ? "MTN naive memory" : "MTN no memory");
-    a.heads = static_cast<int>(t0.size(1));
-    std::vector<int64_t> src;
-    if (tr.has(keys::kMtnCandidateSource)) src = to_ivector(tr.at(keys::kMtnCandidateSource)[0]);
-    std::vector<int64_t> idx, tok;
-    std::vector<std::string> labels;
-    int n_mem = 0;
-    for (int64_t i = 0; i < m; ++i) {
-      const int64_t s = i < static_cast<int64_t>(src.size()) ? src[static_cast<size_t>(i)] : -2;
-      if (s == -1) continue;  // an empty entry: masked everywhere
-      idx.push_back(i);
-      labels.push_back(s >= 0 ? doc_token(doc, s) : "<mem" + std::to_string(i) + ">");
-      tok.push_back(s >= 0 ? s : -1);
-      ++n_mem;
-    }
-    token_rows(snap, doc, idx, labels, tok, m);
-    int n_write = 0;
-    for (int64_t i = 0; i < w; ++i) {
-      const int64_t s = i < static_cast<int64_t>(src.size()) ? src[static_cast<size_t>(i)] : -2;
-      if (s == -1) continue;
-      idx.push_back(m + lp + i);
-      labels.push_back("w" + std::to_string(i));
-      tok.push_back(-1);
-      ++n_write;
-    }
-    a.rows = a.cols = static_cast<int>(idx.size());
-    const int ni = static_cast<int>(n);
-    a.row_blocks = a.col_blocks = {{0, n_mem, "memory"}, {n_mem, ni, "chunk"}, {n_mem + ni, n_write, "write"}};
-    a.row_labels = a.col_labels = labels;
-    a.row_token = a.col_token = tok;
-    fill_maps(a, tr, idx, idx);
-    if (m > 0)
-      compute_masses(a, {{1, 0, "reading", "chunk -> memory: how much the chunk reads from memory"},
-                         {2, 1, "writing", "write -> chunk: how much the new memory takes from the chunk"},
-                         {2, 2, "rewriting", "write -> write block: how much the new memory keeps of the old (in language "
-                                             "modelling the write rows read the memory through their own block)"}});
-    return a;
-  }
-  return {};
-}
-
-
 // One projection's arrays from its counts [K, 2^tau] (and p [N, K] when defined).
 bool fill_hash_path(HashPathData& d, const std::string& path, const torch::Tensor& counts, const torch::Tensor& p) {
   d.path = path;
@@ -327,71 +188,6 @@ void add_hash_path(HashData& h, HashPathData d) {
   h.paths.push_back(std::move(d));
 }
 
-MtnData extract_mtn(const Snapshot& snap, const Document& doc) {
-  MtnData d;
-  const Trace& tr = snap.trace;
-  if (!tr.has(keys::kMtnKeptSource)) return d;
-  auto src = to_ivector(tr.at(keys::kMtnKeptSource)[0]);
-  std::vector<float> imp(src.size(), 0.f);
-  std::vector<int64_t> age(src.size(), -1);
-  if (tr.has(keys::kMtnKeptImportance)) imp = to_vector(tr.at(keys::kMtnKeptImportance)[0]);
-  if (tr.has(keys::kMtnAge)) age = to_ivector(tr.at(keys::kMtnAge)[0]);
-  if (imp.size() != src.size() || age.size() != src.size()) return d;
-  d.present = true;
-  float lo = INFINITY, hi = -INFINITY;
-  int64_t oldest = snap.first_token;
-  for (size_t i = 0; i < src.size(); ++i) {
-    MtnEntry e;
-    e.source = src[i];
-    e.importance = imp[i];
-    e.age = age[i];
-    if (e.source >= 0) {
-      ++d.kept;
-      d.max_age = std::max(d.max_age, e.age);
-      oldest = std::min(oldest, e.source);
-      if (std::isfinite(e.importance)) {
-        lo = std::min(lo, e.importance);
-        hi = std::max(hi, e.importance);
-      }
-    }
-    d.entries.push_back(e);
-  }
-  if (tr.has(keys::kMtnImportance) && tr.has(keys::kMtnCandidateSource)) {
-    auto ci = to_vector(tr.at(keys::kMtnImportance)[0]);
-    auto cs = to_ivector(tr.at(keys::kMtnCandidateSource)[0]);
-    std::vector<int64_t> kept_index;
-    if (tr.has(keys::kMtnKeptIndex)) kept_index = to_ivector(tr.at(keys::kMtnKeptIndex)[0]);
-    std::set<int64_t> kept(kept_index.begin(), kept_index.end());
-    const int64_t m = static_cast<int64_t>(cs.size()) - padded_len(snap);
-    for (size_t c = 0; c < cs.size() && c < ci.size(); ++c) {
-      if (cs[c] < 0) continue;
-      d.cand_source.push_back(cs[c]);
-      d.cand_importance.push_back(ci[c]);
-      d.cand_kept.push_back(kept.count(static_cast<int64_t>(c)) ? 1 : 0);
-      if (static_cast<int64_t>(c) < m) ++d.n_mem_candidates;
-      if (std::isfinite(ci[c])) {
-        lo = std::min(lo, ci[c]);
-        hi = std::max(hi, ci[c]);
-      }
-    }
-  }
-  d.imp_min = hi >= lo ? lo : 0.f;
-  d.imp_max = hi >= lo ? hi : 1.f;
-  // The document from the oldest kept token (or kDocumentContext tokens before the chunk)
-  // to the end of the chunk, at most kMaxDocumentView tokens (as the CLI figure).
-  const int64_t end = std::min(doc.size(), snap.first_token + snap.length);
-  const int64_t l = std::max<int64_t>(1, padded_len(snap));
-  int64_t start = std::max(std::min(oldest, snap.first_token - kDocumentContext), end - kMaxDocumentView);
-  start = std::max<int64_t>(0, (start / l) * l);  // from a chunk start
-  d.view_first = start;
-  d.view_end = std::max(start, end);
-  d.entry_of.assign(static_cast<size_t>(d.view_end - d.view_first), -1);
-  for (size_t i = 0; i < d.entries.size(); ++i) {
-    const int64_t s = d.entries[i].source;
-    if (s >= d.view_first && s < d.view_end) d.entry_of[static_cast<size_t>(s - d.view_first)] = static_cast<int>(i);
-  }
-  return d;
-}
 }  // namespace
 
 void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string&) {
@@ -474,16 +270,6 @@ void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& 
   if (d.attention.source == keys::kRmtAttnPrefix) {
     AttentionData cache = extract_trxl_attention(snap, doc);  // Transformer-XL + RMT's cache map beside it
     if (!cache.empty()) d.extra_attention.push_back(std::move(cache));
-  }
-}
-
-void extract_mtn_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string&) {
-  const Trace& tr = snap.trace;
-  if (d.attention.empty()) d.attention = extract_mtn_attention(snap, doc);
-  d.mtn = extract_mtn(snap, doc);
-  if (tr.has(keys::kQaAnswerProb)) {
-    d.qa_answer_prob = to_vector(tr.at(keys::kQaAnswerProb)[0]);
-    d.qa_answer_prob.resize(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(snap.length, static_cast<int64_t>(d.qa_answer_prob.size())))));
   }
 }
 

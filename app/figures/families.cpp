@@ -1,11 +1,14 @@
-// The app's family entries (app/figures/families.h). Adding a family is its core entry
-// (core/models/family.cpp), its extractor and figures, and one entry here
-// (docs/architecture.md#adding-a-model).
+// The app's family entries (app/figures/families.h). A family in a folder of its own
+// (families/<name>/) is its folder's view entry, included below, and one line in
+// make_view_families() (docs/architecture.md#adding-a-model); Memformer's and the
+// decoder-only family's entries are written here.
 #include "app/figures/families.h"
 
 #include "app/figures/family_extract.h"
 #include "core/models/family.h"
 #include "core/trace/keys.h"
+// The families in folders of their own (families/<name>/view/entry.h), one include each.
+#include "families/mtn/view/entry.h"
 
 #include <stdexcept>
 
@@ -44,16 +47,7 @@ std::vector<ViewFamily> make_view_families() {
     f.extract = extract_decoder_lm_step;
     v.push_back(f);
   }
-  {
-    // The attention panel over the joint layers, the MTN memory panel, the QA answers.
-    ViewFamily f;
-    f.family = "mtn";
-    f.view_keys = {all(keys::kMtnJointAttnPrefix), keys::kMtnBlocks,       keys::kMtnImportance,
-                   keys::kMtnCandidateSource,      keys::kMtnKeptSource,   keys::kMtnKeptIndex,
-                   keys::kMtnKeptImportance,       keys::kMtnAge,          keys::kQaAnswerProb};
-    f.extract = extract_mtn_step;
-    v.push_back(f);
-  }
+  v.push_back(mtn_view_family());  // families/mtn/view/entry.h
   // One entry per core family, in its order: a family registered in core without its view
   // entry here is a programming error caught at the first use (and by tests/gui/test_registry.cpp).
   const auto& core = model_families();

@@ -4,8 +4,9 @@
 #include "app/figures/benefit.h"
 #include "app/figures/hash.h"
 #include "app/figures/memformer.h"
-#include "app/figures/mtn.h"
+#include "families/mtn/view/figures.h"
 #include "core/trace/keys.h"
+#include "families/mtn/core/keys.h"
 #include "viz/export.h"
 
 #include <cmath>

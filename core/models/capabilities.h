@@ -13,7 +13,7 @@ namespace mnemo {
 enum class Architecture {
   kEncoderDecoder,  // Memformer: an encoder reading the memory, a writer and a decoder (dec_layers, n_cls)
   kDecoderOnly,     // RMT, Transformer-XL and their baseline: one decoder stack (core/models/decoder_lm.h)
-  kMtn,             // the MTN family: n1_layers separate and n2_layers joint layers (core/models/mtn.h)
+  kMtn,             // the MTN family: n1_layers separate and n2_layers joint layers (families/mtn/core/model.h)
 };
 
 enum class MemoryKind {

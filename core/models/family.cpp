@@ -1,8 +1,11 @@
-// The model families' entries (core/models/family.h). Adding a family is its model files and
-// one entry here (docs/architecture.md#adding-a-model).
+// The model families' entries (core/models/family.h). A family in a folder of its own
+// (families/<name>/) is its folder's entry, included below, and one name in model_families()
+// (docs/architecture.md#adding-a-model); Memformer and the decoder-only family have theirs here.
 #include "core/models/family.h"
 
 #include "core/trace/keys.h"
+// The families in folders of their own (families/<name>/core/family.h), one include each.
+#include "families/mtn/core/family.h"
 
 #include <stdexcept>
 
@@ -73,34 +76,6 @@ ModelFamily decoder_lm_family() {
                   all(keys::kTrxlAttnPrefix)};
   f.provenance = MNEMO_TORCH_FN(rollout_provenance_step);
   f.provenance_keys = {all(keys::kRmtAttnPrefix)};
-  return f;
-}
-
-// The Memory Transformer Network and the MTN paper's two baselines (core/models/mtn.h).
-ModelFamily mtn_family() {
-  ModelCapabilities mtn;
-  mtn.architecture = Architecture::kMtn;
-  mtn.mtn_family = true;
-  mtn.memory = MemoryKind::kKeptTokens;
-  mtn.provenance = ProvenanceKind::kKeptEntries;
-
-  ModelCapabilities naive;
-  naive.architecture = Architecture::kMtn;
-  naive.mtn_family = true;
-  naive.memory = MemoryKind::kLearnedVectors;
-
-  ModelCapabilities none;
-  none.architecture = Architecture::kMtn;
-  none.mtn_family = true;
-
-  ModelFamily f;
-  f.name = "mtn";
-  f.kinds = {{"mtn", mtn}, {"mtn-naive", naive}, {"no-memory", none}};
-  f.make = MNEMO_TORCH_FN(make_mtn_model);
-  f.trace_keys = {keys::kMtnImportance,      keys::kMtnCandidateSource, keys::kMtnImportancePrev,
-                  keys::kMtnKeptSource,      keys::kMtnKeptIndex,       keys::kMtnKeptImportance,
-                  keys::kMtnAge,             keys::kMtnOutput,          all(keys::kMtnJointAttnPrefix),
-                  keys::kMtnBlocks,          keys::kQaAnswerProb,       keys::kQaLoss};
   return f;
 }
 

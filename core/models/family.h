@@ -56,10 +56,10 @@ bool is_known_model(const std::string& model_kind);
 // lm.loss; the Engine adds the memory-benefit losses and a hashed model its hash.* keys.
 const std::vector<std::string>& common_trace_keys();
 
-// The families' constructors and readers, defined with their models (LibTorch).
+// The families' constructors and readers, defined with their models (LibTorch); a family in a
+// folder of its own declares its constructor in its entry (families/mtn/core/family.h).
 std::shared_ptr<MemoryModelImpl> make_memformer_model(const ModelConfig& cfg);  // core/models/memformer.cpp
 std::shared_ptr<MemoryModelImpl> make_decoder_lm_model(const ModelConfig& cfg);  // core/models/decoder_lm.cpp
-std::shared_ptr<MemoryModelImpl> make_mtn_model(const ModelConfig& cfg);         // core/models/mtn.cpp
 // core/trace/provenance_trace.cpp: the writer's rows (Memformer) and the attention rollout of
 // rmt.attn.* at the write rows (RMT, Transformer-XL + RMT).
 std::optional<ProvenanceStep> writer_provenance_step(const Trace& trace, int64_t segment, int64_t first_token,

@@ -1,6 +1,7 @@
 #include "core/trace/key_check.h"
 
 #include "core/trace/keys.h"
+#include "families/mtn/core/keys.h"
 
 #include <cctype>
 #include <vector>
@@ -18,7 +19,7 @@ struct Rule {
 std::string layered(const char* prefix) { return std::string(prefix) + "<layer>"; }
 
 // The table of docs/formats.md "Trace keys" (and python/mnemoscope/keys.py), by the names of
-// core/trace/keys.h.
+// core/trace/keys.h and the families' own (families/mtn/core/keys.h).
 const std::vector<Rule>& rules() {
   using namespace keys;
   static const std::vector<Rule> r = {

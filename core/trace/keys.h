@@ -1,5 +1,6 @@
 // The canonical trace keys: every name a model, the recorder, the app, the Python package
-// and the tests use for a traced tensor. Shapes are batch first, float32 unless noted; the
+// and the tests use for a traced tensor (a family in a folder of its own keeps its keys there:
+// families/mtn/core/keys.h). Shapes are batch first, float32 unless noted; the
 // same names are used in exported trace files (docs/formats.md, "Trace keys", lists each
 // with its meaning). Keys ending in '.' are prefixes completed by a layer index (or, for
 // hash keys, by a module path and a suffix).
@@ -48,19 +49,8 @@ inline constexpr const char* kRmtMemoryPrev = "rmt.memory_prev";       // [B, m,
 inline constexpr const char* kRmtMemory = "rmt.memory";                // [B, m, d]
 inline constexpr const char* kTrxlAttnPrefix = "trxl.attn.";           // + layer: [B, H, L, P + R + L + W]
 
-// --- Memory Transformer Network (docs/models.md#mtn) ---
-inline constexpr const char* kMtnImportance = "mtn.importance";            // [B, m+L] candidates' V_I.e + b_I
-inline constexpr const char* kMtnCandidateSource = "mtn.candidate_source"; // [B, m+L] int64, -1 = no candidate
-inline constexpr const char* kMtnImportancePrev = "mtn.importance_prev";   // [B, m] added to the logits this step
-inline constexpr const char* kMtnKeptSource = "mtn.kept_source";           // [B, m] int64 document token index
-inline constexpr const char* kMtnKeptIndex = "mtn.kept_index";             // [B, m] int64 candidate index, -1 empty
-inline constexpr const char* kMtnKeptImportance = "mtn.kept_importance";   // [B, m]
-inline constexpr const char* kMtnAge = "mtn.age";                          // [B, m] int64 keep_m_max operations survived
-inline constexpr const char* kMtnOutput = "mtn.e";                         // [B, m+L, d] next memory / candidates, chunk
-inline constexpr const char* kMtnJointAttnPrefix = "mtn.joint_attn.";      // + layer: [B, H, T, T]
-inline constexpr const char* kMtnBlocks = "mtn.blocks";                    // [3] int64 joint rows: memory, chunk, write memory
-inline constexpr const char* kQaAnswerProb = "qa.answer_prob";             // [B, L] P(answer) per chunk token
-inline constexpr const char* kQaLoss = "qa.loss";                          // [B, L] class-weighted NLL per token
+// --- Memory Transformer Network: families/mtn/core/keys.h (a family in a folder of its own
+// keeps its key names there, docs/architecture.md#adding-a-model) ---
 
 // --- MemoryFormer hashed projections at module path P (docs/models.md#memoryformer) ---
 inline constexpr const char* kHashPrefix = "hash.";

@@ -1,5 +1,5 @@
 """The Memory Transformer Network family (`mtn`, `mtn-naive`, `no-memory`) as a torch.nn.Module,
-weight-compatible with core/models/mtn.cpp (docs/models.md "Memory Transformer Network"): the
+weight-compatible with families/mtn/core/model.cpp (docs/models.md "Memory Transformer Network"): the
 same parameter names, the same computation op for op (so `mnemoscope step` and step() agree bit
 for bit on the CPU with dense projections), dropout 0.1 at the same places (active in train()
 only).

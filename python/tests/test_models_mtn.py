@@ -1,5 +1,5 @@
 """mnemoscope.models_mtn: the Memory Transformer Network family (`mtn`, `mtn-naive`,
-`no-memory`) in PyTorch against core/models/mtn.cpp. Weights both ways (C++ export-weights ->
+`no-memory`) in PyTorch against families/mtn/core/model.cpp. Weights both ways (C++ export-weights ->
 load_weights, save_weights -> `mnemoscope step --checkpoint`) with every trace key of a
 document equal to `mnemoscope step`'s (bit for bit with dense projections; the hashed layer
 within a stated tolerance, its integer keys equal), the zoo's mtn-qa model, answer tagging

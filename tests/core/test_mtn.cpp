@@ -7,7 +7,7 @@
 #include "core/engine/engine.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
-#include "core/models/mtn.h"
+#include "families/mtn/core/model.h"
 #include "tests/support/helpers.h"
 #include "tests/support/qa_forward.h"
 

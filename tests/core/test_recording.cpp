@@ -7,6 +7,7 @@
 #include "core/train/recorder.h"
 #include "core/train/run_log.h"
 #include "core/trace/keys.h"
+#include "families/mtn/core/keys.h"
 #include "core/train/trainer.h"
 #include "tests/support/helpers.h"
 

@@ -6,6 +6,7 @@
 #include "core/models/rmt.h"
 #include "core/trace/analysis.h"
 #include "core/trace/hash_stats.h"
+#include "families/mtn/core/keys.h"
 
 #include <algorithm>
 #include <numeric>

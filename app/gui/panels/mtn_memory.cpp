@@ -8,7 +8,7 @@
 #include "app/gui/panels/panels.h"
 
 #include "app/figures/memformer.h"
-#include "app/figures/mtn.h"
+#include "families/mtn/view/figures.h"
 #include "viz/colormap.h"
 #include "app/gui/panels/widgets/widgets.h"
 

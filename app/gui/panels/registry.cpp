@@ -6,7 +6,7 @@
 #include "app/figures/benefit.h"
 #include "app/figures/hash.h"
 #include "app/figures/memformer.h"
-#include "app/figures/mtn.h"
+#include "families/mtn/view/figures.h"
 #include "app/figures/provenance.h"
 #include "app/figures/slot_effects.h"
 #include "app/gui/panels/dashboard.h"

@@ -1,5 +1,5 @@
-#include "core/models/mtn.h"
-#include "core/models/family.h"
+#include "families/mtn/core/model.h"
+#include "families/mtn/core/family.h"
 #include "core/nn/linear.h"
 
 #include "core/data/tokenizer.h"
@@ -363,7 +363,7 @@ SegmentOutput MtnImpl::step(const SegmentInput& in, const MemoryState& mem, Trac
   return out;
 }
 
-// The MTN family's constructor (core/models/family.h): the variant is the kind's memory.
+// The MTN family's constructor (families/mtn/core/family.h): the variant is the kind's memory.
 MemoryModel make_mtn_model(const ModelConfig& cfg) {
   const MemoryKind m = capabilities_of(cfg.model).memory;
   const MtnVariant v = m == MemoryKind::kKeptTokens       ? MtnVariant::kMtn

@@ -1,4 +1,4 @@
-#include "app/figures/mtn.h"
+#include "families/mtn/view/figures.h"
 
 #include "app/figures/doc_text.h"
 #include "app/figures/palette.h"

@@ -27,6 +27,7 @@
 #include "core/models/model.h"
 #include "core/nn/attention.h"
 #include "core/trace/keys.h"
+#include "families/mtn/core/keys.h"
 
 #include <vector>
 
