@@ -115,7 +115,7 @@ TEST_CASE("provenance in the app: Document tint and the timeline's list draw at 
     if (g != 0) continue;
     // Export (Document and Slot timeline with a slot selected): the provenance figures.
     ExportRequest req;
-    req.session = s;
+    req.view = s;
     req.selected_slot = 3;
     req.dir = test::temp_dir("prov-export");
     req.panel = PanelId::kDocument;

@@ -32,7 +32,7 @@ void ControlsPanel::sync_fields(const ViewSource& info) {
 
 // Transport buttons, the speed, how the document is cut and the jump slider.
 void ControlsPanel::draw_transport(PanelContext& ctx, int64_t n) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   ImGui::BeginDisabled(s.info == nullptr || ctx.preview);
   auto tip = [](const char* text) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", text);
@@ -190,7 +190,7 @@ void ControlsPanel::draw_status(const PublishedView& s, int64_t n) {
 
 // The open document's path and Open...
 void ControlsPanel::draw_document_row(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   if (s.info) {
     const std::string path = ui::elide_left(s.info->doc->path, ImGui::GetContentRegionAvail().x - 90.f);
     ImGui::TextUnformatted(path.c_str());
@@ -273,7 +273,7 @@ void ControlsPanel::draw_model_fields(const PublishedView& s) {
 
 // Apply (the fields, checked here too, so a bad value gets its popup without a round trip) and Revert.
 void ControlsPanel::draw_apply(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   const bool have = s.info != nullptr;
   ImGui::BeginDisabled(!have || ctx.preview);
   if (ImGui::Button("Apply")) {
@@ -314,7 +314,7 @@ void ControlsPanel::draw_apply(PanelContext& ctx) {
 
 // The checkpoint path and Load checkpoint.
 void ControlsPanel::draw_checkpoint(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Load checkpoint").x - 24.f);
   ImGui::InputTextWithHint("##ckpt", "checkpoint.safetensors", &checkpoint_);
   ImGui::SameLine();
@@ -333,7 +333,7 @@ void ControlsPanel::draw_checkpoint(PanelContext& ctx) {
 }
 
 void ControlsPanel::draw(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   const int64_t n = s.info ? s.info->num_segments : 0;
   if (s.info && s.info->id != synced_info_) sync_fields(*s.info);
   draw_transport(ctx, n);

@@ -51,8 +51,8 @@ enum class PanelId : int {
 // How many panels the registry has.
 int panel_count();
 // From the registry (app/gui/panels/registry.h): the window title (also its imgui.ini key),
-// the base name of its exported files, and whether it applies to the session's model
-// (Memformer panels to "memformer" and to no session yet, Attention to the RMT /
+// the base name of its exported files, and whether it applies to the shown model
+// (Memformer panels to "memformer" and to no model yet, Attention to the RMT /
 // Transformer-XL / MTN families, Hash buckets to "linear": "hashed", MTN memory to "mtn");
 // when not, *why (if non-null) says what the panel needs.
 const char* panel_title(PanelId id);
@@ -73,7 +73,7 @@ struct ShellRequests {
 };
 
 struct PanelContext {
-  const PublishedView& session;
+  const PublishedView& view;  // what is drawn (not a training session folder)
   ViewModel& vm;
   ui::TextureApi& textures;
   Controller& control;
