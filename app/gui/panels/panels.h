@@ -135,9 +135,9 @@ class ControlsPanel : public Panel {
   void draw_checkpoint(PanelContext& ctx);
   Status status_;
   uint64_t synced_info_ = 0;
-  int64_t slots_ = 0, segment_len_ = 0, heads_ = 0, layers_ = 0, dec_layers_ = 0, dim_ = 0;
-  float temperature_ = 0.f;
-  bool forgetting_ = true;
+  // The shown model's config as edited: the fields of model_field_controls() (their members,
+  // ranges and tooltips from ModelConfig::fields()) change it; Apply sends it whole.
+  ModelConfig edit_;
   uint64_t seed_ = 0;
   std::string checkpoint_;
   std::string other_fields_;  // other_model_fields of the synced model (the line under the fields)
