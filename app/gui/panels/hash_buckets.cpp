@@ -5,6 +5,7 @@
 // fraction, max / mean load) of every table.
 #include "app/gui/panels/panels.h"
 
+#include "app/figures/figures.h"
 #include "app/figures/hash.h"
 #include "app/figures/palette.h"
 
@@ -38,8 +39,8 @@ void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, Im
     if (std::isfinite(v[i])) hi = std::max(hi, v[i]);
   if (std::isfinite(ref)) hi = std::max(hi, ref * 1.25f);
   if (!(hi > 0.f)) hi = 1.f;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", hi);
+  const std::string top = display_number(hi);
+  const char* buf = top.c_str();
   const float left = ImGui::CalcTextSize(buf).x + 6.f;
   const ImVec2 pmin(o.x + left, o.y + 2.f), pmax(o.x + size.x - 2.f, o.y + size.y - lh - 2.f);
   dl->AddRectFilled(pmin, pmax, IM_COL32(255, 255, 255, 12));
