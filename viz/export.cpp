@@ -474,17 +474,13 @@ std::string csv_field(std::string_view field) {
   return out;
 }
 
-namespace {
-
-std::string csv_number(float v) {
+std::string csv_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+  std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
 }
-
-}  // namespace
 
 void write_csv_matrix(const std::string& path, int rows, int cols, const std::vector<float>& values,
                       const std::vector<std::string>& row_labels,

@@ -61,6 +61,10 @@ std::vector<uint8_t> read_png_rgba(const std::string& path, int* w, int* h);
 // write_csv_table: header (may be empty = no header line), then rows; every row must have
 // header.size() fields when a header is given.
 std::string csv_field(std::string_view field);
+// A number in a file cell (every CSV the program writes): 9 significant digits (a float reads
+// back bit for bit), "nan", "inf", "-inf" (as pandas and numpy read them). The one formatter
+// for a value written to a file (docs/architecture.md#conventions).
+std::string csv_number(double v);
 void write_csv_matrix(const std::string& path, int rows, int cols,
                       const std::vector<float>& values,
                       const std::vector<std::string>& row_labels,

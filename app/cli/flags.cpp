@@ -213,8 +213,8 @@ void ModelFlags::add_to(CLI::App* c) {
   // A flag given twice takes its last value (handy for overriding a scripted command line).
   c->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   o_config = c->add_option("--config", config, "model config JSON (sessions/*.json)");
-  // One option per row of ModelConfig::fields() with a flag, its help from the row; the text
-  // is read as the row's kind in resolve(), so its messages are the table's.
+  // One option per row of ModelConfig::fields() with a flag, its help field_tip(row) (the row's
+  // help and range); the text is read as the row's kind in resolve(), so its messages are the table's.
   fields.clear();
   for (const auto& row : ModelConfig::fields().fields())
     if (!row.flag.empty()) fields.push_back(FieldFlag{row.name, row.flag, "", false, nullptr});
@@ -222,17 +222,17 @@ void ModelFlags::add_to(CLI::App* c) {
     const auto& row = *ModelConfig::fields().find(f.field);
     if (row.kind == FieldKind::kBool) {
       const bool sets_false = f.flag.rfind("--no-", 0) == 0;
-      f.opt = c->add_flag(f.flag, f.on, (sets_false ? "turn off: " : "turn on: ") + row.help);
+      f.opt = c->add_flag(f.flag, f.on, (sets_false ? "turn off: " : "turn on: ") + field_tip(row));
       continue;
     }
     static const std::map<FieldKind, const char*> type_names = {
         {FieldKind::kInt, "INT"}, {FieldKind::kSeed, "UINT"}, {FieldKind::kReal, "FLOAT"}, {FieldKind::kString, "TEXT"}};
-    f.opt = c->add_option(f.flag, f.text, row.help)->type_name(type_names.at(row.kind));
+    f.opt = c->add_option(f.flag, f.text, field_tip(row))->type_name(type_names.at(row.kind));
   }
   if (auto* len = field_flag("segment_len"))
-    len->opt->description(
-        "tokens per segment (1..65536); with --checkpoint: how the document is cut (default: as the model was "
-        "trained; at most its segment_len)");
+    len->opt->description(field_tip(*ModelConfig::fields().find("segment_len")) +
+                          "; with --checkpoint: how the document is cut (default: as the model was trained; at most "
+                          "its segment_len)");
   o_seed = c->add_option("--seed", seed, "seed of the random initialisation (default 0)");
   o_checkpoint = c->add_option("--checkpoint", checkpoint, "weights (.safetensors) from export-weights or training");
   o_random = c->add_flag("--random", random,

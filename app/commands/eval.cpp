@@ -28,6 +28,7 @@
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
 #include "core/train/zoo.h"
+#include "viz/export.h"
 
 #include <cmath>
 #include <cstdio>
@@ -276,9 +277,10 @@ int print_patch(const EvalCommandOptions& c, MemoryModelImpl& model, const Model
     io::write_file_atomic(c.csv, [&](std::FILE* f) {
       std::fprintf(f, "token,segment,position,byte,nats_own_memory,nats_patched,bits_saved_by_patch\n");
       for (size_t t = 0; t < with.loss.size(); ++t)
-        std::fprintf(f, "%zu,%lld,%lld,%d,%.6g,%.6g,%.6g\n", t, static_cast<long long>(t / L),
-                     static_cast<long long>(t % L), static_cast<int>(b.id(static_cast<int64_t>(t))), with.loss[t],
-                     patched.loss[t], (with.loss[t] - patched.loss[t]) * kBits);
+        std::fprintf(f, "%zu,%lld,%lld,%d,%s,%s,%s\n", t, static_cast<long long>(t / L), static_cast<long long>(t % L),
+                     static_cast<int>(b.id(static_cast<int64_t>(t))), viz::csv_number(with.loss[t]).c_str(),
+                     viz::csv_number(patched.loss[t]).c_str(),
+                     viz::csv_number((with.loss[t] - patched.loss[t]) * kBits).c_str());
     });
   if (c.json) {
     nlohmann::json segs = nlohmann::json::array();
@@ -383,9 +385,10 @@ int print_doc_score(const EvalCommandOptions& c, MemoryModelImpl& model, const M
       for (size_t t = 0; t < with.loss.size(); ++t) {
         const float w = with.loss[t];
         const float r = has_memory ? reset.loss[t] : std::nanf(""), z = has_memory ? zeroed.loss[t] : std::nanf("");
-        std::fprintf(f, "%zu,%lld,%lld,%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", t, static_cast<long long>(t / L),
-                     static_cast<long long>(t % L), static_cast<int>(doc.id(static_cast<int64_t>(t))), w, r, z,
-                     (r - w) * kBits, (z - w) * kBits);
+        std::fprintf(f, "%zu,%lld,%lld,%d,%s,%s,%s,%s,%s\n", t, static_cast<long long>(t / L),
+                     static_cast<long long>(t % L), static_cast<int>(doc.id(static_cast<int64_t>(t))),
+                     viz::csv_number(w).c_str(), viz::csv_number(r).c_str(), viz::csv_number(z).c_str(),
+                     viz::csv_number((r - w) * kBits).c_str(), viz::csv_number((z - w) * kBits).c_str());
       }
     });
   }

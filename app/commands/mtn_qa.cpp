@@ -214,10 +214,10 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
     for (const auto& r : rl.evals) {
       if (r.value("zero_memory", false) || r.value("final", false) || r.value("split", "") != "valid") continue;
       const double step = num(r, "step");
-      curve_rows.push_back({kind, std::to_string(static_cast<int64_t>(step)), std::to_string(num(r, "loss")),
-                            std::to_string(num(r, "recall")), std::to_string(num(r, "fpr")),
-                            std::to_string(num(r, "pseudo_precision")), std::to_string(num(r, "pseudo_f1")),
-                            std::to_string(num(r, "choice_accuracy"))});
+      curve_rows.push_back({kind, std::to_string(static_cast<int64_t>(step)), viz::csv_number(num(r, "loss")),
+                            viz::csv_number(num(r, "recall")), viz::csv_number(num(r, "fpr")),
+                            viz::csv_number(num(r, "pseudo_precision")), viz::csv_number(num(r, "pseudo_f1")),
+                            viz::csv_number(num(r, "choice_accuracy"))});
       const auto x = static_cast<float>(step);
       s_f1.x.push_back(x);
       s_f1.y.push_back(static_cast<float>(num(r, "pseudo_f1")));

@@ -106,7 +106,7 @@ void write_attention_masses(const AttentionData& a, int64_t segment, int head, c
     for (int h = -1; h < a.heads; ++h) {
       std::vector<std::string> row{std::to_string(a.layers[l]), h < 0 ? std::string("mean") : std::to_string(h)};
       for (size_t k = 0; k < a.mass_names.size(); ++k)
-        row.push_back(fmt_value(a.mass_at(static_cast<int>(l), h, static_cast<int>(k))));
+        row.push_back(viz::csv_number(a.mass_at(static_cast<int>(l), h, static_cast<int>(k))));
       rows.push_back(std::move(row));
     }
   write_table(base + ".csv", header, rows, fm, out);

@@ -122,11 +122,11 @@ void write_memory_benefit(const StepData& st, const Document& doc, const std::st
   const auto b = memory_benefit(st);
   if (b.empty()) return;
   write_figure(memory_benefit_figure(st, doc), base, fm, out);
-  auto bits = [](float nats) { return fmt_value(nats / kLn2); };
+  auto bits = [](float nats) { return viz::csv_number(nats / kLn2); };
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : b)
     rows.push_back({std::to_string(e.token), std::to_string(doc.id(e.token)), token_text(doc, e.token), bits(e.loss),
-                    bits(e.loss_reset), bits(e.loss_zeroed), fmt_value(e.bits_vs_reset()), fmt_value(e.bits_vs_zeroed())});
+                    bits(e.loss_reset), bits(e.loss_zeroed), viz::csv_number(e.bits_vs_reset()), viz::csv_number(e.bits_vs_zeroed())});
   write_table(base + ".csv",
               {"token", "id", "text", "loss_bits", "loss_reset_bits", "loss_zeroed_bits", "benefit_bits",
                "benefit_zeroed_bits"},

@@ -20,11 +20,11 @@ std::string token_text(const Document& doc, int64_t t) {
   return viz::token_label(std::string_view(doc.bytes).substr(static_cast<size_t>(b), static_cast<size_t>(e - b)));
 }
 
-std::string fmt_value(double v) {
+std::string display_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 

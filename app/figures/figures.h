@@ -10,6 +10,7 @@
 #include "app/figures/step_data.h"
 #include "core/data/document.h"
 #include "viz/charts.h"
+#include "viz/export.h"
 #include "viz/figure.h"
 
 #include <string>
@@ -30,8 +31,11 @@ std::string random_weights_stamp(const std::string& model_kind, uint64_t seed);
 
 // Label of document token `t` (bytes escaped for display); "-" outside the document.
 std::string token_text(const Document& doc, int64_t t);
-// A number for CSV cells (%.9g: round-trips a float).
-std::string fmt_value(double v);
+// A measured value in a sentence a person reads (a tour check's report, a panel's axis
+// label): 4 significant digits, "nan", "inf", "-inf". A value written to a file is
+// viz::csv_number's (viz/export.h), one a person may type back number_text's
+// (core/io/config_fields.h): docs/architecture.md#conventions.
+std::string display_number(double v);
 
 // A step's loss as Controls shows it, in both units: "1.2345 nats/token = 1.7810 bits/byte"
 // (every token is one byte of the document, so bits/byte = nats / ln 2: eval's unit).

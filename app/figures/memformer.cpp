@@ -147,7 +147,7 @@ void write_slot_types(const StepData& st, const SlotThresholds& th, const std::s
   write_figure(viz::make_bars(slot_types_spec(st, th)), base, fm, out);
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < st.self_mass.size(); ++i)
-    rows.push_back({std::to_string(i), slot_type_name(classify_mass(st.self_mass[i], th)), fmt_value(st.self_mass[i])});
+    rows.push_back({std::to_string(i), slot_type_name(classify_mass(st.self_mass[i], th)), viz::csv_number(st.self_mass[i])});
   write_table(base + ".csv", {"slot", "type", "self_mass"}, rows, fm, out);
 }
 
@@ -156,7 +156,7 @@ void write_forgetting(const StepData& st, const std::string& base, const FigureF
   const viz::BarSpec spec = forgetting_spec(st);
   write_figure(viz::make_bars(spec), base, fm, out);
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < spec.values.size(); ++i) rows.push_back({spec.labels[i], fmt_value(spec.values[i])});
+  for (size_t i = 0; i < spec.values.size(); ++i) rows.push_back({spec.labels[i], viz::csv_number(spec.values[i])});
   write_table(base + ".csv", {"slot", "v_bias_norm"}, rows, fm, out);
 }
 
@@ -169,7 +169,7 @@ void write_memory(const StepData& st, int highlight, const std::string& base, co
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < st.slot_norm.size(); ++i) {
     const float c = i < st.cos_prev.size() ? st.cos_prev[i] : NAN;
-    rows.push_back({std::to_string(i), fmt_value(st.slot_norm[i]), fmt_value(c), fmt_value(1.f - c)});
+    rows.push_back({std::to_string(i), viz::csv_number(st.slot_norm[i]), viz::csv_number(c), viz::csv_number(1.f - c)});
   }
   write_table(base + "_slots.csv", {"slot", "norm", "cos_prev", "drift"}, rows, fm, out);
 }
@@ -193,7 +193,7 @@ void write_token_losses(const VisitedSegments& visited, const Document& doc, int
     for (int64_t t = seg * segment_len; t < std::min(doc.size(), (seg + 1) * segment_len); ++t) {
       const TokenLossAt l = token_loss_at(visited, segment_len, t);
       rows.push_back({std::to_string(t), std::to_string(seg), std::to_string(doc.id(t)), token_text(doc, t),
-                      l.segment < 0 ? "" : fmt_value(l.loss), l.segment < 0 ? "" : std::to_string(l.segment)});
+                      l.segment < 0 ? "" : viz::csv_number(l.loss), l.segment < 0 ? "" : std::to_string(l.segment)});
     }
   }
   write_table(base + "_tokens.csv", {"token", "segment", "id", "text", "loss", "predicted_at_segment"}, rows, fm, out);

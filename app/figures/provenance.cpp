@@ -80,10 +80,10 @@ void write_provenance(const ProvenanceState& p, int slot, const Document& doc, i
     const float v = p.at(slot, t);
     if (v <= 0.f) continue;
     rows.push_back({std::to_string(t), std::to_string(t / std::max<int64_t>(1, segment_len)),
-                    std::to_string(t % std::max<int64_t>(1, segment_len)), token_text(doc, t), fmt_value(v)});
+                    std::to_string(t % std::max<int64_t>(1, segment_len)), token_text(doc, t), viz::csv_number(v)});
   }
-  rows.push_back({"initial", "", "", "", fmt_value(p.initial[slot])});
-  rows.push_back({"other", "", "", "", fmt_value(p.other[slot])});
+  rows.push_back({"initial", "", "", "", viz::csv_number(p.initial[slot])});
+  rows.push_back({"other", "", "", "", viz::csv_number(p.other[slot])});
   write_table(base + ".csv", {"token", "segment", "position", "text", "share"}, rows, fm, out);
 }
 
@@ -93,12 +93,12 @@ void write_slot_holdings(const VisitedSegments& visited, int slot, const Documen
   std::vector<std::vector<std::string>> rows;
   for (const auto& [seg, rec] : visited) {
     if (rec->prov_top_k <= 0 || static_cast<size_t>(slot + 1) * rec->prov_top_k > rec->prov_top.size()) continue;
-    const std::string init = static_cast<size_t>(slot) < rec->prov_initial.size() ? fmt_value(rec->prov_initial[slot]) : "";
+    const std::string init = static_cast<size_t>(slot) < rec->prov_initial.size() ? viz::csv_number(rec->prov_initial[slot]) : "";
     for (int k = 0; k < rec->prov_top_k; ++k) {
       const ProvenanceSource& s = rec->prov_top[static_cast<size_t>(slot) * rec->prov_top_k + k];
       if (s.token < 0) break;
       rows.push_back({std::to_string(seg), std::to_string(k + 1), std::to_string(s.token), token_text(doc, s.token),
-                      fmt_value(s.weight), init});
+                      viz::csv_number(s.weight), init});
     }
   }
   if (rows.empty()) return;

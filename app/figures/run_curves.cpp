@@ -136,7 +136,7 @@ std::vector<std::string> write_run_curve(const RunLog& log, const std::string& n
         for (size_t j = 0; j < c.x.size(); ++j)
           if (c.x[j] >= static_cast<double>(lo) && c.x[j] <= static_cast<double>(hi))
             rows.push_back({which == 1 ? c.name + " (B)" : c.name, std::to_string(static_cast<int64_t>(c.x[j])),
-                            fmt_value(c.y[j])});
+                            viz::csv_number(c.y[j])});
     }
     write_table(base + ".csv", {"series", "step", "value"}, rows, fm, out);
   }
@@ -149,8 +149,8 @@ std::vector<std::string> write_final_evaluations(const RunLog& log, const std::s
   if (finals.empty() || !fm.csv) return out;
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : finals)
-    rows.push_back({f.split, f.zero_memory ? "true" : "false", std::to_string(f.step), fmt_value(f.loss),
-                    fmt_value(f.accuracy), fmt_value(f.bits_per_token)});
+    rows.push_back({f.split, f.zero_memory ? "true" : "false", std::to_string(f.step), viz::csv_number(f.loss),
+                    viz::csv_number(f.accuracy), viz::csv_number(f.bits_per_token)});
   write_table(dir + "/final_evaluation.csv", {"split", "zero_memory", "step", "loss", "accuracy", "bits_per_token"}, rows,
               fm, out);
   return out;

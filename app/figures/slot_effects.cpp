@@ -109,10 +109,10 @@ void write_slot_effects(const SlotEffects& fx, const Document& doc, const std::s
     for (size_t k = 0; k < fx.tokens.size(); ++k) {
       const int64_t t = fx.tokens[k];
       std::vector<std::string> r = {std::to_string(e), fx.labels[static_cast<size_t>(e)], std::to_string(t),
-                                    std::to_string(static_cast<int>(doc.id(t))), fmt_value(fx.carried[k])};
+                                    std::to_string(static_cast<int>(doc.id(t))), viz::csv_number(fx.carried[k])};
       for (size_t a = 0; a < fx.ablations.size(); ++a) {
-        r.push_back(fmt_value(fx.removed[a][static_cast<size_t>(e)][k]));
-        r.push_back(fmt_value(fx.bits(a, e, k)));
+        r.push_back(viz::csv_number(fx.removed[a][static_cast<size_t>(e)][k]));
+        r.push_back(viz::csv_number(fx.bits(a, e, k)));
       }
       rows.push_back(std::move(r));
     }

@@ -44,25 +44,32 @@ ConfigError nested_error(const ConfigError& e, const std::string& prefix) {
 
 ConfigError error_in(const std::string& context, const ConfigError& e) { return ConfigError(context + e.what(), e.field()); }
 
+std::string int_range_text(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
+
+std::string real_range_text(const RealRange& r) {
+  return (r.lo_open ? "(" : "[") + bound_text(r.lo) + ", " + bound_text(r.hi) + (r.hi_open ? ")" : "]");
+}
+
+std::string choice_text(const std::vector<std::string>& allowed) {
+  std::string list;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + ("\"" + allowed[i] + "\"");
+  return list;
+}
+
 void check_range(const std::string& field, int64_t v, int64_t lo, int64_t hi) {
-  if (v < lo || v > hi)
-    throw field_error(field, "= " + std::to_string(v) + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+  if (v < lo || v > hi) throw field_error(field, "= " + std::to_string(v) + " is out of range " + int_range_text(lo, hi));
 }
 
 void check_range(const std::string& field, double v, const RealRange& r) {
   const bool inside = !std::isnan(v) && (r.lo_open ? v > r.lo : v >= r.lo) && (r.hi_open ? v < r.hi : v <= r.hi);
-  if (!inside)
-    throw field_error(field, "= " + number_text(v) + " is out of range " + (r.lo_open ? "(" : "[") + bound_text(r.lo) +
-                                 ", " + bound_text(r.hi) + (r.hi_open ? ")" : "]"));
+  if (!inside) throw field_error(field, "= " + number_text(v) + " is out of range " + real_range_text(r));
 }
 
 void check_choice(const std::string& field, const std::string& v, const std::vector<std::string>& allowed) {
   for (const auto& a : allowed)
     if (a == v) return;
-  std::string list;
-  for (size_t i = 0; i < allowed.size(); ++i)
-    list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + ("\"" + allowed[i] + "\"");
-  throw field_error(field, "= '" + v + "' must be " + list);
+  throw field_error(field, "= '" + v + "' must be " + choice_text(allowed));
 }
 
 namespace config_detail {
@@ -86,7 +93,7 @@ void throw_type(const std::string& path, FieldKind kind, const nlohmann::json& v
 
 int64_t int_of(const std::string& path, const nlohmann::json& v, int64_t lo, int64_t hi) {
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    throw field_error(path, "= " + v.dump() + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+    throw field_error(path, "= " + v.dump() + " is out of range " + int_range_text(lo, hi));
   return v.get<int64_t>();
 }
 

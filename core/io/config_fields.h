@@ -57,6 +57,11 @@ void check_range(const std::string& field, int64_t v, int64_t lo, int64_t hi);
 void check_range(const std::string& field, double v, const RealRange& range);
 // ConfigError unless `v` is one of `allowed`.
 void check_choice(const std::string& field, const std::string& v, const std::vector<std::string>& allowed);
+// The ranges as those messages write them: "1..65536"; "(0, 100]" ([ ] closed, ( ) open, inf
+// unbounded); "\"dense\" or \"hashed\"".
+std::string int_range_text(int64_t lo, int64_t hi);
+std::string real_range_text(const RealRange& range);
+std::string choice_text(const std::vector<std::string>& allowed);
 
 enum class FieldKind { kInt, kSeed, kReal, kBool, kString, kObject };
 
@@ -155,6 +160,28 @@ ConfigField<C> object_field(std::string name, void (*read)(C&, const nlohmann::j
   f.read_object = read;
   f.write_object = write;
   return f;
+}
+
+// A row's range as its messages write it (above); "" for a row without one (a bool, a seed, an
+// object, a string of any value).
+template <class C>
+std::string range_text(const ConfigField<C>& f) {
+  switch (f.kind) {
+    case FieldKind::kInt: return int_range_text(f.lo, f.hi);
+    case FieldKind::kReal: return real_range_text(f.range);
+    case FieldKind::kString: return f.allowed.empty() ? std::string() : choice_text(f.allowed);
+    default: return std::string();
+  }
+}
+
+// What a row says to someone about to edit its field (the Model panel's tooltips): its help,
+// then its range, e.g. "tokens per segment; range 1..65536", "...; range (0, 100]",
+// "...; \"dense\" or \"hashed\""; the help alone for a row without a range.
+template <class C>
+std::string field_tip(const ConfigField<C>& f) {
+  const std::string r = range_text(f);
+  if (r.empty()) return f.help;
+  return f.help + (f.kind == FieldKind::kString ? "; " : "; range ") + r;
 }
 
 namespace config_detail {

@@ -41,17 +41,19 @@ const ConfigFields<ModelConfig>& ModelConfig::fields() {
   const double inf = std::numeric_limits<double>::infinity();
   static const ConfigFields<ModelConfig> table(
       "", {string_field("model", &M::model, known_models(), "model kind: " + join_names(known_models()), "--model"),
-           int_field("slots", &M::slots, 1, 65536, "memory size: Memformer slots (RMT memory tokens, MTN kept entries)",
+           int_field("slots", &M::slots, 1, 65536,
+                     "memory size: Memformer slots k, RMT memory tokens, Transformer-XL's cache while cache_len is -1, "
+                     "MTN kept entries",
                      "--slots"),
            int_field("segment_len", &M::segment_len, 1, 65536, "tokens per segment", "--segment-len"),
            int_field("dim", &M::dim, 1, 65536, "model width d", "--dim"),
-           int_field("heads", &M::heads, 1, 1024, "attention heads", "--heads"),
+           int_field("heads", &M::heads, 1, 1024, "attention heads (dim must be a multiple)", "--heads"),
            int_field("layers", &M::layers, 1, 256, "(encoder) layers", "--layers"),
            int_field("dec_layers", &M::dec_layers, 1, 256, "decoder layers (Memformer)", "--dec-layers"),
            int_field("ff", &M::ff, 0, 1 << 20, "feed-forward width; 0 = 4 * dim"),
            int_field("n_cls", &M::n_cls, 0, 1024, "Memformer classification tokens appended to the encoder input"),
            real_field("temperature", &M::temperature, {0.0, 100.0, true, false},
-                      "Memformer writer temperature tau, in (0, 100]", "--temperature"),
+                      "Memformer writer temperature tau: small = sharper writer attention", "--temperature"),
            bool_field("forgetting", &M::forgetting, "Memformer biased memory normalisation with v_bias",
                       "--no-forgetting"),
            bool_field("memory", &M::memory, "Memformer: false = the \"w/o memory\" ablation"),

@@ -515,7 +515,7 @@ TEST_CASE("side by side: Export all writes each side's panel figures named A and
     auto alone = [&](const ViewPtr& v, PanelId id, const std::string& part) {
       ExportRequest r;
       r.panel = id;
-      r.session = v;
+      r.view = v;
       r.dir = test::temp_dir("sbs-export-alone-" + part);
       return test::read_file(found(export_panel(r), part, ".csv"));
     };

@@ -142,7 +142,7 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   spec.tokens = 12;
   spec.visited = 4;
   ExportRequest req;
-  req.session = make_synthetic_session(spec);
+  req.view = make_synthetic_session(spec);
   req.panel = PanelId::kControls;  // all panels
   req.selected_slot = 2;
   req.dir = test::temp_dir("gui-export") + "/out";
@@ -167,13 +167,13 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   CHECK(test::read_file(req.dir + "/seg-0003-slot_types.svg").find("not a trained model") == std::string::npos);
   {
     ExportRequest random = req;
-    auto view = std::make_shared<PublishedView>(*req.session);
+    auto view = std::make_shared<PublishedView>(*req.view);
     auto info = std::make_shared<ViewSource>(*view->info);
     info->random_weights = true;
     info->cfg.model = "memformer";
     info->seed = 7;
     view->info = info;
-    random.session = view;
+    random.view = view;
     random.panel = PanelId::kControls;
     random.dir = test::temp_dir("gui-export-random") + "/out";
     auto files = export_panel(random);
@@ -192,7 +192,7 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   bad.dir = "/proc/no-such-dir/x";
   CHECK_THROWS_WITH_AS(export_panel(bad), doctest::Contains("export folder"), InputError);
   bad = req;
-  bad.session = std::make_shared<PublishedView>();
+  bad.view = std::make_shared<PublishedView>();
   CHECK_THROWS_AS(export_panel(bad), InputError);
 }
 
@@ -308,7 +308,7 @@ TEST_CASE("gui export: the Document panel writes the memory_benefit figure and C
   for (float& v : step->token_losses_zeroed.values) v += 2.f;
   view->step = step;
   ExportRequest req;
-  req.session = view;
+  req.view = view;
   req.panel = PanelId::kDocument;
   req.dir = test::temp_dir("gui-export-benefit") + "/out";
   export_panel(req);
@@ -334,7 +334,7 @@ TEST_CASE("gui export: the Document panel writes the memory_benefit figure and C
   plain_step->token_losses_reset = TokenLosses{};
   plain_step->token_losses_zeroed = TokenLosses{};
   plain->step = plain_step;
-  req.session = plain;
+  req.view = plain;
   req.dir = test::temp_dir("gui-export-no-benefit") + "/out";
   export_panel(req);
   CHECK(test::file_exists(req.dir + "/seg-0001-document_loss.png"));

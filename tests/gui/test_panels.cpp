@@ -58,7 +58,7 @@ ModelConfig tiny(const std::string& model, const std::string& linear = "dense") 
 }
 
 // A session as the worker publishes it, after `steps` steps of a small model on the sample document.
-ViewPtr stepped_session(const ModelConfig& cfg, int steps) {
+ViewPtr stepped_view(const ModelConfig& cfg, int steps) {
   auto doc = std::make_shared<const Document>(load_document(std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt"));
   Engine engine(make_model(cfg, 1), *doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));
   auto info = std::make_shared<ViewSource>();
@@ -147,7 +147,7 @@ TEST_CASE("gui panels: split_hash_path separates the layer from the projection")
 
 TEST_CASE("gui panels: rmt, trxl and transformer steps carry their attention maps and masses") {
   {
-    auto s = stepped_session(tiny("rmt"), 2);
+    auto s = stepped_view(tiny("rmt"), 2);
     const AttentionData& a = s->step->attention;
     REQUIRE_FALSE(a.empty());
     CHECK(a.kind == "RMT");
@@ -184,7 +184,7 @@ TEST_CASE("gui panels: rmt, trxl and transformer steps carry their attention map
     CHECK_FALSE(s->step->has_writer());
   }
   {
-    auto s = stepped_session(tiny("trxl"), 2);
+    auto s = stepped_view(tiny("trxl"), 2);
     const AttentionData& a = s->step->attention;
     REQUIRE_FALSE(a.empty());
     CHECK(a.kind == "Transformer-XL");
@@ -197,7 +197,7 @@ TEST_CASE("gui panels: rmt, trxl and transformer steps carry their attention map
     CHECK(a.mass_at(0, -1, 0) + a.mass_at(0, -1, 1) == doctest::Approx(1.0).epsilon(1e-4));
   }
   {
-    auto s = stepped_session(tiny("transformer"), 1);
+    auto s = stepped_view(tiny("transformer"), 1);
     const AttentionData& a = s->step->attention;
     REQUIRE_FALSE(a.empty());
     CHECK(a.kind == "Transformer");
@@ -207,7 +207,7 @@ TEST_CASE("gui panels: rmt, trxl and transformer steps carry their attention map
 }
 
 TEST_CASE("gui panels: hashed projections and the MTN memory reach StepData") {
-  auto s = stepped_session(tiny("rmt", "hashed"), 2);
+  auto s = stepped_view(tiny("rmt", "hashed"), 2);
   const HashData& h = s->step->hash;
   REQUIRE_FALSE(h.empty());
   CHECK_FALSE(h.groups.empty());
@@ -229,7 +229,7 @@ TEST_CASE("gui panels: hashed projections and the MTN memory reach StepData") {
     CHECK(row == doctest::Approx(static_cast<double>(p.buckets)).epsilon(1e-4));
   }
 
-  auto m = stepped_session(tiny("mtn"), 3);
+  auto m = stepped_view(tiny("mtn"), 3);
   const MtnData& d = m->step->mtn;
   REQUIRE(d.present);
   CHECK(d.entries.size() == 3u);
@@ -252,10 +252,10 @@ TEST_CASE("gui panels: hashed projections and the MTN memory reach StepData") {
   CHECK(m->step->attention.kind == "MTN");
   CHECK(m->step->attention.row_blocks.size() == 3);
 
-  auto naive = stepped_session(tiny("mtn-naive"), 2);
+  auto naive = stepped_view(tiny("mtn-naive"), 2);
   CHECK_FALSE(naive->step->mtn.present);
   CHECK(naive->step->attention.kind == "MTN naive memory");
-  auto none = stepped_session(tiny("no-memory"), 2);
+  auto none = stepped_view(tiny("no-memory"), 2);
   CHECK(none->step->attention.kind == "MTN no memory");
   CHECK(none->step->attention.mass_names.empty());
 }
@@ -323,11 +323,11 @@ TEST_CASE("gui panels: attention, hash and MTN panels draw 100 frames on real tr
     CAPTURE(c.model);
     CAPTURE(c.linear);
     auto cfg = tiny(c.model, c.linear);
-    auto s = stepped_session(cfg, c.steps);
+    auto s = stepped_view(cfg, c.steps);
     REQUIRE(s->step);
     if (std::string(c.model) != "memformer") CHECK_FALSE(s->step->attention.empty());
     CHECK(s->step->hash.empty() == (std::string(c.linear) == "dense"));
-    auto other = stepped_session(cfg, 1);  // a different step for a few frames
+    auto other = stepped_view(cfg, 1);  // a different step for a few frames
     draw_frames(s, other);
   }
 }
@@ -337,7 +337,7 @@ TEST_CASE("gui panels: attention maps are coloured on 0..1 by default, the range
   // 1, whatever it is; by default a colour means one weight on every map and step.
   for (const char* model : {"rmt", "memformer"}) {
     CAPTURE(model);
-    auto s = stepped_session(tiny(model), 2);
+    auto s = stepped_view(tiny(model), 2);
     REQUIRE(s->step);
     const bool memformer = std::string(model) == "memformer";
     float largest = 0.f;
@@ -394,7 +394,7 @@ TEST_CASE("gui panels: empty and absent traces draw without asserting") {
     draw_frames(stepped, unstepped);
 
     ExportRequest req;
-    req.session = stepped;
+    req.view = stepped;
     req.dir = test::temp_dir("gui-panels-empty") + "/out";
     for (PanelId id : {PanelId::kAttention, PanelId::kHashBuckets, PanelId::kMtnMemory}) {
       req.panel = id;
@@ -407,7 +407,7 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
   const std::string dir = test::temp_dir("gui-panels-export");
   {
     ExportRequest req;
-    req.session = stepped_session(tiny("rmt", "hashed"), 2);
+    req.view = stepped_view(tiny("rmt", "hashed"), 2);
     req.dir = dir + "/rmt";
     req.panel = PanelId::kAttention;
     req.attn_layer = 1;
@@ -422,7 +422,7 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
     CHECK(test::file_exists(req.dir + "/seg-0001-attention_l0_mean.csv"));
 
     req.panel = PanelId::kHashBuckets;
-    const auto& h = req.session->step->hash;
+    const auto& h = req.view->step->hash;
     req.hash_path = h.paths.back().path;
     req.hash_table = 1;
     paths = export_panel(req);
@@ -442,7 +442,7 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
   }
   {
     ExportRequest req;
-    req.session = stepped_session(tiny("trxl"), 2);
+    req.view = stepped_view(tiny("trxl"), 2);
     req.dir = dir + "/trxl";
     req.panel = PanelId::kAttention;
     export_panel(req);
@@ -451,7 +451,7 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
   }
   {
     ExportRequest req;
-    req.session = stepped_session(tiny("mtn"), 3);
+    req.view = stepped_view(tiny("mtn"), 3);
     req.dir = dir + "/mtn";
     req.panel = PanelId::kMtnMemory;
     export_panel(req);

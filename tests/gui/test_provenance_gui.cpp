@@ -115,7 +115,7 @@ TEST_CASE("provenance in the app: Document tint and the timeline's list draw at 
     if (g != 0) continue;
     // Export (Document and Slot timeline with a slot selected): the provenance figures.
     ExportRequest req;
-    req.session = s;
+    req.view = s;
     req.selected_slot = 3;
     req.dir = test::temp_dir("prov-export");
     req.panel = PanelId::kDocument;
@@ -134,10 +134,10 @@ TEST_CASE("provenance in the app: Document tint and the timeline's list draw at 
     const std::string csv = test::read_file(base + "document_provenance_slot3.csv");
     REQUIRE_FALSE(csv.empty());
     CHECK(csv.find("token,segment,position,text,share") == 0);
-    CHECK(csv.find("initial,,,," + fmt_value(s->provenance->initial[3])) != std::string::npos);
+    CHECK(csv.find("initial,,,," + viz::csv_number(s->provenance->initial[3])) != std::string::npos);
     const ProvenanceSource& top = s->provenance->top_of(3)[0];
     CHECK(csv.find("\n" + std::to_string(top.token) + ",") != std::string::npos);
-    CHECK(csv.find(fmt_value(top.weight)) != std::string::npos);
+    CHECK(csv.find(viz::csv_number(top.weight)) != std::string::npos);
   }
 }
 

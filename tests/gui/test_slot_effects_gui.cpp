@@ -100,7 +100,7 @@ TEST_CASE("slot effects in the app: the worker's equal segment_entry_effects of 
       const auto& reg = panel_registry();
       const auto it = std::find_if(reg.begin(), reg.end(), [](const PanelDef& d) { return std::string(d.file_name) == "slot_effects"; });
       ExportRequest req;
-      req.session = v;
+      req.view = v;
       req.panel = panel_id(*it);
       req.dir = test::temp_dir("slot-fx-export-" + kind);
       const auto paths = export_panel(req);

@@ -1,10 +1,38 @@
 #include "app/gui/model/model_fields.h"
 
 #include "core/models/capabilities.h"
+#include "core/models/family.h"
+
+#include <stdexcept>
 
 #include <vector>
 
 namespace mnemo::app {
+
+std::vector<ModelFieldControl> model_field_controls(const std::string& model_kind) {
+  const std::string kind = is_known_model(model_kind) ? model_kind : std::string("memformer");
+  const ModelCapabilities& caps = capabilities_of(kind);
+  const bool enc_dec = caps.architecture == Architecture::kEncoderDecoder;
+  ModelConfig cfg;
+  cfg.model = kind;
+  std::vector<const char*> names = {"slots", "segment_len", "heads", "dim", "layers"};
+  if (enc_dec) names.insert(names.end(), {"dec_layers", "temperature", "forgetting"});
+  const std::string unused =
+      "not used by " + kind + (caps.mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
+  std::vector<ModelFieldControl> out;
+  for (const char* name : names) {
+    ModelFieldControl c;
+    c.row = ModelConfig::fields().find(name);
+    if (!c.row) throw std::logic_error(std::string("model_field_controls: no row '") + name + "' in ModelConfig::fields()");
+    c.label = c.row->name;
+    for (char& ch : c.label) ch = ch == '_' ? ' ' : ch;
+    const std::string n = name;
+    c.used = !((n == "slots" && !cfg.uses_slots()) || (n == "layers" && caps.mtn_family));
+    c.tip = c.used ? field_tip(*c.row) : unused;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 std::string other_model_fields(const ModelConfig& cfg) {
   const ModelCapabilities& caps = capabilities_of(cfg.model);

@@ -1,6 +1,8 @@
 #include "app/gui/model/tour_check.h"
 
+#include "app/figures/figures.h"
 #include "app/figures/memory_reads.h"
+#include "core/io/config_fields.h"
 #include "core/trace/slot_types.h"
 
 #include <algorithm>
@@ -12,16 +14,13 @@ namespace mnemo::app {
 
 namespace {
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
+// A measured value in a report (4 significant digits); the bounds as the tour file gives them.
+std::string num(double v) { return display_number(v); }
 
 std::string bounds(const TourCheck& c) {
-  if (c.min > -1e299 && c.max < 1e299) return "[" + num(c.min) + ", " + num(c.max) + "]";
-  if (c.min > -1e299) return ">= " + num(c.min);
-  return "<= " + num(c.max);
+  if (c.min > -1e299 && c.max < 1e299) return "[" + number_text(c.min) + ", " + number_text(c.max) + "]";
+  if (c.min > -1e299) return ">= " + number_text(c.min);
+  return "<= " + number_text(c.max);
 }
 
 bool within(const TourCheck& c, double v) { return std::isfinite(v) && v >= c.min && v <= c.max; }

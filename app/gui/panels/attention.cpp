@@ -66,7 +66,7 @@ void AttentionPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
   map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
-  const auto& step = ctx.session.step;
+  const auto& step = ctx.view.step;
   if (!step || step->attention.empty()) {
     ImGui::TextDisabled(step ? "This model's trace has no attention maps (rmt.attn.*, trxl.attn.*, mtn.joint_attn.*)."
                              : "Step to a segment to see the attention.");

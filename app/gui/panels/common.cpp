@@ -20,7 +20,7 @@ void export_button(PanelContext& ctx, PanelId id) {
   const float x = ImGui::GetWindowContentRegionMax().x - w;
   if (x >= ImGui::GetCursorPosX()) ImGui::SetCursorPosX(x);
   else ImGui::NewLine();
-  ImGui::BeginDisabled(ctx.preview || !ctx.session.step);
+  ImGui::BeginDisabled(ctx.preview || !ctx.view.step);
   if (ImGui::SmallButton(label)) ctx.requests.export_panel = static_cast<int>(id);
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))

@@ -17,14 +17,7 @@ namespace mnemo::app {
 
 void ControlsPanel::sync_fields(const ViewSource& info) {
   synced_info_ = info.id;
-  slots_ = info.cfg.slots;
-  segment_len_ = info.cfg.segment_len;
-  heads_ = info.cfg.heads;
-  layers_ = info.cfg.layers;
-  dec_layers_ = info.cfg.dec_layers;
-  dim_ = info.cfg.dim;
-  temperature_ = static_cast<float>(info.cfg.temperature);
-  forgetting_ = info.cfg.forgetting;
+  edit_ = info.cfg;
   seed_ = info.seed;
   checkpoint_ = info.checkpoint;
   other_fields_ = other_model_fields(info.cfg);
@@ -32,7 +25,7 @@ void ControlsPanel::sync_fields(const ViewSource& info) {
 
 // Transport buttons, the speed, how the document is cut and the jump slider.
 void ControlsPanel::draw_transport(PanelContext& ctx, int64_t n) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   ImGui::BeginDisabled(s.info == nullptr || ctx.preview);
   auto tip = [](const char* text) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", text);
@@ -190,7 +183,7 @@ void ControlsPanel::draw_status(const PublishedView& s, int64_t n) {
 
 // The open document's path and Open...
 void ControlsPanel::draw_document_row(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   if (s.info) {
     const std::string path = ui::elide_left(s.info->doc->path, ImGui::GetContentRegionAvail().x - 90.f);
     ImGui::TextUnformatted(path.c_str());
@@ -205,59 +198,45 @@ void ControlsPanel::draw_document_row(PanelContext& ctx) {
 }
 
 // The fields Apply can change (those the shown model does not use greyed out), then the rest
-// of its config.
+// of its config. Which fields, their labels, ranges and tooltips: model_field_controls(), read
+// from ModelConfig::fields() (app/gui/model/model_fields.h), so a help or range changed in the
+// table shows here.
 void ControlsPanel::draw_model_fields(const PublishedView& s) {
   const bool have = s.info != nullptr;
   // Fields shrink with the panel so their labels stay readable (negative width = leave room).
   const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
   auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
-  const std::string model = have ? s.info->cfg.model : std::string("memformer");
-  const ModelCapabilities& caps = capabilities_of(model);
-  const bool memformer = caps.architecture == Architecture::kEncoderDecoder;
-  const bool mtn_family = caps.mtn_family;
-  const std::string unused = "not used by " + model + (mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
-  auto field = [&](const char* label, int64_t* v, const char* tip, bool used = true) {
-    ImGui::BeginDisabled(!used);
-    ImGui::SetNextItemWidth(width());
-    ImGui::InputScalar(label, ImGuiDataType_S64, v);
-    ImGui::EndDisabled();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", used ? tip : unused.c_str());
+  const std::string kind = have ? edit_.model : std::string("memformer");  // no model yet: the default's fields
+  auto tip = [](const std::string& text) {
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", text.c_str());
   };
-  if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
-    ImGui::TableNextColumn();
-    ModelConfig kind;
-    kind.model = model;
-    field("slots", &slots_,
-          memformer ? "memory slots k (1..65536)"
-                    : "memory size (1..65536): RMT memory tokens, Transformer-XL cache length while cache_len is -1, MTN kept entries",
-          kind.uses_slots());
-    ImGui::TableNextColumn();
-    field("segment len", &segment_len_, "tokens per segment L (1..65536)");
-    ImGui::TableNextColumn();
-    field("heads", &heads_, "attention heads (must divide dim)");
-    ImGui::TableNextColumn();
-    field("dim", &dim_, "model width d");
-    ImGui::TableNextColumn();
-    field("layers", &layers_, memformer ? "encoder layers" : "layers", !mtn_family);
-    // Memformer's own fields (decoder layers, writer temperature, forgetting) only for a
-    // Memformer: another family never reads them, and showing them invites edits that do nothing.
-    if (memformer) {
-      ImGui::TableNextColumn();
-      field("dec layers", &dec_layers_, "decoder layers");
-      ImGui::TableNextColumn();
-      ImGui::SetNextItemWidth(width());
-      ImGui::InputFloat("temperature", &temperature_, 0.f, 0.f, "%.3f");
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("writer temperature tau (> 0); small = sharper writer attention");
-    }
+  auto seed = [&] {
     ImGui::TableNextColumn();
     ImGui::SetNextItemWidth(width());
     ImGui::InputScalar("seed", ImGuiDataType_U64, &seed_);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("seed of the random initialisation");
-    if (memformer) {
+    tip("seed of the random initialisation");
+  };
+  if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
+    bool seeded = false;
+    for (const ModelFieldControl& c : model_field_controls(kind)) {
+      const ConfigField<ModelConfig>& row = *c.row;
+      if (row.kind == FieldKind::kBool && !seeded) {  // the seed after the numbers, before the switches
+        seed();
+        seeded = true;
+      }
       ImGui::TableNextColumn();
-      ImGui::Checkbox("forgetting", &forgetting_);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("biased memory normalisation with v_bias (off = ablation)");
+      ImGui::BeginDisabled(!c.used);
+      if (row.kind != FieldKind::kBool) ImGui::SetNextItemWidth(width());
+      switch (row.kind) {
+        case FieldKind::kInt: ImGui::InputScalar(c.label.c_str(), ImGuiDataType_S64, &(edit_.*row.int_member)); break;
+        case FieldKind::kReal: ImGui::InputDouble(c.label.c_str(), &(edit_.*row.real_member), 0.0, 0.0, "%g"); break;
+        case FieldKind::kBool: ImGui::Checkbox(c.label.c_str(), &(edit_.*row.bool_member)); break;
+        default: ImGui::TextDisabled("%s", c.label.c_str()); break;  // no control for this kind of row
+      }
+      ImGui::EndDisabled();
+      tip(c.tip);
     }
+    if (!seeded) seed();
     ImGui::EndTable();
   }
   if (!have) return;
@@ -271,32 +250,19 @@ void ControlsPanel::draw_model_fields(const PublishedView& s) {
     ImGui::SetTooltip("the rest of this model's config (from its checkpoint or config file); Apply keeps these as they are");
 }
 
-// Apply (the fields, checked here too, so a bad value gets its popup without a round trip) and Revert.
+// Apply (the fields, checked here too by the table's validate(), so a bad value gets its popup
+// without a round trip) and Revert.
 void ControlsPanel::draw_apply(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   const bool have = s.info != nullptr;
   ImGui::BeginDisabled(!have || ctx.preview);
   if (ImGui::Button("Apply")) {
-    ModelConfig cfg = s.info->cfg;
-    cfg.slots = slots_;
-    cfg.segment_len = segment_len_;
-    cfg.heads = heads_;
-    cfg.layers = layers_;
-    cfg.dec_layers = dec_layers_;
-    cfg.dim = dim_;
-    cfg.temperature = temperature_;
-    cfg.forgetting = forgetting_;
+    const ModelConfig& cfg = edit_;
     std::string problem;
-    if (cfg.heads > 0 && cfg.dim % cfg.heads != 0)
-      problem = "heads: dim " + std::to_string(cfg.dim) + " must be divisible by heads " + std::to_string(cfg.heads);
-    else if (!(temperature_ > 0.f) || !std::isfinite(temperature_))
-      problem = "temperature " + std::to_string(temperature_) + " must be > 0";
-    if (problem.empty()) {
-      try {
-        cfg.validate();
-      } catch (const std::exception& e) {
-        problem = e.what();
-      }
+    try {
+      cfg.validate();  // the table's ranges and messages ("config field 'slots' = 0 is out of range 1..65536")
+    } catch (const std::exception& e) {
+      problem = e.what();
     }
     if (!problem.empty()) {
       ctx.requests.errors.push_back("Invalid model config: " + problem + ". The model was not changed.");
@@ -314,7 +280,7 @@ void ControlsPanel::draw_apply(PanelContext& ctx) {
 
 // The checkpoint path and Load checkpoint.
 void ControlsPanel::draw_checkpoint(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize("Load checkpoint").x - 24.f);
   ImGui::InputTextWithHint("##ckpt", "checkpoint.safetensors", &checkpoint_);
   ImGui::SameLine();
@@ -333,7 +299,7 @@ void ControlsPanel::draw_checkpoint(PanelContext& ctx) {
 }
 
 void ControlsPanel::draw(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   const int64_t n = s.info ? s.info->num_segments : 0;
   if (s.info && s.info->id != synced_info_) sync_fields(*s.info);
   draw_transport(ctx, n);

@@ -352,7 +352,7 @@ void text_paragraphs(const std::string& note) {
 }  // namespace
 
 void DocumentPanel::draw(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   if (!s.info || !s.info->doc) {
     ImGui::TextDisabled("No document. Open one with Ctrl+O or drop a file on the window.");
     return;

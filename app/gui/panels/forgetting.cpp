@@ -11,7 +11,7 @@
 namespace mnemo::app {
 
 void ForgettingPanel::draw(PanelContext& ctx) {
-  const auto& step = ctx.session.step;
+  const auto& step = ctx.view.step;
   if (!step || step->forget_norm.empty()) {
     ImGui::TextDisabled(step ? "This model has no forgetting vector (forgetting off, or another model)."
                              : "Step to a segment to see the forgetting vectors.");

@@ -29,7 +29,7 @@ constexpr int kSizeCount = static_cast<int>(sizeof kSizes / sizeof kSizes[0]);
 
 struct GalleryPanel::Impl {
   int size = 0;
-  ViewPtr session;
+  ViewPtr view;
   ViewModel vm;
   RecordingController control;
   Transport transport;
@@ -50,9 +50,9 @@ const char* GalleryPanel::size_name(int i) { return i >= 0 && i < kSizeCount ? k
 
 void GalleryPanel::set_size(int i) {
   if (i < 0 || i >= kSizeCount) return;
-  if (i != impl_->size || !impl_->session) {
+  if (i != impl_->size || !impl_->view) {
     impl_->size = i;
-    impl_->session.reset();
+    impl_->view.reset();
   }
 }
 
@@ -66,7 +66,7 @@ void GalleryPanel::draw(PanelContext& outer) {
   }
   ImGui::SameLine();
   ImGui::TextDisabled("(synthetic traces, no model: every panel as it draws a real step)");
-  if (!g.session) {
+  if (!g.view) {
     SyntheticSpec spec;
     spec.slots = kSizes[g.size].slots;
     spec.tokens = kSizes[g.size].tokens;
@@ -75,14 +75,14 @@ void GalleryPanel::draw(PanelContext& outer) {
     spec.dim = spec.slots >= 1024 ? 64 : 32;
     spec.seed = 7 + static_cast<uint64_t>(g.size);
     spec.other_models = true;
-    g.session = make_synthetic_session(spec);
+    g.view = make_synthetic_session(spec);
   }
-  if (g.session->step != g.synced) {
-    g.synced = g.session->step;
+  if (g.view->step != g.synced) {
+    g.synced = g.view->step;
     if (g.synced) g.vm.set_step(g.synced->slots, g.synced->self_mass);
   }
 
-  PanelContext ctx{*g.session, g.vm, outer.textures, g.control, g.transport, g.requests, outer.mono, true};
+  PanelContext ctx{*g.view, g.vm, outer.textures, g.control, g.transport, g.requests, outer.mono, true};
   const float line = ImGui::GetTextLineHeightWithSpacing();
   ImGui::Separator();
   if (ImGui::BeginChild("##gallery_scroll", ImVec2(0, 0), false)) {

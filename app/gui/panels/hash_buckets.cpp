@@ -5,6 +5,7 @@
 // fraction, max / mean load) of every table.
 #include "app/gui/panels/panels.h"
 
+#include "app/figures/figures.h"
 #include "app/figures/hash.h"
 #include "app/figures/palette.h"
 
@@ -38,8 +39,8 @@ void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, Im
     if (std::isfinite(v[i])) hi = std::max(hi, v[i]);
   if (std::isfinite(ref)) hi = std::max(hi, ref * 1.25f);
   if (!(hi > 0.f)) hi = 1.f;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", hi);
+  const std::string top = display_number(hi);
+  const char* buf = top.c_str();
   const float left = ImGui::CalcTextSize(buf).x + 6.f;
   const ImVec2 pmin(o.x + left, o.y + 2.f), pmax(o.x + size.x - 2.f, o.y + size.y - lh - 2.f);
   dl->AddRectFilled(pmin, pmax, IM_COL32(255, 255, 255, 12));
@@ -91,7 +92,7 @@ void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, Im
 void HashBucketsPanel::draw(PanelContext& ctx) {
   strip_.set_api(&ctx.textures);
   colorbar_.set_api(&ctx.textures);
-  const auto& step = ctx.session.step;
+  const auto& step = ctx.view.step;
   if (!step || step->hash.empty()) {
     ImGui::TextDisabled(step ? "This step traced no hashed projection (hash.*.counts)." : "Step to a segment to see the hash buckets.");
     return;
@@ -153,10 +154,10 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   if (note_key_ != key_) {
     note_key_ = key_;
     std::vector<int64_t> ids;
-    if (ctx.session.info && ctx.session.info->doc && ctx.session.info->segment_len > 0) {
-      const Document& doc = *ctx.session.info->doc;
-      const int64_t first = step->segment * ctx.session.info->segment_len;
-      const int64_t end = std::min(doc.size(), first + ctx.session.info->segment_len);
+    if (ctx.view.info && ctx.view.info->doc && ctx.view.info->segment_len > 0) {
+      const Document& doc = *ctx.view.info->doc;
+      const int64_t first = step->segment * ctx.view.info->segment_len;
+      const int64_t end = std::min(doc.size(), first + ctx.view.info->segment_len);
       for (int64_t t = std::max<int64_t>(0, first); t < end; ++t) ids.push_back(doc.id(t));
     }
     same_tables_note_ = hash_same_tables_note(p, ids);

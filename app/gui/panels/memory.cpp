@@ -15,7 +15,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
   map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
-  const auto& step = ctx.session.step;
+  const auto& step = ctx.view.step;
   if (!step || step->memory.empty()) {
     ImGui::TextDisabled(step ? "This model's trace has no memory." : "Step to a segment to see the memory.");
     return;
@@ -29,7 +29,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
   export_button(ctx, PanelId::kMemory);
   // A Memformer without memory (the "w/o memory" ablation) carries its initial slots through
   // untouched: say so, or the table's drift 0 reads as a memory that chose to keep everything.
-  const ViewSource* info = ctx.session.info.get();
+  const ViewSource* info = ctx.view.info.get();
   if (info && capabilities_of(info->cfg.model).architecture == Architecture::kEncoderDecoder && !info->cfg.memory)
     ui::text_wrapped_at_spaces("memory off (the \"w/o memory\" ablation): nothing reads or writes these slots; "
                                "they stay the initial memory");

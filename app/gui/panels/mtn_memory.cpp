@@ -318,8 +318,8 @@ void MtnMemoryPanel::draw_document(PanelContext& ctx, const StepData& st, const 
 
 void MtnMemoryPanel::draw(PanelContext& ctx) {
   strip_.set_api(&ctx.textures);
-  const auto& step = ctx.session.step;
-  const PublishedView& s = ctx.session;
+  const auto& step = ctx.view.step;
+  const PublishedView& s = ctx.view;
   if (!step || !step->mtn.present || !s.info || !s.info->doc) {
     ImGui::TextDisabled(step ? "This model's trace has no MTN memory (mtn.kept_source)." : "Step to a chunk to see the MTN memory.");
     return;

@@ -51,8 +51,8 @@ enum class PanelId : int {
 // How many panels the registry has.
 int panel_count();
 // From the registry (app/gui/panels/registry.h): the window title (also its imgui.ini key),
-// the base name of its exported files, and whether it applies to the session's model
-// (Memformer panels to "memformer" and to no session yet, Attention to the RMT /
+// the base name of its exported files, and whether it applies to the shown model
+// (Memformer panels to "memformer" and to no model yet, Attention to the RMT /
 // Transformer-XL / MTN families, Hash buckets to "linear": "hashed", MTN memory to "mtn");
 // when not, *why (if non-null) says what the panel needs.
 const char* panel_title(PanelId id);
@@ -73,7 +73,7 @@ struct ShellRequests {
 };
 
 struct PanelContext {
-  const PublishedView& session;
+  const PublishedView& view;  // what is drawn (not a training session folder)
   ViewModel& vm;
   ui::TextureApi& textures;
   Controller& control;
@@ -135,9 +135,9 @@ class ControlsPanel : public Panel {
   void draw_checkpoint(PanelContext& ctx);
   Status status_;
   uint64_t synced_info_ = 0;
-  int64_t slots_ = 0, segment_len_ = 0, heads_ = 0, layers_ = 0, dec_layers_ = 0, dim_ = 0;
-  float temperature_ = 0.f;
-  bool forgetting_ = true;
+  // The shown model's config as edited: the fields of model_field_controls() (their members,
+  // ranges and tooltips from ModelConfig::fields()) change it; Apply sends it whole.
+  ModelConfig edit_;
   uint64_t seed_ = 0;
   std::string checkpoint_;
   std::string other_fields_;  // other_model_fields of the synced model (the line under the fields)

@@ -27,7 +27,7 @@ std::string SlotEffectsPanel::cell_text(const SlotEffects& fx, const Document& d
 }
 
 void SlotEffectsPanel::draw(PanelContext& ctx) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   image_.set_api(&ctx.textures);
   colorbar_.set_api(&ctx.textures);
   hovered_entry_ = -1;

@@ -11,7 +11,7 @@ namespace mnemo::app {
 
 void SlotTypesPanel::draw(PanelContext& ctx) {
   strip_.set_api(&ctx.textures);
-  const auto& step = ctx.session.step;
+  const auto& step = ctx.view.step;
   if (!step || step->self_mass.empty()) {
     ImGui::TextDisabled(step ? "This model's trace has no writer attention to classify slots by."
                              : "Step to a segment to see slot types.");

@@ -15,7 +15,7 @@ void TimelinePanel::draw(PanelContext& ctx) {
   map_h_ = 0.f;  // until the map is drawn below
   holds_rows_shown_ = -1;
   colorbar_.set_api(&ctx.textures);
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   const uint64_t info_id = s.info ? s.info->id : 0;
   if (s.visited_version != last_visited_ || info_id != last_info_) {
     last_visited_ = s.visited_version;
@@ -162,7 +162,7 @@ std::vector<int64_t> TimelinePanel::columns_of(const std::vector<int64_t>& visit
 }
 
 void TimelinePanel::draw_holds(PanelContext& ctx, int slot, bool narrow) {
-  const PublishedView& s = ctx.session;
+  const PublishedView& s = ctx.view;
   if (slot < 0) {
     ImGui::TextDisabled("Select a slot to see what it holds after each visited step.");
     return;

@@ -13,7 +13,7 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
   map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
-  const auto& step = ctx.session.step;
+  const auto& step = ctx.view.step;
   if (!step || !step->has_writer()) {
     ImGui::TextDisabled(step ? "This model's trace has no writer attention." : "Step to a segment to see the writer attention.");
     return;
@@ -45,7 +45,7 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
                       "min..max: the map's own range, for contrast when the writer is near-uniform (untrained).");
   ImGui::SameLine();
   ImGui::TextDisabled("segment %lld", static_cast<long long>(step->segment));
-  if (ctx.session.info && ctx.session.info->checkpoint.empty() && !ctx.preview) {
+  if (ctx.view.info && ctx.view.info->checkpoint.empty() && !ctx.preview) {
     ImGui::SameLine();
     ImGui::TextDisabled("(random weights)");
     if (ImGui::IsItemHovered())

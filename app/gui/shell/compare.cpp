@@ -59,7 +59,7 @@ bool Shell::applies_here(PanelId id, const PublishedView& s) const {
 }
 
 void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
-  const PublishedView& a = ctx_a.session;
+  const PublishedView& a = ctx_a.view;
   const PublishedView& b = *compare_;
   const bool in_a = panel_applies(id, a), in_b = b.info != nullptr && panel_applies(id, b);
   // One selection: a click in B selects there and in A; A's selection shows in B.
@@ -148,7 +148,7 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
       const bool applies = side_b ? in_b : in_a;
       if (!applies) {
         std::string why;
-        panel_applies(id, ctx.session, &why);
+        panel_applies(id, ctx.view, &why);
         ImGui::TextDisabled("%s", why.c_str());
       } else {
         (side_b ? side_b_.panels : panels_)[static_cast<size_t>(id)]->draw(ctx);

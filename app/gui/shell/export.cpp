@@ -56,10 +56,10 @@ void export_one(PanelId id, const PublishedView& v, const PanelSelections& sel, 
 
 std::vector<std::string> export_panel(const ExportRequest& r) {
   const bool curves_only = r.panel == PanelId::kDashboard ||
-                           (r.panel == PanelId::kControls && r.run_log && (!r.session || !r.session->step));
+                           (r.panel == PanelId::kControls && r.run_log && (!r.view || !r.view->step));
   if (r.panel == PanelId::kDashboard && !r.run_log)
     throw InputError("the dashboard has no session to export; start with --session DIR");
-  if (!curves_only && (!r.session || !r.session->info || !r.session->step))
+  if (!curves_only && (!r.view || !r.view->info || !r.view->step))
     throw InputError("nothing to export yet: step to a segment first");
   if (r.panel == PanelId::kGallery) throw InputError("the gallery shows synthetic traces; export a panel of the live session");
   if (r.dir.empty()) throw InputError("export: no folder given");
@@ -84,22 +84,22 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
   }
   if (curves_only) return out;
   char prefix[48];
-  std::snprintf(prefix, sizeof prefix, "/seg-%04lld-", static_cast<long long>(r.session->step->segment));
+  std::snprintf(prefix, sizeof prefix, "/seg-%04lld-", static_cast<long long>(r.view->step->segment));
   const std::string p = r.dir + prefix;
   // Side by side: A's map over B's (each side's writer attention or attention layer shown), and A - B.
   if (r.compare && r.compare->step &&
       (r.panel == PanelId::kControls || r.panel == PanelId::kWriterAttention || r.panel == PanelId::kAttention))
-    write_side_by_side(*r.session->step, *r.compare->step, r.label_a, r.label_b, r.head, r.attn_layer, r.attn_head,
-                       r.same_scale, r.selected_slot, p + "side_by_side", figure_formats(*r.session), out, r.range_a,
+    write_side_by_side(*r.view->step, *r.compare->step, r.label_a, r.label_b, r.head, r.attn_layer, r.attn_head,
+                       r.same_scale, r.selected_slot, p + "side_by_side", figure_formats(*r.view), out, r.range_a,
                        r.range_b);
   // Side by side: each side's own figures too, named by side, each where its panel applies.
   const bool sides = r.compare && r.compare->step && r.compare->info;
   auto export_panel_of = [&](PanelId id) {
     if (!sides) {
-      export_one(id, *r.session, r, p, out);
+      export_one(id, *r.view, r, p, out);
       return;
     }
-    if (panel_applies(id, *r.session)) export_one(id, *r.session, r, p + "A-", out);
+    if (panel_applies(id, *r.view)) export_one(id, *r.view, r, p + "A-", out);
     if (panel_applies(id, *r.compare)) export_one(id, *r.compare, r.compare_sel, p + "B-", out);
   };
   if (r.panel == PanelId::kControls) {

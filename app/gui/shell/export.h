@@ -14,16 +14,16 @@
 
 namespace mnemo::app {
 
-// The panel, the session and every panel's selections (PanelSelections: head, thresholds,
+// The panel, the published view and every panel's selections (PanelSelections: head, thresholds,
 // selected slot, attention layer and head, hash projection and table).
 struct ExportRequest : PanelSelections {
   PanelId panel = PanelId::kControls;  // kControls exports every panel (each registry entry with an Export)
-  ViewPtr session;
+  ViewPtr view;
   std::shared_ptr<const RunLog> run_log;      // Training dashboard: the session's curves
   std::shared_ptr<const RunLog> compare_log;  // and the overlaid session's (may be null)
-  // Side by side (docs/gui.md#side-by-side): the second model's session, the column names and
+  // Side by side (docs/gui.md#side-by-side): the second model's view, the column names and
   // whether both share one colour scale; Export then also writes seg-NNNN-side_by_side.*.
-  // Export then also writes each side's panel figures, seg-NNNN-A-<panel>.* of `session` and
+  // Export then also writes each side's panel figures, seg-NNNN-A-<panel>.* of `view` and
   // seg-NNNN-B-<panel>.* of `compare` (with B's selections, compare_sel), a panel only for the
   // side(s) it applies to. range_a / range_b: the colour range each side's map is drawn on
   // (the slide uses them; NaN: same_scale decides).

@@ -120,9 +120,9 @@ Shell::Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, st
   }
 }
 
-void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& compare) {
+void Shell::frame(const ViewPtr& view, Controller& control, const ViewPtr& compare) {
   static const PublishedView kEmpty;
-  const PublishedView& s = session ? *session : kEmpty;
+  const PublishedView& s = view ? *view : kEmpty;
   compare_ = compare;
   if (compare_ && compare_->step != side_b_.synced) {
     side_b_.synced = compare_->step;
@@ -170,7 +170,7 @@ void Shell::frame(const ViewPtr& session, Controller& control, const ViewPtr& co
       next_play_ = now + 1.0 / std::max(0.1f, transport_.speed);
     }
   }
-  draw_modals(session, control);
+  draw_modals(view, control);
   draw_html_export(s);
 }
 
@@ -181,17 +181,17 @@ void Shell::open_dashboard(const std::string& dir, ReplayController* replay) {
   reset_layout_ = true;
 }
 
-ExportRequest Shell::export_request(PanelId panel, const ViewPtr& session, const std::string& dir) const {
+ExportRequest Shell::export_request(PanelId panel, const ViewPtr& view, const std::string& dir) const {
   ExportRequest req;
   req.panel = panel;
-  req.session = session;
+  req.view = view;
   req.head = vm_.head();
   req.thresholds = vm_.thresholds();
   req.selected_slot = vm_.selected_slot();
   req.attn_layer = attention().layer_index();
   req.attn_head = attention().head();
   // The colour ranges the maps are drawn on (the fixed 0..1 by default), printed in the figures.
-  const StepData* st = session ? session->step.get() : nullptr;
+  const StepData* st = view ? view->step.get() : nullptr;
   this->panel<WriterAttentionPanel>(PanelId::kWriterAttention).export_range(st, &req.writer_vmin, &req.writer_vmax);
   req.attn_vmax = attention().export_vmax(st);
   req.hash_path = hash_buckets().path();
@@ -224,7 +224,7 @@ ExportRequest Shell::export_request(PanelId panel, const ViewPtr& session, const
       else if (v.step && !v.step->attention.empty()) r = {0.f, sel.attn_vmax};
       return r;
     };
-    if (session) req.range_a = range(*session, req);
+    if (view) req.range_a = range(*view, req);
     req.range_b = range(*compare_, b);
   }
   req.label_a = label_a_;
@@ -499,7 +499,7 @@ Shell::PathAnswer Shell::ask_path(const PathDialog& d, std::string& field, const
   return answer;
 }
 
-void Shell::draw_modals(const ViewPtr& session, Controller& control) {
+void Shell::draw_modals(const ViewPtr& view, Controller& control) {
   for (auto& e : requests_.errors) errors_.push_back(std::move(e));
   requests_.errors.clear();
   if (modal_ == Modal::kNone) {
@@ -585,9 +585,9 @@ void Shell::draw_modals(const ViewPtr& session, Controller& control) {
   } else if (modal_ == Modal::kModel) {
     centre_next_window();
     if (ImGui::BeginPopupModal("Open model", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-      const ModelConfig* current = session && session->info ? &session->info->cfg : nullptr;
-      const std::string open_doc = session && session->info && session->info->doc && session->session_dir.empty()
-                                       ? session->info->doc->path
+      const ModelConfig* current = view && view->info ? &view->info->cfg : nullptr;
+      const std::string open_doc = view && view->info && view->info->doc && view->session_dir.empty()
+                                       ? view->info->doc->path
                                        : std::string();
       if (picker_.draw(control, wrap * 1.6f, current, open_doc)) {
         transport_.playing = false;
@@ -633,7 +633,7 @@ void Shell::draw_modals(const ViewPtr& session, Controller& control) {
         if (ImGui::Button("Close", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) close = true;
       } else {
         if (ImGui::Button("Export", ImVec2(120, 0))) {
-          ExportRequest req = export_request(export_panel_, session, export_dir_);
+          ExportRequest req = export_request(export_panel_, view, export_dir_);
           export_job_.start(std::move(req));
         }
         ImGui::SameLine();

@@ -49,7 +49,7 @@ class Shell {
 
   // `compare` (may be null): a second model's session stepped in lockstep (docs/gui.md#side-by-side);
   // `control` then steps both (a LockstepController).
-  void frame(const ViewPtr& session, Controller& control, const ViewPtr& compare = nullptr);
+  void frame(const ViewPtr& view, Controller& control, const ViewPtr& compare = nullptr);
 
   // A file dropped on the window: opened like File > Open.
   void drop_file(const std::string& path) { dropped_ = path; }
@@ -83,7 +83,7 @@ class Shell {
   void request_export(PanelId id) { requests_.export_panel = static_cast<int>(id); }
   // What Export (and File > Export all panels, or `gui --export`) asks for: the panel, the
   // selections of every panel, and a followed session's curves.
-  ExportRequest export_request(PanelId panel, const ViewPtr& session, const std::string& dir) const;
+  ExportRequest export_request(PanelId panel, const ViewPtr& view, const std::string& dir) const;
   // File > Open model...: the zoo it lists (app/gui/model/zoo_catalog.h), and opening it.
   ModelPicker& model_picker() { return picker_; }
   void request_model_picker() { open_model_ = true; }
@@ -162,7 +162,7 @@ class Shell {
   void draw_compare(PanelId id, PanelContext& ctx_a, Controller& control);
   void draw_difference(PanelId id, const PublishedView& a, const PublishedView& b);
   void handle_keys(const PublishedView& s, Controller& control);
-  void draw_modals(const ViewPtr& session, Controller& control);
+  void draw_modals(const ViewPtr& view, Controller& control);
   void open_path(const std::string& path, Controller& control);
 
   ui::TextureApi* textures_;

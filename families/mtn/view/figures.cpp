@@ -217,7 +217,7 @@ void write_mtn_memory(const StepData& st, const Document& doc, const std::string
     const MtnEntry& e = m.entries[i];
     const bool empty = e.source < 0;
     rows.push_back({std::to_string(i), std::to_string(e.source), empty ? "" : token_of(doc, e.source),
-                    empty ? "" : mtn_token_context(doc, e.source), empty ? "" : fmt_value(e.importance),
+                    empty ? "" : mtn_token_context(doc, e.source), empty ? "" : viz::csv_number(e.importance),
                     std::to_string(e.age)});
   }
   write_table(memory_base + ".csv", {"slot", "source", "token", "context", "importance", "age"}, rows, fm, out);
@@ -226,7 +226,7 @@ void write_mtn_memory(const StepData& st, const Document& doc, const std::string
   std::vector<std::vector<std::string>> crows;
   for (size_t c = 0; c < m.cand_source.size(); ++c)
     crows.push_back({std::to_string(c), static_cast<int>(c) < m.n_mem_candidates ? "memory" : "chunk",
-                     std::to_string(m.cand_source[c]), token_of(doc, m.cand_source[c]), fmt_value(m.cand_importance[c]),
+                     std::to_string(m.cand_source[c]), token_of(doc, m.cand_source[c]), viz::csv_number(m.cand_importance[c]),
                      m.cand_kept[c] ? "1" : "0"});
   write_table(importance_base + ".csv", {"candidate", "from", "source", "token", "importance", "kept"}, crows, fm, out);
 }
