@@ -1,6 +1,7 @@
 // The mnemoscope CLI, run as a user would: bad input exits 2 naming the flag or file
 // and writes nothing; a good run writes traces and figures.
 #include "core/io/safetensors.h"
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
@@ -66,7 +67,7 @@ TEST_CASE("cli: bad input exits 2 with a message naming the flag or file, and wr
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
-    CliRun r = run_cli(c.args);
+    CliRun r = mnemo::test::run_cli_here(c.args);  // in this process: the next case starts the program
     CAPTURE(r.output);
     CHECK(r.code == 2);
     CHECK(r.output.find(c.expect) != std::string::npos);

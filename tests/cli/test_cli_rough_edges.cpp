@@ -7,6 +7,7 @@
 #include "app/cli/owned_dir.h"
 #include "core/nn/torch_compat.h"
 #include "core/train/checkpoint.h"
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 #include "tests/support/skip.h"
 
@@ -31,6 +32,7 @@
 
 namespace {
 using mnemo::test::run_cli;
+using mnemo::test::run_cli_here;  // bad input and refusals: messages and exit codes, without a process each
 const std::string& kTinyModelFlags = mnemo::test::kTinyStepFlags;
 const std::string kSampleDocument = std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt";
 }  // namespace
@@ -272,23 +274,23 @@ TEST_CASE("cli: step stopped inside a segment by a full disk or a kill - --force
 
 TEST_CASE("cli: messages name the right flag and print numbers as given") {
   const std::string dir = mnemo::test::temp_dir("msgs");
-  auto r = run_cli("step --doc " + kSampleDocument + " --out " + dir + "/o" + kTinyModelFlags + " --temperature 0");
+  auto r = run_cli_here("step --doc " + kSampleDocument + " --out " + dir + "/o" + kTinyModelFlags + " --temperature 0");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--temperature: config field 'temperature' = 0 is out of range (0, 100]") != std::string::npos);
   CHECK(r.output.find("0.000000") == std::string::npos);
-  r = run_cli("step --doc " + kSampleDocument + " --out " + dir + "/o --linear hashed --dim 60 --heads 2");
+  r = run_cli_here("step --doc " + kSampleDocument + " --out " + dir + "/o --linear hashed --dim 60 --heads 2");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--dim 60 must be a multiple of --hash-bits") != std::string::npos);
   CHECK(r.output.find("error: --model") == std::string::npos);
-  r = run_cli("step --doc " + kSampleDocument + " --out /proc/mnemo-foo" + kTinyModelFlags);
+  r = run_cli_here("step --doc " + kSampleDocument + " --out /proc/mnemo-foo" + kTinyModelFlags);
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--out '/proc/mnemo-foo' cannot be created") != std::string::npos);
   CHECK_FALSE(mnemo::test::path_exists(dir + "/o"));
   // export --figure lists the figure names in its help.
-  r = run_cli("export --help");
+  r = run_cli("export --help");  // CLI11 prints help on std::cout: the process boundary
   CHECK(r.code == 0);
   const auto at = r.output.find("--figure");
   REQUIRE(at != std::string::npos);
@@ -300,11 +302,11 @@ TEST_CASE("cli: messages name the right flag and print numbers as given") {
 
 #ifdef MNEMO_WITH_GUI
 TEST_CASE("cli: gui --session rejects model flags it would ignore, naming them") {
-  auto r = run_cli("gui --session /tmp/no-such-session --model memformer --slots 8 --quit");
+  auto r = run_cli_here("gui --session /tmp/no-such-session --model memformer --slots 8 --quit");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--model, --slots do not apply") != std::string::npos);
-  r = run_cli("gui --session /tmp/no-such-session --seed 3 --quit");
+  r = run_cli_here("gui --session /tmp/no-such-session --seed 3 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--seed does not apply") != std::string::npos);
 }
@@ -313,17 +315,17 @@ TEST_CASE("cli: gui flags that cannot work exit 2 naming the flag before any win
   // No display: a flag that passed these checks would reach the window (and say there is none).
   mnemo::test::EnvGuard no_display("DISPLAY", "");
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
-  auto r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --select-slot 99 --quit");
+  auto r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --select-slot 99 --quit");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--select-slot 99 is out of range: the memformer has 4 memory entries (0..3)") != std::string::npos);
-  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --select-slot -2 --quit");
+  r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --select-slot -2 --quit");
   CHECK(r.code == 2);
-  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --export /proc/mnemo-export-x --quit");
+  r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --export /proc/mnemo-export-x --quit");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--export '/proc/mnemo-export-x'") != std::string::npos);
-  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --screenshot /proc/mnemo-x.png --quit");
+  r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --screenshot /proc/mnemo-x.png --quit");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--screenshot '/proc/mnemo-x.png': cannot write in '/proc'") != std::string::npos);
@@ -331,13 +333,13 @@ TEST_CASE("cli: gui flags that cannot work exit 2 naming the flag before any win
   const std::string dir = mnemo::test::temp_dir("gui-session-tour");
   REQUIRE(run_cli("--threads 1 train --config " + std::string(MNEMO_SOURCE_DIR) + "/sessions/copy-rmt-tiny.json --out " +
                   dir + "/run --steps 2 --set train.eval_every=0 --set train.record_every=0").code == 0);
-  r = run_cli("gui --session " + dir + "/run --tour " + std::string(MNEMO_SOURCE_DIR) +
+  r = run_cli_here("gui --session " + dir + "/run --tour " + std::string(MNEMO_SOURCE_DIR) +
               "/assets/tours/rmt-carries-a-copy.json --quit");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--tour steps the zoo models") != std::string::npos);
   // A selection beyond the replayed session's own model is refused too.
-  r = run_cli("gui --session " + dir + "/run --select-slot 500 --quit");
+  r = run_cli_here("gui --session " + dir + "/run --select-slot 500 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--select-slot 500 is out of range: the rmt has") != std::string::npos);
 }
@@ -362,16 +364,16 @@ TEST_CASE("cli: a display that cannot be reached exits 2 with the fix - gui, tou
 }
 TEST_CASE("cli: --steps has distinct names - the old spelling still works with a deprecation note") {
   // gui: --segments (checked before the window: a bad value names the flag used).
-  auto r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --segments -3 --quit");
+  auto r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --segments -3 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--segments -3 is out of range") != std::string::npos);
-  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --steps -3 --quit");
+  r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --steps -3 --quit");
   CHECK(r.code == 2);
   CHECK(r.output.find("--steps -3 is out of range") != std::string::npos);
   // With a good value the note comes before anything else (here: no display, or the run).
   mnemo::test::EnvGuard no_display("DISPLAY", "");
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
-  r = run_cli("gui --doc " + kSampleDocument + kTinyModelFlags + " --steps 2 --quit");
+  r = run_cli_here("gui --doc " + kSampleDocument + kTinyModelFlags + " --steps 2 --quit");
   CAPTURE(r.output);
   CHECK(r.output.find("note: gui --steps is deprecated") != std::string::npos);
   CHECK(r.output.find("use --segments 2") != std::string::npos);
@@ -379,15 +381,15 @@ TEST_CASE("cli: --steps has distinct names - the old spelling still works with a
 #endif
 
 TEST_CASE("cli: export --step-range, and the old --steps with a deprecation note") {
-  auto r = run_cli("export --session /tmp/no-such-session --steps 0-5");
+  auto r = run_cli_here("export --session /tmp/no-such-session --steps 0-5");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("note: export --steps is deprecated") != std::string::npos);
   CHECK(r.output.find("--step-range 0-5") != std::string::npos);
-  r = run_cli("export --session /tmp/no-such-session --step-range 5-x");
+  r = run_cli_here("export --session /tmp/no-such-session --step-range 5-x");
   CHECK(r.code == 2);
   CHECK(r.output.find("--step-range") != std::string::npos);
-  r = run_cli("export --session /tmp/no-such-session --steps 1-2 --step-range 1-2");
+  r = run_cli_here("export --session /tmp/no-such-session --steps 1-2 --step-range 1-2");
   CHECK(r.code == 2);
   CHECK(r.output.find("give only --step-range") != std::string::npos);
 }
@@ -410,13 +412,13 @@ TEST_CASE("cli: train --device cuda trains on the GPU where there is one, else e
     CHECK_FALSE(mnemo::test::path_exists(dir + "/run"));
   }
   // NCCL reduces CUDA tensors: refused with the CPU device before anything is joined or written.
-  r = run_cli("train --config " + cfg + " --out " + dir + "/nccl --steps 2 --dist-backend nccl --rank 0 --world-size 2 "
+  r = run_cli_here("train --config " + cfg + " --out " + dir + "/nccl --steps 2 --dist-backend nccl --rank 0 --world-size 2 "
               "--master 127.0.0.1:1");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--dist-backend nccl reduces CUDA tensors: add --device cuda") != std::string::npos);
   CHECK_FALSE(mnemo::test::path_exists(dir + "/nccl"));
-  r = run_cli("train --config " + cfg + " --out " + dir + "/x --device tpu");
+  r = run_cli_here("train --config " + cfg + " --out " + dir + "/x --device tpu");
   CHECK(r.code != 0);
   CHECK(r.output.find("--device") != std::string::npos);
 }
@@ -512,17 +514,17 @@ TEST_CASE("cli: bench train --device and --set - on a GPU both sides train there
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("device cpu, each config in a fresh process, --set train.batch=3") != std::string::npos);
-  r = run_cli("bench train --steps 1 --set train.batch=0 --configs " + cfg);
+  r = run_cli_here("bench train --steps 1 --set train.batch=0 --configs " + cfg);
   CHECK(r.code == 2);
   CHECK(r.output.find("--set 'train.batch=0'") != std::string::npos);
   // An interpreter named without a path is looked up in PATH, as a shell does.
   r = run_cli("bench train --warmup 0 --steps 1 --against-python --python python3 --configs " + cfg);
   CHECK(r.output.find("cannot run python3") == std::string::npos);
-  r = run_cli("bench train --steps 1 --device tpu --configs " + cfg);
+  r = run_cli_here("bench train --steps 1 --device tpu --configs " + cfg);
   CHECK(r.code == 2);
   CHECK(r.output.find("--device must be cpu or cuda, not 'tpu'") != std::string::npos);
   if (mnemo::cuda_devices() < 1) {
-    r = run_cli("bench train --steps 1 --device cuda --configs " + cfg);
+    r = run_cli_here("bench train --steps 1 --device cuda --configs " + cfg);
     CHECK(r.code == 2);
     CHECK(r.output.find("sees no CUDA device (a CPU build, or no GPU on this machine); use --device cpu") != std::string::npos);
     MNEMO_SKIP_WITHOUT_CUDA("no CUDA device: bench train --device cuda cannot run here");
@@ -617,12 +619,12 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
   // A zoo-style session as the source works too (its latest checkpoint).
   CHECK(run_cli("train --config " + cfg + " --out " + dir + "/c --init-from " + dir + "/a").code == 0);
   // Nothing is written for a misfit, a missing file, or --init-from with --resume.
-  auto d = run_cli("train --config " + cfg + " --out " + dir + "/d --init-from " + w + " --set model.slots=3");
+  auto d = run_cli_here("train --config " + cfg + " --out " + dir + "/d --init-from " + w + " --set model.slots=3");
   CHECK(d.code == 2);
   CHECK(d.output.find("--init-from: ") != std::string::npos);
   CHECK(d.output.find("model.slots: 2") != std::string::npos);
   CHECK(d.output.find("Fine-tuning needs the model") != std::string::npos);
-  auto e = run_cli("train --config " + cfg + " --out " + dir + "/e --init-from " + dir + "/nothing.safetensors");
+  auto e = run_cli_here("train --config " + cfg + " --out " + dir + "/e --init-from " + dir + "/nothing.safetensors");
   CHECK(e.code == 2);
   CHECK(e.output.find("--init-from: ") != std::string::npos);
   CHECK_FALSE(mnemo::test::path_exists(dir + "/d"));
@@ -634,7 +636,7 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
   INFO(z.output);
   CHECK(z.code == 0);
   CHECK(z.output.find("models/memformer-copy.safetensors (a zoo model") != std::string::npos);
-  auto f = run_cli("train --out " + dir + "/a --resume --init-from " + w);
+  auto f = run_cli_here("train --out " + dir + "/a --resume --init-from " + w);
   CHECK(f.code == 2);
   CHECK(f.output.find("pass one of them") != std::string::npos);
   // --init-matching: the misfit above takes what fits (every tensor but the memory's, whose
@@ -662,7 +664,7 @@ TEST_CASE("cli: train --init-from starts from the file's weights (fine-tuning) -
       ++same;
     }
   CHECK(same > 0);
-  auto h = run_cli("train --config " + cfg + " --out " + dir + "/h --init-matching");
+  auto h = run_cli_here("train --config " + cfg + " --out " + dir + "/h --init-matching");
   CHECK(h.code == 2);
   CHECK(h.output.find("pass --init-from W too") != std::string::npos);
   CHECK_FALSE(mnemo::test::path_exists(dir + "/h"));
@@ -701,7 +703,7 @@ TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segme
   CHECK(r.output.find("leave out --segment-len to step it as trained") != std::string::npos);
   CHECK(loss_of(r.output, 1) > 1.0);
   // More than the model takes: exit 2 naming the flag and the most it takes; nothing written.
-  r = run_cli("step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/c --segment-len 38");
+  r = run_cli_here("step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/c --segment-len 38");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--segment-len 38 is out of range 1..37: the rmt model takes segments of at most 37 tokens") !=
@@ -731,7 +733,7 @@ TEST_CASE("cli: gui takes --segment-len with a checkpoint as the segmentation - 
   mnemo::test::EnvGuard no_wayland("WAYLAND_DISPLAY", "");
   const std::string doc = std::string(MNEMO_SOURCE_DIR) + "/assets/tours/rmt-copy.txt";
   const std::string ckpt = std::string(MNEMO_SOURCE_DIR) + "/assets/models/rmt-copy.safetensors";
-  auto r = run_cli("gui --doc " + doc + " --checkpoint " + ckpt + " --segment-len 99 --quit");
+  auto r = run_cli_here("gui --doc " + doc + " --checkpoint " + ckpt + " --segment-len 99 --quit");
   CAPTURE(r.output);
   CHECK(r.code == 2);
   CHECK(r.output.find("--segment-len 99 is out of range 1..37") != std::string::npos);
@@ -793,7 +795,7 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
   for (const std::string& cmd : cmds) {
     CAPTURE(cmd);
     // A field the weights depend on.
-    auto r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --slots 4");
+    auto r = run_cli_here(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --slots 4");
     CAPTURE(r.output);
     CHECK(r.code == 2);
     CHECK(r.output.find("holds a model other than --slots asks for; differing fields (the file's value vs the flags'): "
@@ -801,12 +803,12 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
     CHECK(r.output.find("flags's") == std::string::npos);
     CHECK(r.output.find("--config") == std::string::npos);  // none was given
     // A field the weights do not depend on (a transformer has no slots): refused too, not ignored.
-    r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memoryformer-lm.safetensors --slots 8 --heads 1");
+    r = run_cli_here(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memoryformer-lm.safetensors --slots 8 --heads 1");
     CAPTURE(r.output);
     CHECK(r.code == 2);
     CHECK(r.output.find("--heads, --slots ask for") != std::string::npos);
     // A --config of another model.
-    r = run_cli(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --config " +
+    r = run_cli_here(cmd + " --doc " + kSampleDocument + " --checkpoint " + zoo + "memformer-copy.safetensors --config " +
                 std::string(MNEMO_SOURCE_DIR) + "/sessions/zoo-rmt-copy.json");
     CAPTURE(r.output);
     CHECK(r.code == 2);
@@ -824,7 +826,7 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
 TEST_CASE("cli: eval --set on a model field the weights fix exits 2 naming the --set flag to leave out - one they do not fix "
           "(a Transformer-XL's cache length) evaluates") {
   const std::string zoo = std::string(MNEMO_SOURCE_DIR) + "/assets/models/";
-  auto r = run_cli("--threads 1 eval --checkpoint " + zoo + "memformer-copy.safetensors --batches 1 --set model.slots=4 "
+  auto r = run_cli_here("--threads 1 eval --checkpoint " + zoo + "memformer-copy.safetensors --batches 1 --set model.slots=4 "
                    "--set task.segments=4");
   CAPTURE(r.output);
   CHECK(r.code == 2);

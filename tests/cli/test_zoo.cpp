@@ -16,6 +16,7 @@
 #include "core/data/dataset_cache.h"
 #include "core/train/zoo.h"
 #include "tests/support/skip.h"
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 
 #include <doctest/doctest.h>
@@ -54,8 +55,10 @@ bool data_cached(const std::string& name) {
   }
 }
 
+// The card's command, run in this process (test::run_cli_here: the program's own command table,
+// without the ~0.9 CPU s of a process start per model; tests/core/test_trainer.cpp starts `eval`).
 nlohmann::json eval_json(const std::string& args) {
-  auto r = test::run_cli("--threads 1 " + args + " --json");
+  auto r = test::run_cli_here("--threads 1 " + args + " --json");
   INFO(args);
   INFO(r.output);
   REQUIRE(r.code == 0);

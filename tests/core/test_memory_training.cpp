@@ -13,6 +13,7 @@
 #include "core/train/trainer.h"
 #include "core/train/zoo.h"
 #include "tests/support/skip.h"
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 #include "tests/support/qa_forward.h"
 
@@ -140,18 +141,18 @@ TEST_CASE("curriculum: the count survives a checkpoint - --resume continues it -
   INFO(first.output);
   REQUIRE(first.code == 0);
   CHECK(first.output.find("curriculum: 2 -> 3 segments after step 3") != std::string::npos);
-  auto ev = test::run_cli("eval --checkpoint " + dir + "/run/checkpoints/step-000000004.safetensors --json");
+  auto ev = test::run_cli_here("eval --checkpoint " + dir + "/run/checkpoints/step-000000004.safetensors --json");
   INFO(ev.output);
   REQUIRE(ev.code == 0);
   CHECK(nlohmann::json::parse(ev.output.substr(ev.output.find('{')))["segments"] == 3);
   // The session, its checkpoints/ folder and the latest pointer all mean that checkpoint.
   for (const char* p : {"/run", "/run/", "/run/checkpoints", "/run/checkpoints/latest"}) {
     CAPTURE(p);
-    auto e = test::run_cli("eval --checkpoint " + dir + p + " --json");
+    auto e = test::run_cli_here("eval --checkpoint " + dir + p + " --json");
     REQUIRE(e.code == 0);
     CHECK(e.output == ev.output);
   }
-  auto notsession = test::run_cli("eval --checkpoint " + dir + " --json");
+  auto notsession = test::run_cli_here("eval --checkpoint " + dir + " --json");
   CHECK(notsession.code == 2);
   CHECK(notsession.output.find("is a directory but not a training session") != std::string::npos);
   auto res = test::run_cli("train --out " + dir + "/run --resume --steps 9");
@@ -560,19 +561,19 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - an
   CHECK(ev.code == 0);
   auto ej = nlohmann::json::parse(ev.output.substr(ev.output.find('{')));
   CHECK(ej["step"] == 2);
-  auto ez = test::run_cli("eval --checkpoint " + ck + " --json --split valid --zero-memory");
+  auto ez = test::run_cli_here("eval --checkpoint " + ck + " --json --split valid --zero-memory");
   CHECK(ez.code == 0);
   CHECK(nlohmann::json::parse(ez.output.substr(ez.output.find('{')))["zero_memory"] == true);
   // A config whose model does not fit: exit 2, both values of each differing field named.
   auto other = tiny_rmt_json();
   other["model"]["slots"] = 3;
   std::ofstream(dir + "/other.json") << other.dump();
-  auto bad = test::run_cli("step --config " + dir + "/other.json --checkpoint " + ck + " --doc " + dir +
+  auto bad = test::run_cli_here("step --config " + dir + "/other.json --checkpoint " + ck + " --doc " + dir +
                            "/doc.txt --out " + dir + "/bad");
   INFO(bad.output);
   CHECK(bad.code == 2);
   CHECK(bad.output.find("model.slots: 2 vs 3") != std::string::npos);
-  auto bad_eval = test::run_cli("eval --config " + dir + "/other.json --checkpoint " + ck);
+  auto bad_eval = test::run_cli_here("eval --config " + dir + "/other.json --checkpoint " + ck);
   CHECK(bad_eval.code == 2);
   CHECK(bad_eval.output.find("model.slots: 2 vs 3") != std::string::npos);
   // A weights file with no config cannot be evaluated without --config.
@@ -580,7 +581,7 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - an
     auto w = read_weights_file(ck).weights;
     io::save_safetensors(dir + "/bare.safetensors", w);
   }
-  auto bare = test::run_cli("eval --checkpoint " + dir + "/bare.safetensors");
+  auto bare = test::run_cli_here("eval --checkpoint " + dir + "/bare.safetensors");
   CHECK(bare.code == 2);
   CHECK(bare.output.find("pass --config") != std::string::npos);
   // zoo pack + list, then eval of the zoo file.
@@ -588,10 +589,10 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - an
                           "/zoo/tiny.safetensors");
   INFO(pk.output);
   REQUIRE(pk.code == 0);
-  auto ls = test::run_cli("zoo list --dir " + dir + "/zoo");
+  auto ls = test::run_cli_here("zoo list --dir " + dir + "/zoo");
   CHECK(ls.output.find("tiny  (") != std::string::npos);
   CHECK(ls.output.find("tiny RMT") != std::string::npos);
-  auto ze = test::run_cli("eval --checkpoint " + dir + "/zoo/tiny.safetensors --json --split valid");
+  auto ze = test::run_cli_here("eval --checkpoint " + dir + "/zoo/tiny.safetensors --json --split valid");
   CHECK(ze.code == 0);
   CHECK(nlohmann::json::parse(ze.output.substr(ze.output.find('{')))["accuracy"] == ej["accuracy"]);
   // --set edits the packed config (here the task's test size) and is recorded; the weights are the same.
@@ -604,7 +605,7 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - an
         nlohmann::json::array({"task.test_size=4", "train.eval_batches=-1"}));
   CHECK(nlohmann::json::parse(meta.at("config"))["task"]["test_size"] == 4);
   CHECK(read_safetensors_metadata(dir + "/zoo/tiny.safetensors").count("config_sets") == 0);
-  auto zs = test::run_cli("eval --checkpoint " + dir + "/zoo/tiny-set.safetensors --json");
+  auto zs = test::run_cli_here("eval --checkpoint " + dir + "/zoo/tiny-set.safetensors --json");
   INFO(zs.output);
   CHECK(zs.code == 0);
   CHECK(nlohmann::json::parse(zs.output.substr(zs.output.find('{')))["examples"] == 4);
@@ -613,7 +614,7 @@ TEST_CASE("cli: step, eval and zoo take a train checkpoint with no --config - an
   for (size_t i = 0; i < wa.size(); ++i) CHECK((wa[i].first == wb[i].first && wa[i].second.equal(wb[i].second)));
   // A set the config refuses, or not key=value: exit 2, naming it, nothing written.
   for (const char* bad : {"model.dim=-3", "task.test_size"}) {
-    auto pb = test::run_cli("zoo pack --session " + dir + "/run --name tiny-bad --summary s --out " + dir +
+    auto pb = test::run_cli_here("zoo pack --session " + dir + "/run --name tiny-bad --summary s --out " + dir +
                             "/zoo/tiny-bad.safetensors --set " + bad);
     INFO(pb.output);
     CHECK(pb.code == 2);

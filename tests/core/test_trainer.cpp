@@ -5,6 +5,7 @@
 #include "core/models/factory.h"
 #include "core/train/run_log.h"
 #include "core/train/trainer.h"
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 #include "tests/support/skip.h"
 #include "core/io/atomic_file.h"
@@ -494,6 +495,8 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   const std::string dir = test::temp_dir("traincli");
   const std::string cfg = write_tiny_config(dir);
   const std::string out = dir + "/run";
+  // train, --resume and the first eval start the program; the other evals, export-weights and
+  // the refusals run in this process (test::run_cli_here: messages, exit codes and files).
   auto r = test::run_cli("train --config " + cfg + " --out " + out + " --steps 4");
   INFO(r.output);
   CHECK(r.code == 0);
@@ -526,14 +529,14 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(j["segments"] == 2);
   CHECK(j["accuracy"].get<double>() >= 0.0);
   // --set overrides a field by its dotted path; a typo is named.
-  auto ev3 = test::run_cli("eval --config " + cfg + " --checkpoint " + out +
+  auto ev3 = test::run_cli_here("eval --config " + cfg + " --checkpoint " + out +
                            "/checkpoints/step-000000006.safetensors --json --set task.segments=3 --set train.batch=2");
   INFO(ev3.output);
   CHECK(ev3.code == 0);
   CHECK(nlohmann::json::parse(ev3.output.substr(ev3.output.find('{')))["segments"] == 3);
   // --by-position: with the memory, reset and zeroed, by segment and by position; the
   // overall bits are those of the plain evaluation.
-  auto bp = test::run_cli("eval --checkpoint " + out + " --by-position --from-position 2 --json");
+  auto bp = test::run_cli_here("eval --checkpoint " + out + " --by-position --from-position 2 --json");
   INFO(bp.output);
   REQUIRE(bp.code == 0);
   auto pj = nlohmann::json::parse(bp.output.substr(bp.output.find('{')));
@@ -541,7 +544,7 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(pj["by_segment"].size() == 2);
   CHECK(pj["by_position"].size() == static_cast<size_t>(pj["segment_len"].get<int64_t>()));
   CHECK(pj["bits_per_token"].get<double>() == doctest::Approx(j["bits_per_token"].get<double>()).epsilon(1e-4));
-  auto ez = test::run_cli("eval --checkpoint " + out + " --zero-memory --json");
+  auto ez = test::run_cli_here("eval --checkpoint " + out + " --zero-memory --json");
   REQUIRE(ez.code == 0);
   CHECK(pj["bits_per_token_zero_memory"].get<double>() ==
         doctest::Approx(nlohmann::json::parse(ez.output.substr(ez.output.find('{')))["bits_per_token"].get<double>())
@@ -549,13 +552,13 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(pj["memory_gain"].get<double>() ==
         doctest::Approx(pj["bits_per_token_zero_memory"].get<double>() - pj["bits_per_token"].get<double>()));
   CHECK(pj["by_segment"][0]["bits"] == pj["by_segment"][0]["bits_reset_memory"]);  // segment 0: the same memory
-  auto text = test::run_cli("eval --checkpoint " + out + " --by-position --from-position 2");
+  auto text = test::run_cli_here("eval --checkpoint " + out + " --by-position --from-position 2");
   CHECK(text.code == 0);
   CHECK(text.output.find("positions 2..") != std::string::npos);
-  auto both = test::run_cli("eval --checkpoint " + out + " --by-position --zero-memory");
+  auto both = test::run_cli_here("eval --checkpoint " + out + " --by-position --zero-memory");
   CHECK(both.code == 2);
   CHECK(both.output.find("leave out --zero-memory") != std::string::npos);
-  auto far = test::run_cli("eval --checkpoint " + out + " --by-position --from-position 999");
+  auto far = test::run_cli_here("eval --checkpoint " + out + " --by-position --from-position 999");
   CHECK(far.code == 2);
   CHECK(far.output.find("must be below the segment length") != std::string::npos);
   // --doc: one document, the memory carried, reset and zeroed.
@@ -563,7 +566,7 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
     std::ofstream(dir + "/doc.txt") << "It was the best of times, it was the worst of times, it was the age of wisdom.";
     std::ofstream(dir + "/empty.txt");
   }
-  auto dj = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --json");
+  auto dj = test::run_cli_here("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --json");
   INFO(dj.output);
   REQUIRE(dj.code == 0);
   auto dd = nlohmann::json::parse(dj.output.substr(dj.output.find('{')));
@@ -576,7 +579,7 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
         doctest::Approx(dd["bits_per_byte_reset_memory"].get<double>() - dd["bits_per_byte"].get<double>()));
   // --csv: each token's losses; they add up to the JSON's figures, over all positions and
   // over positions 2.. of each segment.
-  auto dc = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --from-position 2 --json --csv " +
+  auto dc = test::run_cli_here("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --from-position 2 --json --csv " +
                           dir + "/tokens.csv");
   INFO(dc.output);
   REQUIRE(dc.code == 0);
@@ -624,28 +627,28 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
           doctest::Approx(dcj["bits_per_byte_from_position_reset_memory"].get<double>()).epsilon(1e-5));
     CHECK((all_reset - all) / n / std::log(2.0) == doctest::Approx(dcj["memory_gain_reset"].get<double>()).epsilon(1e-4));
   }
-  auto nocsv = test::run_cli("eval --checkpoint " + out + " --csv " + dir + "/t2.csv");
+  auto nocsv = test::run_cli_here("eval --checkpoint " + out + " --csv " + dir + "/t2.csv");
   CHECK(nocsv.code == 2);
   CHECK(nocsv.output.find("--csv writes the per-token losses of --doc FILE") != std::string::npos);
   CHECK_FALSE(test::path_exists(dir + "/t2.csv"));
-  auto dt = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt");
+  auto dt = test::run_cli_here("eval --checkpoint " + out + " --doc " + dir + "/doc.txt");
   CHECK(dt.code == 0);
   CHECK(dt.output.find("bits/byte with the memory carried across the document") != std::string::npos);
-  auto de = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/empty.txt");
+  auto de = test::run_cli_here("eval --checkpoint " + out + " --doc " + dir + "/empty.txt");
   CHECK(de.code == 2);
   CHECK(de.output.find("empty") != std::string::npos);
   // --doc alone: the zoo's text model, said; no --checkpoint and no --doc: the flag is required.
-  auto dz = test::run_cli("eval --doc " + dir + "/doc.txt");
+  auto dz = test::run_cli_here("eval --doc " + dir + "/doc.txt");
   INFO(dz.output);
   CHECK(dz.code == 0);
   CHECK(dz.output.find("model: the zoo's text model memformer-general") != std::string::npos);
   CHECK(dz.output.find("(memformer, 46 bytes predicted)") != std::string::npos);
   // A weights file with only its model config (export-weights, the Python package's
   // save_weights) scores a document alone, as with the config given; a split needs the config.
-  auto ew = test::run_cli("export-weights --config " + cfg + " --seed 3 --out " + dir + "/w.safetensors");
+  auto ew = test::run_cli_here("export-weights --config " + cfg + " --seed 3 --out " + dir + "/w.safetensors");
   REQUIRE(ew.code == 0);
-  auto wa = test::run_cli("eval --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
-  auto wc = test::run_cli("eval --config " + cfg + " --checkpoint " + dir + "/w.safetensors --doc " + dir +
+  auto wa = test::run_cli_here("eval --checkpoint " + dir + "/w.safetensors --doc " + dir + "/doc.txt --json");
+  auto wc = test::run_cli_here("eval --config " + cfg + " --checkpoint " + dir + "/w.safetensors --doc " + dir +
                           "/doc.txt --json");
   INFO(wa.output);
   REQUIRE(wa.code == 0);
@@ -655,17 +658,17 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
   CHECK(ja["predicted"] == 77);
   CHECK(ja["bits_per_byte"].get<double>() == jc["bits_per_byte"].get<double>());
   CHECK(ja["bits_per_byte_zero_memory"].get<double>() == jc["bits_per_byte_zero_memory"].get<double>());
-  auto wsplit = test::run_cli("eval --checkpoint " + dir + "/w.safetensors --split test");
+  auto wsplit = test::run_cli_here("eval --checkpoint " + dir + "/w.safetensors --split test");
   CHECK(wsplit.code == 2);
   CHECK(wsplit.output.find("with only its model config); pass --config with the config it was trained with, or "
                            "score a document with --doc FILE") != std::string::npos);
-  auto dn = test::run_cli("eval --split test");
+  auto dn = test::run_cli_here("eval --split test");
   CHECK(dn.code == 2);
   CHECK(dn.output.find("--checkpoint is required") != std::string::npos);
-  auto ds = test::run_cli("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --split valid");
+  auto ds = test::run_cli_here("eval --checkpoint " + out + " --doc " + dir + "/doc.txt --split valid");
   CHECK(ds.code == 2);
   CHECK(ds.output.find("leave out --split") != std::string::npos);
-  auto typo = test::run_cli("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
+  auto typo = test::run_cli_here("train --config " + cfg + " --out " + dir + "/run3 --set task.segmnts=3");
   CHECK(typo.code == 2);
   CHECK(typo.output.find("task.segmnts") != std::string::npos);
 
@@ -674,11 +677,11 @@ TEST_CASE("cli: train, resume and eval a tiny session - bad configs exit 2") {
     bad["train"]["lr"] = -1;
     std::ofstream(dir + "/bad.json") << bad.dump();
   }
-  auto b = test::run_cli("train --config " + dir + "/bad.json --out " + dir + "/run2");
+  auto b = test::run_cli_here("train --config " + dir + "/bad.json --out " + dir + "/run2");
   CHECK(b.code == 2);
   CHECK(b.output.find("train.lr") != std::string::npos);
   CHECK_FALSE(test::path_exists(dir + "/run2"));
-  auto m = test::run_cli("eval --config " + cfg + " --checkpoint " + dir + "/missing.safetensors");
+  auto m = test::run_cli_here("eval --config " + cfg + " --checkpoint " + dir + "/missing.safetensors");
   CHECK(m.code == 2);
   CHECK(m.output.find("--checkpoint") != std::string::npos);
 }
