@@ -402,6 +402,9 @@ class AttentionPanel : public Panel {
   ImVec2 map_max() const { return plot_max_; }
 
  private:
+  // The block masses' legend and one row of bars per layer, at the cursor (below the map, or
+  // beside it in a wide short panel).
+  void draw_masses(const AttentionData& a, int nm, float line);
   ui::HeatmapImage image_;
   ui::ColorbarImage colorbar_;
   ImVec2 plot_min_{}, plot_max_{};
