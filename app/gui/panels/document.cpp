@@ -382,6 +382,9 @@ void DocumentPanel::draw(PanelContext& ctx) {
 
   // The text: laid out (cached per document and width), scrolled, painted row by row.
   measure_grid(ctx, f);
+  header_end_ = ImGui::GetCursorPosY();
+  if (align_text_y_ > header_end_) ImGui::SetCursorPosY(align_text_y_);  // side by side: level with the other column
+  align_text_y_ = 0.f;
   const float header_h = ImGui::GetCursorPosY();  // title bar and the lines above the text
   // The height the panel wants, measured also when the text's child is clipped away below a
   // header taller than the window (BeginChild is false then): a tour's Document strip grows to
