@@ -465,6 +465,50 @@ TEST_CASE("side by side: the layout gives each Document column its characters a 
   }
 }
 
+TEST_CASE("side by side: both Document columns start their text at the same y when only one side has a notice") {
+  // B's document is unlike its model's training text: B's column says so in a line of its own,
+  // which pushed B's text a line below A's, so the two columns' rows did not line up.
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.visited = 6;
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  spec.seed = 7;
+  ViewPtr rmt = as_model(sa, "rmt", make_synthetic_session(spec));
+  auto info = std::make_shared<ViewSource>(*rmt->info);
+  info->doc_warnings = {"line breaks, which the training text never held"};
+  auto sb = std::make_shared<PublishedView>(*rmt);
+  sb->info = info;
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    shell.set_compare_labels("memformer", "rmt");
+    for (int f = 0; f < 6; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    ImGuiWindow* doc = ImGui::FindWindowByName(panel_title(PanelId::kDocument));
+    REQUIRE(doc);
+    ImGuiWindow* side_a = child_named(doc, "##side_a");
+    ImGuiWindow* side_b = child_named(doc, "##side_b");
+    REQUIRE(side_a);
+    REQUIRE(side_b);
+    ImGuiWindow* text_a = child_named(side_a, "##doctext");
+    ImGuiWindow* text_b = child_named(side_b, "##doctext");
+    REQUIRE(text_a);
+    REQUIRE(text_b);
+    // B's header holds the notice (a line more than A's) ...
+    const float line = ImGui::GetTextLineHeight();
+    CHECK(shell.panel_b<DocumentPanel>(PanelId::kDocument).header_end() >= shell.document_panel().header_end() + line);
+    // ... and both texts start at the same height.
+    CHECK(text_a->Pos.y == doctest::Approx(text_b->Pos.y));
+    CHECK(text_a->Size.y == doctest::Approx(text_b->Size.y));
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
 namespace {
 std::string found(const std::vector<std::string>& paths, const std::string& part, const std::string& end) {
   for (const auto& p : paths)

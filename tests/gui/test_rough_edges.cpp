@@ -310,4 +310,57 @@ TEST_CASE("gui: the writer map's axis keeps the segment's first and last token l
   for (int c : {0, 1, 64, 65}) CHECK(all.count(c) == 1);
   CHECK(wide.size() == static_cast<size_t>(cols));
 }
+TEST_CASE("gui: column group captions above a narrow map never run together - shortened or left out, never touching") {
+  // A narrow writer map: "self" (1 column), "segment tokens" (13), "cls" (1) over 15 columns of
+  // a few px, 7 px a character: the captions ran together ("selfsegment tokencls").
+  auto width = [](const std::string& t) {
+    float n = 0.f;
+    for (unsigned char c : t) n += (c & 0xC0) == 0x80 ? 0.f : 1.f;  // one a code point
+    return 7.f * n;
+  };
+  auto spans_at = [](float cw) {
+    const float x0 = 100.f, origin = 60.f;
+    const float right = x0 + cw * 15.f + 40.f;  // the colour bar's margin
+    std::vector<ui::GroupSpan> s(3);
+    s[0] = {x0, x0 + cw, origin, x0 + cw, "self"};
+    s[1] = {x0 + cw, x0 + cw * 14.f, x0 + cw, x0 + cw * 14.f, "segment tokens"};
+    s[2] = {x0 + cw * 14.f, x0 + cw * 15.f, x0 + cw * 14.f, right, "cls"};
+    return s;
+  };
+  const float gap = 4.f;
+  for (const float cw : {0.5f, 1.f, 2.f, 3.f, 6.f, 9.f, 20.f}) {
+    CAPTURE(cw);
+    const auto spans = spans_at(cw);
+    const auto placed = ui::place_group_labels(spans, width, gap);
+    for (size_t i = 0; i < placed.size(); ++i) {
+      const auto& g = placed[i];
+      const auto& s = spans[static_cast<size_t>(g.group)];
+      CAPTURE(g.text);
+      CHECK(g.w == doctest::Approx(width(g.text)));
+      CHECK(g.x >= s.lo - 1e-3f);  // within its room
+      CHECK(g.x + g.w <= s.hi + 1e-3f);
+      // The caption itself, or its beginning and an ellipsis.
+      const bool whole = g.text == s.text;
+      const bool shortened = g.text.size() > 3 && g.text.compare(g.text.size() - 3, 3, "\xE2\x80\xA6") == 0 &&
+                             s.text.compare(0, g.text.size() - 3, g.text, 0, g.text.size() - 3) == 0;
+      CHECK((whole || shortened));
+      if (i > 0) CHECK(placed[i - 1].x + placed[i - 1].w + gap <= g.x + 1e-3f);  // a gap, never touching
+    }
+  }
+  // Wide cells: every caption whole, centred on its span where it fits.
+  const auto wide = ui::place_group_labels(spans_at(20.f), width, gap);
+  REQUIRE(wide.size() == 3);
+  CHECK(wide[1].text == "segment tokens");
+  CHECK(wide[1].x + 0.5f * wide[1].w == doctest::Approx(100.f + 20.f * 7.5f));
+  CHECK(wide[2].text == "cls");
+  // 6 px cells: the middle caption (74 px of room after "self") is shortened, cls keeps its margin.
+  const auto narrow = ui::place_group_labels(spans_at(6.f), width, gap);
+  REQUIRE(narrow.size() == 3);
+  CHECK(narrow[0].text == "self");
+  CHECK(narrow[1].text == "segment t\xE2\x80\xA6");
+  CHECK(narrow[2].text == "cls");
+  // Half-pixel cells: no room between "self" and "cls" for even "s" and the ellipsis: left out.
+  const auto tiny = ui::place_group_labels(spans_at(0.5f), width, gap);
+  for (const auto& g : tiny) CHECK(g.group != 1);
+}
 #endif

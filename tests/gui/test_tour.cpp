@@ -294,6 +294,32 @@ TEST_CASE("tour screen: a stop that names the slot timeline needs its map and it
   CHECK(all.find("stop 2: the Slot timeline's list of what slot 3 holds shows no row in its ") != std::string::npos);
 }
 
+TEST_CASE("tour screen: a stop that names a map panel needs its map readable, not squeezed under the panel's other rows") {
+  // rmt-carries-a-copy stop 4 at 1280x720 in presenter mode drew the Attention map 4 px tall
+  // under its block-mass bars, in a panel tall enough for every other check (and its Document
+  // strip hid its text under a token's reads that wrapped a line more). Now a wide panel puts
+  // the bars beside the map and the strip follows the header: the stop is whole. At
+  // 1280x560 and ui-scale 2.5 the panel has no room for its map at all, and the check says so.
+  const std::string doc = kTours + "/rmt-copy.txt";
+  const std::string text = R"({"format": "mnemoscope-tour", "version": 1, "stops": [
+      {"model": "rmt-copy", "document": ")" + doc + R"(", "segment": 3, "panels": ["document", "attention"],
+       "select": {"token": 49}, "tint": "loss", "caption": "c"}]})";
+  const Tour tour = parse_tour(text, "t.json", kZoo);
+  Worker w;
+  auto problems_at = [&](const TourScreen& screen) {
+    std::string all;
+    for (const auto& p : check_tour_screen(tour, w, screen)) all += p + "\n";
+    return all;
+  };
+  const std::string presenter = problems_at(TourScreen{1280, 720, 1.5f});
+  CAPTURE(presenter);
+  CHECK(presenter.empty());
+  const std::string tiny = problems_at(TourScreen{1280, 560, 2.5f});
+  CAPTURE(tiny);
+  CHECK(tiny.find("stop 1: the Attention panel's map is 4 px tall, under its minimum ") != std::string::npos);
+  CHECK(tiny.find(" (2.5 lines of text): its rows cannot be told apart") != std::string::npos);
+}
+
 TEST_CASE("tours: a stop steps its model as it was trained unless it says segment_len") {
   // rmt-copy takes segments of up to 37 tokens but was trained on the copy task's 13.
   Tour t = parse_tour(tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt", "panels": ["document"],

@@ -113,7 +113,6 @@ void AttentionPanel::draw(PanelContext& ctx) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(what).x) ImGui::NewLine();  // narrow window: own line
   ImGui::TextDisabled("%s", what);
-  export_button(ctx, PanelId::kAttention);
 
   const bool shared = std::isfinite(ctx.shared_max);
   if (step != last_step_ || layer_ != last_layer_ || head_ != last_head_ || scale_ != last_scale_ ||
@@ -137,15 +136,23 @@ void AttentionPanel::draw(PanelContext& ctx) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(scale_text_.c_str()).x) ImGui::NewLine();
   ImGui::TextDisabled("%s", scale_text_.c_str());
+  export_button(ctx, PanelId::kAttention);  // (after the range: the range keeps the line when both fit)
   const float* m = a.map(layer_, head_);
   image_.update(key_, m, a.rows, a.cols, 0.f, vmax_, ctx.seq_cmap);
 
-  // Masses below the map: one row of bars per layer.
+  // Masses below the map: one row of bars per layer. A panel at least twice as wide as tall
+  // (a tour stop's strip, presenter mode) puts them beside the map instead, so the bars never
+  // squeeze the map to a sliver: the map keeps the panel's full height (docs/gui.md, the panels table).
   const int nm = static_cast<int>(a.mass_names.size());
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float mass_h = nm > 0 ? line * (1.6f + static_cast<float>(nl)) + 6.f : line * 1.2f;
-  ImVec2 avail = ImGui::GetContentRegionAvail();
-  avail.y = std::max(60.f, avail.y - mass_h);
+  const ImVec2 room = ImGui::GetContentRegionAvail();
+  // The bars beside the map need a layer label and, per block, its value and a bar.
+  const float mass_min_w = ImGui::CalcTextSize("layer 00 ").x + static_cast<float>(std::max(1, nm)) * (ImGui::CalcTextSize("0.000").x + 24.f);
+  const bool beside = nm > 0 && room.x >= 2.f * room.y && room.x >= 2.f * mass_min_w;
+  ImVec2 avail = room;
+  if (beside) avail.x = room.x - mass_min_w - ImGui::GetStyle().ItemSpacing.x;
+  else avail.y = std::max(60.f, avail.y - mass_h);
 
   ui::HeatmapAxes axes;
   axes.row_labels = &a.row_labels;
@@ -172,6 +179,8 @@ void AttentionPanel::draw(PanelContext& ctx) {
     const float extra_x = ui::colorbar_width() + ImGui::GetFontSize() * 9.f;
     const float side = std::min(avail.x - extra_x, avail.y - line * 2.f);
     if (side > 80.f) size.x = std::min(avail.x, side + extra_x);
+  } else if (beside) {
+    size.x = std::max(avail.x * 0.5f, room.x - std::max(mass_min_w, room.x * 0.35f));  // the bars get about a third
   }
   auto hit = ui::draw_heatmap("##attention", image_, size, axes);
   map_h_ = hit.plot_max.y - hit.plot_min.y;
@@ -211,6 +220,17 @@ void AttentionPanel::draw(PanelContext& ctx) {
   }
 
   // Block masses.
+  if (beside) {
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+  }
+  draw_masses(a, nm, line);
+  if (beside) ImGui::EndGroup();
+}
+
+void AttentionPanel::draw_masses(const AttentionData& a, int nm, float line) {
+  const int nl = static_cast<int>(a.layers.size());
+  const std::string hname = head_ < 0 ? "mean of " + std::to_string(a.heads) + " heads" : "head " + std::to_string(head_);
   if (nm == 0) {
     ImGui::TextDisabled(a.kind == "Transformer" || a.kind == "MTN no memory"
                             ? "No memory: every token attends within its segment only."

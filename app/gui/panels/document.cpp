@@ -382,7 +382,16 @@ void DocumentPanel::draw(PanelContext& ctx) {
 
   // The text: laid out (cached per document and width), scrolled, painted row by row.
   measure_grid(ctx, f);
+  header_end_ = ImGui::GetCursorPosY();
+  if (align_text_y_ > header_end_) ImGui::SetCursorPosY(align_text_y_);  // side by side: level with the other column
+  align_text_y_ = 0.f;
   const float header_h = ImGui::GetCursorPosY();  // title bar and the lines above the text
+  // The height the panel wants, measured also when the text's child is clipped away below a
+  // header taller than the window (BeginChild is false then): a tour's Document strip grows to
+  // it, or a header that wrapped a line more (a token's reads) would hide the text for good.
+  // The rows are those laid out last (one before any), corrected below once laid out again.
+  const int64_t rows_known = row_prefix_.empty() ? 1 : std::max<int64_t>(1, row_prefix_.back());
+  wanted_h_ = header_h + static_cast<float>(std::min<int64_t>(rows_known, 100000)) * f.row_h + 2.f * ImGui::GetStyle().WindowPadding.y;
   if (!ImGui::BeginChild("##doctext", ImVec2(0, 0), false, ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
     ImGui::EndChild();
     return;

@@ -170,6 +170,12 @@ class DocumentPanel : public Panel {
   // The text's columns (characters a line) and the rows the text area showed last frame.
   int columns() const { return layout_cols_; }
   float text_rows() const { return text_rows_; }
+  // Side by side: where the header above the text ended last frame (window-local y; a notice
+  // on one side only makes its header a line taller), and the y the next draw starts the text
+  // at when its own header ends higher (one draw; 0: where the header ends). The shell gives
+  // both columns the taller header's end, so the two texts' rows line up.
+  float header_end() const { return header_end_; }
+  void align_text_at(float y) { align_text_y_ = y; }
   // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
   // is not UTF-8 text (as the figure axes escape it).
   static std::string cell_text(const Document& doc, int64_t t);
@@ -226,6 +232,7 @@ class DocumentPanel : public Panel {
   std::set<char32_t> missing_seen_;
   std::vector<char32_t> missing_new_;
   float wanted_h_ = 0.f;
+  float header_end_ = 0.f, align_text_y_ = 0.f;
   uint64_t layout_info_ = 0;
   int layout_cols_ = 0;
   float text_rows_ = 0.f;
@@ -402,6 +409,9 @@ class AttentionPanel : public Panel {
   ImVec2 map_max() const { return plot_max_; }
 
  private:
+  // The block masses' legend and one row of bars per layer, at the cursor (below the map, or
+  // beside it in a wide short panel).
+  void draw_masses(const AttentionData& a, int nm, float line);
   ui::HeatmapImage image_;
   ui::ColorbarImage colorbar_;
   ImVec2 plot_min_{}, plot_max_{};

@@ -101,9 +101,16 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   ctx_a.shared_max = ctx_b.shared_max = shared;
   ctx_a.compact = ctx_b.compact = true;
   if (id == PanelId::kDocument) {
-    side_b_.panel<DocumentPanel>(id).set_tint(document_panel().tint());
+    DocumentPanel& doc_b = side_b_.panel<DocumentPanel>(id);
+    doc_b.set_tint(document_panel().tint());
     document_panel().link_scroll(&doc_scroll_, 0);
-    side_b_.panel<DocumentPanel>(id).link_scroll(&doc_scroll_, 1);
+    doc_b.link_scroll(&doc_scroll_, 1);
+    // Both texts start at the lower of the two headers' ends (last frame's): a notice on one
+    // side only ("changed on disk", "Unlike the training text") no longer puts that side's
+    // rows a line below the other's.
+    const float text_y = std::max(document_panel().header_end(), doc_b.header_end());
+    document_panel().align_text_at(text_y);
+    doc_b.align_text_at(text_y);
   }
 
   if (attn_panel && a.step && b.step) {

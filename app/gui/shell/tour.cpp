@@ -336,14 +336,22 @@ std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) con
       // list is checked below.)
       out.push_back("the " + title + " panel's content is " + px(w.scroll_max_y) + " px taller than the panel: it must be scrolled");
     }
+    // A map shares its panel with what else the panel shows (the timeline's list of what a
+    // slot holds, the Attention panel's block-mass bars, the writer's header lines): a panel
+    // tall enough can still squeeze its map to a sliver. Every panel that records its map's
+    // height (Panel::map_height(), 0 when it drew none) needs 2.5 lines of text for it.
+    const float need_map = 2.5f * line;
+    const float map_h = panels_[static_cast<size_t>(i)]->map_height();
+    if (id == PanelId::kTimeline && map_h + 0.5f < need_map)
+      out.push_back("the Slot timeline's map is " + px(map_h) + " px tall, under its minimum " + px(need_map) +
+                    " (2.5 lines of text): its slots' rows cannot be told apart");
+    else if (id != PanelId::kTimeline && map_h > 0.f && map_h + 0.5f < need_map)
+      out.push_back("the " + title + " panel's map is " + px(map_h) + " px tall, under its minimum " + px(need_map) +
+                    " (2.5 lines of text): its rows cannot be told apart");
     if (id == PanelId::kTimeline) {
       // The timeline's map and its "what slot N holds" list share the panel: each must be
       // readable, not the one kept at the other's expense.
       const TimelinePanel& tl = panel<TimelinePanel>(PanelId::kTimeline);
-      const float need_map = 2.5f * line;
-      if (tl.map_height() + 0.5f < need_map)
-        out.push_back("the Slot timeline's map is " + px(tl.map_height()) + " px tall, under its minimum " + px(need_map) +
-                      " (2.5 lines of text): its slots' rows cannot be told apart");
       if (tl.holds_rows_shown() == 0)
         out.push_back("the Slot timeline's list of what slot " + std::to_string(vm_.selected_slot()) +
                       " holds shows no row in its " + px(r.size.y) + " px panel: it must be scrolled to be read");

@@ -100,6 +100,39 @@ std::vector<ColLabel> place_col_labels(int cols, const std::function<float(int)>
   return out;
 }
 
+std::vector<GroupLabel> place_group_labels(const std::vector<GroupSpan>& spans,
+                                           const std::function<float(const std::string&)>& width, float gap) {
+  std::vector<GroupLabel> out;
+  const std::string ell = "\xE2\x80\xA6";  // an ellipsis
+  for (size_t g = 0; g < spans.size(); ++g) {
+    const GroupSpan& s = spans[g];
+    const float lo = out.empty() ? s.lo : std::max(s.lo, out.back().x + out.back().w + gap);
+    const float room = s.hi - lo;
+    std::string text = s.text;
+    float w = width(text);
+    if (w > room) {
+      // The longest beginning (whole code points) that fits with the ellipsis; none: left out.
+      text.clear();
+      for (size_t end = s.text.size(); end > 0;) {
+        --end;
+        while (end > 0 && (static_cast<unsigned char>(s.text[end]) & 0xC0) == 0x80) --end;
+        if (end == 0) break;
+        const std::string t = s.text.substr(0, end) + ell;
+        if (width(t) <= room) {
+          text = t;
+          break;
+        }
+      }
+      if (text.empty()) continue;
+      w = width(text);
+    }
+    float x = 0.5f * (s.x0 + s.x1 - w);
+    x = std::max(lo, std::min(x, s.hi - w));
+    out.push_back({static_cast<int>(g), x, w, text});
+  }
+  return out;
+}
+
 namespace {
 
 const ImU32 kLabel = IM_COL32(200, 200, 205, 255);
@@ -296,9 +329,9 @@ void draw_separators(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& 
 
 // Row group captions in a margin left of the row labels, centred on their span with a
 // bracket line beside them; clipped to the span so neighbours never overlap. Column group
-// captions above the map, centred on their span; a caption wider than its span (the
-// one-column "self") may spill into the margin beside the map, never over the neighbouring
-// group.
+// captions above the map, centred on their span (place_group_labels); a caption wider than
+// its span (the one-column "self") may spill into the margin beside the map, never over the
+// neighbouring group's, and one that does not fit is shortened or left out.
 void draw_groups(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes) {
   const ImVec2 origin = l.origin, pmin = l.pmin;
   for (size_t g = 0; g < axes.row_groups.size(); ++g) {
@@ -315,21 +348,24 @@ void draw_groups(ImDrawList* dl, const HeatmapLayout& l, const HeatmapAxes& axes
     dl->AddText(ImVec2(origin.x + 1.f, y), kLabel, text);
     dl->PopClipRect();
   }
+  std::vector<GroupSpan> spans;
   for (size_t g = 0; g < axes.col_groups.size(); ++g) {
     const int c0 = std::max(0, axes.col_groups[g].first);
     const int c1 = g + 1 < axes.col_groups.size() ? axes.col_groups[g + 1].first : l.cols;
     if (c0 >= l.cols || c1 <= c0) continue;
-    const float x0 = pmin.x + l.cw * static_cast<float>(c0), x1 = pmin.x + l.cw * static_cast<float>(c1);
-    const float lo = g == 0 ? origin.x : x0;
-    const float hi = g + 1 == axes.col_groups.size() ? origin.x + l.size.x : x1;
-    const char* text = axes.col_groups[g].second.c_str();
-    const float tw = ImGui::CalcTextSize(text).x;
-    float x = 0.5f * (x0 + x1 - tw);
-    x = std::max(lo, std::min(x, hi - tw));
-    dl->PushClipRect(ImVec2(lo, origin.y), ImVec2(std::max(hi, lo + 1.f), pmin.y), true);
-    dl->AddText(ImVec2(x, origin.y + 1.f), kLabel, text);
-    dl->PopClipRect();
+    GroupSpan s;
+    s.x0 = pmin.x + l.cw * static_cast<float>(c0);
+    s.x1 = pmin.x + l.cw * static_cast<float>(c1);
+    s.lo = g == 0 ? origin.x : s.x0;
+    s.hi = g + 1 == axes.col_groups.size() ? origin.x + l.size.x : s.x1;
+    s.text = axes.col_groups[g].second;
+    spans.push_back(std::move(s));
   }
+  // A space's width between neighbouring captions (as between column labels).
+  const float gap = std::max(3.f, ImGui::CalcTextSize(" ").x);
+  for (const GroupLabel& g :
+       place_group_labels(spans, [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; }, gap))
+    dl->AddText(ImVec2(g.x, origin.y + 1.f), kLabel, g.text.c_str());
   if (!axes.y_title.empty() && axes.col_groups.empty())
     dl->AddText(ImVec2(origin.x + 1.f, origin.y + 1.f), kLabel, axes.y_title.c_str());
 }

@@ -96,6 +96,24 @@ struct ColLabel {
 std::vector<ColLabel> place_col_labels(int cols, const std::function<float(int)>& width, float x0, float cw, float lo,
                                        float hi, const std::vector<int>& priority, int stride, float gap);
 
+// Captions of column groups above a map (no ImGui: `width(text)` measures a text). Group g
+// spans [x0, x1] and its caption may lie within [lo, hi] (its span; for the first and the last
+// group also the margin beside the map). Each caption is centred on its span and kept at least
+// `gap` right of the caption before it; one that does not fit is shortened with an ellipsis
+// ("tok\u2026"), and left out where not even one character and the ellipsis fit, so neighbouring
+// captions never touch or run together ("selfsegment tokencls" on a narrow writer map).
+struct GroupSpan {
+  float x0 = 0.f, x1 = 0.f, lo = 0.f, hi = 0.f;
+  std::string text;
+};
+struct GroupLabel {
+  int group = 0;  // index into the spans
+  float x = 0.f, w = 0.f;
+  std::string text;  // the caption, or its shortened form
+};
+std::vector<GroupLabel> place_group_labels(const std::vector<GroupSpan>& spans,
+                                           const std::function<float(const std::string&)>& width, float gap);
+
 struct HeatmapAxes {
   const std::vector<std::string>* row_labels = nullptr;
   const std::vector<std::string>* col_labels = nullptr;
