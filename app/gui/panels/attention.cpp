@@ -274,9 +274,16 @@ void AttentionPanel::draw_masses(const AttentionData& a, int nm, float line) {
         std::snprintf(buf, sizeof buf, "n/a");
       }
       dl->AddText(ImVec2(x0 + 4.f, p.y), IM_COL32(255, 255, 255, 255), buf);
-      if (ImGui::IsMouseHoveringRect(ImVec2(x0, p.y), ImVec2(x1, p.y + h)) && ImGui::IsWindowHovered())
-        ImGui::SetTooltip("layer %d, %s = %.6f\n%s\nscale: 0..1 (a row's attention sums to 1)", a.layers[static_cast<size_t>(li)],
-                          a.mass_names[static_cast<size_t>(k)].c_str(), v, a.mass_help[static_cast<size_t>(k)].c_str());
+      if (ImGui::IsMouseHoveringRect(ImVec2(x0, p.y), ImVec2(x1, p.y + h)) && ImGui::IsWindowHovered()) {
+        if (std::isfinite(v))
+          ImGui::SetTooltip("layer %d, %s = %.6f\n%s\nscale: 0..1 (a row's attention sums to 1)", a.layers[static_cast<size_t>(li)],
+                            a.mass_names[static_cast<size_t>(k)].c_str(), v, a.mass_help[static_cast<size_t>(k)].c_str());
+        else  // the block has no rows in this map (an MTN tagging head writes no memory: no write rows)
+          ImGui::SetTooltip("layer %d, %s: n/a, this map has no rows of that block (a model step that writes no memory "
+                            "has no write rows)\n%s",
+                            a.layers[static_cast<size_t>(li)], a.mass_names[static_cast<size_t>(k)].c_str(),
+                            a.mass_help[static_cast<size_t>(k)].c_str());
+      }
     }
     ImGui::Dummy(ImVec2(w + label_w, h + 2.f));
     if (ImGui::IsItemClicked()) layer_ = li;

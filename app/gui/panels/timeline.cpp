@@ -164,7 +164,8 @@ std::vector<int64_t> TimelinePanel::columns_of(const std::vector<int64_t>& visit
 void TimelinePanel::draw_holds(PanelContext& ctx, int slot, bool narrow) {
   const PublishedView& s = ctx.view;
   if (slot < 0) {
-    ImGui::TextDisabled("Select a slot to see what it holds after each visited step.");
+    // One line, shortened with "…" in a narrow side-by-side column (the whole text on hover).
+    ui::text_one_line("Select a slot to see what it holds after each visited step.", ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     return;
   }
   ui::text_one_line("What slot " + std::to_string(slot) + " holds: its largest sources after each step", ImGui::GetStyleColorVec4(ImGuiCol_Text));

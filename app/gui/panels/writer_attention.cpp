@@ -52,7 +52,6 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
       ImGui::SetTooltip("An untrained writer attends almost uniformly, so every slot is mostly overwritten.\n"
                         "Load a trained checkpoint (Controls) to see slots that retain their content.");
   }
-  export_button(ctx, PanelId::kWriterAttention);
   head = ctx.vm.head();
 
   const bool shared = std::isfinite(ctx.shared_max);
@@ -84,6 +83,7 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   ImGui::SameLine();
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(scale_text_.c_str()).x) ImGui::NewLine();
   ImGui::TextDisabled("%s", scale_text_.c_str());
+  export_button(ctx, PanelId::kWriterAttention);  // after the range, as the Attention panel: the range keeps the line when both fit
   image_.update(key_, step->writer_block(head), step->slots, step->cols, vmin_, vmax_, ctx.seq_cmap);
 
   ui::HeatmapAxes axes;

@@ -217,7 +217,7 @@ void Shell::draw_difference(PanelId id, const PublishedView& a, const PublishedV
   }
   if (!d.ok) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("No difference: %s. A - B needs two maps of one kind and shape (e.g. a model and its ablation).",
+    ImGui::TextWrapped("No A - B map: %s. A - B needs two maps of one kind and shape (e.g. a model and its ablation).",
                        d.why.c_str());
     ImGui::PopStyleColor();
     return;
