@@ -292,6 +292,43 @@ TEST_CASE("side by side: the shell draws both columns and A - B at every gallery
   }
 }
 
+TEST_CASE("side by side: A - B of two maps of different shapes takes a narrow column that says why - the maps keep the width") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.visited = 3;
+  ViewPtr sa = make_synthetic_session(spec);
+  spec.tokens = 48;  // the writer maps differ in shape: 8 x (1 + 32 + cls) vs 8 x (1 + 48 + cls)
+  spec.seed = 7;
+  ViewPtr sb = make_synthetic_session(spec);
+  REQUIRE(sa->step->cols != sb->step->cols);
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    shell.set_compare_labels("32 tokens", "48 tokens");
+    for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
+    ImGuiWindow* w = ImGui::FindWindowByName(panel_title(PanelId::kWriterAttention));
+    REQUIRE(w);
+    float wa = 0.f, wb = 0.f, wd = 0.f;
+    for (ImGuiWindow* child : w->DC.ChildWindows) {
+      const std::string name = child->Name;
+      if (name.find("##side_a") != std::string::npos) wa = child->Size.x;
+      if (name.find("##side_b") != std::string::npos) wb = child->Size.x;
+      if (name.find("##side_diff") != std::string::npos) wd = child->Size.x;
+    }
+    REQUIRE(wd > 0.f);
+    CHECK(wa == doctest::Approx(wb));
+    CHECK(wd < wa);
+    // The two maps get the width the A - B column does not need: each well over an equal third.
+    CHECK(wa > 1.15f * (wa + wb + wd) / 3.f);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
 TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colour scale, documents in lockstep") {
   SyntheticSpec spec;
   spec.slots = 8;

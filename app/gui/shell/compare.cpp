@@ -183,15 +183,42 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   }
   const int n = diff ? 3 : 2;
   const float gap = ImGui::GetStyle().ItemSpacing.x;
-  const float w = std::max(40.f, (ImGui::GetContentRegionAvail().x - gap * static_cast<float>(n - 1)) / static_cast<float>(n));
+  const float avail = ImGui::GetContentRegionAvail().x;
+  float w = std::max(40.f, (avail - gap * static_cast<float>(n - 1)) / static_cast<float>(n));
+  float w_diff = w;
+  if (diff && !update_difference(id, a, b)) {
+    // No A - B map (two maps of different kinds or shapes): the column holds only why, so it
+    // takes a narrow strip and the two maps keep the width.
+    w_diff = std::min(w, std::max(ImGui::GetFontSize() * 8.f, avail * 0.18f));
+    w = std::max(40.f, (avail - 2.f * gap - w_diff) / 2.f);
+  }
   column("##side_a", w, ctx_a, false);
   ImGui::SameLine(0.f, gap);
   column("##side_b", w, ctx_b, true);
   if (diff) {
     ImGui::SameLine(0.f, gap);
-    if (ImGui::BeginChild("##side_diff", ImVec2(w, 0), false, ImGuiWindowFlags_NoScrollbar)) draw_difference(id, a, b);
+    if (ImGui::BeginChild("##side_diff", ImVec2(w_diff, 0), false, ImGuiWindowFlags_NoScrollbar)) draw_difference(id, a, b);
     ImGui::EndChild();
   }
+}
+
+// The A - B map of the panel's maps (rebuilt when its inputs change): false when there is none
+// (a side not stepped yet counts as drawable: the column says to step both).
+bool Shell::update_difference(PanelId id, const PublishedView& a, const PublishedView& b) {
+  if (!a.step || !b.step) return true;
+  const int head = id == PanelId::kWriterAttention ? vm_.head() : attention().head();
+  const int layer = attention().layer_index();
+  if (a.step != diff_a_ || b.step != diff_b_ || head != diff_head_ || layer != diff_layer_ || id != diff_panel_) {
+    diff_a_ = a.step;
+    diff_b_ = b.step;
+    diff_head_ = head;
+    diff_layer_ = layer;
+    diff_panel_ = id;
+    diff_ = id == PanelId::kWriterAttention ? writer_difference(*a.step, *b.step, head)
+                                            : attention_difference(a.step->attention, b.step->attention, layer, head);
+    ++diff_key_;
+  }
+  return diff_.ok;
 }
 
 void Shell::draw_difference(PanelId id, const PublishedView& a, const PublishedView& b) {
@@ -202,19 +229,8 @@ void Shell::draw_difference(PanelId id, const PublishedView& a, const PublishedV
     ImGui::TextDisabled("Step both models to see their difference.");
     return;
   }
-  const int head = id == PanelId::kWriterAttention ? vm_.head() : attention().head();
-  const int layer = attention().layer_index();
-  DiffMap& d = diff_;  // rebuilt when its inputs change
-  if (a.step != diff_a_ || b.step != diff_b_ || head != diff_head_ || layer != diff_layer_ || id != diff_panel_) {
-    diff_a_ = a.step;
-    diff_b_ = b.step;
-    diff_head_ = head;
-    diff_layer_ = layer;
-    diff_panel_ = id;
-    d = id == PanelId::kWriterAttention ? writer_difference(*a.step, *b.step, head)
-                                        : attention_difference(a.step->attention, b.step->attention, layer, head);
-    ++diff_key_;
-  }
+  update_difference(id, a, b);
+  const DiffMap& d = diff_;
   if (!d.ok) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("No A - B map: %s. A - B needs two maps of one kind and shape (e.g. a model and its ablation).",

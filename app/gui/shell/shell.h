@@ -161,6 +161,7 @@ class Shell {
   void apply_tour(const PublishedView& s, Controller& control);
   void draw_compare(PanelId id, PanelContext& ctx_a, Controller& control);
   void draw_difference(PanelId id, const PublishedView& a, const PublishedView& b);
+  bool update_difference(PanelId id, const PublishedView& a, const PublishedView& b);
   void handle_keys(const PublishedView& s, Controller& control);
   void draw_modals(const ViewPtr& view, Controller& control);
   void open_path(const std::string& path, Controller& control);
