@@ -311,13 +311,13 @@ TEST_CASE("side by side: A - B of two maps of different shapes takes a narrow co
     for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
     ImGuiWindow* w = ImGui::FindWindowByName(panel_title(PanelId::kWriterAttention));
     REQUIRE(w);
-    float wa = 0.f, wb = 0.f, wd = 0.f;
-    for (ImGuiWindow* child : w->DC.ChildWindows) {
-      const std::string name = child->Name;
-      if (name.find("##side_a") != std::string::npos) wa = child->Size.x;
-      if (name.find("##side_b") != std::string::npos) wb = child->Size.x;
-      if (name.find("##side_diff") != std::string::npos) wd = child->Size.x;
-    }
+    ImGuiWindow* side_a = child_named(w, "##side_a");
+    ImGuiWindow* side_b = child_named(w, "##side_b");
+    ImGuiWindow* side_diff = child_named(w, "##side_diff");
+    REQUIRE(side_a);
+    REQUIRE(side_b);
+    REQUIRE(side_diff);
+    const float wa = side_a->Size.x, wb = side_b->Size.x, wd = side_diff->Size.x;
     REQUIRE(wd > 0.f);
     CHECK(wa == doctest::Approx(wb));
     CHECK(wd < wa);
