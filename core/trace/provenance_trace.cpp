@@ -8,13 +8,14 @@
 namespace mnemo {
 
 // The kind's family reads its provenance (core/models/family.h) when the kind has a chain.
-bool has_provenance_chain(const std::string& model) {
-  const ProvenanceKind p = capabilities_of(model).provenance;
-  return (p == ProvenanceKind::kWriterAttention || p == ProvenanceKind::kAttentionRollout) && family_of(model).provenance;
+bool has_provenance_chain(const std::string& model_kind) {
+  const ProvenanceKind p = capabilities_of(model_kind).provenance;
+  return (p == ProvenanceKind::kWriterAttention || p == ProvenanceKind::kAttentionRollout) &&
+         family_of(model_kind).provenance;
 }
 
-std::vector<std::string> provenance_trace_keys(const std::string& model) {
-  return has_provenance_chain(model) ? family_of(model).provenance_keys : std::vector<std::string>{};
+std::vector<std::string> provenance_trace_keys(const std::string& model_kind) {
+  return has_provenance_chain(model_kind) ? family_of(model_kind).provenance_keys : std::vector<std::string>{};
 }
 
 namespace {
@@ -80,11 +81,11 @@ std::optional<ProvenanceStep> rollout_provenance_step(const Trace& tr, int64_t s
   return p;
 }
 
-std::optional<ProvenanceStep> provenance_step_from_trace(const Trace& trace, const std::string& model,
+std::optional<ProvenanceStep> provenance_step_from_trace(const Trace& trace, const std::string& model_kind,
                                                          int64_t segment, int64_t first_token, int64_t length,
                                                          int64_t padded_len) {
-  if (!has_provenance_chain(model)) return std::nullopt;
-  return family_of(model).provenance(trace, segment, first_token, length, padded_len);
+  if (!has_provenance_chain(model_kind)) return std::nullopt;
+  return family_of(model_kind).provenance(trace, segment, first_token, length, padded_len);
 }
 
 }  // namespace mnemo

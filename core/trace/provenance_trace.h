@@ -13,9 +13,9 @@ namespace mnemo {
 
 // Whether a model kind has a provenance chain built from its traces ("memformer", "rmt",
 // "trxl-rmt"); MTN's kept entries carry their source token in the trace itself.
-bool has_provenance_chain(const std::string& model);
+bool has_provenance_chain(const std::string& model_kind);
 // The trace keys a chain needs at every step (empty for models without one).
-std::vector<std::string> provenance_trace_keys(const std::string& model);
+std::vector<std::string> provenance_trace_keys(const std::string& model_kind);
 
 // The record of one step, or nullopt when the trace lacks the keys. `length` real tokens
 // of `padded_len` columns start at document token `first_token`.
@@ -25,7 +25,7 @@ std::vector<std::string> provenance_trace_keys(const std::string& model);
 //    the write rows: the shares of the read and write columns (both carry the previous memory
 //    M) are the carry, the token columns the source, and what a row of trxl-rmt spends on
 //    the token cache (left out of rmt.attn) is "other".
-std::optional<ProvenanceStep> provenance_step_from_trace(const Trace& trace, const std::string& model,
+std::optional<ProvenanceStep> provenance_step_from_trace(const Trace& trace, const std::string& model_kind,
                                                          int64_t segment, int64_t first_token, int64_t length,
                                                          int64_t padded_len);
 
