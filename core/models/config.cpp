@@ -30,7 +30,7 @@ const std::vector<std::string>& ModelConfig::known_models() {
   static const std::vector<std::string> k = [] {
     std::vector<std::string> out;
     for (const ModelFamily& f : model_families())
-      for (const ModelKindEntry& e : f.kinds) out.push_back(e.kind);
+      for (const ModelKindEntry& e : f.kinds) out.push_back(e.model_kind);
     return out;
   }();
   return k;

@@ -79,21 +79,21 @@ ModelFamily decoder_lm_family() {
   return f;
 }
 
-const ModelKindEntry* find_kind(const std::string& kind, const ModelFamily** family) {
+const ModelKindEntry* find_kind(const std::string& model_kind, const ModelFamily** family) {
   for (const ModelFamily& f : model_families())
     for (const ModelKindEntry& k : f.kinds)
-      if (k.kind == kind) {
+      if (k.model_kind == model_kind) {
         if (family) *family = &f;
         return &k;
       }
   return nullptr;
 }
 
-[[noreturn]] void unknown_kind(const std::string& kind) {
+[[noreturn]] void unknown_kind(const std::string& model_kind) {
   std::string known;
   for (const ModelFamily& f : model_families())
-    for (const ModelKindEntry& k : f.kinds) known += (known.empty() ? "" : ", ") + k.kind;
-  throw std::invalid_argument("unknown model kind '" + kind + "'; the known kinds are " + known);
+    for (const ModelKindEntry& k : f.kinds) known += (known.empty() ? "" : ", ") + k.model_kind;
+  throw std::invalid_argument("unknown model kind '" + model_kind + "'; the known kinds are " + known);
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ using ProvenanceReader = std::optional<ProvenanceStep> (*)(const Trace& trace, i
                                                            int64_t length, int64_t padded_len);
 
 struct ModelKindEntry {
-  std::string kind;  // the config's model.model
+  std::string model_kind;  // the config's model.model
   ModelCapabilities caps;
 };
 

@@ -91,7 +91,7 @@ TEST_CASE("model families: the registered kinds and their capabilities are the t
     CAPTURE(f.name);
     CHECK(static_cast<bool>(f.make));
     CHECK_FALSE(f.kinds.empty());
-    for (const auto& k : f.kinds) CHECK(seen.insert(k.kind).second);
+    for (const auto& k : f.kinds) CHECK(seen.insert(k.model_kind).second);
   }
   // The config's field table offers exactly these kinds.
   CHECK(ModelConfig::fields().find("model")->help ==
