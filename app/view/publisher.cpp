@@ -13,9 +13,10 @@ namespace {
 constexpr int kProvenanceTopK = 5;  // sources kept per slot in each visited record (the timeline's list)
 }
 
-PublishedStep publish_step(const Snapshot& snap, const Document& doc, const std::string& kind, ProvenanceChain* chain) {
+PublishedStep publish_step(const Snapshot& snap, const Document& doc, const std::string& model_kind,
+                           ProvenanceChain* chain) {
   PublishedStep out;
-  auto data = std::make_shared<StepData>(make_step_data(snap, doc, kind));
+  auto data = std::make_shared<StepData>(make_step_data(snap, doc, model_kind));
   if (chain) {
     out.provenance = chain->at(snap.segment);
     if (snap.segment > 0) out.provenance_before = chain->at(snap.segment - 1);
@@ -45,11 +46,11 @@ void ViewPublisher::open(std::shared_ptr<ViewSource> info, bool chain) {
   if (info && info->id == 0) info->id = next_info_id_++;
   info_ = std::move(info);
   if (!info_ || !chain) return;
-  const std::string& kind = info_->cfg.model;
-  if (has_provenance_chain(kind))
+  const std::string& model_kind = info_->cfg.model;
+  if (has_provenance_chain(model_kind))
     chain_ = std::make_unique<ProvenanceChain>(static_cast<int>(info_->cfg.slots), kProvenanceTopK);
-  else if (capabilities_of(kind).provenance != ProvenanceKind::kKeptEntries)  // MTN's: in the trace
-    provenance_note_ = "the " + kind + " model has no memory provenance (memformer, rmt, trxl-rmt and mtn have)";
+  else if (capabilities_of(model_kind).provenance != ProvenanceKind::kKeptEntries)  // MTN's: in the trace
+    provenance_note_ = "the " + model_kind + " model has no memory provenance (memformer, rmt, trxl-rmt and mtn have)";
 }
 
 std::vector<std::string> ViewPublisher::observed_keys() const {

@@ -35,10 +35,10 @@ struct PublishedStep {
   std::shared_ptr<const SlotEffects> slot_effects;  // of this step, once computed
 };
 
-// The step of `snap` of a `kind` model ("memformer", "rmt", "rmt-write-only", ...: the labels
-// and which tokens lm.loss predicts depend on it) over `doc`. `chain`: the provenance chain fed
-// with every step up to this one (null: none; an MTN step's provenance comes from its trace).
-PublishedStep publish_step(const Snapshot& snap, const Document& doc, const std::string& kind,
+// The step of `snap` of a model of kind `model_kind` ("memformer", "rmt", "rmt-write-only", ...:
+// the labels and which tokens lm.loss predicts depend on it) over `doc`. `chain`: the provenance
+// chain fed with every step up to this one (null: none; an MTN step's provenance comes from its trace).
+PublishedStep publish_step(const Snapshot& snap, const Document& doc, const std::string& model_kind,
                            ProvenanceChain* chain = nullptr);
 
 class ViewPublisher {
