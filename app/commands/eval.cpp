@@ -50,7 +50,7 @@ struct EvalCommandOptions {
 // --by-position: the split evaluated twice, with the memory carried and zeroed, split by
 // segment index and by position within the segment (core/train/metrics.h PositionLosses).
 int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const TaskSource& task, Split split,
-                      int64_t batches, int64_t batch, const WeightsFile& file, const std::string& kind,
+                      int64_t batches, int64_t batch, const WeightsFile& file, const std::string& model_kind,
                       std::ostream& out) {
   const bool has_memory = !model.initial_memory(1).empty();
   PositionLosses with, zeroed, reset;
@@ -70,7 +70,7 @@ int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const
   const double br = has_memory ? reset.bits_from_position(0) : b, brf = has_memory ? reset.bits_from_position(from) : bf;
   const EvalMetrics e = eval_metrics(sw, task, file.step, split, false);
   if (c.json) {
-    nlohmann::json j = {{"checkpoint", file.path}, {"model", kind}, {"task", task.name()},
+    nlohmann::json j = {{"checkpoint", file.path}, {"model", model_kind}, {"task", task.name()},
                         {"split", split_name(split)}, {"segments", task.segments()},
                         {"segment_len", static_cast<int64_t>(with.position_sum.size())}, {"examples", e.examples},
                         {"has_memory", has_memory}, {"bits_per_token", b}, {"from_position", c.from_position},
@@ -105,7 +105,7 @@ int print_by_position(const EvalCommandOptions& c, MemoryModelImpl& model, const
     return 0;
   }
   char buf[256];
-  out << kind << " on " << task.name() << ", " << split_name(split) << " split (" << e.examples << " examples, "
+  out << model_kind << " on " << task.name() << ", " << split_name(split) << " split (" << e.examples << " examples, "
       << task.segments() << " segments of " << with.position_sum.size() << ")\n";
   if (has_memory) {
     std::snprintf(buf, sizeof buf,

@@ -161,7 +161,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
       out << "  final evaluation (" << finals.size() << " rows) -> " << dir << "/final_evaluation.csv\n";
   }
   if (maps) {
-    const std::string kind = session->model_kind();  // labels and which tokens lm.loss predicts
+    const std::string model_kind = session->model_kind();  // labels and which tokens lm.loss predicts
     int64_t recorded = 0;
     for (int64_t step : map_steps) {
       const std::string path = session->trace_path(step);
@@ -180,7 +180,7 @@ static int run_export_command(const ExportCommand& c, std::ostream& out) {
         std::snprintf(seg, sizeof seg, "/segment-%04lld", static_cast<long long>(snap->segment));
         const std::string sd = dir + name + seg;
         make_dirs(sd);
-        StepData st = *publish_step(*snap, probe.doc, kind).step;
+        StepData st = *publish_step(*snap, probe.doc, model_kind).step;
         st.train_step = step;  // the titles name the training step of the probe recording
         const auto written = write_step_figures(st, probe.doc, sd, fm);
         for (const auto& w : written) manifest.add_written(w);

@@ -54,16 +54,16 @@ struct MtnQaCommand {
 
 namespace {
 
-viz::Rgb model_color(const std::string& kind) {
-  const MemoryKind m = capabilities_of(kind).memory;
+viz::Rgb model_color(const std::string& model_kind) {
+  const MemoryKind m = capabilities_of(model_kind).memory;
   if (m == MemoryKind::kKeptTokens) return {214, 39, 140};      // MTN: the paper's pink
   if (m == MemoryKind::kLearnedVectors) return {255, 127, 14};  // mtn-naive: orange
   return {44, 160, 44};                                         // no memory: green
 }
 
-bool is_mtn_family(const std::string& kind) {
+bool is_mtn_family(const std::string& model_kind) {
   try {
-    return capabilities_of(kind).mtn_family;
+    return capabilities_of(model_kind).mtn_family;
   } catch (const std::invalid_argument&) {
     return false;
   }
@@ -158,13 +158,13 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   if (j.is_object() && j.contains("task") && j["task"].is_object() && j["task"].value("name", "") != "qa")
     throw UsageError("--config '" + c.config + "': mtn-qa trains the qa task; task.name is '" +
                      j["task"]["name"].dump() + "'");
-  auto kinds = split_list(c.models);
-  if (kinds.empty()) throw UsageError("--models: no model given; use a comma list of mtn, mtn-naive, no-memory");
-  for (const auto& k : kinds)
+  auto model_kinds = split_list(c.models);
+  if (model_kinds.empty()) throw UsageError("--models: no model given; use a comma list of mtn, mtn-naive, no-memory");
+  for (const auto& k : model_kinds)
     if (!is_mtn_family(k))
       throw UsageError("--models: '" + k + "' is not an MTN-family model; use mtn, mtn-naive, no-memory");
   if (c.o_steps && c.o_steps->count() && c.steps < 1) throw UsageError("--steps must be >= 1");
-  for (const auto& k : kinds) {
+  for (const auto& k : model_kinds) {
     nlohmann::json jk = j;
     if (jk.is_object() && jk.contains("model") && jk["model"].is_object()) jk["model"]["model"] = k;
     config_with_sets(jk, {}, "--config '" + c.config + "'");  // UsageError naming the field
@@ -183,38 +183,38 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
   std::vector<std::vector<std::string>> curve_rows;
   nlohmann::json results = nlohmann::json::object();
   std::map<std::string, viz::LineSeries> f1_series, loss_series, recall_series, fpr_series, choice_series;
-  for (const auto& kind : kinds) {
+  for (const auto& model_kind : model_kinds) {
     TrainOptions t;
     t.config = cfg_path;
-    t.out = c.out + "/" + kind;
-    t.sets = {"model.model=" + kind};
+    t.out = c.out + "/" + model_kind;
+    t.sets = {"model.model=" + model_kind};
     if (c.o_steps && c.o_steps->count()) {
       t.steps = c.steps;
       t.steps_override = true;
     }
-    log << "mtn-qa: " << kind << " -> " << t.out << "\n" << std::flush;
+    log << "mtn-qa: " << model_kind << " -> " << t.out << "\n" << std::flush;
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = run_train(t, log);
     if (rc != 0) return rc;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     io::Session session = io::Session::open(t.out, 3, io::SessionAccess::kReadOnly);
     const RunLog rl = parse_run_log(session.read_metrics());
-    auto& s_f1 = f1_series[kind];
-    auto& s_loss = loss_series[kind];
-    const viz::Rgb mc = model_color(kind);
+    auto& s_f1 = f1_series[model_kind];
+    auto& s_loss = loss_series[model_kind];
+    const viz::Rgb mc = model_color(model_kind);
     auto pale = [](uint8_t v) { return static_cast<uint8_t>((v + 2 * 255) / 3); };
-    s_f1 = {kind, {}, {}, mc};
-    s_loss = {kind, {}, {}, mc};
-    recall_series[kind] = {kind + " (answer tokens)", {}, {}, mc};
-    choice_series[kind] = {kind, {}, {}, mc};
-    fpr_series[kind] = {kind + " (other tokens)", {}, {}, viz::Rgb{pale(mc.r), pale(mc.g), pale(mc.b)}};
+    s_f1 = {model_kind, {}, {}, mc};
+    s_loss = {model_kind, {}, {}, mc};
+    recall_series[model_kind] = {model_kind + " (answer tokens)", {}, {}, mc};
+    choice_series[model_kind] = {model_kind, {}, {}, mc};
+    fpr_series[model_kind] = {model_kind + " (other tokens)", {}, {}, viz::Rgb{pale(mc.r), pale(mc.g), pale(mc.b)}};
     auto num = [](const nlohmann::json& r, const char* k) {
       return r.contains(k) && r[k].is_number() ? r[k].get<double>() : std::nan("");
     };
     for (const auto& r : rl.evals) {
       if (r.value("zero_memory", false) || r.value("final", false) || r.value("split", "") != "valid") continue;
       const double step = num(r, "step");
-      curve_rows.push_back({kind, std::to_string(static_cast<int64_t>(step)), viz::csv_number(num(r, "loss")),
+      curve_rows.push_back({model_kind, std::to_string(static_cast<int64_t>(step)), viz::csv_number(num(r, "loss")),
                             viz::csv_number(num(r, "recall")), viz::csv_number(num(r, "fpr")),
                             viz::csv_number(num(r, "pseudo_precision")), viz::csv_number(num(r, "pseudo_f1")),
                             viz::csv_number(num(r, "choice_accuracy"))});
@@ -223,25 +223,25 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
       s_f1.y.push_back(static_cast<float>(num(r, "pseudo_f1")));
       s_loss.x.push_back(x);
       s_loss.y.push_back(static_cast<float>(num(r, "loss")));
-      recall_series[kind].x.push_back(x);
-      recall_series[kind].y.push_back(static_cast<float>(num(r, "recall")));
-      fpr_series[kind].x.push_back(x);
-      fpr_series[kind].y.push_back(static_cast<float>(num(r, "fpr")));
-      choice_series[kind].x.push_back(x);
-      choice_series[kind].y.push_back(static_cast<float>(num(r, "choice_accuracy")));
+      recall_series[model_kind].x.push_back(x);
+      recall_series[model_kind].y.push_back(static_cast<float>(num(r, "recall")));
+      fpr_series[model_kind].x.push_back(x);
+      fpr_series[model_kind].y.push_back(static_cast<float>(num(r, "fpr")));
+      choice_series[model_kind].x.push_back(x);
+      choice_series[model_kind].y.push_back(static_cast<float>(num(r, "choice_accuracy")));
     }
     nlohmann::json res = {{"seconds", secs}, {"session", t.out}};
     for (const auto& r : rl.evals)
       if (r.value("final", false) && r.value("split", "") == "test")
         res[r.value("zero_memory", false) ? "test_memory_zeroed" : "test"] = r;
-    results[kind] = res;
+    results[model_kind] = res;
     // Weights only, with the config (as before the preset: DIR/<model>.safetensors).
     auto latest = session.load_latest();
     if (!latest) throw UsageError("mtn-qa: " + t.out + " has no checkpoint");
     WeightsFile wf = read_weights_file(latest->path);
-    io::save_safetensors(c.out + "/" + kind + ".safetensors", wf.weights,
+    io::save_safetensors(c.out + "/" + model_kind + ".safetensors", wf.weights,
                          {{"config", wf.training_config.dump()}, {"model", wf.model_config.dump()}});
-    if (capabilities_of(kind).memory == MemoryKind::kKeptTokens) {  // the kept tokens' figures
+    if (capabilities_of(model_kind).memory == MemoryKind::kKeptTokens) {  // the kept tokens' figures
       TrainingConfig tc = TrainingConfig::from_json(wf.training_config);
       MemoryModel m = make_model(tc.model, tc.train.seed);
       load_weights(*m, wf.weights, latest->path);
@@ -266,7 +266,7 @@ static int run_mtn_qa_command(const MtnQaCommand& c, std::ostream& log) {
     s.x_label = "training step";
     s.y_label = ylabel;
     for (auto* set : sets)
-      for (const auto& k : kinds) s.series.push_back((*set)[k]);
+      for (const auto& k : model_kinds) s.series.push_back((*set)[k]);
     auto fig = viz::make_lines(s);
     viz::write_png(fig, c.out + "/" + base + ".png", 2.0f);
     viz::write_svg(fig, c.out + "/" + base + ".svg");
