@@ -41,7 +41,7 @@ TEST_CASE("zoo catalog: lists zoo files by name with summary, kind, task and the
   REQUIRE(zoo.size() == 2);
   CHECK(zoo[0].name == "a-model");
   CHECK(zoo[0].summary == "first one");
-  CHECK(zoo[0].model == "memformer");
+  CHECK(zoo[0].model_kind == "memformer");
   CHECK(zoo[0].task == "copy-recall");
   CHECK(zoo[0].step == 123);
   CHECK(zoo[0].document == dir + "/a-model.txt");

@@ -10,15 +10,15 @@
 namespace mnemo::app {
 
 std::vector<ModelFieldControl> model_field_controls(const std::string& model_kind) {
-  const std::string kind = is_known_model(model_kind) ? model_kind : std::string("memformer");
-  const ModelCapabilities& caps = capabilities_of(kind);
+  const std::string shown_model_kind = is_known_model(model_kind) ? model_kind : std::string("memformer");
+  const ModelCapabilities& caps = capabilities_of(shown_model_kind);
   const bool enc_dec = caps.architecture == Architecture::kEncoderDecoder;
   ModelConfig cfg;
-  cfg.model = kind;
+  cfg.model = shown_model_kind;
   std::vector<const char*> names = {"slots", "segment_len", "heads", "dim", "layers"};
   if (enc_dec) names.insert(names.end(), {"dec_layers", "temperature", "forgetting"});
-  const std::string unused =
-      "not used by " + kind + (caps.mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
+  const std::string unused = "not used by " + shown_model_kind +
+                             (caps.mtn_family ? " (its layers are n1_layers / n2_layers in the config)" : "");
   std::vector<ModelFieldControl> out;
   for (const char* name : names) {
     ModelFieldControl c;

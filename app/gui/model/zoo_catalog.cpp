@@ -33,7 +33,7 @@ std::vector<ZooModel> zoo_catalog(const std::string& dir) {
     m.bytes = e.bytes;
     if (e.config.is_object()) {
       if (e.config.contains("model") && e.config["model"].is_object())
-        m.model = e.config["model"].value("model", std::string());
+        m.model_kind = e.config["model"].value("model", std::string());
       if (e.config.contains("task") && e.config["task"].is_object())
         m.task = e.config["task"].value("name", std::string());
     }

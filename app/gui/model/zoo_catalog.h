@@ -12,13 +12,13 @@
 namespace mnemo::app {
 
 struct ZooModel {
-  std::string path;      // the .safetensors file
-  std::string name;      // e.g. "memformer-copy"
-  std::string summary;   // the card's one line
-  std::string card;      // docs/zoo/NAME.md (relative to the repository)
-  std::string model;     // model kind from the config ("memformer", "rmt", ...)
-  std::string task;      // task name from the config
-  std::string document;  // assets/models/NAME.txt when it exists, else ""
+  std::string path;        // the .safetensors file
+  std::string name;        // e.g. "memformer-copy"
+  std::string summary;     // the card's one line
+  std::string card;        // docs/zoo/NAME.md (relative to the repository)
+  std::string model_kind;  // from the config ("memformer", "rmt", ...)
+  std::string task;        // task name from the config
+  std::string document;    // assets/models/NAME.txt when it exists, else ""
   int64_t step = -1;
   int64_t bytes = 0;
 };

@@ -70,7 +70,7 @@ bool ModelPicker::draw(Controller& control, float width, const ModelConfig* curr
         }
         ImGui::PopID();
         ImGui::TableSetColumnIndex(1);
-        ImGui::Text("%s / %s", m.model.c_str(), m.task.c_str());
+        ImGui::Text("%s / %s", m.model_kind.c_str(), m.task.c_str());
         ImGui::TableSetColumnIndex(2);
         ImGui::TextWrapped("%s", m.summary.c_str());  // whole, wrapped in its column (never clipped)
       }
