@@ -105,9 +105,9 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   spec.visited = o.segments;
   spec.heads = 4;
   spec.dim = 64;
-  ViewPtr a = make_synthetic_session(spec);
+  ViewPtr a = make_synthetic_view(spec);
   spec.seed = 2;
-  auto b_mut = std::make_shared<PublishedView>(*make_synthetic_session(spec));
+  auto b_mut = std::make_shared<PublishedView>(*make_synthetic_view(spec));
   b_mut->info = a->info;  // same document: only the step and the timeline change
   b_mut->version = 2;
   b_mut->visited_version = 2;
@@ -129,7 +129,7 @@ int run_bench_ui(const BenchUiOptions& o, std::ostream& out) {
   // timeline's "what the slot holds") and a second model side by side (every panel twice and
   // the writer attention's A - B).
   spec.seed = 3;
-  ViewPtr other = dash ? nullptr : make_synthetic_session(spec);
+  ViewPtr other = dash ? nullptr : make_synthetic_view(spec);
   struct Run {
     const char* name;
     std::vector<double> ui_ms, frame_ms, change_ms, build_ms, upload_ms, submit_ms, cpu_ms;

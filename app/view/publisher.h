@@ -1,6 +1,6 @@
 // The one path from a model step to what is drawn (docs/architecture.md#data-flow): every
 // producer of the published view — live stepping (Worker), replay (ReplayController), the
-// gallery's synthetic traces (make_synthetic_session) — and every command that draws a step
+// gallery's synthetic traces (make_synthetic_view) — and every command that draws a step
 // (`step`, `export`, `mtn-qa`) turns a Snapshot into StepData here and nowhere else.
 //
 //  * publish_step: one step's plain arrays (app/figures/extract.h make_step_data, labelled by

@@ -248,9 +248,9 @@ TEST_CASE("side by side: the shell draws both columns and A - B at every gallery
     spec.visited = 3;
     spec.dim = slots >= 1024 ? 64 : 16;
     spec.other_models = slots <= 16;
-    ViewPtr sa = make_synthetic_session(spec);
+    ViewPtr sa = make_synthetic_view(spec);
     spec.seed = 7;
-    ViewPtr sb = make_synthetic_session(spec);
+    ViewPtr sb = make_synthetic_view(spec);
     ui::NullTextureApi textures;
     RecordingController control;
     try {
@@ -297,10 +297,10 @@ TEST_CASE("side by side: A - B of two maps of different shapes takes a narrow co
   spec.slots = 8;
   spec.tokens = 32;
   spec.visited = 3;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   spec.tokens = 48;  // the writer maps differ in shape: 8 x (1 + 32 + cls) vs 8 x (1 + 48 + cls)
   spec.seed = 7;
-  ViewPtr sb = make_synthetic_session(spec);
+  ViewPtr sb = make_synthetic_view(spec);
   REQUIRE(sa->step->cols != sb->step->cols);
   ui::NullTextureApi textures;
   RecordingController control;
@@ -335,9 +335,9 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
   spec.tokens = 32;
   spec.visited = 60;  // a document of many rows: the Document columns scroll
   spec.other_models = true;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   spec.seed = 7;
-  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_view(spec));
   REQUIRE(panel_applies(PanelId::kAttention, *sb));
   REQUIRE_FALSE(panel_applies(PanelId::kWriterAttention, *sb));
   ui::NullTextureApi textures;
@@ -450,10 +450,10 @@ TEST_CASE("side by side: the layout gives each Document column its characters a 
       spec.tokens = 32;
       spec.visited = 8;
       spec.other_models = true;
-      ViewPtr base = make_synthetic_session(spec);
+      ViewPtr base = make_synthetic_view(spec);
       ViewPtr sa = as_model(base, pair.a, base);
       spec.seed = 7;
-      ViewPtr sb = as_model(base, pair.b, make_synthetic_session(spec));
+      ViewPtr sb = as_model(base, pair.b, make_synthetic_view(spec));
       ui::NullTextureApi textures;
       RecordingController control;
       try {
@@ -510,9 +510,9 @@ TEST_CASE("side by side: both Document columns start their text at the same y wh
   spec.tokens = 32;
   spec.visited = 6;
   spec.other_models = true;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   spec.seed = 7;
-  ViewPtr rmt = as_model(sa, "rmt", make_synthetic_session(spec));
+  ViewPtr rmt = as_model(sa, "rmt", make_synthetic_view(spec));
   auto info = std::make_shared<ViewSource>(*rmt->info);
   info->doc_warnings = {"line breaks, which the training text never held"};
   auto sb = std::make_shared<PublishedView>(*rmt);
@@ -566,9 +566,9 @@ TEST_CASE("side by side: Export all writes each side's panel figures named A and
   spec.slots = 8;
   spec.tokens = 32;
   spec.other_models = true;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   spec.seed = 7;
-  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_view(spec));
   ui::NullTextureApi textures;
   RecordingController control;
   try {
@@ -636,7 +636,7 @@ TEST_CASE("attention export: the figure's colour range is the panel's - the fixe
   spec.slots = 8;
   spec.tokens = 32;
   spec.other_models = true;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   ViewPtr rmt = as_model(sa, "rmt", sa);
   REQUIRE(panel_applies(PanelId::kAttention, *rmt));
   ui::NullTextureApi textures;

@@ -41,12 +41,12 @@ TEST_CASE("gui null backend: every panel draws 100 frames on synthetic traces of
     spec.tokens = sz.tokens;
     spec.visited = sz.visited;
     spec.dim = sz.slots >= 1024 ? 64 : 16;
-    ViewPtr s = make_synthetic_session(spec);
+    ViewPtr s = make_synthetic_view(spec);
     REQUIRE(s->step);
     REQUIRE(s->step->slots == sz.slots);
     REQUIRE(s->step->cols == 1 + sz.tokens + 1);
     spec.seed = 9;
-    ViewPtr s2 = make_synthetic_session(spec);
+    ViewPtr s2 = make_synthetic_view(spec);
 
     ui::NullTextureApi textures;
     RecordingController control;
@@ -142,7 +142,7 @@ TEST_CASE("gui export: every panel writes PNG, SVG and CSV through the viz code"
   spec.tokens = 12;
   spec.visited = 4;
   ExportRequest req;
-  req.view = make_synthetic_session(spec);
+  req.view = make_synthetic_view(spec);
   req.panel = PanelId::kControls;  // all panels
   req.selected_slot = 2;
   req.dir = test::temp_dir("gui-export") + "/out";
@@ -298,7 +298,7 @@ TEST_CASE("gui export: the Document panel writes the memory_benefit figure and C
   spec.slots = 4;
   spec.tokens = 8;
   spec.visited = 2;
-  ViewPtr synthetic = make_synthetic_session(spec);
+  ViewPtr synthetic = make_synthetic_view(spec);
   auto view = std::make_shared<PublishedView>(*synthetic);
   auto step = std::make_shared<StepData>(*view->step);
   REQUIRE_FALSE(step->token_losses.empty());

@@ -87,7 +87,7 @@ TEST_CASE("provenance in the app: Document tint and the timeline's list draw at 
     spec.tokens = tokens;
     spec.visited = 12;
     spec.dim = slots >= 1024 ? 64 : 16;
-    ViewPtr s = make_synthetic_session(spec);
+    ViewPtr s = make_synthetic_view(spec);
     REQUIRE(s->provenance);
     CHECK(s->provenance->slots == slots);
     for (int sl = 0; sl < slots; sl += std::max(1, slots / 7))

@@ -235,7 +235,7 @@ TEST_CASE("gui: the Slot types panel in a short window keeps both strip rows a l
           "without scrolling") {
   SyntheticSpec spec;
   spec.slots = 16;
-  ViewPtr v = make_synthetic_session(spec);
+  ViewPtr v = make_synthetic_view(spec);
   ViewModel vm;
   vm.set_step(v->step->slots, v->step->self_mass);
   ui::NullTextureApi textures;

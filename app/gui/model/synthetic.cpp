@@ -43,9 +43,9 @@ std::string make_text(size_t bytes, uint64_t seed) {
 
 }  // namespace
 
-ViewPtr make_synthetic_session(const SyntheticSpec& sp) {
+ViewPtr make_synthetic_view(const SyntheticSpec& sp) {
   if (sp.slots < 1 || sp.tokens < 1 || sp.heads < 1 || sp.dim < 1 || sp.visited < 1 || sp.n_cls < 0)
-    throw std::invalid_argument("synthetic session: every size must be >= 1");
+    throw std::invalid_argument("synthetic view: every size must be >= 1");
   torch::NoGradGuard no_grad;
   auto gen = at::detail::createCPUGenerator(sp.seed);
   const int64_t k = sp.slots, L = sp.tokens, H = sp.heads, d = sp.dim, C = sp.n_cls;

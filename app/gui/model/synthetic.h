@@ -23,6 +23,6 @@ struct SyntheticSpec {
 // Deterministic for a spec. The writer attention mixes retaining, mixing and overwriting
 // slots; memory, forgetting norms and losses are random but plausible. The shown step goes
 // through publish_step like a real one (other_models: with the other models' traces too). Throws std::invalid_argument for sizes < 1.
-ViewPtr make_synthetic_session(const SyntheticSpec& spec);
+ViewPtr make_synthetic_view(const SyntheticSpec& spec);
 
 }  // namespace mnemo::app

@@ -75,7 +75,7 @@ void GalleryPanel::draw(PanelContext& outer) {
     spec.dim = spec.slots >= 1024 ? 64 : 32;
     spec.seed = 7 + static_cast<uint64_t>(g.size);
     spec.other_models = true;
-    g.view = make_synthetic_session(spec);
+    g.view = make_synthetic_view(spec);
   }
   if (g.view->step != g.synced) {
     g.synced = g.view->step;
