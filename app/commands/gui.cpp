@@ -384,8 +384,8 @@ int check_tour(const Tour& tour, std::ostream& out) {
   out << "tour " << tour.path << ": " << tour.stops.size() << " stops\n";
   for (const auto& st : tour.stops) {
     ViewPtr s = w.latest();
-    if (!stop_session_open(st, *s)) {
-      w.open_session(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
+    if (!view_shows_stop(st, *s)) {
+      w.open_document_and_model(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
       ++posted;
     }
     w.jump(st.segment);

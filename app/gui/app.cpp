@@ -71,8 +71,8 @@ void start_models(const GuiOptions& o, Shell& shell, std::ostream& log, GuiModel
   }
   m.worker = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
   // A tour's stops open their own models and documents: the default one is not started.
-  const bool own_session = o.tour.empty();
-  if (own_session) m.worker->start(o.doc, o.cfg, o.seed, o.checkpoint, o.segment_len);
+  const bool own_model = o.tour.empty();
+  if (own_model) m.worker->start(o.doc, o.cfg, o.seed, o.checkpoint, o.segment_len);
   m.lockstep = std::make_unique<LockstepController>(m.worker.get(), nullptr);
   if (!o.compare_label.empty()) {
     m.worker_b = std::make_unique<Worker>([] { glfwPostEmptyEvent(); });
@@ -81,19 +81,19 @@ void start_models(const GuiOptions& o, Shell& shell, std::ostream& log, GuiModel
     shell.set_compare_labels(o.label.empty() ? o.cfg.model : o.label, o.compare_label);
   }
   for (int i = 0; i < o.steps; ++i) m.lockstep->step(+1);
-  m.commands = (own_session ? 1 : 0) + o.steps;
+  m.commands = (own_model ? 1 : 0) + o.steps;
   // --tint slot-effect: what each memory entry did for the last step's predictions.
-  if (own_session && o.steps > 0 && o.tint == DocumentPanel::kTintSlotEffect) {
+  if (own_model && o.steps > 0 && o.tint == DocumentPanel::kTintSlotEffect) {
     m.worker->compute_slot_effects();
     ++m.commands;
   }
   m.control = m.lockstep.get();
-  if (!own_session) log << "gui: tour " << o.tour << "\n";
+  if (!own_model) log << "gui: tour " << o.tour << "\n";
   else log << "gui: " << o.doc << " (" << o.cfg.model << (o.cfg.linear == "hashed" ? " with hashed layers" : "")
       << (o.cfg.uses_slots() ? ", " + std::to_string(o.cfg.slots) + " slots" : std::string(", no memory")) << ", "
       << o.stepping.describe()
       << ")" << (o.steps ? ", stepping " + std::to_string(o.steps) + " segments" : std::string()) << "\n";
-  if (own_session && !o.stepping.as_trained())
+  if (own_model && !o.stepping.as_trained())
     log << "warning: " << o.stepping.warning() << "; leave out --segment-len to step it as trained\n";
 }
 

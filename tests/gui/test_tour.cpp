@@ -531,7 +531,7 @@ TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segm
   Worker w;
   const std::string doc = kTours + "/rmt-copy.txt";
   ModelConfig cfg;
-  w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 0);
+  w.open_document_and_model(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 0);
   w.jump(2);
   const auto t0 = std::chrono::steady_clock::now();
   while (w.finished() < 2 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
@@ -557,7 +557,7 @@ TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segm
   CHECK(sl.tokens == 13);
   CHECK(sl.mean == doctest::Approx(s->step->loss).epsilon(1e-4));
   // Asked for 37: labelled; another document keeps the asked-for length.
-  w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 37);
+  w.open_document_and_model(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 37);
   w.open_document(kZoo + "/memformer-copy.txt");
   while (w.finished() < 4 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -567,8 +567,8 @@ TEST_CASE("gui worker: a checkpoint steps as it was trained - a tour stop's segm
   CHECK_FALSE(s->info->stepping.as_trained());
   CHECK(s->info->stepping.describe() == "segments of 37 tokens (trained on segments of 13)");
   CHECK(s->info->scored_tokens.empty());  // not stepped as trained: no episode layout to name
-  // More than the model takes: a problem popup, the session before stays.
-  w.open_session(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 38);
+  // More than the model takes: a problem popup, the document and model before stay.
+  w.open_document_and_model(doc, cfg, 0, kZoo + "/rmt-copy.safetensors", 38);
   while (w.finished() < 5 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   const auto errors = w.take_errors();

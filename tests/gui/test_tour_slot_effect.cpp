@@ -211,7 +211,7 @@ TEST_CASE("tour slot_effect: the computation apart equals the worker's slot effe
   const TourStop& st = tour.stops[1];
   REQUIRE(st.tint == "slot_effect");
   Worker w;
-  w.open_session(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
+  w.open_document_and_model(st.document, st.cfg, 0, st.checkpoint, st.segment_len);
   w.jump(st.segment);
   w.compute_slot_effects();
   test::wait_worker(w, 3, std::chrono::seconds(300));

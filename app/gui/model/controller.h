@@ -18,8 +18,8 @@ class Controller {
   // A document and a model at once (a tour stop, a second model): by default the model, then
   // the document; the Worker does both in one command, stepping segments of segment_len
   // tokens (0 = as the checkpoint was trained, core/models/stepping.h).
-  virtual void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
-                            int64_t segment_len) {
+  virtual void open_document_and_model(const std::string& doc, const ModelConfig& cfg, uint64_t seed,
+                                       const std::string& checkpoint, int64_t segment_len) {
     apply_model(cfg, seed, checkpoint);
     open_document(doc);
   }

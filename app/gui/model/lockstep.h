@@ -17,9 +17,9 @@ class LockstepController : public Controller {
   void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override {
     a_->apply_model(cfg, seed, checkpoint);
   }
-  void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
-                    int64_t segment_len) override {
-    a_->open_session(doc, cfg, seed, checkpoint, segment_len);
+  void open_document_and_model(const std::string& doc, const ModelConfig& cfg, uint64_t seed,
+                               const std::string& checkpoint, int64_t segment_len) override {
+    a_->open_document_and_model(doc, cfg, seed, checkpoint, segment_len);
     if (b_) b_->open_document(doc);
   }
   void step(int delta) override {

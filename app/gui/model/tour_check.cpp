@@ -57,7 +57,7 @@ CheckResult judge(const TourCheck& c, const std::vector<double>& values, const s
 
 }  // namespace
 
-bool stop_session_open(const TourStop& stop, const PublishedView& s) {
+bool view_shows_stop(const TourStop& stop, const PublishedView& s) {
   return s.info && s.info->doc && s.info->checkpoint == stop.checkpoint && s.info->doc->path == stop.document &&
          s.info->segment_len == stop.segment_len;
 }

@@ -20,7 +20,7 @@ struct CheckResult {
 
 // Whether `s` shows the stop's model (checkpoint), document and segmentation: playing a stop
 // opens them only when not (app/gui/shell/tour.cpp, `tour --check`).
-bool stop_session_open(const TourStop& stop, const PublishedView& s);
+bool view_shows_stop(const TourStop& stop, const PublishedView& s);
 
 // A slot_effect check's values computed apart from the worker's slot effects (which the tint
 // and the Slot effects panel draw): the bits each of the check's tokens costs more with entry

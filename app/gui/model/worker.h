@@ -31,15 +31,15 @@ class Worker : public Controller {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Starts a session on the worker thread (same checks and errors as open/apply).
+  // Opens a document and a model on the worker thread (same checks and errors as open/apply).
   // segment_len: tokens per segment to step at; 0 = as the checkpoint was trained
   // (core/models/stepping.h), else the model's segment_len.
   void start(const std::string& doc_path, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
              int64_t segment_len = 0);
 
   void open_document(const std::string& path) override;
-  void open_session(const std::string& doc, const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint,
-                    int64_t segment_len) override {
+  void open_document_and_model(const std::string& doc, const ModelConfig& cfg, uint64_t seed,
+                               const std::string& checkpoint, int64_t segment_len) override {
     start(doc, cfg, seed, checkpoint, segment_len);
   }
   void apply_model(const ModelConfig& cfg, uint64_t seed, const std::string& checkpoint) override;

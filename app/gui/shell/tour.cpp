@@ -50,7 +50,7 @@ void Shell::stop_tour() {
 
 namespace {
 bool stop_on_screen(const TourStop& st, const PublishedView& s) {
-  return stop_session_open(st, s) && s.step && s.step->segment == st.segment;
+  return view_shows_stop(st, s) && s.step && s.step->segment == st.segment;
 }
 }  // namespace
 
@@ -65,7 +65,8 @@ void Shell::apply_tour(const PublishedView& s, Controller& control) {
   if (tour_.version() != applied_tour_) {
     applied_tour_ = tour_.version();
     tour_selected_ = -1;
-    if (!stop_session_open(*st, s)) control.open_session(st->document, st->cfg, 0, st->checkpoint, st->segment_len);
+    if (!view_shows_stop(*st, s))
+      control.open_document_and_model(st->document, st->cfg, 0, st->checkpoint, st->segment_len);
     control.jump(st->segment);
     for (auto& w : windows_) w.open = false;
     for (const auto& name : st->panels) {
