@@ -88,7 +88,7 @@ TEST_CASE("model picker: Open applies the model from its file first, then opens 
   CHECK(control.last == "apply seed 0 checkpoint /zoo/m.safetensors");
 }
 
-TEST_CASE("model picker: the shell draws the popup over an empty session and with a zoo, without asserting") {
+TEST_CASE("model picker: the shell draws the popup over an empty view and with a zoo, without asserting") {
   ui::NullTextureApi textures;
   RecordingController control;
   try {

@@ -97,7 +97,7 @@ TEST_CASE("gui null backend: IM_ASSERT is active in this build and reaches the h
   ui::set_imgui_assert_handler(nullptr);
 }
 
-TEST_CASE("gui null backend: the panels draw an empty session (no document, no step) without asserting") {
+TEST_CASE("gui null backend: the panels draw an empty view (no document, no step) without asserting") {
   ui::NullTextureApi textures;
   RecordingController control;
   try {

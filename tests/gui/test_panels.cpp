@@ -57,7 +57,7 @@ ModelConfig tiny(const std::string& model, const std::string& linear = "dense") 
   return c;
 }
 
-// A session as the worker publishes it, after `steps` steps of a small model on the sample document.
+// A view as the worker publishes it, after `steps` steps of a small model on the sample document.
 ViewPtr stepped_view(const ModelConfig& cfg, int steps) {
   auto doc = std::make_shared<const Document>(load_document(std::string(MNEMO_SOURCE_DIR) + "/assets/sample.txt"));
   Engine engine(make_model(cfg, 1), *doc, cfg.segment_len, TraceSpec::of(gui_trace_keys()));

@@ -113,13 +113,13 @@ TEST_CASE("panel registry: the shell opens a window for every open entry that ap
   test::NullImGui ui(1600.f, 1000.f);
   {
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
-    ViewPtr session = std::make_shared<PublishedView>();  // no document: the Memformer panels apply
+    ViewPtr view = std::make_shared<PublishedView>();  // no document: the Memformer panels apply
     for (const PanelDef& d : panel_registry()) shell.set_panel_open(panel_id(d), true);
-    for (int f = 0; f < 3; ++f) ui.frame(shell, session, control);
+    for (int f = 0; f < 3; ++f) ui.frame(shell, view, control);
     for (const PanelDef& d : panel_registry()) {
       CAPTURE(d.title);
       ImGuiWindow* w = ImGui::FindWindowByName(d.title);
-      CHECK((w != nullptr && w->Active) == panel_applies(panel_id(d), *session));
+      CHECK((w != nullptr && w->Active) == panel_applies(panel_id(d), *view));
     }
   }
 }

@@ -54,9 +54,9 @@ class NullImGui {
     REQUIRE(dd);
     CHECK(dd->Valid);
   }
-  // One frame of the shell over a session.
-  template <class Shell, class Session, class Controller>
-  void frame(Shell& shell, const Session& s, Controller& c) {
+  // One frame of the shell over a published view.
+  template <class Shell, class View, class Controller>
+  void frame(Shell& shell, const View& s, Controller& c) {
     frame([&] { shell.frame(s, c); });
   }
 
