@@ -84,7 +84,7 @@ struct PanelDef {
   // Draws the model's step: side by side draws it once per model, tours may name it, and
   // File > Export all panels writes it (Controls, Gallery and the Dashboard do not).
   bool per_model;
-  // Whether it applies to the session's model (null: always); when not, *why (if non-null)
+  // Whether it applies to the view's model (null: always); when not, *why (if non-null)
   // says what it needs.
   bool (*applies)(const PublishedView& s, std::string* why);
   std::unique_ptr<Panel> (*make)();

@@ -61,7 +61,7 @@ std::vector<std::string> export_panel(const ExportRequest& r) {
     throw InputError("the dashboard has no session to export; start with --session DIR");
   if (!curves_only && (!r.view || !r.view->info || !r.view->step))
     throw InputError("nothing to export yet: step to a segment first");
-  if (r.panel == PanelId::kGallery) throw InputError("the gallery shows synthetic traces; export a panel of the live session");
+  if (r.panel == PanelId::kGallery) throw InputError("the gallery shows synthetic traces; export a panel of the opened model");
   if (r.dir.empty()) throw InputError("export: no folder given");
   io::check_output_dir(r.dir, "export folder");
   try {

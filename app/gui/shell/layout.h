@@ -8,7 +8,7 @@
 
 namespace mnemo::app {
 
-// Which families' panels to place: the session's, and side by side also `b`'s (may be null).
+// Which families' panels to place: the view's, and side by side also `b`'s (may be null).
 LayoutHint layout_hint(const PublishedView& s, const PublishedView* b = nullptr);
 
 // Columns: left 26% (Controls over Document), middle 46%, right 28%; each panel's place in

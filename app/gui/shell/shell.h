@@ -47,7 +47,7 @@ class Shell {
   // settings may be null (nothing remembered); log receives export reports (may be null).
   Shell(ui::TextureApi* textures, ui::UiFonts fonts, Settings* settings, std::ostream* log);
 
-  // `compare` (may be null): a second model's session stepped in lockstep (docs/gui.md#side-by-side);
+  // `compare` (may be null): a second model's view, stepped in lockstep (docs/gui.md#side-by-side);
   // `control` then steps both (a LockstepController).
   void frame(const ViewPtr& view, Controller& control, const ViewPtr& compare = nullptr);
 
