@@ -681,7 +681,7 @@ TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segme
     const auto p = out.find(key);
     return p == std::string::npos ? -1.0 : std::stod(out.substr(p + key.size()));
   };
-  auto r = run_cli("--threads 1 step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/a --from 0 --to 2");
+  auto r = run_cli("--threads 1 step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/a --from 0 --to 2 --format csv");
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("stepping segments 0..2 of 6 (segments of 13 tokens, as trained)") != std::string::npos);
@@ -694,7 +694,7 @@ TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segme
   CHECK(manifest["trained_segment_len"] == 13);
   CHECK(manifest["segments"] == 6);
   // Another segmentation is allowed, labelled and warned about: the model fails on it.
-  r = run_cli("--threads 1 step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/b --segment-len 37 --to 1");
+  r = run_cli("--threads 1 step --doc " + doc + " --checkpoint " + ckpt + " --out " + dir + "/b --segment-len 37 --to 1 --format csv");
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("of 2 (segments of 37 tokens (trained on segments of 13))") != std::string::npos);
@@ -711,7 +711,7 @@ TEST_CASE("cli: step and eval --doc run a checkpoint as it was trained - --segme
   CHECK_FALSE(mnemo::test::path_exists(dir + "/c"));
   // Without a checkpoint --segment-len is the model's own segment length, as before.
   r = run_cli("--threads 1 step --doc " + doc + " --model rmt --slots 4 --dim 16 --heads 2 --layers 1 --segment-len 20 --out " +
-              dir + "/d --to 0");
+              dir + "/d --to 0 --format csv");
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(r.output.find("of 4 (segments of 20 tokens)") != std::string::npos);
@@ -818,7 +818,7 @@ TEST_CASE("cli: model flags that differ from a checkpoint's model are refused by
   }
   // Flags equal to the file's own config are fine.
   auto r = run_cli("--threads 1 step --out " + dir + "/ok --to 0 --doc " + kSampleDocument + " --checkpoint " + zoo +
-                   "memformer-copy.safetensors --slots 8");
+                   "memformer-copy.safetensors --slots 8 --format csv");
   CAPTURE(r.output);
   CHECK(r.code == 0);
 }

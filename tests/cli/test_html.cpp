@@ -4,6 +4,7 @@
 // files with the documented placement of lm.loss (docs/formats.md#trace-keys).
 #include "app/figures/html_viewer.h"
 #include "core/io/safetensors.h"
+#include "tests/support/cli_here.h"
 #include "tests/support/helpers.h"
 #include "tests/support/skip.h"
 
@@ -257,22 +258,24 @@ TEST_CASE("html: bad --out is refused before anything is written, and nothing is
   const std::string dir = test::temp_dir("html-refuse");
   const std::string doc = dir + "/doc.txt";
   test::write_file(doc, kHtmlText);
-  auto r = test::run_cli("html --doc " + doc + " --random --out " + dir + "/doc.png");
+  // The refusals run in the test process (test::run_cli_here: the program's own run_cli; their
+  // exit status, message and files are what is checked); the --force write starts the program.
+  auto r = test::run_cli_here("html --doc " + doc + " --random --out " + dir + "/doc.png");
   CHECK(r.code == 2);
   CHECK(r.output.find("must name an .html file") != std::string::npos);
   test::write_file(dir + "/mine.html", "my notes");
-  r = test::run_cli("html --doc " + doc + " --random --out " + dir + "/mine.html");
+  r = test::run_cli_here("html --doc " + doc + " --random --out " + dir + "/mine.html");
   CHECK(r.code == 2);
   CHECK(r.output.find("exists; give another name, or --force") != std::string::npos);
   CHECK(test::read_file(dir + "/mine.html") == "my notes");
-  r = test::run_cli("html --doc " + doc + " --random --from 99 --out " + dir + "/x.html");
+  r = test::run_cli_here("html --doc " + doc + " --random --from 99 --out " + dir + "/x.html");
   CHECK(r.code == 2);
   CHECK(r.output.find("--from 99 is out of range") != std::string::npos);
   CHECK(!test::path_exists(dir + "/x.html"));
-  r = test::run_cli("html --doc " + doc + " --random --out " + dir + "/no-such-folder/x.html");
+  r = test::run_cli_here("html --doc " + doc + " --random --out " + dir + "/no-such-folder/x.html");
   CHECK(r.code == 2);
   CHECK(r.output.find("the folder '" + dir + "/no-such-folder' does not exist") != std::string::npos);
-  r = test::run_cli("html --doc " + doc + " --zoo no-such-model --out " + dir + "/y.html");
+  r = test::run_cli_here("html --doc " + doc + " --zoo no-such-model --out " + dir + "/y.html");
   CHECK(r.code == 2);
   CHECK(r.output.find("--zoo 'no-such-model'") != std::string::npos);
   r = test::run_cli("html --doc " + doc + " --random --to 1 --force --out " + dir + "/mine.html");
