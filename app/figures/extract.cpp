@@ -190,7 +190,8 @@ void add_hash_path(HashData& h, HashPathData d) {
 
 }  // namespace
 
-void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string&) {
+void extract_memformer_step(StepData& step, const Snapshot& snap, const Document& doc, const std::string&) {
+  MemformerData& d = step.memformer;
   const Trace& tr = snap.trace;
   if (tr.has(keys::kWriterAttn)) {
     const auto& attn = tr.at(keys::kWriterAttn);  // [B, H, k, 1 + Lp + C]
@@ -230,7 +231,8 @@ void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& d
     for (int64_t c = 0; c < n_cls; ++c) d.col_labels.push_back(n_cls == 1 ? "<cls>" : "<cls" + std::to_string(c) + ">");
   }
   if (tr.has(keys::kForgetNorm)) d.forget_norm = to_vector(tr.at(keys::kForgetNorm).flatten());
-  if (const auto read_layers = layers_with(tr, keys::kReadAttnPrefix); !read_layers.empty()) {
+  const auto read_layers = layers_with(tr, keys::kReadAttnPrefix);
+  if (!read_layers.empty()) {
     const auto& r = tr.at(keys::layer_key(keys::kReadAttnPrefix, read_layers.back()));  // [B, H, Lp, k]
     const int64_t n = std::min<int64_t>(snap.length, r.size(2));
     d.read = to_vector(r[0].to(torch::kFloat32).mean(0).narrow(0, 0, n));  // [n, k]
@@ -258,6 +260,8 @@ void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& d
       d.cos_prev = to_vector(cos);
     }
   }
+  d.present = tr.has(keys::kWriterAttn) || tr.has(keys::kForgetNorm) || !read_layers.empty() || tr.has(keys::kReadGate) ||
+              tr.has(keys::kDecoderRead) || tr.has(keys::kMemory);
 }
 
 void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model) {
