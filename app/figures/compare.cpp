@@ -33,8 +33,9 @@ DiffMap refused(const std::string& why) {
 DiffMap writer_difference(const StepData& a, const StepData& b, int head) {
   if (!a.memformer.has_writer() || !b.memformer.has_writer()) return refused("both models need a Memformer writer");
   if (a.memformer.slots != b.memformer.slots || a.memformer.cols != b.memformer.cols)
-    return refused("the writer maps differ in shape (" + std::to_string(a.memformer.slots) + "x" + std::to_string(a.memformer.cols) + " vs " +
-                   std::to_string(b.memformer.slots) + "x" + std::to_string(b.memformer.cols) + ")");
+    return refused("the writer maps differ in shape (" + std::to_string(a.memformer.slots) + "x" +
+                   std::to_string(a.memformer.cols) + " vs " + std::to_string(b.memformer.slots) + "x" +
+                   std::to_string(b.memformer.cols) + ")");
   const int h = head >= 0 && head < a.memformer.heads && head < b.memformer.heads ? head : -1;
   DiffMap d = diff_of(a.memformer.writer_block(h), b.memformer.writer_block(h), a.memformer.slots, a.memformer.cols);
   for (int i = 0; i < a.memformer.slots; ++i) d.row_labels.push_back(std::to_string(i));

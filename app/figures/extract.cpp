@@ -260,8 +260,8 @@ void extract_memformer_step(StepData& step, const Snapshot& snap, const Document
       d.cos_prev = to_vector(cos);
     }
   }
-  d.present = tr.has(keys::kWriterAttn) || tr.has(keys::kForgetNorm) || !read_layers.empty() || tr.has(keys::kReadGate) ||
-              tr.has(keys::kDecoderRead) || tr.has(keys::kMemory);
+  d.present = tr.has(keys::kWriterAttn) || tr.has(keys::kForgetNorm) || !read_layers.empty() ||
+              tr.has(keys::kReadGate) || tr.has(keys::kDecoderRead) || tr.has(keys::kMemory);
 }
 
 void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model) {

@@ -147,7 +147,8 @@ void write_slot_types(const StepData& st, const SlotThresholds& th, const std::s
   write_figure(viz::make_bars(slot_types_spec(st, th)), base, fm, out);
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < st.memformer.self_mass.size(); ++i)
-    rows.push_back({std::to_string(i), slot_type_name(classify_mass(st.memformer.self_mass[i], th)), viz::csv_number(st.memformer.self_mass[i])});
+    rows.push_back({std::to_string(i), slot_type_name(classify_mass(st.memformer.self_mass[i], th)),
+                    viz::csv_number(st.memformer.self_mass[i])});
   write_table(base + ".csv", {"slot", "type", "self_mass"}, rows, fm, out);
 }
 
@@ -169,7 +170,8 @@ void write_memory(const StepData& st, int highlight, const std::string& base, co
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < st.memformer.slot_norm.size(); ++i) {
     const float c = i < st.memformer.cos_prev.size() ? st.memformer.cos_prev[i] : NAN;
-    rows.push_back({std::to_string(i), viz::csv_number(st.memformer.slot_norm[i]), viz::csv_number(c), viz::csv_number(1.f - c)});
+    rows.push_back(
+        {std::to_string(i), viz::csv_number(st.memformer.slot_norm[i]), viz::csv_number(c), viz::csv_number(1.f - c)});
   }
   write_table(base + "_slots.csv", {"slot", "norm", "cos_prev", "drift"}, rows, fm, out);
 }

@@ -87,7 +87,8 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
     out.entry_name = "slot";
     out.own_read = true;
     out.layer = mf.read_layer;
-    out.how = "the encoder's memory read in layer " + std::to_string(mf.read_layer) + ", mean over heads (sums to 1 over the slots)";
+    out.how = "the encoder's memory read in layer " + std::to_string(mf.read_layer) +
+              ", mean over heads (sums to 1 over the slots)";
   } else {
     const AttentionData& a = st.attention;
     if (a.empty()) return out;
