@@ -31,14 +31,15 @@ DiffMap refused(const std::string& why) {
 }  // namespace
 
 DiffMap writer_difference(const StepData& a, const StepData& b, int head) {
-  if (!a.has_writer() || !b.has_writer()) return refused("both models need a Memformer writer");
-  if (a.slots != b.slots || a.cols != b.cols)
-    return refused("the writer maps differ in shape (" + std::to_string(a.slots) + "x" + std::to_string(a.cols) + " vs " +
-                   std::to_string(b.slots) + "x" + std::to_string(b.cols) + ")");
-  const int h = head >= 0 && head < a.heads && head < b.heads ? head : -1;
-  DiffMap d = diff_of(a.writer_block(h), b.writer_block(h), a.slots, a.cols);
-  for (int i = 0; i < a.slots; ++i) d.row_labels.push_back(std::to_string(i));
-  d.col_labels = a.col_labels;
+  if (!a.memformer.has_writer() || !b.memformer.has_writer()) return refused("both models need a Memformer writer");
+  if (a.memformer.slots != b.memformer.slots || a.memformer.cols != b.memformer.cols)
+    return refused("the writer maps differ in shape (" + std::to_string(a.memformer.slots) + "x" +
+                   std::to_string(a.memformer.cols) + " vs " + std::to_string(b.memformer.slots) + "x" +
+                   std::to_string(b.memformer.cols) + ")");
+  const int h = head >= 0 && head < a.memformer.heads && head < b.memformer.heads ? head : -1;
+  DiffMap d = diff_of(a.memformer.writer_block(h), b.memformer.writer_block(h), a.memformer.slots, a.memformer.cols);
+  for (int i = 0; i < a.memformer.slots; ++i) d.row_labels.push_back(std::to_string(i));
+  d.col_labels = a.memformer.col_labels;
   return d;
 }
 
@@ -161,9 +162,9 @@ SideSummary side_summary(const StepData& st) {
 
 float shown_attention_max(const StepData& st, bool writer, int writer_head, int li, int attn_head) {
   if (writer) {
-    if (!st.has_writer()) return NAN;
-    const size_t k = writer_head < 0 || writer_head >= st.heads ? 0 : static_cast<size_t>(writer_head) + 1;
-    return k < st.block_max.size() ? st.block_max[k] : NAN;
+    if (!st.memformer.has_writer()) return NAN;
+    const size_t k = writer_head < 0 || writer_head >= st.memformer.heads ? 0 : static_cast<size_t>(writer_head) + 1;
+    return k < st.memformer.block_max.size() ? st.memformer.block_max[k] : NAN;
   }
   if (st.attention.empty()) return NAN;
   const int l = li >= 0 && li < static_cast<int>(st.attention.layers.size()) ? li : 0;
@@ -173,7 +174,7 @@ float shown_attention_max(const StepData& st, bool writer, int writer_head, int 
 viz::HeatmapSpec side_map_spec(const StepData& st, int writer_head, int attn_layer, int attn_head, int selected_slot,
                                std::string* what) {
   viz::HeatmapSpec s;
-  if (st.has_writer()) {
+  if (st.memformer.has_writer()) {
     s = writer_attention_spec(st, writer_head);
     if (selected_slot >= 0 && selected_slot < s.rows) s.highlight_row = selected_slot;
     if (what) *what = "writer attention";
@@ -308,7 +309,7 @@ void write_side_by_side(const StepData& a, const StepData& b, const std::string&
   // A - B when the two maps are of one kind and shape, at the slide's width.
   DiffMap d;
   std::string what;
-  if (a.has_writer() && b.has_writer()) {
+  if (a.memformer.has_writer() && b.memformer.has_writer()) {
     d = writer_difference(a, b, writer_head);
     what = "writer attention";
   } else if (!a.attention.empty() && !b.attention.empty()) {
@@ -318,7 +319,7 @@ void write_side_by_side(const StepData& a, const StepData& b, const std::string&
   if (d.ok) {
     viz::HeatmapSpec ds = difference_spec(d, "A - B (" + what + "): " + label_a + " minus " + label_b + ", segment " +
                                                  std::to_string(a.segment));
-    if (selected_slot >= 0 && selected_slot < ds.rows && a.has_writer()) ds.highlight_row = selected_slot;
+    if (selected_slot >= 0 && selected_slot < ds.rows && a.memformer.has_writer()) ds.highlight_row = selected_slot;
     write_figure(fitted_heatmap(ds, 1600.f, 420.f), base + "_diff", FigureFormats{fm.png, fm.svg, false, fm.stamp}, out);
   }
   if (fm.csv) {

@@ -1,13 +1,14 @@
 // The app's family entries (app/figures/families.h). A family in a folder of its own
 // (families/<name>/) is its folder's view entry, included below, and one line in
-// make_view_families() (docs/architecture.md#adding-a-model); Memformer's and the
-// decoder-only family's entries are written here.
+// make_view_families() (docs/architecture.md#adding-a-model); the decoder-only family's entry
+// is written here.
 #include "app/figures/families.h"
 
 #include "app/figures/family_extract.h"
 #include "core/models/family.h"
 #include "core/trace/keys.h"
 // The families in folders of their own (families/<name>/view/entry.h), one include each.
+#include "families/memformer/view/entry.h"
 #include "families/mtn/view/entry.h"
 
 #include <stdexcept>
@@ -28,16 +29,7 @@ const char* decoder_map_title(const ModelCapabilities& c) {
 
 std::vector<ViewFamily> make_view_families() {
   std::vector<ViewFamily> v;
-  {
-    // The writer panels: writer attention (and its memory read), slots, forgetting, memory.
-    ViewFamily f;
-    f.family = "memformer";
-    f.panels = PanelFamily::kMemformer;
-    f.view_keys = {keys::kWriterAttn, all(keys::kReadAttnPrefix), keys::kDecoderRead, keys::kMemoryPrev,
-                   keys::kMemory,     keys::kForgetNorm,          keys::kReadGate};
-    f.extract = extract_memformer_step;
-    v.push_back(f);
-  }
+  v.push_back(memformer_view_family());  // families/memformer/view/entry.h
   {
     // The attention panel: RMT's maps with their block masses, Transformer-XL's cache map.
     ViewFamily f;

@@ -1,7 +1,7 @@
-// Each model family's part of a step's StepData (app/figures/extract.cpp), named by its
-// entry in app/figures/families.cpp: Memformer's writer, memory read and memory; the RMT /
-// Transformer-XL attention maps. (A family in a folder of its own declares its extractor in
-// its entry: families/mtn/view/entry.h.)
+// The decoder-only family's part of a step's StepData (app/figures/extract.cpp), named by its
+// entry in app/figures/families.cpp: the RMT / Transformer-XL attention maps. (A family in a
+// folder of its own declares its extractor in its entry: families/memformer/view/entry.h,
+// families/mtn/view/entry.h.)
 // Declarations only: the definitions read tensors (LibTorch), this header does not.
 #pragma once
 #include "app/figures/step_data.h"
@@ -15,7 +15,6 @@ struct Document;
 
 namespace mnemo::app {
 
-void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model);
 void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model);
 
 }  // namespace mnemo::app

@@ -103,8 +103,8 @@ void write_table(const std::string& path, const std::vector<std::string>& header
 std::vector<std::string> write_step_figures(const StepData& st, const Document& doc, const std::string& dir,
                                             const FigureFormats& fm) {
   std::vector<std::string> out;
-  if (st.has_writer())
-    for (int h = -1; h < st.heads; ++h)
+  if (st.memformer.has_writer())
+    for (int h = -1; h < st.memformer.heads; ++h)
       write_writer_attention(st, h, -1, dir + "/writer_attention_" + (h < 0 ? std::string("mean") : "head" + std::to_string(h)),
                              fm, out);
   write_slot_types(st, SlotThresholds{}, dir + "/slot_types", fm, out);

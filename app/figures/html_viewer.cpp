@@ -90,7 +90,7 @@ json attention(Buffer& buf, const AttentionData& a, bool heads) {
   return j;
 }
 
-json writer(Buffer& buf, const StepData& st, bool heads) {
+json writer(Buffer& buf, const MemformerData& st, bool heads) {
   if (!st.has_writer()) return nullptr;
   const size_t map = static_cast<size_t>(st.slots) * static_cast<size_t>(st.cols);
   const SlotThresholds th;
@@ -204,7 +204,7 @@ ViewerData pack_viewer_data(const ViewerInput& in, const Document& doc) {
     const StepData& st = *s.step;
     end = std::max(end, st.first_token + st.length);
     if (!st.token_losses.empty()) end = std::max(end, st.token_losses.first + static_cast<int64_t>(st.token_losses.values.size()));
-    end = std::max(end, (st.segment + 1) * st.segment_len + st.decoder_rows());
+    end = std::max(end, (st.segment + 1) * st.segment_len + st.memformer.decoder_rows());
   }
   end = std::min(end, doc.size());
   // From kViewerContext tokens before the first shown segment (what reads and slots point back to;
@@ -230,7 +230,7 @@ ViewerData pack_viewer_data(const ViewerInput& in, const Document& doc) {
               {"losses_reset", losses(buf, st.token_losses_reset)},
               {"losses_zeroed", losses(buf, st.token_losses_zeroed)},
               {"benefit_bits", num(segment_benefit_bits(st))},
-              {"writer", writer(buf, st, in.heads)},
+              {"writer", writer(buf, st.memformer, in.heads)},
               {"mtn", mtn(st.mtn)},
               {"hash", hash(buf, st.hash)},
               {"holds_after", holds_after(buf, s.provenance.get())}};
@@ -246,7 +246,7 @@ ViewerData pack_viewer_data(const ViewerInput& in, const Document& doc) {
       if (!r.empty()) reads.push_back(reads_of(r));
     };
     for (int64_t t = st.first_token; t < st.first_token + st.length; ++t) add(t);
-    for (int64_t p = 0; p < st.decoder_rows(); ++p) add((st.segment + 1) * st.segment_len + p);
+    for (int64_t p = 0; p < st.memformer.decoder_rows(); ++p) add((st.segment + 1) * st.segment_len + p);
     e["reads"] = reads;
     segs.push_back(std::move(e));
   }

@@ -17,26 +17,26 @@ std::string heads_label(int head, int heads) {
 
 viz::HeatmapSpec writer_attention_spec(const StepData& st, int head) {
   viz::HeatmapSpec s;
-  const float* m = st.writer_block(head);
+  const float* m = st.memformer.writer_block(head);
   if (!m) return s;
-  s.title = "Memformer writer attention, " + segment_title(st) + " (" + heads_label(head, st.heads) + ")";
-  s.x_label = "self | segment tokens" + std::string(st.n_cls > 0 ? " | cls" : "");
+  s.title = "Memformer writer attention, " + segment_title(st) + " (" + heads_label(head, st.memformer.heads) + ")";
+  s.x_label = "self | segment tokens" + std::string(st.memformer.n_cls > 0 ? " | cls" : "");
   s.y_label = "memory slot";
   s.colorbar_label = "attention weight";
-  s.rows = st.slots;
-  s.cols = st.cols;
-  s.values.assign(m, m + static_cast<size_t>(st.slots) * static_cast<size_t>(st.cols));
-  for (int i = 0; i < st.slots; ++i) s.row_labels.push_back(std::to_string(i));
-  s.col_labels = st.col_labels;
+  s.rows = st.memformer.slots;
+  s.cols = st.memformer.cols;
+  s.values.assign(m, m + static_cast<size_t>(st.memformer.slots) * static_cast<size_t>(st.memformer.cols));
+  for (int i = 0; i < st.memformer.slots; ++i) s.row_labels.push_back(std::to_string(i));
+  s.col_labels = st.memformer.col_labels;
   s.vmin = 0.f;
   s.col_separators = {1};
-  if (st.n_cls > 0) s.col_separators.push_back(st.cols - st.n_cls);
+  if (st.memformer.n_cls > 0) s.col_separators.push_back(st.memformer.cols - st.memformer.n_cls);
   return s;
 }
 
 viz::BarSpec slot_types_spec(const StepData& st, const SlotThresholds& th) {
   std::vector<SlotType> types;
-  for (float m : st.self_mass) types.push_back(classify_mass(m, th));
+  for (float m : st.memformer.self_mass) types.push_back(classify_mass(m, th));
   const SlotTypeCounts c = count_slot_types(types);
   const double n = static_cast<double>(std::max<int64_t>(1, c.total()));
   auto pct = [&](int64_t v) {
@@ -62,24 +62,24 @@ viz::BarSpec forgetting_spec(const StepData& st) {
   s.title = "Forgetting-vector magnitude ||v_bias|| per slot";
   s.x_label = "memory slot";
   s.y_label = "||v_bias||";
-  for (size_t i = 0; i < st.forget_norm.size(); ++i) {
+  for (size_t i = 0; i < st.memformer.forget_norm.size(); ++i) {
     s.labels.push_back(std::to_string(i));
-    s.values.push_back(st.forget_norm[i]);
+    s.values.push_back(st.memformer.forget_norm[i]);
   }
-  s.show_values = st.forget_norm.size() <= 32;
+  s.show_values = st.memformer.forget_norm.size() <= 32;
   return s;
 }
 
 viz::HeatmapSpec memory_spec(const StepData& st) {
   viz::HeatmapSpec s;
-  if (st.memory.empty() || st.dim <= 0) return s;
+  if (st.memformer.memory.empty() || st.memformer.dim <= 0) return s;
   s.title = "Memory after " + segment_title(st);
   s.x_label = "dimension";
   s.y_label = "memory slot";
   s.colorbar_label = "value";
-  s.rows = static_cast<int>(st.memory.size() / static_cast<size_t>(st.dim));
-  s.cols = st.dim;
-  s.values = st.memory;
+  s.rows = static_cast<int>(st.memformer.memory.size() / static_cast<size_t>(st.memformer.dim));
+  s.cols = st.memformer.dim;
+  s.values = st.memformer.memory;
   s.cmap = viz::Colormap::Diverging;  // NaN range -> symmetric, white = 0
   for (int i = 0; i < s.rows; ++i) s.row_labels.push_back(std::to_string(i));
   for (int j = 0; j < s.cols; ++j) s.col_labels.push_back(std::to_string(j));
@@ -134,7 +134,7 @@ viz::LineSpec token_loss_spec(const VisitedSegments& visited) {
 
 void write_writer_attention(const StepData& st, int head, int highlight, const std::string& base, const FigureFormats& fm,
                             std::vector<std::string>& out, float vmin, float vmax) {
-  if (!st.has_writer()) return;
+  if (!st.memformer.has_writer()) return;
   viz::HeatmapSpec spec = writer_attention_spec(st, head);
   set_weight_scale(spec, vmin, vmax);
   if (highlight >= 0 && highlight < spec.rows) spec.highlight_row = highlight;
@@ -143,16 +143,17 @@ void write_writer_attention(const StepData& st, int head, int highlight, const s
 
 void write_slot_types(const StepData& st, const SlotThresholds& th, const std::string& base, const FigureFormats& fm,
                       std::vector<std::string>& out) {
-  if (!st.has_writer()) return;
+  if (!st.memformer.has_writer()) return;
   write_figure(viz::make_bars(slot_types_spec(st, th)), base, fm, out);
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < st.self_mass.size(); ++i)
-    rows.push_back({std::to_string(i), slot_type_name(classify_mass(st.self_mass[i], th)), viz::csv_number(st.self_mass[i])});
+  for (size_t i = 0; i < st.memformer.self_mass.size(); ++i)
+    rows.push_back({std::to_string(i), slot_type_name(classify_mass(st.memformer.self_mass[i], th)),
+                    viz::csv_number(st.memformer.self_mass[i])});
   write_table(base + ".csv", {"slot", "type", "self_mass"}, rows, fm, out);
 }
 
 void write_forgetting(const StepData& st, const std::string& base, const FigureFormats& fm, std::vector<std::string>& out) {
-  if (st.forget_norm.empty()) return;
+  if (st.memformer.forget_norm.empty()) return;
   const viz::BarSpec spec = forgetting_spec(st);
   write_figure(viz::make_bars(spec), base, fm, out);
   std::vector<std::vector<std::string>> rows;
@@ -167,9 +168,10 @@ void write_memory(const StepData& st, int highlight, const std::string& base, co
   if (highlight >= 0 && highlight < spec.rows) spec.highlight_row = highlight;
   write_heatmap(spec, base, fm, out);
   std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < st.slot_norm.size(); ++i) {
-    const float c = i < st.cos_prev.size() ? st.cos_prev[i] : NAN;
-    rows.push_back({std::to_string(i), viz::csv_number(st.slot_norm[i]), viz::csv_number(c), viz::csv_number(1.f - c)});
+  for (size_t i = 0; i < st.memformer.slot_norm.size(); ++i) {
+    const float c = i < st.memformer.cos_prev.size() ? st.memformer.cos_prev[i] : NAN;
+    rows.push_back(
+        {std::to_string(i), viz::csv_number(st.memformer.slot_norm[i]), viz::csv_number(c), viz::csv_number(1.f - c)});
   }
   write_table(base + "_slots.csv", {"slot", "norm", "cos_prev", "drift"}, rows, fm, out);
 }

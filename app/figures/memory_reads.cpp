@@ -63,30 +63,32 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
                          const ProvenanceState* before) {
   MemoryReads out;
   out.token = token;
+  const MemformerData& mf = st.memformer;  // Memformer's reads (empty for the other families)
   const int64_t j = token - st.first_token;
   // A token this step predicts: Memformer's next segment, (segment + 1) * L + p.
   const int64_t p = token - (st.segment + 1) * st.segment_len;
-  const bool predicted = st.segment_len > 0 && p >= 0 && p < st.decoder_rows();
+  const bool predicted = st.segment_len > 0 && p >= 0 && p < mf.decoder_rows();
   if (st.segment < 0 || ((j < 0 || j >= st.length) && !predicted)) return out;
   std::vector<float> w;  // the row over memory entries
   std::vector<int64_t> entry_token;
   if (predicted) {
-    w.assign(st.decoder_read.begin() + p * st.slots, st.decoder_read.begin() + (p + 1) * st.slots);
+    w.assign(mf.decoder_read.begin() + p * mf.slots, mf.decoder_read.begin() + (p + 1) * mf.slots);
     entry_token.assign(w.size(), -1);
     out.entry_name = "slot";
     out.own_read = true;
     out.predicted = true;
-    out.layer = st.read_layer;
+    out.layer = mf.read_layer;
     out.how = "the decoder's last-layer cross-attention over the encoder states, times their memory read in layer " +
-              std::to_string(st.read_layer) + ", each mean over heads (sums to 1 over the slots)";
-  } else if (!st.read.empty() && st.slots > 0) {
-    if (static_cast<size_t>((j + 1) * st.slots) > st.read.size()) return out;
-    w.assign(st.read.begin() + j * st.slots, st.read.begin() + (j + 1) * st.slots);
+              std::to_string(mf.read_layer) + ", each mean over heads (sums to 1 over the slots)";
+  } else if (!mf.read.empty() && mf.slots > 0) {
+    if (static_cast<size_t>((j + 1) * mf.slots) > mf.read.size()) return out;
+    w.assign(mf.read.begin() + j * mf.slots, mf.read.begin() + (j + 1) * mf.slots);
     entry_token.assign(w.size(), -1);
     out.entry_name = "slot";
     out.own_read = true;
-    out.layer = st.read_layer;
-    out.how = "the encoder's memory read in layer " + std::to_string(st.read_layer) + ", mean over heads (sums to 1 over the slots)";
+    out.layer = mf.read_layer;
+    out.how = "the encoder's memory read in layer " + std::to_string(mf.read_layer) +
+              ", mean over heads (sums to 1 over the slots)";
   } else {
     const AttentionData& a = st.attention;
     if (a.empty()) return out;
@@ -115,8 +117,8 @@ MemoryReads memory_reads(const StepData& st, const VisitedSegments& visited, int
     out.how = "its attention on the " + mem->name + " block in layer " + std::to_string(out.layer) + " of " + a.kind +
               ", mean over heads (a share of the whole row)";
   }
-  if (out.own_read && out.layer >= 0 && out.layer < static_cast<int>(st.read_gate.size())) {
-    out.gate = st.read_gate[static_cast<size_t>(out.layer)];
+  if (out.own_read && out.layer >= 0 && out.layer < static_cast<int>(mf.read_gate.size())) {
+    out.gate = mf.read_gate[static_cast<size_t>(out.layer)];
     char g[96];
     std::snprintf(g, sizeof g, "; that read enters the encoder at gate tanh(g) = %.4g (model.memory_gate)", out.gate);
     out.how += g;

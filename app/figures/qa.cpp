@@ -9,7 +9,7 @@ namespace mnemo::app {
 
 QaAnswers qa_answers(const StepData& st, const Document& doc) {
   QaAnswers a;
-  const int64_t n = std::min<int64_t>(st.length, static_cast<int64_t>(st.qa_answer_prob.size()));
+  const int64_t n = std::min<int64_t>(st.length, static_cast<int64_t>(st.mtn.qa_answer_prob.size()));
   if (n <= 0 || st.first_token < 0 || st.first_token + n > doc.size()) return a;
   // Tokens are bytes (ByteTokenizer): token first_token + j is byte j of the segment's text.
   const std::string text(doc.bytes.substr(static_cast<size_t>(doc.offset(st.first_token).first), static_cast<size_t>(n)));
@@ -32,7 +32,7 @@ QaAnswers qa_answers(const StepData& st, const Document& doc) {
     c.first = st.first_token + static_cast<int64_t>(i);
     c.end = st.first_token + static_cast<int64_t>(e);
     double sum = 0.0;
-    for (size_t k = i; k < e; ++k) sum += st.qa_answer_prob[k];
+    for (size_t k = i; k < e; ++k) sum += st.mtn.qa_answer_prob[k];
     c.mean_prob = sum / static_cast<double>(e - i);
     a.candidates.push_back(std::move(c));
     i = e;

@@ -2,7 +2,7 @@
 // core/data/qa_task.h): when the step's segment holds the task's question "where does <name>
 // live? <city> <city> ...", each listed city with the mean P(answer) over its bytes — the
 // number `mtn-qa` and eval's choice_accuracy pick the answer by (qa_pick_candidate) — and its
-// share of the candidates' sum. Plain C++: read from StepData::qa_answer_prob.
+// share of the candidates' sum. Plain C++: read from StepData::mtn.qa_answer_prob.
 #pragma once
 #include "app/figures/step_data.h"
 #include "core/data/document.h"
@@ -28,7 +28,7 @@ struct QaAnswers {
   int64_t picked = -1;                  // ranked[0]: the model's answer (-1 when no question)
 };
 
-// Empty (question false) when the step has no answer probabilities (st.qa_answer_prob) or its
+// Empty (question false) when the step has no answer probabilities (st.mtn.qa_answer_prob) or its
 // segment holds no question with at least one candidate. The question is the last
 // "where does " in the segment; candidates are the space-separated words after " live?" up to
 // the segment's end or a newline.

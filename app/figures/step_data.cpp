@@ -56,12 +56,6 @@ const AttnBlock* AttentionData::col_block(int i) const {
   return nullptr;
 }
 
-const float* StepData::writer_block(int head) const {
-  if (!has_writer()) return nullptr;
-  const int b = head < 0 || head >= heads ? 0 : head + 1;
-  return writer.data() + static_cast<size_t>(b) * static_cast<size_t>(slots) * static_cast<size_t>(cols);
-}
-
 VisitedSegments::VisitedSegments(std::initializer_list<value_type> records) {
   for (const auto& [seg, rec] : records) set(seg, rec);
 }
@@ -159,7 +153,7 @@ int64_t predicting_segment(bool next_segment, int64_t segment_len, int64_t t) {
 
 SegmentRecord segment_record_of(const StepData& step, const ProvenanceState* provenance) {
   SegmentRecord rec;
-  rec.self_mass = step.self_mass;
+  rec.self_mass = step.memformer.self_mass;
   rec.token_losses = step.token_losses;
   rec.token_losses_reset = step.token_losses_reset;
   rec.token_losses_zeroed = step.token_losses_zeroed;

@@ -5,6 +5,7 @@
 #pragma once
 #include "core/trace/provenance.h"
 // Each family in a folder of its own brings its part of StepData (one member below).
+#include "families/memformer/view/step_data.h"
 #include "families/mtn/view/step_data.h"
 
 #include <array>
@@ -119,37 +120,6 @@ struct StepData {
   bool non_finite = false;
   std::string non_finite_key;
 
-  // Writer attention: blocks of slots x cols, block 0 = mean over heads, block 1 + h = head h.
-  // cols = 1 (self) + length (real tokens) + n_cls; empty when the model has no writer.
-  int slots = 0, heads = 0, cols = 0, n_cls = 0;
-  std::vector<float> writer;
-  std::vector<std::string> col_labels;  // "self", token labels, "<cls>"
-  float writer_max = 0.f;               // max over every block (for a shared colour scale)
-  std::vector<float> block_min, block_max;  // finite min / max of each block (heads + 1)
-  std::vector<float> self_mass;         // [slots], mean over heads (column 0)
-
-  std::vector<float> forget_norm;       // [slots] ||v_bias||, empty when not traced
-
-  // Memformer's memory read: each token's cross-attention over the slots (as they were
-  // before the step) in the last traced encoder layer, mean over heads, [length x slots];
-  // empty when not traced. read_layer: that layer (app/figures/memory_reads.h).
-  std::vector<float> read;
-  int read_layer = -1;
-  // With model.memory_gate: tanh(read_gate) of each encoder layer (memformer.read_gate), the
-  // factor each layer's read enters with; empty for ungated models.
-  std::vector<float> read_gate;
-  // What each token this step predicts (Memformer: the next segment, document tokens
-  // (segment + 1) * segment_len + j) drew from the same slots through the encoder
-  // (memformer.decoder_read, [decoder_rows() x slots], rows sum to 1); empty when not traced.
-  std::vector<float> decoder_read;
-  int64_t decoder_rows() const { return slots > 0 ? static_cast<int64_t>(decoder_read.size()) / slots : 0; }
-
-  int dim = 0;
-  std::vector<float> memory;            // [slots x dim] after the step, empty when not traced
-  float memory_absmax = 0.f;
-  std::vector<float> slot_norm;         // [slots] ||m_i|| after the step
-  std::vector<float> cos_prev;          // [slots] cos(m_i before, m_i after); NaN for a zero slot
-
   // The step's per-token losses by the token each predicts (empty when the model predicts
   // none here); loss_next_segment: they are the next segment's tokens (Memformer), else
   // each position's next token (sL+1 .. sL+L).
@@ -165,15 +135,10 @@ struct StepData {
   // Transformer-XL + RMT model (whose primary map is the RMT one).
   std::vector<AttentionData> extra_attention;
   HashData hash;            // hashed projections ("linear": "hashed")
-  MtnData mtn;              // MTN kept tokens (families/mtn/view/step_data.h)
-  // A model stepped with its answer-tagging head (mtn-qa, TaskHead::Kind::kAnswerTagging):
-  // P(answer) of each of the segment's real tokens (qa.answer_prob, [length]); empty otherwise.
-  // The question's candidates and their means: app/figures/qa.h.
-  std::vector<float> qa_answer_prob;
-
-  bool has_writer() const { return cols > 0 && slots > 0 && !writer.empty(); }
-  // The slots x cols block of `head` (-1 = mean).
-  const float* writer_block(int head) const;
+  // Each family's part: what its extractor read from the step's trace (empty when the trace
+  // holds none of its keys; `present` says which).
+  MemformerData memformer;  // writer, memory read, slots (families/memformer/view/step_data.h)
+  MtnData mtn;              // MTN kept tokens, QA answers (families/mtn/view/step_data.h)
 };
 
 // "segment 3", or "segment 3, training step 100" for a probe recording's step (train_step >= 0);
@@ -189,7 +154,11 @@ std::pair<std::string, std::string> split_hash_path(const std::string& path);
 
 // What is kept of a visited segment (for the slot timeline and token losses).
 struct SegmentRecord {
-  std::vector<float> self_mass;  // [slots]
+  // [slots]: StepData::memformer.self_mass, the only family's with a writer. It stays here, not
+  // in a Memformer part: a record is kept per visited segment for every family (the token
+  // losses, provenance), the Slot timeline reads it across segments, and an empty vector
+  // costs the other families nothing.
+  std::vector<float> self_mass;
   TokenLosses token_losses;      // the step's per-token losses (StepData::token_losses)
   TokenLosses token_losses_reset, token_losses_zeroed;  // the memory benefit's (StepData), or empty
   // What each memory entry holds after this step (docs/models.md#provenance): its largest

@@ -87,27 +87,31 @@ TEST_CASE("view families: each kind's extractor fills its arrays - a trace whose
     const MemoryKind memory = capabilities_of(kind).memory;
     // Each family's own arrays, from its extractor.
     if (kind == "memformer") {
-      CHECK(named.slots == 3);
-      CHECK_FALSE(named.writer.empty());
-      CHECK_FALSE(named.memory.empty());
+      CHECK(named.memformer.present);
+      CHECK(named.memformer.slots == 3);
+      CHECK_FALSE(named.memformer.writer.empty());
+      CHECK_FALSE(named.memformer.memory.empty());
       CHECK(named.attention.empty());
     } else if (capabilities_of(kind).mtn_family) {
       CHECK(named.attention.source == "mtn.joint_attn.");
       CHECK(named.mtn.present == (memory == MemoryKind::kKeptTokens));
-      CHECK(named.writer.empty());
+      CHECK_FALSE(named.memformer.present);
+      CHECK(named.memformer.writer.empty());
     } else {
       const bool rmt = memory == MemoryKind::kMemoryTokens || memory == MemoryKind::kCacheAndTokens;
       CHECK(named.attention.source == (rmt ? "rmt.attn." : "trxl.attn."));
       CHECK(named.attention.kind == (rmt ? attention_map_title(kind) : memory == MemoryKind::kCache ? "Transformer-XL" : "Transformer"));
       CHECK(named.extra_attention.size() == (memory == MemoryKind::kCacheAndTokens ? 1u : 0u));
-      CHECK(named.writer.empty());
+      CHECK_FALSE(named.memformer.present);
+      CHECK(named.memformer.writer.empty());
       CHECK_FALSE(named.mtn.present);
     }
     // The same arrays when the kind is not named (a hand-written session): every family's
     // extractor runs and only the one whose keys are there finds anything.
-    CHECK(unnamed.writer == named.writer);
-    CHECK(unnamed.memory == named.memory);
-    CHECK(unnamed.read == named.read);
+    CHECK(unnamed.memformer.present == named.memformer.present);
+    CHECK(unnamed.memformer.writer == named.memformer.writer);
+    CHECK(unnamed.memformer.memory == named.memformer.memory);
+    CHECK(unnamed.memformer.read == named.memformer.read);
     CHECK(unnamed.attention.values == named.attention.values);
     CHECK(unnamed.attention.source == named.attention.source);
     CHECK(unnamed.attention.mass == named.attention.mass);

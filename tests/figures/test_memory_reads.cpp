@@ -137,7 +137,7 @@ void check_reads(const std::string& kind) {
   if (kind == "memformer") {
     // ... but for Memformer the segment the step predicts (test case below), and nothing beyond.
     CHECK(memory_reads(st, visited, st.first_token + st.length, 3).predicted);
-    CHECK(memory_reads(st, visited, st.first_token + st.length + st.decoder_rows(), 3).empty());
+    CHECK(memory_reads(st, visited, st.first_token + st.length + st.memformer.decoder_rows(), 3).empty());
   } else {
     CHECK(memory_reads(st, visited, st.first_token + st.length, 3).empty());
   }
@@ -204,8 +204,8 @@ TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as 
   const StepData st = make_step_data(*snap, engine.document(), "memformer");
   REQUIRE(snap->trace.has(keys::kDecoderRead));
   const auto dr = snap->trace.at(keys::kDecoderRead)[0].to(torch::kFloat64);  // [L', k]
-  REQUIRE(st.decoder_rows() == dr.size(0));
-  REQUIRE(st.decoder_rows() == L);  // segment 2 of a 78-byte document is whole
+  REQUIRE(st.memformer.decoder_rows() == dr.size(0));
+  REQUIRE(st.memformer.decoder_rows() == L);  // segment 2 of a 78-byte document is whole
   auto rec = std::make_shared<SegmentRecord>();
   rec->prov_top_k = 1;
   for (int e = 0; e < m; ++e) {
@@ -213,7 +213,7 @@ TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as 
     rec->prov_initial.push_back(0.1f);
   }
   VisitedSegments visited{{0, rec}};
-  for (int64_t p = 0; p < st.decoder_rows(); ++p) {
+  for (int64_t p = 0; p < st.memformer.decoder_rows(); ++p) {
     CAPTURE(p);
     const int64_t token = 2 * L + p;  // the document token that row p predicts
     const MemoryReads got = memory_reads(st, visited, token, 1000);
@@ -238,7 +238,7 @@ TEST_CASE("memory reads: a token a Memformer step predicts drew on the slots as 
   MemoryModel rmt = make_model(test::tiny_decoder("rmt", m, L), 11);
   Engine e2(rmt, doc, L, TraceSpec::all());
   const StepData sr = make_step_data(*e2.jump(1), e2.document(), "rmt");
-  CHECK(sr.decoder_read.empty());
+  CHECK(sr.memformer.decoder_read.empty());
   CHECK(memory_reads(sr, {}, 2 * L + 1, 3).empty());
 }
 TEST_CASE("memory reads: a gated Memformer's chain carries its read layer's gate, tanh(read_gate), as traced") {
@@ -258,8 +258,8 @@ TEST_CASE("memory reads: a gated Memformer's chain carries its read layer's gate
   SnapshotPtr snap = engine.jump(1);
   REQUIRE(snap->trace.has(keys::kReadGate));
   const StepData st = make_step_data(*snap, engine.document(), "memformer");
-  REQUIRE(st.read_gate.size() == static_cast<size_t>(cfg.layers));
-  for (int64_t l = 0; l < cfg.layers; ++l) CHECK(st.read_gate[l] == doctest::Approx(std::tanh(0.25 * (l + 1))));
+  REQUIRE(st.memformer.read_gate.size() == static_cast<size_t>(cfg.layers));
+  for (int64_t l = 0; l < cfg.layers; ++l) CHECK(st.memformer.read_gate[l] == doctest::Approx(std::tanh(0.25 * (l + 1))));
   // A token of the segment and one the step predicts: both name the last read layer's gate.
   for (int64_t token : {L + 2, 2 * L + 3}) {
     CAPTURE(token);

@@ -18,13 +18,13 @@ using namespace mnemo::app;
 namespace {
 StepData writer_step(int slots, int cols, std::vector<float> mean) {
   StepData s;
-  s.slots = slots;
-  s.cols = cols;
-  s.heads = 1;
+  s.memformer.slots = slots;
+  s.memformer.cols = cols;
+  s.memformer.heads = 1;
   // block 0 = mean, block 1 = head 0 (the same here)
-  s.writer = mean;
-  s.writer.insert(s.writer.end(), mean.begin(), mean.end());
-  for (int c = 0; c < cols; ++c) s.col_labels.push_back(c == 0 ? "self" : "t" + std::to_string(c));
+  s.memformer.writer = mean;
+  s.memformer.writer.insert(s.memformer.writer.end(), mean.begin(), mean.end());
+  for (int c = 0; c < cols; ++c) s.memformer.col_labels.push_back(c == 0 ? "self" : "t" + std::to_string(c));
   return s;
 }
 
@@ -157,8 +157,8 @@ TEST_CASE("side by side: each side's loss and memory benefit against the per-tok
 
 TEST_CASE("side by side: the export is a slide, A's map over B's at full width, the selected slot outlined") {
   StepData a = writer_step(4, 10, std::vector<float>(40, 0.1f));
-  a.writer[0] = a.writer[40] = 0.9f;
-  a.block_max = {0.9f, 0.9f};
+  a.memformer.writer[0] = a.memformer.writer[40] = 0.9f;
+  a.memformer.block_max = {0.9f, 0.9f};
   a.segment = 3;
   StepData b = attention_step(12, 12, 4, 0.5f);
   const viz::Figure f = side_by_side_slide(a, b, "memformer", "rmt", -1, 0, -1, true, 2, 1600.f);
@@ -301,7 +301,7 @@ TEST_CASE("side by side: A - B of two maps of different shapes takes a narrow co
   spec.tokens = 48;  // the writer maps differ in shape: 8 x (1 + 32 + cls) vs 8 x (1 + 48 + cls)
   spec.seed = 7;
   ViewPtr sb = make_synthetic_view(spec);
-  REQUIRE(sa->step->cols != sb->step->cols);
+  REQUIRE(sa->step->memformer.cols != sb->step->memformer.cols);
   ui::NullTextureApi textures;
   RecordingController control;
   try {
@@ -381,7 +381,7 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
     for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
     const StepData& a = *sa->step;
     const StepData& b = *sb->step;
-    const float ma = max_of(a.writer_block(-1), static_cast<size_t>(a.slots) * static_cast<size_t>(a.cols));
+    const float ma = max_of(a.memformer.writer_block(-1), static_cast<size_t>(a.memformer.slots) * static_cast<size_t>(a.memformer.cols));
     const float mb = max_of(b.attention.map(0, -1), static_cast<size_t>(b.attention.rows) * static_cast<size_t>(b.attention.cols));
     CHECK(ma != doctest::Approx(mb));
     CHECK(shell.compare_scale_max() == doctest::Approx(std::max(ma, mb)).epsilon(1e-5));

@@ -43,8 +43,8 @@ TEST_CASE("gui null backend: every panel draws 100 frames on synthetic traces of
     spec.dim = sz.slots >= 1024 ? 64 : 16;
     ViewPtr s = make_synthetic_view(spec);
     REQUIRE(s->step);
-    REQUIRE(s->step->slots == sz.slots);
-    REQUIRE(s->step->cols == 1 + sz.tokens + 1);
+    REQUIRE(s->step->memformer.slots == sz.slots);
+    REQUIRE(s->step->memformer.cols == 1 + sz.tokens + 1);
     spec.seed = 9;
     ViewPtr s2 = make_synthetic_view(spec);
 
@@ -210,11 +210,11 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   REQUIRE(s->step);
   CHECK(s->position == 2);
   CHECK(s->visited.size() == 3);
-  CHECK(s->step->slots == 4);
-  CHECK(s->step->cols == 1 + 16 + 1);
-  CHECK(s->step->writer.size() == static_cast<size_t>((2 + 1) * 4 * 18));
-  CHECK(s->step->memory.size() == static_cast<size_t>(4 * 16));
-  CHECK(s->step->cos_prev.size() == 4u);
+  CHECK(s->step->memformer.slots == 4);
+  CHECK(s->step->memformer.cols == 1 + 16 + 1);
+  CHECK(s->step->memformer.writer.size() == static_cast<size_t>((2 + 1) * 4 * 18));
+  CHECK(s->step->memformer.memory.size() == static_cast<size_t>(4 * 16));
+  CHECK(s->step->memformer.cos_prev.size() == 4u);
   CHECK(std::isfinite(s->token_loss(20)));   // segment 1, predicted by the step of segment 0
   CHECK(std::isnan(s->token_loss(3)));       // segment 0 is never predicted
   CHECK(w.take_errors().empty());
@@ -256,7 +256,7 @@ TEST_CASE("gui worker: steps on its own thread, publishes immutable views, keeps
   w.step(+1);
   test::wait_worker(w, 12);
   CHECK(w.latest()->info->id != info_id);
-  CHECK(w.latest()->step->slots == 6);
+  CHECK(w.latest()->step->memformer.slots == 6);
   CHECK(w.take_errors().empty());
 }
 

@@ -181,7 +181,7 @@ TEST_CASE("gui panels: rmt, trxl and transformer steps carry their attention map
     CHECK(a.map(5, 0) == nullptr);
     CHECK(s->step->hash.empty());
     CHECK_FALSE(s->step->mtn.present);
-    CHECK_FALSE(s->step->has_writer());
+    CHECK_FALSE(s->step->memformer.has_writer());
   }
   {
     auto s = stepped_view(tiny("trxl"), 2);
@@ -342,8 +342,8 @@ TEST_CASE("gui panels: attention maps are coloured on 0..1 by default, the range
     const bool memformer = std::string(model) == "memformer";
     float largest = 0.f;
     if (memformer) {
-      REQUIRE(s->step->has_writer());
-      largest = s->step->block_max.empty() ? 0.f : s->step->block_max[0];
+      REQUIRE(s->step->memformer.has_writer());
+      largest = s->step->memformer.block_max.empty() ? 0.f : s->step->memformer.block_max[0];
     } else {
       REQUIRE_FALSE(s->step->attention.empty());
       largest = s->step->attention.map_max(0, -1);

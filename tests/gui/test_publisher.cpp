@@ -91,9 +91,9 @@ void same_attention(const AttentionData& a, const AttentionData& b) {
 // What the panels draw of a step: labels exactly, numbers to float rounding.
 void same_step(const StepData& live, const StepData& replayed) {
   CHECK(live.segment == replayed.segment);
-  CHECK(live.col_labels == replayed.col_labels);
-  CHECK(live.slots == replayed.slots);
-  same_values(live.writer, replayed.writer);
+  CHECK(live.memformer.col_labels == replayed.memformer.col_labels);
+  CHECK(live.memformer.slots == replayed.memformer.slots);
+  same_values(live.memformer.writer, replayed.memformer.writer);
   CHECK(live.loss_next_segment == replayed.loss_next_segment);
   CHECK(live.token_losses.first == replayed.token_losses.first);
   same_values(live.token_losses.values, replayed.token_losses.values);

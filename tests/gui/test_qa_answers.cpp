@@ -24,7 +24,7 @@ TEST_CASE("qa answers: the question's cities with the mean P(answer) of their by
   st.first_token = 20;
   st.length = static_cast<int64_t>(text.size()) - 20;
   CHECK_FALSE(qa_answers(st, doc).question);  // no answer probabilities: not a tagging model
-  for (int64_t j = 0; j < st.length; ++j) st.qa_answer_prob.push_back(0.01f * static_cast<float>(j % 7));
+  for (int64_t j = 0; j < st.length; ++j) st.mtn.qa_answer_prob.push_back(0.01f * static_cast<float>(j % 7));
   const QaAnswers a = qa_answers(st, doc);
   REQUIRE(a.question);
   CHECK(a.name == "ann");
@@ -83,7 +83,7 @@ TEST_CASE("qa answers in the app: mtn-qa stepped with its tagging head - each ci
     REQUIRE(v->position == task.options().doc_chunks);  // the query chunk
     const StepData& st = *v->step;
     CHECK(std::isnan(st.loss));  // a tagger: no language-model loss
-    REQUIRE(st.qa_answer_prob.size() == ex.query.size());
+    REQUIRE(st.mtn.qa_answer_prob.size() == ex.query.size());
     const QaAnswers a = qa_answers(st, *v->info->doc);
     REQUIRE(a.question);
     CHECK(a.name == ex.name);

@@ -237,7 +237,7 @@ TEST_CASE("gui: the Slot types panel in a short window keeps both strip rows a l
   spec.slots = 16;
   ViewPtr v = make_synthetic_view(spec);
   ViewModel vm;
-  vm.set_step(v->step->slots, v->step->self_mass);
+  vm.set_step(v->step->memformer.slots, v->step->memformer.self_mass);
   ui::NullTextureApi textures;
   RecordingController control;
   Transport transport;

@@ -369,7 +369,7 @@ TEST_CASE("slot effects: Transformer-XL's cache blocks become selectable once co
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
     ViewPtr v = w.latest();
     REQUIRE(v->step);
-    REQUIRE(v->step->slots == 0);
+    REQUIRE(v->step->memformer.slots == 0);
     ui.frame(shell, v, control);
     shell.view_model().select_slot(2);
     CHECK(shell.view_model().selected_slot() == -1);  // no entries known before the effects

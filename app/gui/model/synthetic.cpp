@@ -170,7 +170,7 @@ ViewPtr make_synthetic_view(const SyntheticSpec& sp) {
   for (int64_t s = 0; s < sp.visited; ++s) {
     auto rec = std::make_shared<SegmentRecord>();
     if (s == shown) {
-      rec->self_mass = step->self_mass;
+      rec->self_mass = step->memformer.self_mass;
     } else {
       auto m = (base + torch::randn({k}, gen) * 0.12).clamp(0.0, 1.0).to(torch::kFloat32).contiguous();
       rec->self_mass.assign(m.data_ptr<float>(), m.data_ptr<float>() + k);
@@ -190,7 +190,7 @@ ViewPtr make_synthetic_view(const SyntheticSpec& sp) {
   constexpr int64_t kSyntheticChain = 8;
   const int64_t chain_start = std::max<int64_t>(0, sp.visited - kSyntheticChain);
   ProvenanceState state = initial_provenance(static_cast<int>(k), 5, chain_start * L);
-  const float* w = step->writer_block(-1);
+  const float* w = step->memformer.writer_block(-1);
   for (int64_t s = chain_start; s < sp.visited; ++s) {
     const auto& rec = records[static_cast<size_t>(s)];
     ProvenanceStep p;
@@ -202,7 +202,7 @@ ViewPtr make_synthetic_view(const SyntheticSpec& sp) {
     p.source.assign(static_cast<size_t>(k * L), 0.f);
     p.other.assign(static_cast<size_t>(k), 0.f);
     for (int64_t i = 0; i < k; ++i) {
-      const float* row = w + i * step->cols;
+      const float* row = w + i * step->memformer.cols;
       double tok = 0.0;
       for (int64_t j = 0; j < L; ++j) tok += row[1 + j];
       const float rest = std::max(0.f, 1.f - rec->self_mass[static_cast<size_t>(i)]);

@@ -83,9 +83,9 @@ CheckResult check_loss(const TourCheck& c, const PublishedView& s) {
 CheckResult check_self_mass(const TourCheck& c, const StepData& st) {
   std::vector<double> values;
   std::vector<std::string> names;
-  for (size_t i = 0; i < st.self_mass.size(); ++i) {
+  for (size_t i = 0; i < st.memformer.self_mass.size(); ++i) {
     if (c.slot >= 0 && static_cast<int>(i) != c.slot) continue;
-    values.push_back(st.self_mass[i]);
+    values.push_back(st.memformer.self_mass[i]);
     names.push_back("slot " + std::to_string(i));
   }
   return judge(c, values, names);
@@ -96,7 +96,7 @@ CheckResult check_slot_types(const TourCheck& c, const StepData& st) {
   CheckResult r;
   r.check = &c;
   std::vector<SlotType> types;
-  for (float m : st.self_mass) types.push_back(classify_mass(m, SlotThresholds{}));
+  for (float m : st.memformer.self_mass) types.push_back(classify_mass(m, SlotThresholds{}));
   const SlotTypeCounts n = count_slot_types(types);
   r.pass = !types.empty() && (c.retain < 0 || n.retain == c.retain) && (c.mix < 0 || n.mix == c.mix) &&
            (c.overwrite < 0 || n.overwrite == c.overwrite);

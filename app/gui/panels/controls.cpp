@@ -105,7 +105,7 @@ void ControlsPanel::compose_status(const PublishedView& s) {
   const int64_t lo = st.token_losses.first, hi = lo + static_cast<int64_t>(st.token_losses.values.size()) - 1;
   if (!std::isfinite(st.loss)) {
     if (std::isnan(st.loss) && !st.non_finite)
-      status_.none = !st.qa_answer_prob.empty()
+      status_.none = !st.mtn.qa_answer_prob.empty()
                          ? "loss: none (stepped with the answer-tagging head it was trained with on the qa task: the "
                            "MTN memory panel shows the question's answers)"
                      : st.loss_next_segment ? "loss: none (last segment: no next segment to predict)"
@@ -155,7 +155,7 @@ void ControlsPanel::draw_status(const PublishedView& s, int64_t n) {
     ImGui::TextUnformatted(status_.loss_label.c_str());
     ImGui::TextUnformatted(status_.loss_value.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", status_.loss_tip.c_str());
-  } else if (!s.step->qa_answer_prob.empty() && !status_.none.empty()) {
+  } else if (!s.step->mtn.qa_answer_prob.empty() && !status_.none.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ui::text_wrapped_at_spaces(status_.none);
     ImGui::PopStyleColor();

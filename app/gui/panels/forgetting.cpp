@@ -12,12 +12,12 @@ namespace mnemo::app {
 
 void ForgettingPanel::draw(PanelContext& ctx) {
   const auto& step = ctx.view.step;
-  if (!step || step->forget_norm.empty()) {
+  if (!step || step->memformer.forget_norm.empty()) {
     ImGui::TextDisabled(step ? "This model has no forgetting vector (forgetting off, or another model)."
                              : "Step to a segment to see the forgetting vectors.");
     return;
   }
-  const auto& v = step->forget_norm;
+  const auto& v = step->memformer.forget_norm;
   float vmax = 0.f;
   for (float x : v)
     if (std::isfinite(x)) vmax = std::max(vmax, x);

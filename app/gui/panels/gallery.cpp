@@ -79,7 +79,7 @@ void GalleryPanel::draw(PanelContext& outer) {
   }
   if (g.view->step != g.synced) {
     g.synced = g.view->step;
-    if (g.synced) g.vm.set_step(g.synced->slots, g.synced->self_mass);
+    if (g.synced) g.vm.set_step(g.synced->memformer.slots, g.synced->memformer.self_mass);
   }
 
   PanelContext ctx{*g.view, g.vm, outer.textures, g.control, g.transport, g.requests, outer.mono, true};

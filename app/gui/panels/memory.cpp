@@ -16,11 +16,11 @@ void MemoryPanel::draw(PanelContext& ctx) {
   map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
   const auto& step = ctx.view.step;
-  if (!step || step->memory.empty()) {
+  if (!step || step->memformer.memory.empty()) {
     ImGui::TextDisabled(step ? "This model's trace has no memory." : "Step to a segment to see the memory.");
     return;
   }
-  const int k = step->slots, d = step->dim;
+  const int k = step->memformer.slots, d = step->memformer.dim;
   ImGui::Text("%d slots x %d dims after segment %lld", k, d, static_cast<long long>(step->segment));
   ui::help_marker(
       "Top: the memory after this step (blue negative, white 0, red positive).\n"
@@ -37,11 +37,11 @@ void MemoryPanel::draw(PanelContext& ctx) {
   if (step != last_step_) {
     ++key_;
     last_step_ = step;
-    drift_.assign(step->cos_prev.size(), NAN);
-    for (size_t i = 0; i < step->cos_prev.size(); ++i) drift_[i] = 1.f - step->cos_prev[i];
+    drift_.assign(step->memformer.cos_prev.size(), NAN);
+    for (size_t i = 0; i < step->memformer.cos_prev.size(); ++i) drift_[i] = 1.f - step->memformer.cos_prev[i];
   }
-  const float m = step->memory_absmax > 0.f ? step->memory_absmax : 1.f;
-  image_.update(key_, step->memory.data(), k, d, -m, m, viz::Colormap::Diverging);
+  const float m = step->memformer.memory_absmax > 0.f ? step->memformer.memory_absmax : 1.f;
+  image_.update(key_, step->memformer.memory.data(), k, d, -m, m, viz::Colormap::Diverging);
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float map_h = std::max(ImGui::GetTextLineHeight() * 5.f, avail.y * 0.55f);
@@ -57,12 +57,12 @@ void MemoryPanel::draw(PanelContext& ctx) {
   auto hit = ui::draw_heatmap("##memory", image_, ImVec2(avail.x, map_h), axes);
   map_h_ = hit.plot_max.y - hit.plot_min.y;
   if (hit.hovered) {
-    const float v = step->memory[static_cast<size_t>(hit.row) * static_cast<size_t>(d) + static_cast<size_t>(hit.col)];
+    const float v = step->memformer.memory[static_cast<size_t>(hit.row) * static_cast<size_t>(d) + static_cast<size_t>(hit.col)];
     ImGui::BeginTooltip();
     ImGui::Text("slot %d, dim %d: %.6f", hit.row, hit.col, v);
-    if (static_cast<size_t>(hit.row) < step->slot_norm.size()) ImGui::Text("||m|| %.4f", step->slot_norm[static_cast<size_t>(hit.row)]);
-    if (static_cast<size_t>(hit.row) < step->cos_prev.size())
-      ImGui::Text("cos to previous step %.4f", step->cos_prev[static_cast<size_t>(hit.row)]);
+    if (static_cast<size_t>(hit.row) < step->memformer.slot_norm.size()) ImGui::Text("||m|| %.4f", step->memformer.slot_norm[static_cast<size_t>(hit.row)]);
+    if (static_cast<size_t>(hit.row) < step->memformer.cos_prev.size())
+      ImGui::Text("cos to previous step %.4f", step->memformer.cos_prev[static_cast<size_t>(hit.row)]);
     slot_tooltip_lines(ctx, hit.row);
     ImGui::EndTooltip();
     if (hit.clicked) ctx.vm.toggle_slot(hit.row);
@@ -86,7 +86,7 @@ void MemoryPanel::draw(PanelContext& ctx) {
       specs->SpecsDirty = false;
     }
   }
-  const std::vector<float>* col = sort_column_ == 1 ? &step->slot_norm : sort_column_ == 2 ? &step->cos_prev : &drift_;
+  const std::vector<float>* col = sort_column_ == 1 ? &step->memformer.slot_norm : sort_column_ == 2 ? &step->memformer.cos_prev : &drift_;
   if (sorted_for_ != step || sorted_column_ != sort_column_ || sorted_order_ != order_ ||
       rows_.size() != static_cast<size_t>(k)) {
     if (sort_column_ == 0 || col->size() != static_cast<size_t>(k)) {
@@ -116,9 +116,9 @@ void MemoryPanel::draw(PanelContext& ctx) {
       ImGui::TableNextColumn();
       slot_row_label(ctx, slot);
       ImGui::TableNextColumn();
-      cell(step->slot_norm, slot);
+      cell(step->memformer.slot_norm, slot);
       ImGui::TableNextColumn();
-      cell(step->cos_prev, slot);
+      cell(step->memformer.cos_prev, slot);
       ImGui::TableNextColumn();
       cell(drift_, slot);
     }

@@ -250,8 +250,8 @@ void MtnMemoryPanel::document_tooltip(PanelContext& ctx, const StepData& st, con
   ImGui::BeginTooltip();
   ImGui::Text("token #%lld '%s'%s", static_cast<long long>(t), token_text(doc, t).c_str(),
               t >= chunk0 && t < chunk1 ? "  (in this chunk)" : "");
-  if (t >= chunk0 && t - chunk0 < static_cast<int64_t>(st.qa_answer_prob.size()))
-    ImGui::Text("P(answer) %.6f (the QA head's tag)", st.qa_answer_prob[static_cast<size_t>(t - chunk0)]);
+  if (t >= chunk0 && t - chunk0 < static_cast<int64_t>(st.mtn.qa_answer_prob.size()))
+    ImGui::Text("P(answer) %.6f (the QA head's tag)", st.mtn.qa_answer_prob[static_cast<size_t>(t - chunk0)]);
   if (e >= 0) {
     const MtnEntry& en = d.entries[static_cast<size_t>(e)];
     ImGui::Text("in memory: entry %d, importance %.6f, survived %lld chunk%s", e, en.importance,

@@ -26,7 +26,7 @@ void candidate_tooltip(const QaAnswers& a, size_t c, const StepData& st, const D
   ImGui::Text("share of the candidates' sum %.6f", k.share);
   for (int64_t t = k.first; t < k.end; ++t)
     ImGui::Text("  '%s'  P(answer) %.6f", token_text(doc, t).c_str(),
-                st.qa_answer_prob[static_cast<size_t>(t - st.first_token)]);
+                st.mtn.qa_answer_prob[static_cast<size_t>(t - st.first_token)]);
   ImGui::TextDisabled(static_cast<int64_t>(c) == a.picked ? "the model's answer (largest mean)" : "not the model's answer");
   ImGui::EndTooltip();
 }
@@ -34,7 +34,7 @@ void candidate_tooltip(const QaAnswers& a, size_t c, const StepData& st, const D
 }  // namespace
 
 void draw_qa_answers(const QaAnswers& a, const StepData& st, const Document& doc) {
-  if (st.qa_answer_prob.empty()) return;
+  if (st.mtn.qa_answer_prob.empty()) return;
   if (!a.question) {
     ImGui::TextDisabled("QA head: no question ('where does <name> live? <cities>') in this chunk");
     if (ImGui::IsItemHovered())

@@ -12,7 +12,7 @@ namespace mnemo::app {
 void SlotTypesPanel::draw(PanelContext& ctx) {
   strip_.set_api(&ctx.textures);
   const auto& step = ctx.view.step;
-  if (!step || step->self_mass.empty()) {
+  if (!step || step->memformer.self_mass.empty()) {
     ImGui::TextDisabled(step ? "This model's trace has no writer attention to classify slots by."
                              : "Step to a segment to see slot types.");
     return;

@@ -14,23 +14,23 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   map_h_ = 0.f;  // until the map is drawn below
   colorbar_.set_api(&ctx.textures);
   const auto& step = ctx.view.step;
-  if (!step || !step->has_writer()) {
+  if (!step || !step->memformer.has_writer()) {
     ImGui::TextDisabled(step ? "This model's trace has no writer attention." : "Step to a segment to see the writer attention.");
     return;
   }
   // Head selector: the mean or one head.
   int head = ctx.vm.head();
-  if (head >= step->heads) {
-    ctx.vm.set_head(-1, step->heads);
+  if (head >= step->memformer.heads) {
+    ctx.vm.set_head(-1, step->memformer.heads);
     head = -1;
   }
-  const std::string current = head < 0 ? "mean of " + std::to_string(step->heads) + " heads" : "head " + std::to_string(head);
+  const std::string current = head < 0 ? "mean of " + std::to_string(step->memformer.heads) + " heads" : "head " + std::to_string(head);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10.f);
   if (ImGui::BeginCombo("head", current.c_str())) {
-    if (ImGui::Selectable("mean over heads", head < 0)) ctx.vm.set_head(-1, step->heads);
-    for (int h = 0; h < step->heads; ++h) {
+    if (ImGui::Selectable("mean over heads", head < 0)) ctx.vm.set_head(-1, step->memformer.heads);
+    for (int h = 0; h < step->memformer.heads; ++h) {
       const std::string name = "head " + std::to_string(h);
-      if (ImGui::Selectable(name.c_str(), h == head)) ctx.vm.set_head(h, step->heads);
+      if (ImGui::Selectable(name.c_str(), h == head)) ctx.vm.set_head(h, step->memformer.heads);
     }
     ImGui::EndCombo();
   }
@@ -63,9 +63,9 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
     last_scale_ = scale_;
     last_cmap_ = static_cast<int>(ctx.seq_cmap);
     last_shared_ = shared ? ctx.shared_max : -1.f;
-    const size_t b = head < 0 || head >= step->heads ? 0 : static_cast<size_t>(head) + 1;
-    const float lo = b < step->block_min.size() ? step->block_min[b] : 0.f;
-    const float hi = b < step->block_max.size() ? step->block_max[b] : 1.f;
+    const size_t b = head < 0 || head >= step->memformer.heads ? 0 : static_cast<size_t>(head) + 1;
+    const float lo = b < step->memformer.block_min.size() ? step->memformer.block_min[b] : 0.f;
+    const float hi = b < step->memformer.block_max.size() ? step->memformer.block_max[b] : 1.f;
     vmin_ = scale_ == 1 ? lo : 0.f;
     vmax_ = scale_ == 2 ? 1.f : hi;
     if (shared && scale_ != 2) {
@@ -84,13 +84,13 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(scale_text_.c_str()).x) ImGui::NewLine();
   ImGui::TextDisabled("%s", scale_text_.c_str());
   export_button(ctx, PanelId::kWriterAttention);  // after the range, as the Attention panel: the range keeps the line when both fit
-  image_.update(key_, step->writer_block(head), step->slots, step->cols, vmin_, vmax_, ctx.seq_cmap);
+  image_.update(key_, step->memformer.writer_block(head), step->memformer.slots, step->memformer.cols, vmin_, vmax_, ctx.seq_cmap);
 
   ui::HeatmapAxes axes;
-  axes.col_labels = &step->col_labels;
+  axes.col_labels = &step->memformer.col_labels;
   axes.col_separators = {1};
   axes.col_groups = {{0, "self"}, {1, "segment tokens"}};
-  if (step->n_cls > 0) {
+  if (step->memformer.n_cls > 0) {
     axes.col_separators.push_back(1 + static_cast<int>(step->length));
     axes.col_groups.push_back({1 + static_cast<int>(step->length), "cls"});
   }
@@ -107,18 +107,18 @@ void WriterAttentionPanel::draw(PanelContext& ctx) {
   auto hit = ui::draw_heatmap("##writer", image_, avail, axes);
   map_h_ = hit.plot_max.y - hit.plot_min.y;
   if (hit.hovered) {
-    const size_t i = static_cast<size_t>(hit.row) * static_cast<size_t>(step->cols) + static_cast<size_t>(hit.col);
-    const float v = step->writer_block(head)[i];
+    const size_t i = static_cast<size_t>(hit.row) * static_cast<size_t>(step->memformer.cols) + static_cast<size_t>(hit.col);
+    const float v = step->memformer.writer_block(head)[i];
     ImGui::BeginTooltip();
     ImGui::Text("slot %d", hit.row);
     if (hit.col == 0) {
       ImGui::Text("column: self (the slot's own previous content)");
     } else if (hit.col <= step->length) {
       const long long t = static_cast<long long>(step->first_token + hit.col - 1);
-      ImGui::Text("token '%s'  (#%lld, position %d in the segment)", step->col_labels[static_cast<size_t>(hit.col)].c_str(), t,
+      ImGui::Text("token '%s'  (#%lld, position %d in the segment)", step->memformer.col_labels[static_cast<size_t>(hit.col)].c_str(), t,
                   hit.col - 1);
     } else {
-      ImGui::Text("column: %s (classification token)", step->col_labels[static_cast<size_t>(hit.col)].c_str());
+      ImGui::Text("column: %s (classification token)", step->memformer.col_labels[static_cast<size_t>(hit.col)].c_str());
     }
     ImGui::Text("weight %.6f  (%s)", v, head < 0 ? "mean over heads" : ("head " + std::to_string(head)).c_str());
     slot_tooltip_lines(ctx, hit.row);

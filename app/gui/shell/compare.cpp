@@ -69,7 +69,7 @@ void Shell::draw_compare(PanelId id, PanelContext& ctx_a, Controller& control) {
   side_b_.vm.set_thresholds(vm_.thresholds());
   // Head and layer follow A where A has the panel; a side alone keeps its own choice.
   const bool a_writer = panel_applies(PanelId::kWriterAttention, a), a_attn = a.info && panel_applies(PanelId::kAttention, a);
-  if (b.step && a_writer) side_b_.vm.set_head(vm_.head(), b.step->heads);
+  if (b.step && a_writer) side_b_.vm.set_head(vm_.head(), b.step->memformer.heads);
   AttentionPanel& attn_b = side_b_.panel<AttentionPanel>(PanelId::kAttention);
   if (a_attn) attn_b.select(attention().layer_index(), attention().head());
   // Both sides on the same scale choice (0..max, 0..1, ...): the side changed last sets it.

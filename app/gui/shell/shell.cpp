@@ -127,8 +127,9 @@ void Shell::frame(const ViewPtr& view, Controller& control, const ViewPtr& compa
   if (compare_ && compare_->step != side_b_.synced) {
     side_b_.synced = compare_->step;
     const PublishedView& b = *compare_;
-    const int entries = b.step && b.step->slots == 0 && b.provenance ? b.provenance->slots : 0;
-    if (b.step) side_b_.vm.set_step(b.step->slots > 0 ? b.step->slots : entries, b.step->self_mass);
+    const int entries = b.step && b.step->memformer.slots == 0 && b.provenance ? b.provenance->slots : 0;
+    if (b.step)
+      side_b_.vm.set_step(b.step->memformer.slots > 0 ? b.step->memformer.slots : entries, b.step->memformer.self_mass);
     else side_b_.vm.set_step(0, {});
   }
   if (s.step != synced_step_ || s.slot_effects != synced_fx_) {
@@ -137,10 +138,11 @@ void Shell::frame(const ViewPtr& view, Controller& control, const ViewPtr& compa
     // Memory entries without a writer (RMT memory tokens, MTN kept entries) are selectable
     // too: the Document panel tints by the selected entry's provenance. Transformer-XL's
     // cache blocks once the slot effects name them (their only view: the slot-effect tint).
-    int entries = s.step && s.step->slots == 0 && s.provenance ? s.provenance->slots : 0;
-    if (s.step && s.step->slots == 0 && s.slot_effects && s.slot_effects->segment == s.step->segment)
+    int entries = s.step && s.step->memformer.slots == 0 && s.provenance ? s.provenance->slots : 0;
+    if (s.step && s.step->memformer.slots == 0 && s.slot_effects && s.slot_effects->segment == s.step->segment)
       entries = std::max(entries, static_cast<int>(s.slot_effects->entries()));
-    if (s.step) vm_.set_step(s.step->slots > 0 ? s.step->slots : entries, s.step->self_mass);
+    if (s.step)
+      vm_.set_step(s.step->memformer.slots > 0 ? s.step->memformer.slots : entries, s.step->memformer.self_mass);
     else vm_.set_step(0, {});
   }
   if (s.info && s.info->id != synced_info_) {
@@ -220,7 +222,7 @@ ExportRequest Shell::export_request(PanelId panel, const ViewPtr& view, const st
     // The slide: each side's map on the range its panel draws (writer attention, else attention).
     auto range = [](const PublishedView& v, const PanelSelections& sel) {
       ColourRange r;
-      if (v.step && v.step->has_writer()) r = {sel.writer_vmin, sel.writer_vmax};
+      if (v.step && v.step->memformer.has_writer()) r = {sel.writer_vmin, sel.writer_vmax};
       else if (v.step && !v.step->attention.empty()) r = {0.f, sel.attn_vmax};
       return r;
     };

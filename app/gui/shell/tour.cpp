@@ -83,7 +83,7 @@ void Shell::apply_tour(const PublishedView& s, Controller& control) {
   // The selection once the stop's step is on screen (the slot count is known then).
   if (tour_selected_ != tour_.index() && stop_on_screen(*st, s)) {
     vm_.select_slot(st->select.slot);
-    vm_.set_head(st->select.head, s.step->heads);
+    vm_.set_head(st->select.head, s.step->memformer.heads);
     attention().select(st->select.layer, st->select.head);
     // The stop's token is also the Document panel's selection: what it read from the memory
     // and what that memory held (outlined), when the stop's segment holds it.

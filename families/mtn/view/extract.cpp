@@ -155,8 +155,9 @@ void extract_mtn_step(StepData& d, const Snapshot& snap, const Document& doc, co
   if (d.attention.empty()) d.attention = extract_mtn_attention(snap, doc);
   d.mtn = extract_mtn(snap, doc);
   if (tr.has(keys::kQaAnswerProb)) {
-    d.qa_answer_prob = to_vector(tr.at(keys::kQaAnswerProb)[0]);
-    d.qa_answer_prob.resize(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(snap.length, static_cast<int64_t>(d.qa_answer_prob.size())))));
+    std::vector<float>& p = d.mtn.qa_answer_prob;
+    p = to_vector(tr.at(keys::kQaAnswerProb)[0]);
+    p.resize(static_cast<size_t>(std::max<int64_t>(0, std::min<int64_t>(snap.length, static_cast<int64_t>(p.size())))));
   }
 }
 

@@ -31,6 +31,11 @@ struct MtnData {
   // Document view: tokens [view_first, view_end); entry of each (-1: not in memory).
   int64_t view_first = 0, view_end = 0;
   std::vector<int> entry_of;
+  // A model stepped with its answer-tagging head (mtn-qa, TaskHead::Kind::kAnswerTagging):
+  // P(answer) of each of the segment's real tokens (qa.answer_prob, [length]); empty otherwise,
+  // and filled whether or not `present` (an MTN-family model without kept tokens answers too).
+  // The question's candidates and their means: app/figures/qa.h.
+  std::vector<float> qa_answer_prob;
 };
 
 }  // namespace mnemo::app
