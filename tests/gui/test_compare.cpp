@@ -10,6 +10,7 @@
 
 #include <imgui_internal.h>
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mnemo;
@@ -668,6 +669,52 @@ TEST_CASE("attention export: the figure's colour range is the panel's - the fixe
     paths = export_panel(shell.export_request(PanelId::kWriterAttention, sa, test::temp_dir("writer-export-fixed")));
     CHECK(test::read_file(found(paths, "writer_attention", ".svg")).find(", colour 0..1<") !=
           std::string::npos);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("attention panel: a block mass n/a on every layer (an MTN step writes no memory) is left out of the legend and "
+          "the bars") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  // An MTN-like step: the same map, its writing and rewriting masses n/a on every layer and head
+  // (no write rows), reading with a value.
+  auto st = std::make_shared<StepData>(*sa->step);
+  AttentionData& a = st->attention;
+  REQUIRE(a.mass_names == std::vector<std::string>{"reading", "writing", "rewriting"});
+  a.kind = "MTN";
+  const size_t nm = a.mass_names.size();
+  for (size_t i = 0; i < a.mass.size(); ++i)
+    if (i % nm != 0) a.mass[i] = NAN;
+  auto mtn_view = std::make_shared<PublishedView>(*sa);
+  mtn_view->step = st;
+  ViewPtr mtn = as_model(mtn_view, "mtn", mtn_view);
+  ViewPtr rmt = as_model(sa, "rmt", sa);
+  REQUIRE(panel_applies(PanelId::kAttention, *mtn));
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(mtn, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading"});
+    // One head chosen: the same (every head is n/a for those masses).
+    shell.attention().select(0, 1);
+    for (int f = 0; f < 2; ++f) ui.frame([&] { shell.frame(mtn, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading"});
+    // A mass with a value on one layer only is drawn (that layer's bar; n/a on the others).
+    for (size_t b = 0; b < static_cast<size_t>(a.blocks()); ++b) a.mass[b * nm + 2] = 0.25f;  // layer index 0, rewriting
+    shell.attention().select(0, -1);
+    for (int f = 0; f < 2; ++f) ui.frame([&] { shell.frame(mtn, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading", "rewriting"});
+    // An RMT step with all three masses lists all three.
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(rmt, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading", "writing", "rewriting"});
   } catch (const test::ImGuiAssertFailure& e) {
     ImGui::SetCurrentContext(nullptr);
     FAIL(e.what());

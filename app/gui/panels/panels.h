@@ -412,6 +412,15 @@ class AttentionPanel : public Panel {
   // The block masses' legend and one row of bars per layer, at the cursor (below the map, or
   // beside it in a wide short panel).
   void draw_masses(const AttentionData& a, int nm, float line);
+  std::vector<int> drawn_;            // indices into mass_names with a bar (some layer has a value)
+  std::vector<std::string> legend_;   // their names, as the legend lists them
+
+ public:
+  // The block masses the legend listed and the bars drew last frame (a mass n/a on every layer
+  // at the shown head is left out of both).
+  const std::vector<std::string>& mass_legend() const { return legend_; }
+
+ private:
   ui::HeatmapImage image_;
   ui::ColorbarImage colorbar_;
   ImVec2 plot_min_{}, plot_max_{};
