@@ -297,6 +297,8 @@ void AttentionPanel::draw_masses(const AttentionData& a, int nm, float line) {
       } else {
         std::snprintf(buf, sizeof buf, "n/a");
       }
+      // White on a dark edge: readable on the light (rewriting) bar as on the dark track.
+      dl->AddText(ImVec2(x0 + 5.f, p.y + 1.f), IM_COL32(0, 0, 0, 255), buf);
       dl->AddText(ImVec2(x0 + 4.f, p.y), IM_COL32(255, 255, 255, 255), buf);
       if (ImGui::IsMouseHoveringRect(ImVec2(x0, p.y), ImVec2(x1, p.y + h)) && ImGui::IsWindowHovered()) {
         if (std::isfinite(v))
