@@ -191,9 +191,16 @@ void Shell::draw_caption(Controller&) {
       if (caption_compact_)
         ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld", tour_.index() + 1, tour_.count(), st->model.c_str(),
                             static_cast<long long>(st->segment));
-      else
-        ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
-                            tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
+      else {
+        // With the keys when they fit on the line (a presenter's 1280x720 cut them at "Es").
+        char line[512];
+        std::snprintf(line, sizeof line, "Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
+                      tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
+        if (ImGui::CalcTextSize(line).x > ImGui::GetContentRegionAvail().x)
+          std::snprintf(line, sizeof line, "Stop %d of %d  |  %s, segment %lld", tour_.index() + 1, tour_.count(), st->model.c_str(),
+                        static_cast<long long>(st->segment));
+        ImGui::TextDisabled("%s", line);
+      }
       ImGui::Separator();
       // Word by word, so bold and code spans wrap with the text around them.
       const float right = ImGui::GetContentRegionMax().x;
@@ -279,6 +286,15 @@ void Shell::draw_caption(Controller&) {
         if (!blocks.empty())
           for (const auto& sp : blocks.front().spans) head += sp.text;
         if (head.size() > 60) head = head.substr(0, 57) + "...";
+        // Shortened with "..." to the outline's width (cut mid-word at its edge before).
+        const float room = ImGui::GetContentRegionAvail().x;
+        if (ImGui::CalcTextSize(head.c_str()).x > room) {
+          while (head.size() > 4 && ImGui::CalcTextSize((head + "...").c_str()).x > room) {
+            head.pop_back();
+            while (!head.empty() && (static_cast<unsigned char>(head.back()) & 0xC0) == 0x80) head.pop_back();  // whole UTF-8 characters
+          }
+          head += "...";
+        }
         if (ImGui::Selectable((head + "##stop" + std::to_string(i)).c_str(), i == tour_.index())) tour_.go(i);
       }
       content_h = std::max(content_h, (outline_end >= 0.f ? outline_end : ImGui::GetCursorPosY()) + ImGui::GetStyle().WindowPadding.y);
