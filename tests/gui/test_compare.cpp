@@ -10,6 +10,7 @@
 
 #include <imgui_internal.h>
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mnemo;
@@ -546,6 +547,74 @@ TEST_CASE("side by side: both Document columns start their text at the same y wh
   }
 }
 
+TEST_CASE("document panel: scrolled, its first text row starts below the header - never cut under it - and a small "
+          "wheel step still moves a row") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.visited = 60;  // a document of many rows
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  spec.seed = 7;
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
+  ui::NullTextureApi textures;
+  RecordingController control;
+  for (const bool compare : {false, true}) {
+    CAPTURE(compare);
+    try {
+      test::NullImGui ui(1280.f, 720.f);
+      Shell shell(&textures, ui.fonts, nullptr, nullptr);
+      if (compare) shell.set_compare_labels("memformer", "rmt");
+      auto frames = [&](int n) {
+        for (int f = 0; f < n; ++f) ui.frame([&] { compare ? shell.frame(sa, control, sb) : shell.frame(sa, control); });
+      };
+      frames(6);
+      ImGuiWindow* doc = ImGui::FindWindowByName(panel_title(PanelId::kDocument));
+      REQUIRE(doc);
+      ImGuiWindow* text = child_named(doc, "##doctext");
+      REQUIRE(text);
+      const DocumentPanel& panel = shell.document_panel();
+      const float rh = panel.row_height();
+      REQUIRE(rh > 0.f);
+      REQUIRE(text->ScrollMax.y > 6.f * rh);
+      // The header's bottom: where the panel's header lines ended (window-local y of the window
+      // or side column the panel draws in, the text's parent).
+      const float header_bottom = text->ParentWindow->Pos.y + panel.header_end();
+      for (const float to : {2.5f * rh, 0.37f * text->ScrollMax.y, text->ScrollMax.y - 0.4f * rh, text->ScrollMax.y}) {
+        CAPTURE(to);
+        ImGui::SetScrollY(text, to);
+        frames(4);
+        CHECK(panel.first_row_top() >= header_bottom - 0.5f);
+        CHECK(panel.first_row_top() >= text->Pos.y - 0.5f);
+        // A whole row at the top: the scroll is a multiple of the row height.
+        const float off = std::fmod(text->Scroll.y, rh);
+        CHECK((off < 0.5f || off > rh - 0.5f));
+      }
+      // A wheel or touchpad step of a fifth of a row moves a whole row, down and up.
+      ImGui::SetScrollY(text, 0.f);
+      frames(4);
+      REQUIRE(text->Scroll.y == doctest::Approx(0.f));
+      ImGui::SetScrollY(text, 0.2f * rh);
+      frames(4);
+      CHECK(text->Scroll.y == doctest::Approx(rh).epsilon(0.01));
+      ImGui::SetScrollY(text, 0.8f * rh);
+      frames(4);
+      CHECK(text->Scroll.y == doctest::Approx(0.f));
+      if (compare) {  // B's column follows A's to the same (whole) row
+        ImGuiWindow* text_b = child_named(child_named(doc, "##side_b"), "##doctext");
+        REQUIRE(text_b);
+        ImGui::SetScrollY(text, 0.37f * text->ScrollMax.y);
+        frames(6);
+        CHECK(text_b->Scroll.y == doctest::Approx(text->Scroll.y));
+        CHECK(shell.panel_b<DocumentPanel>(PanelId::kDocument).top_token() == panel.top_token());
+      }
+    } catch (const test::ImGuiAssertFailure& e) {
+      ImGui::SetCurrentContext(nullptr);
+      FAIL(e.what());
+    }
+  }
+}
+
 namespace {
 std::string found(const std::vector<std::string>& paths, const std::string& part, const std::string& end) {
   for (const auto& p : paths)
@@ -668,6 +737,52 @@ TEST_CASE("attention export: the figure's colour range is the panel's - the fixe
     paths = export_panel(shell.export_request(PanelId::kWriterAttention, sa, test::temp_dir("writer-export-fixed")));
     CHECK(test::read_file(found(paths, "writer_attention", ".svg")).find(", colour 0..1<") !=
           std::string::npos);
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+TEST_CASE("attention panel: a block mass n/a on every layer (an MTN step writes no memory) is left out of the legend and "
+          "the bars") {
+  SyntheticSpec spec;
+  spec.slots = 8;
+  spec.tokens = 32;
+  spec.other_models = true;
+  ViewPtr sa = make_synthetic_session(spec);
+  // An MTN-like step: the same map, its writing and rewriting masses n/a on every layer and head
+  // (no write rows), reading with a value.
+  auto st = std::make_shared<StepData>(*sa->step);
+  AttentionData& a = st->attention;
+  REQUIRE(a.mass_names == std::vector<std::string>{"reading", "writing", "rewriting"});
+  a.kind = "MTN";
+  const size_t nm = a.mass_names.size();
+  for (size_t i = 0; i < a.mass.size(); ++i)
+    if (i % nm != 0) a.mass[i] = NAN;
+  auto mtn_view = std::make_shared<PublishedView>(*sa);
+  mtn_view->step = st;
+  ViewPtr mtn = as_model(mtn_view, "mtn", mtn_view);
+  ViewPtr rmt = as_model(sa, "rmt", sa);
+  REQUIRE(panel_applies(PanelId::kAttention, *mtn));
+  ui::NullTextureApi textures;
+  RecordingController control;
+  try {
+    test::NullImGui ui(1600.f, 1000.f);
+    Shell shell(&textures, ui.fonts, nullptr, nullptr);
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(mtn, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading"});
+    // One head chosen: the same (every head is n/a for those masses).
+    shell.attention().select(0, 1);
+    for (int f = 0; f < 2; ++f) ui.frame([&] { shell.frame(mtn, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading"});
+    // A mass with a value on one layer only is drawn (that layer's bar; n/a on the others).
+    for (size_t b = 0; b < static_cast<size_t>(a.blocks()); ++b) a.mass[b * nm + 2] = 0.25f;  // layer index 0, rewriting
+    shell.attention().select(0, -1);
+    for (int f = 0; f < 2; ++f) ui.frame([&] { shell.frame(mtn, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading", "rewriting"});
+    // An RMT step with all three masses lists all three.
+    for (int f = 0; f < 3; ++f) ui.frame([&] { shell.frame(rmt, control); });
+    CHECK(shell.attention().mass_legend() == std::vector<std::string>{"reading", "writing", "rewriting"});
   } catch (const test::ImGuiAssertFailure& e) {
     ImGui::SetCurrentContext(nullptr);
     FAIL(e.what());

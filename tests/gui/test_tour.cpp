@@ -320,6 +320,55 @@ TEST_CASE("tour screen: a stop that names a map panel needs its map readable, no
   CHECK(tiny.find(" (2.5 lines of text): its rows cannot be told apart") != std::string::npos);
 }
 
+TEST_CASE("tour screen: a caption that needs a font under 0.75 of the UI font to fit fails the stop - a projector's "
+          "audience cannot read it") {
+  // rmt-carries-a-copy stop 1's caption as it was (945 characters beside a Document strip and
+  // the Attention panel): at 1280x720 in presenter mode its font shrank to 0.55 of the UI font
+  // to fit, whole but unreadable from the back of a room. The same stop with the caption
+  // shortened to its three claims passes.
+  const std::string doc = kTours + "/rmt-copy.txt";
+  const std::string long_caption =
+      "# Segment 0: read the source\\nOne example of the **copy** task the zoo model was trained on: 24 symbols, `>`, then "
+      "the 24 symbols twice (73 tokens). The model reads it as it was trained, in segments of 13 tokens (the Document's "
+      "amber bars mark the segments): segment 0 holds the first 13 source symbols, segment 1 the other 11, `>` and the "
+      "first symbol of the copy.\\n\\n- The attention map has three blocks of rows and columns: **read** memory tokens "
+      "`r0..r15`, the segment's tokens, and **write** memory tokens `w0..w15`. Before the first segment the memory is "
+      "the learned initial one.\\n- The write rows (bottom) take 0.60 of their layer-0 attention from the segment's "
+      "tokens (block mass **writing** in the bars beside the map): this is where the source goes into memory.\\n- The "
+      "token rows already put 0.999 of their layer-0 attention on the read block, which holds only the initial memory "
+      "here: in this layer that block is a resting place, not a sign of recall.";
+  // (A number a caption states needs a check that quotes it.)
+  auto stop = [&](const std::string& caption) {
+    return R"({"format": "mnemoscope-tour", "version": 1, "stops": [
+      {"model": "rmt-copy", "document": ")" + doc + R"(", "segment": 0, "panels": ["document", "attention"],
+       "select": {"layer": 0}, "caption": ")" + caption + R"(", "checks": [
+         {"check": "block_mass", "mass": "writing", "layer": 0, "min": 0.57, "max": 0.63, "says": "take 0.60 of their layer-0 attention"},
+         {"check": "block_mass", "mass": "reading", "layer": 0, "min": 0.998, "says": "put 0.999 of"}]}]})";
+  };
+  Worker w;
+  auto problems = [&](const std::string& text, const TourScreen& screen) {
+    std::string all;
+    for (const auto& p : check_tour_screen(parse_tour(text, "t.json", kZoo), w, screen)) all += p + "\n";
+    return all;
+  };
+  const std::string presenter = problems(stop(long_caption), TourScreen{1280, 720, 1.5f});
+  CAPTURE(presenter);
+  CHECK(presenter.find("stop 1: the caption's font is shrunk to ") != std::string::npos);
+  CHECK(presenter.find(" % of the UI font to fit its panel, under the 75 % a projector needs: shorten the caption") !=
+        std::string::npos);
+  // At 1600x1000 without presenter mode the same caption fits at a readable size.
+  const std::string desk = problems(stop(long_caption), TourScreen{1600, 1000, 1.f});
+  CAPTURE(desk);
+  CHECK(desk.find("the caption's font") == std::string::npos);
+  // Shortened, it passes in presenter mode too.
+  const std::string short_presenter =
+      problems(stop("# Segment 0: read the source\\n- The write rows take 0.60 of their layer-0 attention from the "
+                    "segment's tokens.\\n- The token rows put 0.999 of it on the read block."),
+               TourScreen{1280, 720, 1.5f});
+  CAPTURE(short_presenter);
+  CHECK(short_presenter.find("the caption's font") == std::string::npos);
+}
+
 TEST_CASE("tours: a stop steps its model as it was trained unless it says segment_len") {
   // rmt-copy takes segments of up to 37 tokens but was trained on the copy task's 13.
   Tour t = parse_tour(tour_text(R"({"model": "rmt-copy", "document": ")" + kTours + R"(/rmt-copy.txt", "panels": ["document"],

@@ -65,6 +65,8 @@ int AttentionPanel::entry_of_column(const AttentionData& a, int col, int64_t seg
 void AttentionPanel::draw(PanelContext& ctx) {
   image_.set_api(&ctx.textures);
   map_h_ = 0.f;  // until the map is drawn below
+  drawn_.clear();
+  legend_.clear();
   colorbar_.set_api(&ctx.textures);
   const auto& step = ctx.view.step;
   if (!step || step->attention.empty()) {
@@ -143,7 +145,17 @@ void AttentionPanel::draw(PanelContext& ctx) {
   // Masses below the map: one row of bars per layer. A panel at least twice as wide as tall
   // (a tour stop's strip, presenter mode) puts them beside the map instead, so the bars never
   // squeeze the map to a sliver: the map keeps the panel's full height (docs/gui.md, the panels table).
-  const int nm = static_cast<int>(a.mass_names.size());
+  // The masses drawn: those with a value on some layer at the shown head. A mass that is n/a
+  // on every layer (an MTN step writes no memory: no write rows, so no writing or rewriting)
+  // has no bar and no legend entry; the "block masses" label's tooltip says why it is left out.
+  for (int k = 0; k < static_cast<int>(a.mass_names.size()); ++k)
+    for (int li = 0; li < nl; ++li)
+      if (std::isfinite(a.mass_at(li, head_, k))) {
+        drawn_.push_back(k);
+        legend_.push_back(a.mass_names[static_cast<size_t>(k)]);
+        break;
+      }
+  const int nm = static_cast<int>(drawn_.size());
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const float mass_h = nm > 0 ? line * (1.6f + static_cast<float>(nl)) + 6.f : line * 1.2f;
   const ImVec2 room = ImGui::GetContentRegionAvail();
@@ -231,17 +243,28 @@ void AttentionPanel::draw(PanelContext& ctx) {
 void AttentionPanel::draw_masses(const AttentionData& a, int nm, float line) {
   const int nl = static_cast<int>(a.layers.size());
   const std::string hname = head_ < 0 ? "mean of " + std::to_string(a.heads) + " heads" : "head " + std::to_string(head_);
+  // The masses left out (n/a on every layer), named once in the label's tooltip.
+  std::string left_out;
+  for (int k = 0; k < static_cast<int>(a.mass_names.size()); ++k)
+    if (std::find(drawn_.begin(), drawn_.end(), k) == drawn_.end())
+      left_out += (left_out.empty() ? "" : ", ") + a.mass_names[static_cast<size_t>(k)];
   if (nm == 0) {
     ImGui::TextDisabled(a.kind == "Transformer" || a.kind == "MTN no memory"
                             ? "No memory: every token attends within its segment only."
                             : "No block masses for this map.");
+    if (!left_out.empty() && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s: n/a on every layer, this map has no rows of those blocks", left_out.c_str());
     return;
   }
   ImGui::TextUnformatted("block masses");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("%s, %s: a query row's attention mass on a block of keys, averaged over the rows of its block",
-                      a.traced_mass ? "traced (rmt.block_mass)" : "computed from the maps", hname.c_str());
-  for (int k = 0; k < nm; ++k) {
+    ImGui::SetTooltip("%s, %s: a query row's attention mass on a block of keys, averaged over the rows of its block%s%s%s",
+                      a.traced_mass ? "traced (rmt.block_mass)" : "computed from the maps", hname.c_str(),
+                      left_out.empty() ? "" : "\nnot drawn: ", left_out.c_str(),
+                      left_out.empty() ? "" : ", n/a on every layer: this map has no rows of that block (a step that writes "
+                                              "no memory has no write rows)");
+  for (int d = 0; d < nm; ++d) {
+    const int k = drawn_[static_cast<size_t>(d)];
     const char* name = a.mass_names[static_cast<size_t>(k)].c_str();
     const float item_w = line * 0.6f + 3.f + ImGui::CalcTextSize(name).x + ImGui::GetStyle().ItemSpacing.x;
     ImGui::SameLine();
@@ -263,9 +286,10 @@ void AttentionPanel::draw_masses(const AttentionData& a, int nm, float line) {
     std::snprintf(buf, sizeof buf, "layer %d", a.layers[static_cast<size_t>(li)]);
     dl->AddText(p, li == layer_ ? IM_COL32(255, 214, 10, 255) : ImGui::GetColorU32(ImGuiCol_Text), buf);
     const float bw = w / static_cast<float>(nm);
-    for (int k = 0; k < nm; ++k) {
+    for (int d = 0; d < nm; ++d) {
+      const int k = drawn_[static_cast<size_t>(d)];  // colours follow the mass, not its place
       const float v = a.mass_at(li, head_, k);
-      const float x0 = p.x + label_w + bw * static_cast<float>(k), x1 = x0 + bw - 6.f;
+      const float x0 = p.x + label_w + bw * static_cast<float>(d), x1 = x0 + bw - 6.f;
       dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x1, p.y + h), IM_COL32(255, 255, 255, 18));
       if (std::isfinite(v)) {
         dl->AddRectFilled(ImVec2(x0, p.y), ImVec2(x0 + (x1 - x0) * std::min(1.f, std::max(0.f, v)), p.y + h), ui::im_color(palette::mass(static_cast<int>(k))));
@@ -273,12 +297,14 @@ void AttentionPanel::draw_masses(const AttentionData& a, int nm, float line) {
       } else {
         std::snprintf(buf, sizeof buf, "n/a");
       }
+      // White on a dark edge: readable on the light (rewriting) bar as on the dark track.
+      dl->AddText(ImVec2(x0 + 5.f, p.y + 1.f), IM_COL32(0, 0, 0, 255), buf);
       dl->AddText(ImVec2(x0 + 4.f, p.y), IM_COL32(255, 255, 255, 255), buf);
       if (ImGui::IsMouseHoveringRect(ImVec2(x0, p.y), ImVec2(x1, p.y + h)) && ImGui::IsWindowHovered()) {
         if (std::isfinite(v))
           ImGui::SetTooltip("layer %d, %s = %.6f\n%s\nscale: 0..1 (a row's attention sums to 1)", a.layers[static_cast<size_t>(li)],
                             a.mass_names[static_cast<size_t>(k)].c_str(), v, a.mass_help[static_cast<size_t>(k)].c_str());
-        else  // the block has no rows in this map (an MTN tagging head writes no memory: no write rows)
+        else  // the block has no rows on this layer (drawn: another layer has them)
           ImGui::SetTooltip("layer %d, %s: n/a, this map has no rows of that block (a model step that writes no memory "
                             "has no write rows)\n%s",
                             a.layers[static_cast<size_t>(li)], a.mass_names[static_cast<size_t>(k)].c_str(),

@@ -144,21 +144,32 @@ void DashboardPanel::draw_training(PanelContext& ctx) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::max(120.f, ImGui::GetContentRegionAvail().x * 0.5f));
   ImGui::InputTextWithHint("session", "default: ~/.local/share/mnemoscope/sessions/<config name>", train_out_, sizeof train_out_);
-  ImGui::SameLine();
+  // The row wraps where the next field would not fit (at 1280x720 the probe example's label and
+  // Start ran off the panel's right edge, out of reach).
+  auto same_line_if_room = [](float w) {
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+  };
+  auto field_w = [](float input_w, const char* label) {
+    return input_w + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  };
   int nproc = model_.train_nproc();
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("000").x + ImGui::GetFrameHeight() * 2.f + 8.f);
+  const float nproc_w = ImGui::CalcTextSize("000").x + ImGui::GetFrameHeight() * 2.f + 8.f;
+  same_line_if_room(field_w(nproc_w, "processes"));
+  ImGui::SetNextItemWidth(nproc_w);
   if (ImGui::InputInt("processes", &nproc)) model_.set_train_nproc(nproc);
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Data-parallel ranks on this machine (train --nproc N): each trains on a share of every batch");
-  ImGui::SameLine();
   int probe = model_.probe_example();
-  ImGui::SetNextItemWidth(ImGui::CalcTextSize("00000").x + ImGui::GetFrameHeight() * 2.f + 8.f);
+  const float probe_w = ImGui::CalcTextSize("00000").x + ImGui::GetFrameHeight() * 2.f + 8.f;
+  same_line_if_room(field_w(probe_w, "probe example"));
+  ImGui::SetNextItemWidth(probe_w);
   if (ImGui::InputInt("probe example", &probe)) model_.set_probe_example(probe);
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("The test example the run's probe recordings step (the maps this dashboard replays): "
                       "--set train.record_example=N; -1 = the config's own (example 0 unless it sets one). "
                       "train checks it against the task's test split");
-  ImGui::SameLine();
+  same_line_if_room(ImGui::CalcTextSize("Start").x + 2.f * ImGui::GetStyle().FramePadding.x);
   if (ImGui::SmallButton("Start")) {
     std::string err;
     if (!model_.start_training(model_.train_config(), train_out_, &err)) ctx.requests.errors.push_back("Training: " + err);

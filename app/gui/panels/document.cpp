@@ -403,7 +403,8 @@ void DocumentPanel::draw(PanelContext& ctx) {
   const int64_t total_rows = row_prefix_.back();
   wanted_h_ = header_h + static_cast<float>(std::min<int64_t>(total_rows, 100000)) * f.row_h + 2.f * ImGui::GetStyle().WindowPadding.y;
   const int64_t hover_token = paint_rows(ctx, f);
-  ImGui::Dummy(ImVec2(f.gutter_w + static_cast<float>(f.cols) * f.cw, 0.f));
+  // Padding under the last row, so the largest scroll shows whole rows (follow_scroll).
+  ImGui::Dummy(ImVec2(f.gutter_w + static_cast<float>(f.cols) * f.cw, std::fmod(ImGui::GetWindowHeight(), f.row_h)));
   if (hover_token >= 0) hover_and_click(ctx, f, hover_token);
   ImGui::EndChild();
 }
@@ -693,6 +694,8 @@ int64_t DocumentPanel::token_of_row(const DocumentFrame& f, int64_t r) const {
 void DocumentPanel::follow_scroll(PanelContext& ctx, const DocumentFrame& f) {
   const Document& doc = *f.doc;
   const float row_h = f.row_h;
+  auto to_row = [row_h](float y) { return std::max(0.f, std::floor(y / row_h + 1e-3f) * row_h); };
+  float set_y = -1.f;  // a scroll this draw sets (the top of a row), -1: none
   if (f.s->position != scrolled_to_ || scrolled_info_ != f.info->id) {
     scrolled_to_ = f.s->position;
     scrolled_info_ = f.info->id;
@@ -700,7 +703,7 @@ void DocumentPanel::follow_scroll(PanelContext& ctx, const DocumentFrame& f) {
       const float y0 = static_cast<float>(row_of_token(f, f.cur_first)) * row_h;
       const float y1 = static_cast<float>(row_of_token(f, std::max(f.cur_first, f.cur_last - 1)) + 1) * row_h;
       const float top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
-      if (y0 < top || y1 > top + h) ImGui::SetScrollY(std::max(0.f, y0 - 0.3f * h));
+      if (y0 < top || y1 > top + h) set_y = to_row(y0 - 0.3f * h);
     }
   }
   if (ctx.highlight_token != scrolled_highlight_) {
@@ -708,22 +711,36 @@ void DocumentPanel::follow_scroll(PanelContext& ctx, const DocumentFrame& f) {
     if (ctx.highlight_token >= 0 && ctx.highlight_token < doc.size()) {
       const float y0 = static_cast<float>(row_of_token(f, ctx.highlight_token)) * row_h;
       const float top = ImGui::GetScrollY(), h = ImGui::GetWindowHeight();
-      if (y0 < top || y0 + row_h > top + h) ImGui::SetScrollY(std::max(0.f, y0 - 0.3f * h));
+      if (y0 < top || y0 + row_h > top + h) set_y = to_row(y0 - 0.3f * h);
     }
   }
+  // Whole rows: the text scrolls by rows, so its top row is never cut in half under the header
+  // lines above it (the wheel's or the scrollbar's position goes to the next row the way it
+  // moved, so a small step still moves; not while the scrollbar is dragged). The text's end is
+  // padded (paint_rows' caller) so the last scroll position is a whole row too.
+  float scroll_y = ImGui::GetScrollY();
+  if (set_y >= 0.f) {
+    scroll_y = set_y;
+  } else if (!ImGui::IsAnyItemActive()) {
+    const float r = scroll_y / row_h, last = snap_last_y_;
+    float snapped = scroll_y > last + 0.5f ? std::ceil(r - 1e-3f) : scroll_y < last - 0.5f ? std::floor(r + 1e-3f) : std::round(r);
+    snapped = std::min(snapped * row_h, std::floor(ImGui::GetScrollMaxY() / row_h + 1e-3f) * row_h);
+    if (std::fabs(snapped - scroll_y) > 0.5f) set_y = scroll_y = std::max(0.f, snapped);
+  }
+  if (set_y >= 0.f) ImGui::SetScrollY(set_y);
+  snap_last_y_ = scroll_y;
   // Side by side: a move by the other side is followed; a move of this one (the user's, or
   // the step's scroll above) is passed on.
   const bool any = !f.info->line_starts.empty() && doc.size() > 0;
-  const float scroll_y = ImGui::GetScrollY();
-  top_token_ = any ? token_of_row(f, static_cast<int64_t>(scroll_y / row_h)) : -1;
+  top_token_ = any ? token_of_row(f, static_cast<int64_t>(scroll_y / row_h + 1e-3f)) : -1;
   if (!link_ || !any) return;
   if (link_->version != link_seen_ && link_->side != link_side_ && link_->token >= 0 && link_->token < doc.size()) {
-    const float y = (static_cast<float>(row_of_token(f, link_->token)) + link_->row_frac) * row_h;
+    const float y = to_row((static_cast<float>(row_of_token(f, link_->token)) + link_->row_frac) * row_h + 0.5f * row_h);
     ImGui::SetScrollY(y);
-    link_last_y_ = y;
+    link_last_y_ = snap_last_y_ = y;
     link_seen_ = link_->version;
   } else if (std::fabs(scroll_y - link_last_y_) > 0.5f) {
-    const int64_t r = static_cast<int64_t>(scroll_y / row_h);
+    const int64_t r = static_cast<int64_t>(scroll_y / row_h + 1e-3f);
     link_->token = token_of_row(f, r);
     link_->row_frac = scroll_y / row_h - static_cast<float>(r);
     link_->side = link_side_;
@@ -738,6 +755,10 @@ int64_t DocumentPanel::paint_rows(PanelContext& ctx, const DocumentFrame& f) {
   const int64_t n_lines = static_cast<int64_t>(ls.size());
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
+  // The top of the first row with a visible pixel (tests: never above the text area's top).
+  const float clip_top = ImGui::GetWindowPos().y;
+  first_row_top_ = origin.y + std::max(0.f, std::floor((clip_top - origin.y) / f.row_h + 1e-3f)) * f.row_h;
+  row_h_ = f.row_h;
   const TintLuts luts(ctx.seq_cmap);
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool hovered_window = ImGui::IsWindowHovered();

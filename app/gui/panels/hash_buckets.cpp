@@ -138,11 +138,20 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   path_ = p.path;
   table_ = std::min(std::max(0, table_), p.tables - 1);
 
+  // The lookups as the table below counts them: per table (each row's "lookups"), or their
+  // total when the tables differ (the header said the total, 256, above rows of 64).
   int64_t lookups = 0;
-  for (int64_t l : p.lookups) lookups += l;
+  bool same = true;
+  for (int64_t l : p.lookups) {
+    lookups += l;
+    same = same && l == p.lookups.front();
+  }
+  char count[64];
+  if (same && !p.lookups.empty()) std::snprintf(count, sizeof count, "%lld lookups a table", static_cast<long long>(p.lookups.front()));
+  else std::snprintf(count, sizeof count, "%lld lookups in all", static_cast<long long>(lookups));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s: %d tables x %d buckets, %lld lookups, segment %lld", p.path.c_str(), p.tables, p.buckets,
-                     static_cast<long long>(lookups), static_cast<long long>(step->segment));
+  ImGui::TextWrapped("%s: %d tables x %d buckets, %s, segment %lld", p.path.c_str(), p.tables, p.buckets, count,
+                     static_cast<long long>(step->segment));
   ImGui::PopStyleColor();
 
   if (step != last_step_ || p.path != last_path_) {

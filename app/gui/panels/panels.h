@@ -176,6 +176,11 @@ class DocumentPanel : public Panel {
   // both columns the taller header's end, so the two texts' rows line up.
   float header_end() const { return header_end_; }
   void align_text_at(float y) { align_text_y_ = y; }
+  // The screen y of the top of the first text row with a visible pixel, and a row's height,
+  // when last drawn: the text scrolls by whole rows, so that row starts at the text area's top
+  // (below the header), never cut under it.
+  float first_row_top() const { return first_row_top_; }
+  float row_height() const { return row_h_; }
   // What the cell of token t shows: the character, "" for a space, "\xHH" for a byte that
   // is not UTF-8 text (as the figure axes escape it).
   static std::string cell_text(const Document& doc, int64_t t);
@@ -242,6 +247,8 @@ class DocumentPanel : public Panel {
   int link_side_ = 0;
   uint64_t link_seen_ = 0;
   float link_last_y_ = -1.f;
+  float snap_last_y_ = 0.f;  // the scroll of the last draw (whole rows: the direction of a move)
+  float first_row_top_ = 0.f, row_h_ = 0.f;
   int64_t top_token_ = -1;
   uint64_t scrolled_info_ = 0;
   int64_t scrolled_highlight_ = -1;
@@ -412,6 +419,15 @@ class AttentionPanel : public Panel {
   // The block masses' legend and one row of bars per layer, at the cursor (below the map, or
   // beside it in a wide short panel).
   void draw_masses(const AttentionData& a, int nm, float line);
+  std::vector<int> drawn_;            // indices into mass_names with a bar (some layer has a value)
+  std::vector<std::string> legend_;   // their names, as the legend lists them
+
+ public:
+  // The block masses the legend listed and the bars drew last frame (a mass n/a on every layer
+  // at the shown head is left out of both).
+  const std::vector<std::string>& mass_legend() const { return legend_; }
+
+ private:
   ui::HeatmapImage image_;
   ui::ColorbarImage colorbar_;
   ImVec2 plot_min_{}, plot_max_{};

@@ -151,8 +151,10 @@ void Shell::draw_caption(Controller&) {
       if (i == static_cast<int>(PanelId::kSlotTypes)) types = true;
     }
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    // (The Slot types panel's counts, bar, thresholds line, strip and selection take 13 lines.)
-    const float tile = ImGui::GetFrameHeight() + (types ? 13.f : 9.f) * line;
+    // (The Slot types panel's counts, bar, thresholds line, strip and selection take 13 lines;
+    // another panel's header lines and a map of 2.5 lines fit in 7, which leaves the caption
+    // the room to stay readable on a projector: tour_screen_problems checks both.)
+    const float tile = ImGui::GetFrameHeight() + (types ? 13.f : 7.f) * line;
     const float doc_h = doc ? std::min(panel<DocumentPanel>(PanelId::kDocument).wanted_height(), ImGui::GetFrameHeight() + 6.f * line) : 0.f;
     const float need = (n == 0 ? 0.f : n <= 3 ? tile : 2.f * tile) + doc_h;
     caption_limit = std::max(tour_caption_rect(ImVec2(0, 0), work, 0.f).size.y, std::min(caption_limit, work.y - need));
@@ -190,9 +192,16 @@ void Shell::draw_caption(Controller&) {
       if (caption_compact_)
         ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld", tour_.index() + 1, tour_.count(), st->model.c_str(),
                             static_cast<long long>(st->segment));
-      else
-        ImGui::TextDisabled("Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
-                            tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
+      else {
+        // With the keys when they fit on the line (a presenter's 1280x720 cut them at "Es").
+        char line[512];
+        std::snprintf(line, sizeof line, "Stop %d of %d  |  %s, segment %lld  |  Right / PageDown: next, Left / PageUp: previous, Esc: end",
+                      tour_.index() + 1, tour_.count(), st->model.c_str(), static_cast<long long>(st->segment));
+        if (ImGui::CalcTextSize(line).x > ImGui::GetContentRegionAvail().x)
+          std::snprintf(line, sizeof line, "Stop %d of %d  |  %s, segment %lld", tour_.index() + 1, tour_.count(), st->model.c_str(),
+                        static_cast<long long>(st->segment));
+        ImGui::TextDisabled("%s", line);
+      }
       ImGui::Separator();
       // Word by word, so bold and code spans wrap with the text around them.
       const float right = ImGui::GetContentRegionMax().x;
@@ -239,14 +248,21 @@ void Shell::draw_caption(Controller&) {
     }
     ImGui::EndChild();
     ImGui::SameLine();
+    float outline_end = -1.f;  // compact: where the buttons end (the numbers below need no room)
     if (ImGui::BeginChild("##outline", ImVec2(0, 0), true)) {
       if (caption_compact_) {
         // Narrow: the buttons one under the other, then the stops' numbers (hover: the heading).
         const float bw = ImGui::GetContentRegionAvail().x;
         if (ImGui::Button("< Previous", ImVec2(bw, 0))) tour_.previous();
         if (ImGui::Button("Next >", ImVec2(bw, 0))) tour_.next();
+        // The stops' numbers in rows of three where whole rows fit under the buttons: the
+        // caption's height does not grow for them (the buttons and the caption's "Stop N of M"
+        // line navigate without them), so a tour of many stops leaves its caption text the room.
+        outline_end = ImGui::GetCursorPosY();
+        const float row_h = ImGui::GetTextLineHeightWithSpacing();
         for (int i = 0; i < tour_.count(); ++i) {
           const std::string n = std::to_string(i + 1);
+          if (i % 3 == 0 && ImGui::GetContentRegionAvail().y < row_h) break;
           if (i % 3) ImGui::SameLine();
           if (ImGui::Selectable((n + "##stop" + n).c_str(), i == tour_.index(), 0, ImVec2(ImGui::CalcTextSize("00").x, 0)))
             tour_.go(i);
@@ -271,9 +287,18 @@ void Shell::draw_caption(Controller&) {
         if (!blocks.empty())
           for (const auto& sp : blocks.front().spans) head += sp.text;
         if (head.size() > 60) head = head.substr(0, 57) + "...";
+        // Shortened with "..." to the outline's width (cut mid-word at its edge before).
+        const float room = ImGui::GetContentRegionAvail().x;
+        if (ImGui::CalcTextSize(head.c_str()).x > room) {
+          while (head.size() > 4 && ImGui::CalcTextSize((head + "...").c_str()).x > room) {
+            head.pop_back();
+            while (!head.empty() && (static_cast<unsigned char>(head.back()) & 0xC0) == 0x80) head.pop_back();  // whole UTF-8 characters
+          }
+          head += "...";
+        }
         if (ImGui::Selectable((head + "##stop" + std::to_string(i)).c_str(), i == tour_.index())) tour_.go(i);
       }
-      content_h = std::max(content_h, ImGui::GetCursorPosY() + ImGui::GetStyle().WindowPadding.y);
+      content_h = std::max(content_h, (outline_end >= 0.f ? outline_end : ImGui::GetCursorPosY()) + ImGui::GetStyle().WindowPadding.y);
     }
     ImGui::EndChild();
     caption_wanted_ = content_h + ImGui::GetFrameHeight() + 2.f * ImGui::GetStyle().WindowPadding.y + 4.f;
@@ -281,6 +306,9 @@ void Shell::draw_caption(Controller&) {
   ImGui::End();
   if (!open) stop_tour();
 }
+
+// The smallest caption font a stop may need, as a fraction of the UI font (tour_screen_problems).
+constexpr float kMinCaptionFontScale = 0.75f;
 
 std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) const {
   std::vector<std::string> out;
@@ -361,6 +389,13 @@ std::vector<std::string> Shell::tour_screen_problems(const PublishedView& s) con
   if (caption_drawn && (caption_scroll_max_ > 0.5f || caption_wanted_ > caption_rect_.size.y + 0.5f))
     out.push_back("the caption's text needs " + px(caption_wanted_) + " px, its panel is " + px(caption_rect_.size.y) +
                   " px: the text is cut and scrolls");
+  // A caption too long for its panel is drawn in a smaller font (down to 0.55 of the UI font,
+  // so it stays whole); a projector's audience needs at least kMinCaptionFontScale of it (at
+  // presenter ui-scale 1.5: 17 px, more than the desktop's 15 px UI font), so a stop whose caption needs
+  // less fails.
+  if (caption_drawn && caption_font_scale_ < kMinCaptionFontScale - 1e-3f)
+    out.push_back("the caption's font is shrunk to " + px(std::floor(100.f * caption_font_scale_)) + " % of the UI font to fit its panel, under the " +
+                  px(100.f * kMinCaptionFontScale) + " % a projector needs: shorten the caption (or name fewer panels)");
   return out;
 }
 

@@ -7,6 +7,9 @@ namespace mnemo::app::ui {
 
 void help_marker(const char* text) {
   ImGui::SameLine();
+  // On the next line when the line it follows reached the right edge (a wrapped line of text:
+  // the Document's selected token's reads cut it to "(" at the panel's edge).
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize("(?)").x) ImGui::NewLine();
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
