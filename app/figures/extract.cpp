@@ -78,7 +78,7 @@ AttentionData extract_trxl_attention(const Snapshot& snap, const Document& doc) 
 }
 
 // RMT (and Transformer-XL + RMT): rows = cols = [read m | tokens n | write m] of rmt.attn.*.
-AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, const std::string& model) {
+AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, const std::string& model_kind) {
   AttentionData a;
   const Trace& tr = snap.trace;
   const int64_t lp = padded_len(snap), n = snap.length;
@@ -88,8 +88,8 @@ AttentionData extract_rmt_attention(const Snapshot& snap, const Document& doc, c
     const auto& t0 = tr.at(a.source + std::to_string(a.layers[0]));
     const int64_t t = t0.size(2), m = (t - lp) / 2;
     if (m < 1 || 2 * m + lp != t || t0.size(3) != t) return {};
-    const bool write_only = is_known_model(model) && capabilities_of(model).rmt_previous_write;
-    a.kind = attention_map_title(model);
+    const bool write_only = is_known_model(model_kind) && capabilities_of(model_kind).rmt_previous_write;
+    a.kind = attention_map_title(model_kind);
     a.heads = static_cast<int>(t0.size(1));
     std::vector<int64_t> idx;
     std::vector<std::string> labels;
@@ -183,10 +183,10 @@ void add_hash_path(HashData& h, HashPathData d) {
 
 }  // namespace
 
-void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model) {
+void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model_kind) {
   const Trace& tr = snap.trace;
   if (!layers_with(tr, keys::kRmtAttnPrefix).empty()) {
-    d.attention = extract_rmt_attention(snap, doc, model);
+    d.attention = extract_rmt_attention(snap, doc, model_kind);
   } else if (!layers_with(tr, keys::kTrxlAttnPrefix).empty()) {
     d.attention = extract_trxl_attention(snap, doc);
   }
@@ -196,7 +196,7 @@ void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& 
   }
 }
 
-StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model) {
+StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model_kind) {
   StepData d;
   torch::NoGradGuard no_grad;
   d.segment = snap.segment;
@@ -213,12 +213,12 @@ StepData make_step_data(const Snapshot& snap, const Document& doc, const std::st
   // extractor reads only its own keys, so a model's trace fills its own family's part, and the
   // gallery's synthetic traces (app/gui/model/synthetic.cpp, every family's keys in one step,
   // labelled memformer) fill them all, as a kind this build does not know is told by its keys.
-  for (const ViewFamily& f : view_families()) f.extract(d, snap, doc, model);
+  for (const ViewFamily& f : view_families()) f.extract(d, snap, doc, model_kind);
   d.hash = hash_data_of(tr);
   // lm.loss value j predicts the document token LossTarget says (docs/formats.md); tokens
   // past the document's end are padding, never predicted.
   // A recording whose manifest names no model (a hand-written session) is told by its keys.
-  const LossTarget target = loss_target_of(!model.empty() ? model : tr.has(keys::kWriterAttn) ? "memformer" : "");
+  const LossTarget target = loss_target_of(!model_kind.empty() ? model_kind : tr.has(keys::kWriterAttn) ? "memformer" : "");
   d.loss_next_segment = target == LossTarget::kNextSegment;
   auto token_losses_of = [&](const char* key, TokenLosses& out) {
     if (!tr.has(key)) return;

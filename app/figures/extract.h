@@ -13,11 +13,11 @@
 
 namespace mnemo::app {
 
-// Extracts a step's arrays; keys missing from the trace leave their arrays empty. `model` is
+// Extracts a step's arrays; keys missing from the trace leave their arrays empty. `model_kind` is
 // the config's model kind: it names the attention blocks and says which tokens lm.loss
 // predicts (core/models/config.h LossTarget). Live stepping, replay, the gallery, `step` and
 // `export` all come through here (then segment_record_of for what is kept of the step).
-StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model);
+StepData make_step_data(const Snapshot& snap, const Document& doc, const std::string& model_kind);
 
 // One segment's slot ablation (core/engine/doc_score.h) as plain data for figures and panels.
 SlotEffects slot_effects_data(const SegmentEntryEffects& fx, const MemoryEntries& entries);

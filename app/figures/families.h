@@ -24,7 +24,7 @@ enum class PanelFamily { kMemformer, kAttention };
 
 // Fills the family's arrays of a step's StepData from its trace (keys missing leave them
 // empty); `model` is the config's kind. Defined in app/figures/extract.cpp (LibTorch).
-using StepExtractor = void (*)(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model);
+using StepExtractor = void (*)(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model_kind);
 
 struct ViewFamily {
   std::string family;  // the core family's name (core/models/family.h ModelFamily::name)

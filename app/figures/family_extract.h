@@ -15,6 +15,6 @@ struct Document;
 
 namespace mnemo::app {
 
-void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model);
+void extract_decoder_lm_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model_kind);
 
 }  // namespace mnemo::app

@@ -554,9 +554,9 @@ TEST_CASE("document panel: scrolled, its first text row starts below the header 
   spec.tokens = 32;
   spec.visited = 60;  // a document of many rows
   spec.other_models = true;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   spec.seed = 7;
-  ViewPtr sb = as_model(sa, "rmt", make_synthetic_session(spec));
+  ViewPtr sb = as_model(sa, "rmt", make_synthetic_view(spec));
   ui::NullTextureApi textures;
   RecordingController control;
   for (const bool compare : {false, true}) {
@@ -749,7 +749,7 @@ TEST_CASE("attention panel: a block mass n/a on every layer (an MTN step writes 
   spec.slots = 8;
   spec.tokens = 32;
   spec.other_models = true;
-  ViewPtr sa = make_synthetic_session(spec);
+  ViewPtr sa = make_synthetic_view(spec);
   // An MTN-like step: the same map, its writing and rewriting masses n/a on every layer and head
   // (no write rows), reading with a value.
   auto st = std::make_shared<StepData>(*sa->step);

@@ -206,7 +206,7 @@ void ControlsPanel::draw_model_fields(const PublishedView& s) {
   // Fields shrink with the panel so their labels stay readable (negative width = leave room).
   const float label_room = ImGui::CalcTextSize("segment len").x + ImGui::GetStyle().ItemInnerSpacing.x + 4.f;
   auto width = [&] { return std::max(1.f, std::min(ImGui::GetFontSize() * 7.f, ImGui::GetContentRegionAvail().x - label_room)); };
-  const std::string kind = have ? edit_.model : std::string("memformer");  // no model yet: the default's fields
+  const std::string model_kind = have ? edit_.model : std::string("memformer");  // no model yet: the default's fields
   auto tip = [](const std::string& text) {
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", text.c_str());
   };
@@ -218,7 +218,7 @@ void ControlsPanel::draw_model_fields(const PublishedView& s) {
   };
   if (ImGui::BeginTable("##model", 2, ImGuiTableFlags_SizingStretchSame)) {
     bool seeded = false;
-    for (const ModelFieldControl& c : model_field_controls(kind)) {
+    for (const ModelFieldControl& c : model_field_controls(model_kind)) {
       const ConfigField<ModelConfig>& row = *c.row;
       if (row.kind == FieldKind::kBool && !seeded) {  // the seed after the numbers, before the switches
         seed();

@@ -13,7 +13,7 @@
 namespace mnemo::app {
 
 // Fills StepData::memformer from the memformer.* keys. families/memformer/view/extract.cpp.
-void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model);
+void extract_memformer_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model_kind);
 
 // The writer panels: writer attention (and its memory read), slots, forgetting, memory.
 inline ViewFamily memformer_view_family() {

@@ -12,7 +12,7 @@ namespace mnemo::app {
 
 // Fills the attention only when no other family's extractor did (a kind this build does not
 // know), and the MTN memory and QA answers (StepData::mtn). families/mtn/view/extract.cpp.
-void extract_mtn_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model);
+void extract_mtn_step(StepData& d, const Snapshot& snap, const Document& doc, const std::string& model_kind);
 
 // The attention panel over the joint layers, the MTN memory panel, the QA answers.
 inline ViewFamily mtn_view_family() {
