@@ -87,6 +87,21 @@ void bar_chart(const char* id, const float* v, int n, float ref, ImVec2 size, Im
   }
 }
 
+// The lookups as the table below counts them: per table (each row's "lookups"), or their
+// total when the tables differ (the header said the total, 256, above rows of 64).
+std::string lookups_text(const HashPathData& p) {
+  int64_t lookups = 0;
+  bool same = true;
+  for (int64_t l : p.lookups) {
+    lookups += l;
+    same = same && l == p.lookups.front();
+  }
+  char count[64];
+  if (same && !p.lookups.empty()) std::snprintf(count, sizeof count, "%lld lookups a table", static_cast<long long>(p.lookups.front()));
+  else std::snprintf(count, sizeof count, "%lld lookups in all", static_cast<long long>(lookups));
+  return count;
+}
+
 }  // namespace
 
 void HashBucketsPanel::draw(PanelContext& ctx) {
@@ -138,20 +153,9 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   path_ = p.path;
   table_ = std::min(std::max(0, table_), p.tables - 1);
 
-  // The lookups as the table below counts them: per table (each row's "lookups"), or their
-  // total when the tables differ (the header said the total, 256, above rows of 64).
-  int64_t lookups = 0;
-  bool same = true;
-  for (int64_t l : p.lookups) {
-    lookups += l;
-    same = same && l == p.lookups.front();
-  }
-  char count[64];
-  if (same && !p.lookups.empty()) std::snprintf(count, sizeof count, "%lld lookups a table", static_cast<long long>(p.lookups.front()));
-  else std::snprintf(count, sizeof count, "%lld lookups in all", static_cast<long long>(lookups));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s: %d tables x %d buckets, %s, segment %lld", p.path.c_str(), p.tables, p.buckets, count,
-                     static_cast<long long>(step->segment));
+  ImGui::TextWrapped("%s: %d tables x %d buckets, %s, segment %lld", p.path.c_str(), p.tables, p.buckets,
+                     lookups_text(p).c_str(), static_cast<long long>(step->segment));
   ImGui::PopStyleColor();
 
   if (step != last_step_ || p.path != last_path_) {
