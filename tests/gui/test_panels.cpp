@@ -467,6 +467,65 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
   }
 }
 
+// The text ImGui's log hands to the clipboard at LogFinish (the MTN tooltip test below).
+std::string mtn_tip_log;
+void mtn_tip_capture(void*, const char* text) { mtn_tip_log += text ? text : ""; }
+
+TEST_CASE("MTN memory panel: an entry's tooltip gives its importance bar's scale, from 0 or the chunk's lowest importance to its highest") {
+  const ViewPtr m = stepped_view(tiny("mtn"), 3);
+  REQUIRE(m->step->mtn.entries.size() == 3u);
+  // Known importances: the bars' ends are min(0, lowest) and the highest, written with %.3f.
+  struct Case {
+    float lo, hi;
+    const char* says;
+  };
+  for (const Case& c : {Case{-1.5f, 0.8f, "bar: -1.500 (empty) to 0.800 (full)"},
+                        Case{0.25f, 2.f, "bar: 0.000 (empty) to 2.000 (full)"}}) {
+    CAPTURE(c.says);
+    auto st = std::make_shared<StepData>(*m->step);
+    st->mtn.imp_min = c.lo;
+    st->mtn.imp_max = c.hi;
+    st->mtn.entries[0].importance = c.hi;
+    st->mtn.entries[1].importance = (c.lo + c.hi) / 2.f;
+    st->mtn.entries[2].importance = c.lo;
+    auto view = std::make_shared<PublishedView>(*m);
+    view->step = st;
+    ui::NullTextureApi textures;
+    ViewModel vm;
+    RecordingController control;
+    Transport transport;
+    ShellRequests requests;
+    try {
+      test::NullImGui ui(900.f, 1000.f);
+      ImGuiIO& io = ImGui::GetIO();
+      io.SetClipboardTextFn = mtn_tip_capture;
+      MtnMemoryPanel panel;
+      std::string seen;
+      for (float y = 4.f; y < 1000.f; y += 6.f) {
+        io.MousePos = ImVec2(60.f, y);  // down the kept entries' column: each entry is hovered in some frame
+        mtn_tip_log.clear();
+        ui.frame([&] {
+          ImGui::SetNextWindowPos(ImVec2(0, 0));
+          ImGui::SetNextWindowSize(ImVec2(900, 1000));
+          ImGui::Begin("MTN memory");
+          ImGui::LogToClipboard();
+          PanelContext ctx{*view, vm, textures, control, transport, requests};
+          panel.draw(ctx);
+          ImGui::LogFinish();
+          ImGui::End();
+        });
+        seen += mtn_tip_log + "\n";
+      }
+      CHECK(seen.find("memory entry 2") != std::string::npos);  // the sweep hovered the entries
+      CHECK(seen.find(c.says) != std::string::npos);
+    } catch (const test::ImGuiAssertFailure& e) {
+      ImGui::SetCurrentContext(nullptr);
+      FAIL(e.what());
+    }
+  }
+}
+
+
 #endif  // MNEMO_WITH_GUI
 
 #ifdef MNEMO_WITH_GUI

@@ -232,6 +232,9 @@ int MtnMemoryPanel::draw_entries(const MtnData& d, const Document& doc) {
     if (e.source >= 0) {
       ImGui::Text("%s", mtn_token_context(doc, e.source, 12).c_str());
       ImGui::Text("importance %.6f, survived %lld chunk%s", e.importance, static_cast<long long>(e.age), e.age == 1 ? "" : "s");
+      // The bar's scale: an importance is a score, not a share, and may be negative.
+      ImGui::TextDisabled("bar: %.3f (empty) to %.3f (full): 0 or this chunk's lowest importance, to its highest",
+                          std::min(0.f, d.imp_min), d.imp_max);
       ImGui::TextDisabled("click: mark it in the document");
     } else {
       ImGui::TextUnformatted("empty (no token kept here yet)");
