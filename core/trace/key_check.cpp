@@ -26,6 +26,8 @@ const std::vector<Rule>& rules() {
       {kInputTokens, "[B, L]", torch::kInt64},
       {kInputOffsets, "[B, L, 2]", torch::kInt64},
       {kLmLoss, "[B, L]", torch::kFloat32},
+      {kLmLossMemoryReset, "[B, L]", torch::kFloat32},
+      {kLmLossMemoryZeroed, "[B, L]", torch::kFloat32},
       {kWriterAttn, "[B, H, k, 1+L+C]", torch::kFloat32},
       {layered(kReadAttnPrefix), "[B, H, L, k]", torch::kFloat32},
       {kMemoryPrev, "[B, k, d]", torch::kFloat32},

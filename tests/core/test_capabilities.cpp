@@ -6,6 +6,7 @@
 #include "core/models/capabilities.h"
 #include "core/models/factory.h"
 #include "core/models/family.h"
+#include "core/trace/key_check.h"
 #include "core/trace/provenance_trace.h"
 #include "tests/support/helpers.h"
 
@@ -142,7 +143,7 @@ TEST_CASE("model families: every registered kind builds a model that matches its
   CHECK(loss_target_of("memformer") == LossTarget::kNextSegment);
 }
 
-TEST_CASE("model families: a kind's traces hold only its family's keys and the common ones") {
+TEST_CASE("model families: a kind's traces hold only its family's keys and the common ones, each with a canonical dtype and shape") {
   std::string text;
   for (int i = 0; i < 40; ++i) text.push_back(static_cast<char>('a' + (i * 5) % 26));
   for (const std::string& kind : ModelConfig::known_models()) {
@@ -163,6 +164,10 @@ TEST_CASE("model families: a kind's traces hold only its family's keys and the c
         for (const auto& p : family.trace_keys) declared = declared || matches(key, p);
         for (const auto& p : common_trace_keys()) declared = declared || matches(key, p);
         CHECK(declared);
+        // ... has a canonical dtype and shape (core/trace/key_check.cpp's table, docs/formats.md
+        // "Trace keys"): a key without a rule would pass any tensor, so a recording could hold it
+        // in any form. An undefined tensor fails every rule; only a key without one accepts it.
+        CHECK_MESSAGE(!check_trace_tensor(key, torch::Tensor()).empty(), "no dtype/shape rule for this key");
         // ... and no other family's: a trace tells its family.
         for (const ModelFamily& other : model_families())
           if (&other != &family)
