@@ -182,3 +182,69 @@ TEST_CASE("Model panel: the tooltips it draws over its fields are the table's (h
     FAIL(e.what());
   }
 }
+
+TEST_CASE("Controls panel: before the first step its status line wraps in a narrow column (nothing cut off)") {
+  ui::NullTextureApi textures;
+  ViewModel vm;
+  RecordingController control;
+  Transport transport;
+  ShellRequests requests;
+  try {
+    test::NullImGui ui(900.f, 1000.f);
+    ImGuiIO& io = ImGui::GetIO();
+    io.SetClipboardTextFn = capture;
+    auto info = std::make_shared<ViewSource>();
+    info->id = 1;
+    info->doc = std::make_shared<const Document>(make_document("a short document\n", "/tmp/doc.txt"));
+    info->cfg.model = "memformer";
+    info->segment_len = info->cfg.segment_len;
+    info->num_segments = 110;
+    PublishedView view;
+    view.info = info;
+    ControlsPanel panel;
+    float avail = 0.f;
+    captured.clear();
+    ui.frame([&] {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(ImVec2(240, 1000));
+      ImGui::Begin("Controls");
+      avail = ImGui::GetContentRegionAvail().x;
+      ImGui::LogToClipboard();
+      PanelContext ctx{view, vm, textures, control, transport, requests};
+      panel.draw(ctx);
+      ImGui::LogFinish();
+      ImGui::End();
+    });
+    // The status sentence's lines, from the one that starts it to the one that ends it.
+    std::vector<std::string> lines;
+    std::string line, sentence;
+    bool in = false;
+    for (char c : captured + "\n") {
+      if (c != '\n') {
+        line += c;
+        continue;
+      }
+      const auto start = line.find_first_not_of(' ');
+      const std::string t = start == std::string::npos ? "" : line.substr(start);
+      if (t.rfind("110 segments;", 0) == 0) in = true;
+      if (in) {
+        lines.push_back(t);
+        sentence += (sentence.empty() ? "" : " ") + t;
+        if (t.find("Play.") != std::string::npos) break;
+      }
+      line.clear();
+    }
+    CAPTURE(captured);
+    CHECK(sentence == "110 segments; none stepped yet. Press Right or Play.");
+    CHECK(lines.size() >= 2);  // the 240-px column cannot hold it on one line
+    ui.frame([&] {  // measured with the panel's font, inside a frame
+      for (const auto& l : lines) {
+        CAPTURE(l);
+        CHECK(ImGui::CalcTextSize(l.c_str()).x <= avail);
+      }
+    });
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}

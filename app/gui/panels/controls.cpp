@@ -145,7 +145,8 @@ void ControlsPanel::draw_status(const PublishedView& s, int64_t n) {
     return;
   }
   if (!s.step) {
-    ImGui::Text("%lld segments; none stepped yet. Press Right or Play.", static_cast<long long>(n));
+    // Wrapped: a narrow Controls column (1280x720) cut the key names off.
+    ui::text_wrapped_at_spaces(std::to_string(n) + " segments; none stepped yet. Press Right or Play.");
     return;
   }
   compose_status(s);
