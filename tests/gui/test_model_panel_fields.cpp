@@ -183,7 +183,7 @@ TEST_CASE("Model panel: the tooltips it draws over its fields are the table's (h
   }
 }
 
-TEST_CASE("Controls panel: before the first step its status line wraps in a narrow column (nothing cut off)") {
+TEST_CASE("Controls panel: before the first step its status line and the model note wrap in a narrow column (nothing cut off)") {
   ui::NullTextureApi textures;
   ViewModel vm;
   RecordingController control;
@@ -201,6 +201,7 @@ TEST_CASE("Controls panel: before the first step its status line wraps in a narr
     info->num_segments = 110;
     PublishedView view;
     view.info = info;
+    view.model_note = "transformer, weights from /home/someone/projects/mnemoscope/assets/models/memoryformer-lm.safetensors";
     ControlsPanel panel;
     float avail = 0.f;
     captured.clear();
@@ -237,6 +238,21 @@ TEST_CASE("Controls panel: before the first step its status line wraps in a narr
     CAPTURE(captured);
     CHECK(sentence == "110 segments; none stepped yet. Press Right or Play.");
     CHECK(lines.size() >= 2);  // the 240-px column cannot hold it on one line
+    // The model note: wrapped at spaces, its path shortened from the left to the file name.
+    std::vector<std::string> note;
+    std::string rest = captured;
+    for (size_t at = rest.find("transformer, weights"); at != std::string::npos && note.size() < 4;) {
+      const size_t end = rest.find('\n', at);
+      note.push_back(rest.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = rest.find_first_not_of(' ', end + 1);
+      if (note.back().find(".safetensors") != std::string::npos) break;
+    }
+    REQUIRE(note.size() >= 2);
+    CHECK(note.front() == "transformer, weights from");
+    CHECK(note.back().size() < std::string("/home/someone/projects/mnemoscope/assets/models/memoryformer-lm.safetensors").size());
+    CHECK(note.back().find("memoryformer-lm.safetensors") != std::string::npos);
+    lines.insert(lines.end(), note.begin(), note.end());
     ui.frame([&] {  // measured with the panel's font, inside a frame
       for (const auto& l : lines) {
         CAPTURE(l);

@@ -526,6 +526,59 @@ TEST_CASE("MTN memory panel: an entry's tooltip gives its importance bar's scale
 }
 
 
+TEST_CASE("Hash buckets panel: the p(z) title fits its half of the panel ('all tables, ' left to the tooltip when narrow)") {
+  const ViewPtr view = stepped_view(tiny("rmt", "hashed"), 2);
+  REQUIRE(!view->step->hash.empty());
+  ui::NullTextureApi textures;
+  ViewModel vm;
+  RecordingController control;
+  Transport transport;
+  ShellRequests requests;
+  try {
+    test::NullImGui ui(900.f, 1000.f);
+    ImGui::GetIO().SetClipboardTextFn = mtn_tip_capture;
+    HashBucketsPanel panel;
+    for (float width : {900.f, 330.f}) {
+      CAPTURE(width);
+      float half = 0.f;
+      std::string title;
+      for (int frame = 0; frame < 2; ++frame) {  // the second frame draws with the path the first chose
+        mtn_tip_log.clear();
+        ui.frame([&] {
+          ImGui::SetNextWindowPos(ImVec2(0, 0));
+          ImGui::SetNextWindowSize(ImVec2(width, 1000));
+          ImGui::Begin("Hash buckets");
+          half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+          ImGui::LogToClipboard();
+          PanelContext ctx{*view, vm, textures, control, transport, requests};
+          panel.draw(ctx);
+          ImGui::LogFinish();
+          ImGui::End();
+        });
+      }
+      // The title's logged line: "p(z)" then the mean, as the panel draws them on one line.
+      std::string line;
+      for (char c : mtn_tip_log + "\n") {
+        if (c != '\n') {
+          line += c;
+        } else {
+          const auto at = line.find("p(z)");
+          if (at != std::string::npos && line.find("mean ") != std::string::npos) title = line.substr(at);
+          line.clear();
+        }
+      }
+      CAPTURE(mtn_tip_log);
+      REQUIRE(!title.empty());
+      CHECK((title.find("all tables, mean ") != std::string::npos) == (width > 600.f));
+      ui.frame([&] { CHECK(ImGui::CalcTextSize(title.c_str()).x <= half); });
+    }
+  } catch (const test::ImGuiAssertFailure& e) {
+    ImGui::SetCurrentContext(nullptr);
+    FAIL(e.what());
+  }
+}
+
+
 #endif  // MNEMO_WITH_GUI
 
 #ifdef MNEMO_WITH_GUI

@@ -299,6 +299,21 @@ void ControlsPanel::draw_checkpoint(PanelContext& ctx) {
     ImGui::SetTooltip("load weights; a checkpoint that names its model config brings that config");
 }
 
+// The model and where its weights came from, wrapped at spaces; a path wider than the column keeps
+// its end (the file name) after a leading "…". Hovering shows the whole note.
+static void draw_model_note(const std::string& note) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize());
+  bool shortened = false;
+  ImGui::BeginGroup();
+  for (const auto& l : ui::wrap_at_spaces(note, width, [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; })) {
+    const std::string shown = ui::elide_left(l, width);
+    shortened = shortened || shown != l;
+    ImGui::TextDisabled("%s", shown.c_str());
+  }
+  ImGui::EndGroup();
+  if (shortened && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
+}
+
 void ControlsPanel::draw(PanelContext& ctx) {
   const PublishedView& s = ctx.view;
   const int64_t n = s.info ? s.info->num_segments : 0;
@@ -306,7 +321,7 @@ void ControlsPanel::draw(PanelContext& ctx) {
   draw_transport(ctx, n);
   draw_progress(ctx);
   draw_status(s, n);
-  if (s.info) ImGui::TextDisabled("%s", s.model_note.c_str());
+  if (s.info) draw_model_note(s.model_note);
   ImGui::Separator();
   draw_document_row(ctx);
   if (ImGui::CollapsingHeader("Model", ImGuiTreeNodeFlags_DefaultOpen)) {

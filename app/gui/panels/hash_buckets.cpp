@@ -240,8 +240,14 @@ void HashBucketsPanel::draw(PanelContext& ctx) {
   } else {
     ImGui::Text("p(z)");
     ImGui::SameLine();
-    ImGui::TextDisabled("all tables, mean %.3f", p.p_mean);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%lld values (tokens x tables)", static_cast<long long>(p.p_count));
+    // "all tables, " goes where the half column cannot hold it (1280x720); the tooltip says it.
+    char mean[64];
+    std::snprintf(mean, sizeof mean, "all tables, mean %.3f", p.p_mean);
+    if (ImGui::CalcTextSize("p(z)").x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(mean).x > half)
+      std::snprintf(mean, sizeof mean, "mean %.3f", p.p_mean);
+    ImGui::TextDisabled("%s", mean);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("all tables: %lld values (tokens x tables), mean %.4f", static_cast<long long>(p.p_count), p.p_mean);
     bar_chart("##p", p.p_hist.data(), static_cast<int>(p.p_hist.size()), NAN, ImVec2(half, chart_h), ui::im_color(palette::mass(2)),
               "0", "p(z)", "1", &hb, &hb_hi);
     if (hb >= 0) {
