@@ -11,6 +11,7 @@
 #include "core/data/document.h"
 #include "core/models/family.h"
 #include "tests/support/null_imgui.h"
+#include "tests/support/panel_harness.h"
 
 #include <doctest/doctest.h>
 #include <imgui.h>
@@ -62,9 +63,6 @@ const nlohmann::json& schema_row(const nlohmann::json& schema, const std::string
   static const nlohmann::json none;
   return none;
 }
-
-std::string captured;  // the text ImGui's log hands to the clipboard at LogFinish
-void capture(void*, const char* text) { captured += text ? text : ""; }
 
 }  // namespace
 
@@ -127,15 +125,9 @@ TEST_CASE("Model panel: its fields are the table's rows, each tooltip the schema
 }
 
 TEST_CASE("Model panel: the tooltips it draws over its fields are the table's (hovered in the null backend)") {
-  ui::NullTextureApi textures;
-  ViewModel vm;
-  RecordingController control;
-  Transport transport;
-  ShellRequests requests;
+  test::PanelHarness panel_harness;
   try {
     test::NullImGui ui(900.f, 1000.f);
-    ImGuiIO& io = ImGui::GetIO();
-    io.SetClipboardTextFn = capture;
     for (const std::string& kind : ModelConfig::known_models()) {
       CAPTURE(kind);
       auto info = std::make_shared<ViewSource>();
@@ -150,19 +142,10 @@ TEST_CASE("Model panel: the tooltips it draws over its fields are the table's (h
       ControlsPanel panel;
       std::string seen;
       auto frame = [&](ImVec2 mouse) {
-        io.MousePos = mouse;
-        captured.clear();
-        ui.frame([&] {
-          ImGui::SetNextWindowPos(ImVec2(0, 0));
-          ImGui::SetNextWindowSize(ImVec2(520, 1000));
-          ImGui::Begin("Controls");
-          ImGui::LogToClipboard();
-          PanelContext ctx{view, vm, textures, control, transport, requests};
+        seen += ui.logged_window("Controls", ImVec2(520, 1000), mouse, [&] {
+          PanelContext ctx = panel_harness.context(view);
           panel.draw(ctx);
-          ImGui::LogFinish();
-          ImGui::End();
-        });
-        seen += captured + "\n";
+        }) + "\n";
       };
       frame(ImVec2(-100, -100));
       // The pointer sweeps the panel: every field is hovered in some frame, and its tooltip logged.
@@ -175,7 +158,7 @@ TEST_CASE("Model panel: the tooltips it draws over its fields are the table's (h
         CAPTURE(c.tip);
         CHECK(seen.find(c.tip) != std::string::npos);
       }
-      CHECK(control.calls == 0);  // hovering never commands the model
+      CHECK(panel_harness.control.calls == 0);  // hovering never commands the model
     }
   } catch (const test::ImGuiAssertFailure& e) {
     ImGui::SetCurrentContext(nullptr);
@@ -183,16 +166,25 @@ TEST_CASE("Model panel: the tooltips it draws over its fields are the table's (h
   }
 }
 
+namespace {
+
+// The log's lines from the first that starts with `first` to the next that contains `last`.
+std::vector<std::string> lines_from_to(const std::vector<std::string>& lines, const std::string& first, const std::string& last) {
+  std::vector<std::string> out;
+  for (const auto& l : lines) {
+    if (out.empty() && l.rfind(first, 0) != 0) continue;
+    out.push_back(l);
+    if (l.find(last) != std::string::npos) break;
+  }
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("Controls panel: before the first step its status line and the model note wrap in a narrow column (nothing cut off)") {
-  ui::NullTextureApi textures;
-  ViewModel vm;
-  RecordingController control;
-  Transport transport;
-  ShellRequests requests;
+  test::PanelHarness panel_harness;
   try {
     test::NullImGui ui(900.f, 1000.f);
-    ImGuiIO& io = ImGui::GetIO();
-    io.SetClipboardTextFn = capture;
     auto info = std::make_shared<ViewSource>();
     info->id = 1;
     info->doc = std::make_shared<const Document>(make_document("a short document\n", "/tmp/doc.txt"));
@@ -201,63 +193,35 @@ TEST_CASE("Controls panel: before the first step its status line and the model n
     info->num_segments = 110;
     PublishedView view;
     view.info = info;
-    view.model_note = "transformer, weights from /home/someone/projects/mnemoscope/assets/models/memoryformer-lm.safetensors";
+    const std::string path = "/home/someone/projects/mnemoscope/assets/models/memoryformer-lm.safetensors";
+    view.model_note = "transformer, weights from " + path;
     ControlsPanel panel;
     float avail = 0.f;
-    captured.clear();
-    ui.frame([&] {
-      ImGui::SetNextWindowPos(ImVec2(0, 0));
-      ImGui::SetNextWindowSize(ImVec2(240, 1000));
-      ImGui::Begin("Controls");
+    const std::string log = ui.logged_window("Controls", ImVec2(240, 1000), ImVec2(-100, -100), [&] {
       avail = ImGui::GetContentRegionAvail().x;
-      ImGui::LogToClipboard();
-      PanelContext ctx{view, vm, textures, control, transport, requests};
+      PanelContext ctx = panel_harness.context(view);
       panel.draw(ctx);
-      ImGui::LogFinish();
-      ImGui::End();
     });
-    // The status sentence's lines, from the one that starts it to the one that ends it.
-    std::vector<std::string> lines;
-    std::string line, sentence;
-    bool in = false;
-    for (char c : captured + "\n") {
-      if (c != '\n') {
-        line += c;
-        continue;
-      }
-      const auto start = line.find_first_not_of(' ');
-      const std::string t = start == std::string::npos ? "" : line.substr(start);
-      if (t.rfind("110 segments;", 0) == 0) in = true;
-      if (in) {
-        lines.push_back(t);
-        sentence += (sentence.empty() ? "" : " ") + t;
-        if (t.find("Play.") != std::string::npos) break;
-      }
-      line.clear();
-    }
-    CAPTURE(captured);
+    CAPTURE(log);
+    const auto logged = test::log_lines(log);
+    // The status sentence: whole, over more than one line (the 240-px column cannot hold it on one).
+    const auto status = lines_from_to(logged, "110 segments;", "Play.");
+    std::string sentence;
+    for (const auto& l : status) sentence += (sentence.empty() ? "" : " ") + l;
     CHECK(sentence == "110 segments; none stepped yet. Press Right or Play.");
-    CHECK(lines.size() >= 2);  // the 240-px column cannot hold it on one line
+    CHECK(status.size() >= 2);
     // The model note: wrapped at spaces, its path shortened from the left to the file name.
-    std::vector<std::string> note;
-    std::string rest = captured;
-    for (size_t at = rest.find("transformer, weights"); at != std::string::npos && note.size() < 4;) {
-      const size_t end = rest.find('\n', at);
-      note.push_back(rest.substr(at, end == std::string::npos ? std::string::npos : end - at));
-      if (end == std::string::npos) break;
-      at = rest.find_first_not_of(' ', end + 1);
-      if (note.back().find(".safetensors") != std::string::npos) break;
-    }
+    const auto note = lines_from_to(logged, "transformer, weights", ".safetensors");
     REQUIRE(note.size() >= 2);
     CHECK(note.front() == "transformer, weights from");
-    CHECK(note.back().size() < std::string("/home/someone/projects/mnemoscope/assets/models/memoryformer-lm.safetensors").size());
+    CHECK(note.back().size() < path.size());
     CHECK(note.back().find("memoryformer-lm.safetensors") != std::string::npos);
-    lines.insert(lines.end(), note.begin(), note.end());
     ui.frame([&] {  // measured with the panel's font, inside a frame
-      for (const auto& l : lines) {
-        CAPTURE(l);
-        CHECK(ImGui::CalcTextSize(l.c_str()).x <= avail);
-      }
+      for (const auto* part : {&status, &note})
+        for (const auto& l : *part) {
+          CAPTURE(l);
+          CHECK(ImGui::CalcTextSize(l.c_str()).x <= avail);
+        }
     });
   } catch (const test::ImGuiAssertFailure& e) {
     ImGui::SetCurrentContext(nullptr);

@@ -17,6 +17,7 @@
 #include "tests/support/skip.h"
 #ifdef MNEMO_WITH_GUI
 #include "tests/support/null_imgui.h"
+#include "tests/support/panel_harness.h"
 #endif
 
 #include <doctest/doctest.h>
@@ -467,10 +468,6 @@ TEST_CASE("gui panels: the new panels export PNG, SVG and CSV") {
   }
 }
 
-// The text ImGui's log hands to the clipboard at LogFinish (the MTN tooltip test below).
-std::string mtn_tip_log;
-void mtn_tip_capture(void*, const char* text) { mtn_tip_log += text ? text : ""; }
-
 TEST_CASE("MTN memory panel: an entry's tooltip gives its importance bar's scale, from 0 or the chunk's lowest importance to its highest") {
   const ViewPtr m = stepped_view(tiny("mtn"), 3);
   REQUIRE(m->step->mtn.entries.size() == 3u);
@@ -490,32 +487,16 @@ TEST_CASE("MTN memory panel: an entry's tooltip gives its importance bar's scale
     st->mtn.entries[2].importance = c.lo;
     auto view = std::make_shared<PublishedView>(*m);
     view->step = st;
-    ui::NullTextureApi textures;
-    ViewModel vm;
-    RecordingController control;
-    Transport transport;
-    ShellRequests requests;
+    test::PanelHarness panel_harness;
     try {
       test::NullImGui ui(900.f, 1000.f);
-      ImGuiIO& io = ImGui::GetIO();
-      io.SetClipboardTextFn = mtn_tip_capture;
       MtnMemoryPanel panel;
       std::string seen;
-      for (float y = 4.f; y < 1000.f; y += 6.f) {
-        io.MousePos = ImVec2(60.f, y);  // down the kept entries' column: each entry is hovered in some frame
-        mtn_tip_log.clear();
-        ui.frame([&] {
-          ImGui::SetNextWindowPos(ImVec2(0, 0));
-          ImGui::SetNextWindowSize(ImVec2(900, 1000));
-          ImGui::Begin("MTN memory");
-          ImGui::LogToClipboard();
-          PanelContext ctx{*view, vm, textures, control, transport, requests};
+      for (float y = 4.f; y < 1000.f; y += 6.f)  // down the kept entries' column: each entry is hovered in some frame
+        seen += ui.logged_window("MTN memory", ImVec2(900, 1000), ImVec2(60.f, y), [&] {
+          PanelContext ctx = panel_harness.context(*view);
           panel.draw(ctx);
-          ImGui::LogFinish();
-          ImGui::End();
-        });
-        seen += mtn_tip_log + "\n";
-      }
+        }) + "\n";
       CHECK(seen.find("memory entry 2") != std::string::npos);  // the sweep hovered the entries
       CHECK(seen.find(c.says) != std::string::npos);
     } catch (const test::ImGuiAssertFailure& e) {
@@ -525,49 +506,28 @@ TEST_CASE("MTN memory panel: an entry's tooltip gives its importance bar's scale
   }
 }
 
-
 TEST_CASE("Hash buckets panel: the p(z) title fits its half of the panel ('all tables, ' left to the tooltip when narrow)") {
   const ViewPtr view = stepped_view(tiny("rmt", "hashed"), 2);
   REQUIRE(!view->step->hash.empty());
-  ui::NullTextureApi textures;
-  ViewModel vm;
-  RecordingController control;
-  Transport transport;
-  ShellRequests requests;
+  test::PanelHarness panel_harness;
   try {
     test::NullImGui ui(900.f, 1000.f);
-    ImGui::GetIO().SetClipboardTextFn = mtn_tip_capture;
     HashBucketsPanel panel;
     for (float width : {900.f, 330.f}) {
       CAPTURE(width);
       float half = 0.f;
-      std::string title;
-      for (int frame = 0; frame < 2; ++frame) {  // the second frame draws with the path the first chose
-        mtn_tip_log.clear();
-        ui.frame([&] {
-          ImGui::SetNextWindowPos(ImVec2(0, 0));
-          ImGui::SetNextWindowSize(ImVec2(width, 1000));
-          ImGui::Begin("Hash buckets");
+      std::string log;
+      for (int frame = 0; frame < 2; ++frame)  // the second frame draws with the path the first chose
+        log = ui.logged_window("Hash buckets", ImVec2(width, 1000), ImVec2(-100, -100), [&] {
           half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
-          ImGui::LogToClipboard();
-          PanelContext ctx{*view, vm, textures, control, transport, requests};
+          PanelContext ctx = panel_harness.context(*view);
           panel.draw(ctx);
-          ImGui::LogFinish();
-          ImGui::End();
         });
-      }
+      CAPTURE(log);
       // The title's logged line: "p(z)" then the mean, as the panel draws them on one line.
-      std::string line;
-      for (char c : mtn_tip_log + "\n") {
-        if (c != '\n') {
-          line += c;
-        } else {
-          const auto at = line.find("p(z)");
-          if (at != std::string::npos && line.find("mean ") != std::string::npos) title = line.substr(at);
-          line.clear();
-        }
-      }
-      CAPTURE(mtn_tip_log);
+      std::string title;
+      for (const auto& l : test::log_lines(log))
+        if (l.find("p(z)") != std::string::npos && l.find("mean ") != std::string::npos) title = l.substr(l.find("p(z)"));
       REQUIRE(!title.empty());
       CHECK((title.find("all tables, mean ") != std::string::npos) == (width > 600.f));
       ui.frame([&] { CHECK(ImGui::CalcTextSize(title.c_str()).x <= half); });
@@ -577,7 +537,6 @@ TEST_CASE("Hash buckets panel: the p(z) title fits its half of the panel ('all t
     FAIL(e.what());
   }
 }
-
 
 #endif  // MNEMO_WITH_GUI
 

@@ -8,15 +8,32 @@
 #include <doctest/doctest.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mnemo::test {
 
 struct ImGuiAssertFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The lines of a text log (NullImGui::logged_window), each without its leading spaces (ImGui
+// indents a tree's rows).
+inline std::vector<std::string> log_lines(const std::string& log) {
+  std::vector<std::string> lines;
+  size_t at = 0;
+  while (at <= log.size()) {
+    const size_t end = std::min(log.find('\n', at), log.size());
+    const std::string line = log.substr(at, end - at);
+    const size_t start = line.find_first_not_of(' ');
+    lines.push_back(start == std::string::npos ? "" : line.substr(start));
+    at = end + 1;
+  }
+  return lines;
+}
 
 class NullImGui {
  public:
@@ -53,6 +70,29 @@ class NullImGui {
     ImDrawData* dd = ImGui::GetDrawData();
     REQUIRE(dd);
     CHECK(dd->Valid);
+  }
+  // One frame that draws `draw` in a window `title` at (0, 0) of `size`, the pointer at `mouse`,
+  // and returns the text ImGui's log recorded meanwhile: each item's text and any tooltip, a line
+  // per row, as LogToClipboard hands it to the clipboard. (ImGui measures text only inside a
+  // frame, so a test that measures what it read back does so in another frame().)
+  template <class Draw>
+  std::string logged_window(const char* title, ImVec2 size, ImVec2 mouse, Draw&& draw) {
+    ImGuiIO& io = ImGui::GetIO();
+    std::string log;
+    io.SetClipboardTextFn = [](void* user, const char* text) { *static_cast<std::string*>(user) += text ? text : ""; };
+    io.ClipboardUserData = &log;
+    io.MousePos = mouse;
+    frame([&] {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(size);
+      ImGui::Begin(title);
+      ImGui::LogToClipboard();
+      draw();
+      ImGui::LogFinish();
+      ImGui::End();
+    });
+    io.ClipboardUserData = nullptr;
+    return log;
   }
   // One frame of the shell over a published view.
   template <class Shell, class View, class Controller>
