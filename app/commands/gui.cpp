@@ -215,9 +215,7 @@ void resolve_window_flags(const GuiFlags& c, const std::optional<nlohmann::json>
   }
   if (!c.mouse.empty()) parse_pair("--mouse", c.mouse, ',', &o.mouse_x, &o.mouse_y);
   if (!c.screenshot.empty()) {
-    std::string dir = c.screenshot;
-    const auto slash = dir.find_last_of('/');
-    dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : dir.substr(0, slash));
+    const std::string dir = io::parent_directory(c.screenshot);
     if (!is_dir(dir)) throw UsageError("--screenshot '" + c.screenshot + "': directory '" + dir + "' does not exist");
     if (is_dir(c.screenshot)) throw UsageError("--screenshot '" + c.screenshot + "' is a directory; pass a .png file name");
     check_can_write_in(dir, "--screenshot '" + c.screenshot + "'");  // exit 2 now, not after the window opened

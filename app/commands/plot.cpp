@@ -14,6 +14,7 @@
 #include "app/figures/palette.h"
 #include "viz/charts.h"
 #include "viz/export.h"
+#include "core/io/atomic_file.h"
 #include "core/io/read_file.h"
 
 #include <unistd.h>
@@ -66,8 +67,7 @@ static int run_plot_command(const PlotCommand& c, std::ostream& out) {
   // Validate everything before writing anything: --out's folder must exist and be writable
   // (the PNG is written first; a failing SVG would otherwise leave half the pair).
   {
-    const auto slash = c.out.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : c.out.substr(0, slash));
+    const std::string dir = io::parent_directory(c.out);
     if (c.out.empty() || c.out.back() == '/' || is_dir(c.out))
       throw UsageError("--out '" + c.out + "' must be a path without extension, e.g. docs/figures/loss (writes .png and .svg)");
     if (!is_dir(dir)) throw UsageError("--out '" + c.out + "': folder '" + dir + "' does not exist; create it first");

@@ -203,12 +203,8 @@ void check_output_dir(const std::string& out, const std::string& what) {
   }
   std::string parent = out;
   while (!parent.empty() && parent.back() == '/') parent.pop_back();
-  auto slash = parent.find_last_of('/');
-  parent = slash == std::string::npos ? "." : (slash == 0 ? "/" : parent.substr(0, slash));
-  while (!exists(parent)) {
-    auto s = parent.find_last_of('/');
-    parent = s == std::string::npos ? "." : (s == 0 ? "/" : parent.substr(0, s));
-  }
+  parent = parent_directory(parent);
+  while (!exists(parent)) parent = parent_directory(parent);
   if (!is_dir(parent)) throw InputError(what + " '" + out + "' cannot be created: '" + parent + "' is not a directory");
   if (::access(parent.c_str(), W_OK | X_OK) != 0)
     throw InputError(what + " '" + out + "' cannot be created: '" + parent + "' is not writable");

@@ -4,7 +4,9 @@
 // that reads outside its folder, a window left behind by a killed xvfb-run. Each case crashed,
 // hung, grew without bound or overwrote before its fix.
 #include "app/cli/owned_dir.h"
+#include "core/io/atomic_file.h"
 #include "core/io/json_file.h"
+#include "core/io/paths.h"
 #include "core/io/read_file.h"
 #include "core/io/safetensors.h"
 #include "core/models/factory.h"
@@ -64,6 +66,30 @@ TEST_CASE("hostile: JSON nesting depth is measured without recursion and refused
     CHECK(std::string(e.what()).find("nesting deeper than 64 levels at byte 64") != std::string::npos);
   }
   CHECK_THROWS_AS((void)mnemo::io::parse_json(nested(200000)), mnemo::io::JsonTooDeep);  // no stack overflow
+}
+
+TEST_CASE("hostile: path_within - inside, the folder itself, '../' and a link out, a sibling with the same prefix") {
+  const std::string d = mnemo::test::temp_dir("hostile-within");
+  ::mkdir((d + "/in").c_str(), 0755);
+  ::mkdir((d + "/inner").c_str(), 0755);
+  mnemo::test::write_file(d + "/in/a.txt", "a\n");
+  mnemo::test::write_file(d + "/secret.txt", "s\n");
+  REQUIRE(::symlink((d + "/secret.txt").c_str(), (d + "/in/link.txt").c_str()) == 0);
+  REQUIRE(::symlink(d.c_str(), (d + "/in/up").c_str()) == 0);
+  using mnemo::io::path_within;
+  CHECK(path_within(d + "/in/a.txt", d + "/in"));
+  CHECK(path_within(d + "/in/a.txt", d + "/in/"));
+  CHECK(path_within(d + "/in", d + "/in"));                   // the folder itself
+  CHECK(path_within(d + "/in/not-yet/b.txt", d + "/in"));     // not there yet: taken as written
+  CHECK_FALSE(path_within(d + "/in/../secret.txt", d + "/in"));
+  CHECK_FALSE(path_within(d + "/in/link.txt", d + "/in"));    // a link to a file outside
+  CHECK_FALSE(path_within(d + "/in/up/secret.txt", d + "/in")); // a link to a folder above
+  CHECK_FALSE(path_within(d + "/inner/x.txt", d + "/in"));    // "/inner" is not inside "/in"
+  CHECK_FALSE(path_within(d + "/in/a.txt", ""));
+  CHECK_FALSE(path_within("", d + "/in"));
+  CHECK(mnemo::io::parent_directory("a.txt") == ".");
+  CHECK(mnemo::io::parent_directory("/a.txt") == "/");
+  CHECK(mnemo::io::parent_directory("x/y/a.txt") == "x/y");
 }
 
 TEST_CASE("hostile: read_regular_file refuses a FIFO at once, a directory, a file over the limit - reads a file whole") {

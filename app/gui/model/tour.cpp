@@ -1,11 +1,12 @@
 #include "app/gui/model/tour.h"
 
+#include "core/io/atomic_file.h"
 #include "core/io/json_file.h"
+#include "core/io/paths.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <filesystem>
 #include <cctype>
 #include <functional>
 #include <set>
@@ -15,15 +16,10 @@ namespace mnemo::app {
 
 namespace {
 
-std::string dir_of(const std::string& p) {
-  const auto slash = p.find_last_of('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
-}
-
 // A path as written: absolute, else relative to the tour file, else to the working directory.
 std::string resolve_path(const std::string& p, const std::string& tour_path, const TourSources& src) {
   if (p.empty() || p[0] == '/') return p;
-  const std::string beside = dir_of(tour_path) + "/" + p;
+  const std::string beside = io::parent_directory(tour_path) + "/" + p;
   if (src.file_exists(beside)) return beside;
   return p;
 }
@@ -31,24 +27,14 @@ std::string resolve_path(const std::string& p, const std::string& tour_path, con
 // Whether `file` (as resolved) lies inside the tour's folder or a trusted root, links
 // followed: neither "../" nor an absolute path nor a symbolic link leads a tour out of them.
 bool tour_may_read(const std::string& file, const std::string& tour_path, const TourSources& src) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path f = fs::weakly_canonical(fs::absolute(file, ec), ec);
-  if (ec) return false;
-  std::vector<std::string> roots = src.trusted_roots;
-  roots.push_back(dir_of(tour_path));
-  for (const auto& r : roots) {
-    std::error_code ec2;
-    const fs::path root = fs::weakly_canonical(fs::absolute(r, ec2), ec2);
-    if (ec2 || root.empty()) continue;
-    const auto rel = f.lexically_relative(root);
-    if (!rel.empty() && *rel.begin() != ".." && rel.is_relative()) return true;
-  }
+  if (io::path_within(file, io::parent_directory(tour_path))) return true;
+  for (const auto& r : src.trusted_roots)
+    if (io::path_within(file, r)) return true;
   return false;
 }
 
 std::string outside_message(const std::string& given, const std::string& tour_path) {
-  return "'" + given + "' is outside the tour's folder (" + dir_of(tour_path) +
+  return "'" + given + "' is outside the tour's folder (" + io::parent_directory(tour_path) +
          ") and Mnemoscope's assets: a tour reads only files beside it or shipped with Mnemoscope. Copy the file "
          "beside the tour, or open it yourself: mnemoscope gui --doc PATH";
 }

@@ -4,33 +4,21 @@
 #include "app/figures/run_curves.h"
 #include "core/errors.h"
 #include "core/io/atomic_file.h"
+#include "core/io/paths.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <cstdio>
 #include <limits>
 
 namespace mnemo::app {
 
 std::string default_export_dir(const PublishedView& s, const std::string& shipped_dir) {
-  std::string dir = ".";
-  if (s.info && s.info->doc && !s.info->doc->path.empty()) {
-    const std::string& p = s.info->doc->path;
-    const auto slash = p.find_last_of('/');
-    dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : p.substr(0, slash));
-  }
+  const std::string dir = s.info && s.info->doc && !s.info->doc->path.empty() ? io::parent_directory(s.info->doc->path) : ".";
   // A document shipped with Mnemoscope (a zoo model's, a tour's) lives in the program's assets:
   // exports of it go to the user's home, not into the installation or the repository.
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!shipped_dir.empty()) {
-    const fs::path d = fs::weakly_canonical(fs::absolute(dir, ec), ec);
-    const fs::path root = fs::weakly_canonical(fs::absolute(shipped_dir, ec), ec);
-    const auto rel = d.lexically_relative(root);
-    const char* home = std::getenv("HOME");
-    if (!ec && !rel.empty() && *rel.begin() != ".." && home && *home) return std::string(home) + "/mnemoscope-export";
-  }
+  const char* home = std::getenv("HOME");
+  if (!shipped_dir.empty() && home && *home && io::path_within(dir, shipped_dir)) return std::string(home) + "/mnemoscope-export";
   return dir + "/mnemoscope-export";
 }
 
