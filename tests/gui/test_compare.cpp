@@ -127,6 +127,23 @@ ImGuiWindow* child_named(ImGuiWindow* w, const std::string& part) {
   return nullptr;
 }
 
+// The A and B columns of a side-by-side panel `w` (its "##side_a" / "##side_b" children), or,
+// with `inner`, the child of that name inside each column (the Document's "##doctext"); both REQUIREd.
+std::pair<ImGuiWindow*, ImGuiWindow*> side_columns(ImGuiWindow* w, const char* inner = nullptr) {
+  REQUIRE(w);
+  ImGuiWindow* a = child_named(w, "##side_a");
+  ImGuiWindow* b = child_named(w, "##side_b");
+  REQUIRE(a);
+  REQUIRE(b);
+  if (inner) {
+    a = child_named(a, inner);
+    b = child_named(b, inner);
+    REQUIRE(a);
+    REQUIRE(b);
+  }
+  return {a, b};
+}
+
 float max_of(const float* v, size_t n) {
   float m = -1.f;
   for (size_t i = 0; i < n; ++i) m = std::max(m, v[i]);
@@ -311,12 +328,8 @@ TEST_CASE("side by side: A - B of two maps of different shapes takes a narrow co
     shell.set_compare_labels("32 tokens", "48 tokens");
     for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
     ImGuiWindow* w = ImGui::FindWindowByName(panel_title(PanelId::kWriterAttention));
-    REQUIRE(w);
-    ImGuiWindow* side_a = child_named(w, "##side_a");
-    ImGuiWindow* side_b = child_named(w, "##side_b");
+    const auto [side_a, side_b] = side_columns(w);
     ImGuiWindow* side_diff = child_named(w, "##side_diff");
-    REQUIRE(side_a);
-    REQUIRE(side_b);
     REQUIRE(side_diff);
     const float wa = side_a->Size.x, wb = side_b->Size.x, wd = side_diff->Size.x;
     REQUIRE(wd > 0.f);
@@ -396,10 +409,7 @@ TEST_CASE("side by side: a Memformer beside an RMT draws both memories, one colo
     CHECK(shell.panel_b<AttentionPanel>(PanelId::kAttention).vmax() == doctest::Approx(mb).epsilon(1e-5));
 
     // Lockstep scroll: scrolling A's document brings B's to the same token row, and back.
-    ImGuiWindow* text_a = child_named(child_named(doc, "##side_a"), "##doctext");
-    ImGuiWindow* text_b = child_named(child_named(doc, "##side_b"), "##doctext");
-    REQUIRE(text_a);
-    REQUIRE(text_b);
+    const auto [text_a, text_b] = side_columns(doc, "##doctext");
     REQUIRE(text_a->ScrollMax.y > 100.f);
     ImGui::SetScrollY(text_a, 0.5f * text_a->ScrollMax.y);
     for (int f = 0; f < 4; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
@@ -525,16 +535,7 @@ TEST_CASE("side by side: both Document columns start their text at the same y wh
     Shell shell(&textures, ui.fonts, nullptr, nullptr);
     shell.set_compare_labels("memformer", "rmt");
     for (int f = 0; f < 6; ++f) ui.frame([&] { shell.frame(sa, control, sb); });
-    ImGuiWindow* doc = ImGui::FindWindowByName(panel_title(PanelId::kDocument));
-    REQUIRE(doc);
-    ImGuiWindow* side_a = child_named(doc, "##side_a");
-    ImGuiWindow* side_b = child_named(doc, "##side_b");
-    REQUIRE(side_a);
-    REQUIRE(side_b);
-    ImGuiWindow* text_a = child_named(side_a, "##doctext");
-    ImGuiWindow* text_b = child_named(side_b, "##doctext");
-    REQUIRE(text_a);
-    REQUIRE(text_b);
+    const auto [text_a, text_b] = side_columns(ImGui::FindWindowByName(panel_title(PanelId::kDocument)), "##doctext");
     // B's header holds the notice (a line more than A's) ...
     const float line = ImGui::GetTextLineHeight();
     CHECK(shell.panel_b<DocumentPanel>(PanelId::kDocument).header_end() >= shell.document_panel().header_end() + line);
