@@ -24,16 +24,30 @@ size_t range_of(const std::vector<int64_t>& prefix, int64_t u) {
   return static_cast<size_t>(std::upper_bound(prefix.begin(), prefix.end(), u) - prefix.begin() - 1);
 }
 
+// The group a training document is drawn in under balance: the genre of a general document
+// ("mail" for "general/mail/mail-003"), else the first component of its key ("sotu" for a SOTU
+// address, "plays" for "plays/hamlet.txt" found under a directory entry), "" for a key without one.
+std::string balance_group(const std::string& key) {
+  const std::string genre = corpus_group(key);
+  if (!genre.empty()) return genre;
+  const size_t slash = key.find('/');
+  return slash == std::string::npos ? std::string() : key.substr(0, slash);
+}
+
 }  // namespace
 
 TextTask::TextTask(const nlohmann::json& cfg) {
-  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split", "recur", "names", "doubled"});
+  read_window_fields(cfg, "text", {"corpus", "valid_fraction", "test_fraction", "split", "recur", "names", "doubled", "balance"});
   valid_fraction_ = read_real(cfg, "valid_fraction", valid_fraction_, kFraction);
   test_fraction_ = read_real(cfg, "test_fraction", test_fraction_, kFraction);
   if (!(cfg.contains("recur") && cfg["recur"].is_null()))  // null: the default (--set task.recur=null)
     recur_ = read_real(cfg, "recur", recur_, RealRange{0.0, 1.0, false, false});
   for (auto [key, value] : {std::pair<const char*, double*>{"names", &names_}, {"doubled", &doubled_}})
     if (!(cfg.contains(key) && cfg[key].is_null())) *value = read_real(cfg, key, *value, RealRange{0.0, 1.0, false, false});
+  if (cfg.contains("balance") && !cfg["balance"].is_null()) {
+    if (!cfg["balance"].is_boolean()) config_detail::throw_type("task.balance", FieldKind::kBool, cfg["balance"]);
+    balance_ = cfg["balance"].get<bool>();
+  }
   const int64_t l = segment_len(), need = 2 * recur_min_len() + 2 * l;
   if (recur_ > 0 && window_bytes() < need)
     throw field_error("task.recur", "needs windows of at least " + std::to_string(need) +
@@ -84,6 +98,12 @@ TextTask::TextTask(const nlohmann::json& cfg) {
       usable_[s].push_back(r);
       starts_[s].push_back(starts_[s].back() + r.size() - w + 1);
       tiles_[s].push_back(tiles_[s].back() + (r.size() - l) / length_);
+      if (s != 0) continue;
+      const std::string group = balance_group(corpus_->document_key(r.doc));
+      auto g = std::find_if(groups_.begin(), groups_.end(), [&](const GroupStarts& x) { return x.name == group; });
+      if (g == groups_.end()) g = groups_.insert(groups_.end(), GroupStarts{group, {}, {0}});
+      g->ranges.push_back(usable_[s].size() - 1);
+      g->starts.push_back(g->starts.back() + r.size() - w + 1);
     }
     if (usable_[s].empty()) {
       // The split rule (text_corpus.h) carves held-out blocks from a document of three windows:
@@ -114,6 +134,7 @@ nlohmann::json TextTask::to_json() const {
   j["test_fraction"] = test_fraction_;
   j["split"] = corpus_->split_record();
   if (recur_ > 0) j["recur"] = recur_;
+  if (balance_) j["balance"] = true;
   if (names_ > 0) j["names"] = names_;
   if (doubled_ > 0) j["doubled"] = doubled_;
   return j;
@@ -125,6 +146,14 @@ int64_t TextTask::split_size(Split s) const {
 
 TextTask::Window TextTask::window(Split s, int64_t index) const {
   const int k = static_cast<int>(s);
+  if (s == Split::kTrain && balance_ && groups_.size() > 1) {
+    const uint64_t d = draw(s, index), n = groups_.size();
+    const GroupStarts& g = groups_[d % n];
+    const int64_t u = static_cast<int64_t>((d / n) % static_cast<uint64_t>(g.starts.back()));
+    const size_t i = range_of(g.starts, u);
+    const TextCorpus::Range& r = usable_[k][g.ranges[i]];
+    return {r.doc, r.begin + (u - g.starts[i])};
+  }
   if (s == Split::kTrain) {
     const int64_t u = static_cast<int64_t>(draw(s, index) % static_cast<uint64_t>(starts_[k].back()));
     const size_t r = range_of(starts_[k], u);
@@ -134,6 +163,14 @@ TextTask::Window TextTask::window(Split s, int64_t index) const {
   const int64_t t = ((index % n) + n) % n;
   const size_t r = range_of(tiles_[k], t);
   return {usable_[k][r].doc, usable_[k][r].begin + (t - tiles_[k][r]) * length_};
+}
+
+std::vector<TextTask::Group> TextTask::balance_groups() const {
+  std::vector<Group> out;
+  const double total = static_cast<double>(starts_[0].back());
+  for (const auto& g : groups_)
+    out.push_back({g.name, balance_ ? 1.0 / static_cast<double>(groups_.size()) : static_cast<double>(g.starts.back()) / total});
+  return out;
 }
 
 TextTask::Recurrence TextTask::recurrence(Split s, int64_t index) const {

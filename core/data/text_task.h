@@ -35,6 +35,12 @@
 //   replaced by doubled passages - random lower-case words of 2-9 letters, each passage of
 //   40-60 bytes written twice in a row - where only reading the passage back predicts its copy.
 //   A window drawn for "doubled" gets no names and no recur.
+//   "balance": true (default false) draws training windows group by group: a group uniform
+//   among the groups that hold a training window, then a start position uniform within it, both
+//   from the window's draw. A document's group: its genre in the general corpus, else the first
+//   component of its key (a named corpus: "sotu"; a file found under a directory entry: the
+//   folder it is in there, "plays" for plays/hamlet.txt; "" for a file at the entry's top). With one group this is the uniform draw above, window for
+//   window. Held-out windows are unchanged. balance_groups() lists the groups and their shares.
 // to_json() gives the config with "corpus" resolved (absolute paths) and "split", the split
 // record (TextCorpus::split_record: per split its ranges, bytes and hash, and the list of
 // (path, begin, end) while it is short). A config that carries "split" is checked against the
@@ -79,6 +85,15 @@ class TextTask : public ByteWindowTask {
     int64_t first = 0, second = 0, n = 0;
   };
   std::vector<Name> names_at(Split s, int64_t index) const;
+  // The groups training windows are drawn from (balance), in first-seen order of the training
+  // ranges, with the probability a window lands in each: equal with balance, else their share
+  // of the training start positions.
+  struct Group {
+    std::string name;
+    double share = 0;
+  };
+  std::vector<Group> balance_groups() const;
+  bool balance() const { return balance_; }
   // Whether example `index` is a window of doubled passages (doubled).
   bool doubled_at(Split s, int64_t index) const;
   const TextCorpus& corpus() const { return *corpus_; }
@@ -93,6 +108,15 @@ class TextTask : public ByteWindowTask {
   void fill(Split s, int64_t index, int64_t* out, std::vector<Name>* names) const;
 
   double valid_fraction_ = 0.1, test_fraction_ = 0.1, recur_ = 0.0, names_ = 0.0, doubled_ = 0.0;
+  bool balance_ = false;
+  // balance: per group of the training ranges, its name, the indices of its ranges in
+  // usable_[0] and the running totals of their start positions (first entry 0).
+  struct GroupStarts {
+    std::string name;
+    std::vector<size_t> ranges;
+    std::vector<int64_t> starts{0};
+  };
+  std::vector<GroupStarts> groups_;
   std::shared_ptr<const TextCorpus> corpus_;
   // Per split: the ranges that hold a window, and running totals of their training start
   // positions / tiles (first entry 0).

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -550,7 +551,7 @@ TEST_CASE("text task: bad corpora are ConfigErrors naming the path - a directory
     CHECK(contains_text(text_error(c), "multiple of 'task.segments'"));
     c = cfg(dir + "/ok.txt");
     c["width"] = 9;
-    CHECK(contains_text(text_error(c), "known fields: name, corpus, valid_fraction, test_fraction, split, recur, names, doubled, length"));
+    CHECK(contains_text(text_error(c), "known fields: name, corpus, valid_fraction, test_fraction, split, recur, names, doubled, balance, length"));
   }
 }
 
@@ -853,6 +854,81 @@ TEST_CASE("text task: doubled replaces a fraction of windows by passages written
   CHECK(w == 288);
 }
 
+TEST_CASE("text task: balance draws training windows group by group, uniform inside each") {
+  // Two folders of very different sizes (found under one directory entry: their groups are
+  // "big" and "small") and a file at the entry's top (group ""); a held-out pair keeps every
+  // split non-empty.
+  const std::string dir = test::temp_dir("text-balance");
+  SplitMix64 r(21);
+  std::filesystem::create_directories(dir + "/big");
+  std::filesystem::create_directories(dir + "/small");
+  for (int i = 0; i < 4; ++i) test::write_file(dir + "/big/b" + std::to_string(i) + ".txt", random_text(r, 40000));
+  test::write_file(dir + "/small/s.txt", random_text(r, 3000));
+  test::write_file(dir + "/top.txt", random_text(r, 2000));
+  nlohmann::json cfg = {{"name", "text"}, {"corpus", dir}, {"length", 128}, {"segments", 4},
+                        {"valid_fraction", 0.2}, {"test_fraction", 0.2}, {"seed", 5}};
+  const TextTask plain(cfg);
+  cfg["balance"] = true;
+  const TextTask balanced(cfg);
+  CHECK_FALSE(plain.balance());
+  CHECK(balanced.balance());
+  CHECK(balanced.to_json()["balance"] == true);
+  CHECK_FALSE(plain.to_json().contains("balance"));
+  CHECK(TextTask(balanced.to_json()).balance());  // a session's config keeps it
+  const auto groups = balanced.balance_groups(), shares = plain.balance_groups();
+  REQUIRE(groups.size() == shares.size());
+  REQUIRE(groups.size() >= 2);
+  const int64_t w = plain.window_bytes();
+  std::map<std::string, double> plain_share;  // each group's share of start positions, counted here
+  int64_t starts = 0;
+  for (const auto& range : plain.split_ranges(Split::kTrain)) {
+    if (range.end - range.begin < w) continue;
+    const std::string rel = range.path.substr(dir.size() + 1);
+    const std::string g = rel.find('/') == std::string::npos ? "" : rel.substr(0, rel.find('/'));
+    plain_share[g] += static_cast<double>(range.end - range.begin - w + 1);
+    starts += range.end - range.begin - w + 1;
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    CAPTURE(groups[i].name);
+    CHECK(groups[i].share == doctest::Approx(1.0 / static_cast<double>(groups.size())));
+    CHECK(shares[i].name == groups[i].name);
+    CHECK(shares[i].share == doctest::Approx(plain_share[groups[i].name] / static_cast<double>(starts)));
+  }
+  // 6,000 draws of each: the counts per group follow the shares (5 standard deviations).
+  std::map<std::string, int64_t> got_plain, got_balanced;
+  const int64_t n = 6000;
+  auto group_of = [&](const TextTask& t, int64_t i) {
+    const auto win = t.window(Split::kTrain, i);
+    const std::string rel = t.corpus().document_path(win.doc).substr(dir.size() + 1);
+    CHECK(win.begin >= 0);
+    CHECK(win.begin + w <= t.corpus().document_size(win.doc));
+    return rel.find('/') == std::string::npos ? std::string() : rel.substr(0, rel.find('/'));
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    ++got_plain[group_of(plain, i)];
+    ++got_balanced[group_of(balanced, i)];
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    CAPTURE(groups[i].name);
+    for (auto [got, p] : {std::pair{&got_plain, shares[i].share}, std::pair{&got_balanced, groups[i].share}}) {
+      const double expect = p * static_cast<double>(n), sd = std::sqrt(expect * (1 - p));
+      CHECK(std::abs(static_cast<double>((*got)[groups[i].name]) - expect) < 5 * sd + 1);
+    }
+  }
+  // Held-out windows are the same tiles either way; a lone group draws as without balance.
+  for (int64_t i = 0; i < 20; ++i) CHECK(plain.window(Split::kValid, i).begin == balanced.window(Split::kValid, i).begin);
+  nlohmann::json one = {{"name", "text"}, {"corpus", dir + "/big"}, {"length", 128}, {"segments", 4}, {"seed", 5}};
+  const TextTask one_plain(one);
+  one["balance"] = true;
+  const TextTask one_balanced(one);
+  for (int64_t i = 0; i < 50; ++i) {
+    CHECK(one_plain.window(Split::kTrain, i).doc == one_balanced.window(Split::kTrain, i).doc);
+    CHECK(one_plain.window(Split::kTrain, i).begin == one_balanced.window(Split::kTrain, i).begin);
+  }
+  cfg["balance"] = "genre";
+  CHECK(contains_text(text_error(cfg), "task.balance"));
+}
+
 TEST_CASE("text task on the real general corpus: six genres, splits as built (needs the general cache)") {
   if (!in_cache("general")) MNEMO_SKIP("no general corpus in the cache (bash .ci/fetch-data general)");
   TextTask task({{"name", "text"}, {"corpus", "general"}, {"length", 512}, {"segments", 16}});
@@ -868,6 +944,19 @@ TEST_CASE("text task on the real general corpus: six genres, splits as built (ne
   CHECK(test_docs["speeches"] == 24);
   CHECK(test_docs["novel"] == 13);
   check_partition(task);
+  // balance (the recipe of memformer-general's third stage): the six genres, a sixth each; by
+  // bytes the addresses weigh 4,279,895 of 16,089,046 training bytes (less a window per range).
+  const auto by_bytes = task.balance_groups();
+  REQUIRE(by_bytes.size() == 6);
+  CHECK(by_bytes[0].name == "speeches");
+  CHECK(by_bytes[0].share == doctest::Approx(4279895.0 / 16089046.0).epsilon(0.01));
+  TextTask balanced({{"name", "text"}, {"corpus", "general"}, {"length", 512}, {"segments", 16}, {"balance", true}});
+  std::vector<std::string> names;
+  for (const auto& g : balanced.balance_groups()) {
+    names.push_back(g.name);
+    CHECK(g.share == doctest::Approx(1.0 / 6));
+  }
+  CHECK(names == general_genres());
 }
 
 TEST_CASE("text stats: byte counts and sampled passages of the training split, round trip, damaged metadata named") {
