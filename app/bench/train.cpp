@@ -3,7 +3,10 @@
 // text-memory.md — and, with --against-python, the same model trained by plain PyTorch eager
 // in Python (app/bench/python/train_eager.py: the Python package's modules, the same initial
 // weights, the same batches, AdamW with the same groups, schedule and clipping) in the same run,
-// with the ratio and the per-step losses of both sides compared.
+// with the ratio and the per-step losses of both sides compared. --precision bf16 trains both
+// sides under CPU autocast to bfloat16 (matmuls and linear layers in bfloat16 with float32
+// accumulation, as LibTorch's and PyTorch's autocast lists say; weights, gradients and the
+// optimizer in float32): the speed a CPU with bf16 arithmetic (AVX512-BF16, AMX) gains.
 #include "app/bench/benches.h"
 #include "app/bench/stats.h"
 #include "app/cli/assets.h"
@@ -13,8 +16,10 @@
 #include "core/train/checkpoint.h"
 #include "core/train/trainer.h"
 
+#include <ATen/autocast_mode.h>
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +37,8 @@ struct BenchTrainOptions {
   int64_t warmup = 3;    // untimed first steps (both sides: the allocator's heap grows to a step's graph)
   bool against_python = false;
   std::string python = "/usr/bin/python3";  // Debian's, with python3-torch
-  double tolerance = 2e-3;  // relative difference allowed between the two sides' step losses
+  double tolerance = -1;    // relative difference allowed between the two sides' step losses (-1: by precision)
+  std::string precision = "fp32";  // fp32 | bf16 (CPU autocast)
   bool child = false;       // internal: measure the one config given and print its row as JSON
   std::string device = "cpu";     // cpu | cuda: where both sides train
   std::vector<std::string> sets;  // --set key=value, applied to every config
@@ -40,6 +46,38 @@ struct BenchTrainOptions {
 
 const char* const kTextConfigs[] = {"text-memformer.json", "text-rmt.json", "text-rmt-hashed.json", "text-trxl.json",
                                     "text-transformer.json"};
+
+constexpr double kFp32Tolerance = 2e-3, kBf16Tolerance = 3e-2;
+double tolerance_of(const BenchTrainOptions& o) {
+  return o.tolerance >= 0 ? o.tolerance : o.precision == "bf16" ? kBf16Tolerance : kFp32Tolerance;
+}
+
+// CPU autocast to bfloat16 on this thread while it lives (the trainer steps on the calling thread).
+class CpuBf16Autocast {
+ public:
+  explicit CpuBf16Autocast(bool on) : on_(on) {
+    if (on_) set(true);
+  }
+  ~CpuBf16Autocast() {
+    if (!on_) return;
+    set(false);
+    at::autocast::clear_cache();
+  }
+  CpuBf16Autocast(const CpuBf16Autocast&) = delete;
+  CpuBf16Autocast& operator=(const CpuBf16Autocast&) = delete;
+
+ private:
+  static void set(bool enabled) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCPU, enabled);
+#else
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(enabled);
+#endif
+  }
+  bool on_;
+};
 
 struct Side {
   std::vector<double> losses, lrs, wall_ms, cpu_ms;  // per step (losses and lrs: every step, times: the timed ones)
@@ -57,7 +95,8 @@ Side run_python(const BenchTrainOptions& o, const std::string& weights, const st
                          {"clip", cfg.train.clip},
                          {"warmup_steps", o.warmup},
                          {"threads", torch::get_num_threads()},
-                         {"device", o.device}};
+                         {"device", o.device},
+                         {"precision", o.precision}};
   const bench::TempFile plan_file("mnemo-bench-train-plan-", ".json");
   {
     const std::string text = plan.dump();
@@ -136,6 +175,7 @@ TrainRow measure_config(const BenchTrainOptions& o, const std::string& path) {
   io::NamedTensors saved;
   const int64_t B = cfg.train.batch;
   row.cpp.tokens_per_step = static_cast<double>(B * t->task().length());
+  const CpuBf16Autocast bf16(o.precision == "bf16");
   for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
     if (o.against_python) {
       // The batch train_step is about to draw (a pure function of the example indices).
@@ -188,7 +228,8 @@ TrainRow measure_in_child(const BenchTrainOptions& o, const std::string& path) {
   std::vector<std::string> args = {bench::self_exe(), "--threads", std::to_string(torch::get_num_threads()), "bench",
                                    "train", "--child", "--configs", path, "--steps", std::to_string(o.steps), "--warmup",
                                    std::to_string(o.warmup),
-                                   "--python", o.python, "--tolerance", bench::fmt("%.17g", o.tolerance)};
+                                   "--python", o.python, "--tolerance", bench::fmt("%.17g", o.tolerance),
+                                   "--precision", o.precision};
   if (o.against_python) args.push_back("--against-python");
   args.push_back("--device");
   args.push_back(o.device);
@@ -232,7 +273,13 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
     for (const char* name : kTextConfigs) paths.push_back(find_session_config(name));
   if (o.steps < 1) throw UsageError("bench train: --steps must be at least 1");
   if (o.warmup < 0) throw UsageError("bench train: --warmup must be at least 0");
+  if (o.precision != "fp32" && o.precision != "bf16")
+    throw UsageError("bench train: --precision must be fp32 or bf16, not '" + o.precision + "'");
+  if (o.precision == "bf16" && o.device != "cpu")
+    throw UsageError("bench train --precision bf16: CPU autocast only (--device cpu); on a GPU, measure bf16 with "
+                     "the CUDA build's own benches (docs/gpu.md)");
   parse_device_flag(o.device);  // before any child starts
+  const double tolerance = tolerance_of(o);
   if (o.child) {
     if (paths.size() != 1) throw UsageError("bench train --child: give one config");
     const TrainRow r = measure_config(o, paths[0]);
@@ -248,6 +295,7 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
   }
   out << "bench train: input tokens per second of optimizer steps (" << o.warmup << " warm-up steps, then the median of " << o.steps
       << "), " << torch::get_num_threads() << " intra-op thread(s), device " << o.device
+      << (o.precision == "bf16" ? ", bf16 autocast (matmuls in bfloat16; weights, gradients and AdamW in float32)" : ", fp32")
       << (o.device == "cuda" ? " (each step timed to its last kernel)" : "") << ", each config in a fresh process";
   for (const auto& s : o.sets) out << ", --set " << s;
   out << "\n"
@@ -260,7 +308,7 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
       out << "  " << row.name << ": skipped: " << row.skipped << "\n";
       continue;
     }
-    if (row.has_py && !(row.dloss <= o.tolerance)) code = 1;
+    if (row.has_py && !(row.dloss <= tolerance)) code = 1;
     rows.push_back(std::move(row));
   }
   char line[512];
@@ -280,7 +328,7 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
       std::snprintf(line, sizeof line, " %14.0f %14.0f %8.2fx %8.2fx  %zu within %.1e%s", r.py.tokens_per_s(),
                     r.py.cpu_tokens_per_s(), r.cpp.tokens_per_s() / r.py.tokens_per_s(),
                     r.cpp.cpu_tokens_per_s() / r.py.cpu_tokens_per_s(), r.py.losses.size(), r.dloss,
-                    r.dloss <= o.tolerance ? "" : "  DISAGREE");
+                    r.dloss <= tolerance ? "" : "  DISAGREE");
       out << line;
     }
     out << "\n";
@@ -299,7 +347,7 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
     out << "\n";
   }
   if (code != 0)
-    out << "the Python reference and the C++ trainer disagree beyond " << o.tolerance
+    out << "the Python reference and the C++ trainer disagree beyond " << tolerance
         << " (relative) on a step loss: one of them does not train docs/models.md's model as docs/training.md says\n";
   return code;
 }
@@ -315,7 +363,11 @@ class BenchTrain : public Command {
                 "also train the same model from the same weights on the same batches with app/bench/python/train_eager.py "
                 "(PyTorch eager): compares the step losses and prints the speed ratio");
     c->add_option("--python", o_.python, "interpreter for --against-python (default /usr/bin/python3, with python3-torch; a name without '/' is looked up in PATH)");
-    c->add_option("--tolerance", o_.tolerance, "largest relative step-loss difference accepted between the two sides");
+    c->add_option("--tolerance", o_.tolerance,
+                  "largest relative step-loss difference accepted between the two sides (default 2e-3 in fp32, 3e-2 in bf16)");
+    c->add_option("--precision", o_.precision,
+                  "fp32 (default) or bf16: both sides train under CPU autocast to bfloat16 (matmuls in bf16; weights, "
+                  "gradients and AdamW in fp32)");
     c->add_option("--device", o_.device, "cpu (default) or cuda: where both sides train (Python too, with --against-python)");
     c->add_option("--set", o_.sets, "override a field of every config: --set train.batch=64 (repeatable)");
     c->add_flag("--child", o_.child, "internal: measure one config in this process and print its row as JSON")->group("");

@@ -25,6 +25,7 @@
 #include <thread>
 #include <map>
 #include <fstream>
+#include <sstream>
 #include <set>
 #include <sstream>
 
@@ -501,6 +502,40 @@ TEST_CASE("cli: bench train --against-python: PyTorch eager trains the same mode
   r = run_cli("bench train --steps 1 --against-python --python /nonexistent/python3 --configs " + dir + "/trxl.json");
   CHECK(r.code == 2);
   CHECK(r.output.find("cannot run /nonexistent/python3") != std::string::npos);
+  // --precision bf16: both sides under CPU autocast agree within its tolerance, and the step
+  // losses are not fp32's (the matmuls did run in bfloat16); another precision is refused.
+  auto losses = [](const std::string& out, const std::string& name) {
+    const std::string tag = name + ".json step losses, C++:";
+    const size_t at = out.find(tag);
+    REQUIRE(at != std::string::npos);
+    const size_t from = at + tag.size(), end = out.find_first_of(";\n", from);
+    std::istringstream in(out.substr(from, end - from));
+    std::vector<double> v;
+    for (double x; in >> x;) v.push_back(x);
+    return v;
+  };
+  const std::string mem = dir + "/memformer.json";
+  r = run_cli("--threads 1 bench train --warmup 1 --steps 2 --against-python --precision bf16 --configs " + mem);
+  CAPTURE(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find("bf16 autocast (matmuls in bfloat16") != std::string::npos);
+  CHECK(r.output.find("3 within ") != std::string::npos);
+  CHECK(r.output.find("DISAGREE") == std::string::npos);
+  const std::vector<double> bf16 = losses(r.output, "memformer");
+  r = run_cli("--threads 1 bench train --warmup 1 --steps 2 --configs " + mem);
+  REQUIRE(r.code == 0);
+  CHECK(r.output.find(", fp32, each config") != std::string::npos);
+  const std::vector<double> fp32 = losses(r.output, "memformer");
+  REQUIRE(bf16.size() == 3);
+  REQUIRE(fp32.size() == 3);
+  CHECK(bf16[0] != fp32[0]);
+  CHECK(std::abs(bf16[0] - fp32[0]) < 0.05 * fp32[0]);
+  r = run_cli("bench train --steps 1 --precision fp16 --configs " + mem);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("--precision must be fp32 or bf16, not 'fp16'") != std::string::npos);
+  r = run_cli("bench train --steps 1 --precision bf16 --device cuda --configs " + mem);
+  CHECK(r.code == 2);
+  CHECK(r.output.find("CPU autocast only (--device cpu)") != std::string::npos);
 }
 
 TEST_CASE("cli: bench train --device and --set - on a GPU both sides train there to the same step losses - no GPU, a bad device or a bad --set exit 2") {
@@ -513,7 +548,7 @@ TEST_CASE("cli: bench train --device and --set - on a GPU both sides train there
   auto r = run_cli("--threads 1 bench train --warmup 0 --steps 1 --set train.batch=3 --configs " + cfg);
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
-  CHECK(r.output.find("device cpu, each config in a fresh process, --set train.batch=3") != std::string::npos);
+  CHECK(r.output.find("device cpu, fp32, each config in a fresh process, --set train.batch=3") != std::string::npos);
   r = run_cli_here("bench train --steps 1 --set train.batch=0 --configs " + cfg);
   CHECK(r.code == 2);
   CHECK(r.output.find("--set 'train.batch=0'") != std::string::npos);

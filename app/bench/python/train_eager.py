@@ -16,12 +16,15 @@ the `warmup_steps` first ones.
     /usr/bin/python3 train_eager.py --weights W.safetensors --batches B.safetensors --plan P.json
 
 P.json: {"lrs": [lr of step 0, 1, ...], "weight_decay": w, "clip": c, "warmup_steps": n, "threads": t,
-"device": "cpu" or "cuda"}. On "cuda" the model and batches live on the GPU and each step is timed
+"device": "cpu" or "cuda", "precision": "fp32" or "bf16"}. "bf16": the forward passes (and the
+loss) run under torch.autocast("cpu", dtype=torch.bfloat16), the backward and AdamW outside it, as
+PyTorch's autocast recipe says. On "cuda" the model and batches live on the GPU and each step is timed
 to its last kernel (torch.cuda.synchronize), as the C++ side times it.
 Needs Debian's python3-torch; exits 77 (skipped) without it.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -110,13 +113,18 @@ def main():
               {"params": [p for n, p in named if not decays(n, p)], "weight_decay": 0.0}]
     opt = torch.optim.AdamW([g for g in groups if g["params"]], lr=lrs[0], betas=(0.9, 0.999), eps=1e-8)
     params = [p for _, p in named]
+    bf16 = plan.get("precision", "fp32") == "bf16"
+
+    def autocast():
+        return torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
     losses, wall, cpu = [], [], []
     for step, segments in enumerate(batches):
         t0, c0 = time.perf_counter(), time.process_time()
         for g in opt.param_groups:
             g["lr"] = lrs[step]
         opt.zero_grad(set_to_none=True)
-        rollout = model(segments)
+        with autocast():
+            rollout = model(segments)
         rollout.loss.backward()
         loss = float(rollout.loss)
         norm = clip_grad_norm(params, plan["clip"])
