@@ -295,8 +295,9 @@ int run_bench_train(const BenchTrainOptions& o, std::ostream& out) {
   }
   out << "bench train: input tokens per second of optimizer steps (" << o.warmup << " warm-up steps, then the median of " << o.steps
       << "), " << torch::get_num_threads() << " intra-op thread(s), device " << o.device
+      << (o.device == "cuda" ? " (each step timed to its last kernel)" : "")
       << (o.precision == "bf16" ? ", bf16 autocast (matmuls in bfloat16; weights, gradients and AdamW in float32)" : ", fp32")
-      << (o.device == "cuda" ? " (each step timed to its last kernel)" : "") << ", each config in a fresh process";
+      << ", each config in a fresh process";
   for (const auto& s : o.sets) out << ", --set " << s;
   out << "\n"
       << "  " << bench::machine_line() << "\n";

@@ -146,16 +146,17 @@ int64_t TextTask::split_size(Split s) const {
 
 TextTask::Window TextTask::window(Split s, int64_t index) const {
   const int k = static_cast<int>(s);
-  if (s == Split::kTrain && balance_ && groups_.size() > 1) {
-    const uint64_t d = draw(s, index), n = groups_.size();
-    const GroupStarts& g = groups_[d % n];
-    const int64_t u = static_cast<int64_t>((d / n) % static_cast<uint64_t>(g.starts.back()));
-    const size_t i = range_of(g.starts, u);
-    const TextCorpus::Range& r = usable_[k][g.ranges[i]];
-    return {r.doc, r.begin + (u - g.starts[i])};
-  }
   if (s == Split::kTrain) {
-    const int64_t u = static_cast<int64_t>(draw(s, index) % static_cast<uint64_t>(starts_[k].back()));
+    const uint64_t d = draw(s, index);
+    if (balance_) {  // one group: d % 1 = 0 and d / 1 = d, the uniform draw below
+      const uint64_t n = groups_.size();
+      const GroupStarts& g = groups_[d % n];
+      const int64_t u = static_cast<int64_t>((d / n) % static_cast<uint64_t>(g.starts.back()));
+      const size_t i = range_of(g.starts, u);
+      const TextCorpus::Range& r = usable_[k][g.ranges[i]];
+      return {r.doc, r.begin + (u - g.starts[i])};
+    }
+    const int64_t u = static_cast<int64_t>(d % static_cast<uint64_t>(starts_[k].back()));
     const size_t r = range_of(starts_[k], u);
     return {usable_[k][r].doc, usable_[k][r].begin + (u - starts_[k][r])};
   }

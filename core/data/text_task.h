@@ -39,8 +39,9 @@
 //   among the groups that hold a training window, then a start position uniform within it, both
 //   from the window's draw. A document's group: its genre in the general corpus, else the first
 //   component of its key (a named corpus: "sotu"; a file found under a directory entry: the
-//   folder it is in there, "plays" for plays/hamlet.txt; "" for a file at the entry's top). With one group this is the uniform draw above, window for
-//   window. Held-out windows are unchanged. balance_groups() lists the groups and their shares.
+//   folder it is in there, "plays" for plays/hamlet.txt; "" for a file at the entry's top).
+//   With one group this is the uniform draw above, window for window. Held-out windows are
+//   unchanged. balance_groups() lists the groups and their shares.
 // to_json() gives the config with "corpus" resolved (absolute paths) and "split", the split
 // record (TextCorpus::split_record: per split its ranges, bytes and hash, and the list of
 // (path, begin, end) while it is short). A config that carries "split" is checked against the

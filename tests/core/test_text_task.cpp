@@ -879,13 +879,16 @@ TEST_CASE("text task: balance draws training windows group by group, uniform ins
   REQUIRE(groups.size() == shares.size());
   REQUIRE(groups.size() >= 2);
   const int64_t w = plain.window_bytes();
+  // A file's group, from its path here: the folder under dir, "" at its top.
+  auto folder_of = [&](const std::string& path) {
+    const std::string rel = path.substr(dir.size() + 1);
+    return rel.find('/') == std::string::npos ? std::string() : rel.substr(0, rel.find('/'));
+  };
   std::map<std::string, double> plain_share;  // each group's share of start positions, counted here
   int64_t starts = 0;
   for (const auto& range : plain.split_ranges(Split::kTrain)) {
     if (range.end - range.begin < w) continue;
-    const std::string rel = range.path.substr(dir.size() + 1);
-    const std::string g = rel.find('/') == std::string::npos ? "" : rel.substr(0, rel.find('/'));
-    plain_share[g] += static_cast<double>(range.end - range.begin - w + 1);
+    plain_share[folder_of(range.path)] += static_cast<double>(range.end - range.begin - w + 1);
     starts += range.end - range.begin - w + 1;
   }
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -899,10 +902,9 @@ TEST_CASE("text task: balance draws training windows group by group, uniform ins
   const int64_t n = 6000;
   auto group_of = [&](const TextTask& t, int64_t i) {
     const auto win = t.window(Split::kTrain, i);
-    const std::string rel = t.corpus().document_path(win.doc).substr(dir.size() + 1);
     CHECK(win.begin >= 0);
     CHECK(win.begin + w <= t.corpus().document_size(win.doc));
-    return rel.find('/') == std::string::npos ? std::string() : rel.substr(0, rel.find('/'));
+    return folder_of(t.corpus().document_path(win.doc));
   };
   for (int64_t i = 0; i < n; ++i) {
     ++got_plain[group_of(plain, i)];
